@@ -1,0 +1,158 @@
+import { createReadStream, existsSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { parse as parseCsv } from 'fast-csv';
+import { createAdmin } from '../../application/create-admin.ts';
+import { seedDemo } from '../../application/seed-demo.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { composeServices, DatabaseUnavailableError, openDatabase, resolveDatabaseUrl, VERSION } from '../../compose.ts';
+import { ConfigError, type Config, loadConfig, projectRoot } from '../config/environment.ts';
+import { startJobQueue } from '../jobs/job-queue.ts';
+import { redactUrl } from '../postgres/database.ts';
+import { postgresEventStore } from '../postgres/event-store.ts';
+import { loadMigrations, MigrationError, migrate } from '../postgres/migrator.ts';
+import { postgresUserStore } from '../postgres/user-store.ts';
+import { scryptPasswordHasher } from '../security/scrypt-password-hasher.ts';
+
+const USAGE = `chronomap ${VERSION}
+
+Usage: chronomap <command> [options]
+
+Commands:
+  start                              API and background workers in one process (applies migrations first)
+  api                                HTTP API only
+  worker                             background workers only
+  migrate                            apply pending database migrations
+  create-admin --email E --password P  create an administrator (or promote and reset an existing account)
+  seed-demo [--file F]               load demo events (USGS earthquakes) into a public catalog "demo"
+  help                               this text
+
+Configuration comes from environment variables; see README.md#configuration.
+Without DATABASE_URL an embedded PostgreSQL cluster is created under .data/postgres.`;
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(argv: string[]): Promise<number> {
+  const [command = 'help', ...rest] = argv;
+  if (command === 'help' || command === '--help' || command === '-h') {
+    say(USAGE);
+    return 0;
+  }
+  const known = ['start', 'api', 'worker', 'migrate', 'create-admin', 'seed-demo'];
+  if (!known.includes(command)) {
+    process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
+    return 2;
+  }
+  const config = loadConfig();
+  const databaseUrl = await resolveDatabaseUrl(config, say);
+
+  switch (command) {
+    case 'migrate':
+      await applyMigrations(databaseUrl);
+      return 0;
+    case 'create-admin':
+      return runCreateAdmin(databaseUrl, rest);
+    case 'seed-demo':
+      return runSeedDemo(databaseUrl, rest);
+    default:
+      return serve(config, databaseUrl, command as 'start' | 'api' | 'worker');
+  }
+}
+
+async function applyMigrations(databaseUrl: string): Promise<void> {
+  await openDatabase(databaseUrl).then((pool) => pool.end());
+  const applied = await migrate(databaseUrl, loadMigrations(), say);
+  // pg-boss installs or upgrades its own schema when it starts.
+  const boss = await startJobQueue(databaseUrl, 'migrate', (error) => process.stderr.write(`${error.message}\n`));
+  await boss.stop({ graceful: false });
+  say(applied.length === 0 ? 'database is up to date' : `applied ${applied.length} migration(s)`);
+}
+
+async function serve(config: Config, databaseUrl: string, mode: 'start' | 'api' | 'worker'): Promise<number> {
+  if (mode === 'start') await applyMigrations(databaseUrl);
+  const services = await composeServices(config, databaseUrl, {
+    http: mode !== 'worker',
+    workers: mode !== 'api',
+  });
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    say(`${signal} received: finishing running work and closing`);
+    await services.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  if (services.http) {
+    const address = await services.http.listen({ host: config.host, port: config.port });
+    say(`chronomap ${mode} listening on ${address} (database ${redactUrl(databaseUrl)})`);
+    say(`  health: ${address}/api/health   API docs: ${address}/api/docs`);
+  } else {
+    say(`chronomap worker running (database ${redactUrl(databaseUrl)})`);
+  }
+  return new Promise<number>(() => {}); // runs until a signal
+}
+
+async function runCreateAdmin(databaseUrl: string, args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { email: { type: 'string' }, password: { type: 'string' } },
+    strict: true,
+  });
+  const password = values.password ?? process.env.CHRONOMAP_ADMIN_PASSWORD;
+  if (!values.email || !password) {
+    process.stderr.write('create-admin needs --email and --password (or CHRONOMAP_ADMIN_PASSWORD)\n');
+    return 2;
+  }
+  const pool = await openDatabase(databaseUrl);
+  try {
+    const user = await createAdmin(
+      { users: postgresUserStore(pool), passwords: scryptPasswordHasher() },
+      { email: values.email, password },
+    );
+    say(`${user.created ? 'created' : 'updated'} administrator ${user.email} (id ${user.id})`);
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}
+
+async function runSeedDemo(databaseUrl: string, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { file: { type: 'string' } }, strict: true });
+  const file = path.resolve(values.file ?? path.join(projectRoot, 'examples', 'usgs-earthquakes.csv'));
+  if (!existsSync(file)) {
+    process.stderr.write(`no such file: ${file}\n`);
+    return 2;
+  }
+  const pool = await openDatabase(databaseUrl);
+  try {
+    const rows = createReadStream(file).pipe(parseCsv<Record<string, string>, Record<string, string>>({ headers: true }));
+    const result = await seedDemo({ events: postgresEventStore(pool) }, rows);
+    say(
+      `demo data: read ${result.read} rows, stored ${result.inserted} new events` +
+        `${result.invalid ? `, skipped ${result.invalid} invalid rows` : ''} (catalog "demo", dataset "usgs-earthquakes")`,
+    );
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    // Expected failures get one clear line; only a bug prints a stack trace.
+    if (error instanceof ConfigError || error instanceof DatabaseUnavailableError || error instanceof MigrationError) {
+      process.stderr.write(`chronomap: ${error.message}\n`);
+    } else if (error instanceof DomainError) {
+      process.stderr.write(`chronomap: ${error.message}\n`);
+    } else if (error instanceof Error && /initdb|pg_ctl|PostgreSQL server binaries/.test(error.message)) {
+      process.stderr.write(`chronomap: embedded database: ${error.message}\n`);
+    } else {
+      process.stderr.write(`chronomap: unexpected error\n${(error as Error)?.stack ?? String(error)}\n`);
+    }
+    process.exit(1);
+  },
+);

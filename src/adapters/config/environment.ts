@@ -1,0 +1,161 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// Configuration comes from environment variables only. Every variable is validated up front so that
+// a bad deployment fails at start-up with a message naming each offending variable.
+
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export type NodeEnv = 'development' | 'production' | 'test';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export type Config = {
+  nodeEnv: NodeEnv;
+  host: string;
+  port: number;
+  /** Unset means: start the embedded PostgreSQL cluster under `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** Secret for signing session tokens; generated and kept under dataDir outside production. */
+  sessionSecret: string | undefined;
+  scraperRunnerUrl: string | undefined;
+  scraperApiKey: string | undefined;
+  /** Largest request body accepted, in bytes (uploads have their own limit). */
+  bodyLimitBytes: number;
+};
+
+export type ConfigProblem = { variable: string; problem: string };
+
+export class ConfigError extends Error {
+  readonly problems: ConfigProblem[];
+
+  constructor(problems: ConfigProblem[]) {
+    super(
+      `Invalid configuration:\n${problems.map((p) => `  ${p.variable}: ${p.problem}`).join('\n')}\n` +
+        'See README.md#configuration for every variable.',
+    );
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const NODE_ENVS: readonly NodeEnv[] = ['development', 'production', 'test'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: ConfigProblem[] = [];
+  const read = <T>(variable: string, parse: (raw: string) => T, fallback: T): T => {
+    const raw = env[variable];
+    if (raw === undefined || raw === '') return fallback;
+    try {
+      return parse(raw);
+    } catch (error) {
+      problems.push({ variable, problem: (error as Error).message });
+      return fallback;
+    }
+  };
+
+  const nodeEnv = read('NODE_ENV', oneOf(NODE_ENVS), 'development');
+  const config: Config = {
+    nodeEnv,
+    host: read('HOST', nonEmpty, '127.0.0.1'),
+    port: read('PORT', integerBetween(1, 65535), 3000),
+    databaseUrl: read('DATABASE_URL', postgresUrl, undefined),
+    dataDir: read('CHRONOMAP_DATA_DIR', (raw) => path.resolve(raw), path.join(projectRoot, '.data')),
+    logLevel: read('LOG_LEVEL', oneOf(LOG_LEVELS), nodeEnv === 'test' ? 'silent' : 'info'),
+    sessionSecret: read('SESSION_SECRET', minLength(32), undefined),
+    scraperRunnerUrl: read('SCRAPER_RUNNER_URL', httpUrl, undefined),
+    scraperApiKey: read('SCRAPER_API_KEY', minLength(16), undefined),
+    bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
+  };
+
+  for (const variable of missingVariables(config, env)) {
+    if (!problems.some((p) => p.variable === variable)) {
+      problems.push({ variable, problem: requiredBecause(variable) });
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Variables that the configuration in force needs but does not have (reported by /api/health too). */
+export function missingVariables(config: Config, env: Env = process.env): string[] {
+  const missing: string[] = [];
+  if (config.nodeEnv === 'production' && !env.SESSION_SECRET) missing.push('SESSION_SECRET');
+  if (config.nodeEnv === 'production' && !env.DATABASE_URL) missing.push('DATABASE_URL');
+  if (config.scraperRunnerUrl && !env.SCRAPER_API_KEY) missing.push('SCRAPER_API_KEY');
+  return missing;
+}
+
+function requiredBecause(variable: string): string {
+  switch (variable) {
+    case 'SESSION_SECRET':
+      return 'is required when NODE_ENV=production (at least 32 characters)';
+    case 'DATABASE_URL':
+      return 'is required when NODE_ENV=production (the embedded database is for development)';
+    case 'SCRAPER_API_KEY':
+      return 'is required when SCRAPER_RUNNER_URL is set (the same key as the runner, at least 16 characters)';
+    default:
+      return 'is required';
+  }
+}
+
+function nonEmpty(raw: string): string {
+  if (raw.trim() === '') throw new Error('must not be blank');
+  return raw;
+}
+
+function oneOf<T extends string>(allowed: readonly T[]) {
+  return (raw: string): T => {
+    if (!(allowed as readonly string[]).includes(raw)) {
+      throw new Error(`must be one of ${allowed.join(', ')} (got "${raw}")`);
+    }
+    return raw as T;
+  };
+}
+
+function integerBetween(min: number, max: number) {
+  return (raw: string): number => {
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) {
+      throw new Error(`must be an integer from ${min} to ${max} (got "${raw}")`);
+    }
+    return value;
+  };
+}
+
+function minLength(length: number) {
+  return (raw: string): string => {
+    if (raw.length < length) throw new Error(`must be at least ${length} characters long`);
+    return raw;
+  };
+}
+
+function postgresUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('must be a URL such as postgres://user:password@host:5432/chronomap');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new Error(`must start with postgres:// or postgresql:// (got "${url.protocol}//")`);
+  }
+  return raw;
+}
+
+function httpUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`must be an http:// or https:// URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`must be an http:// or https:// URL (got "${raw}")`);
+  }
+  return raw.replace(/\/+$/, '');
+}

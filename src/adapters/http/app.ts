@@ -1,0 +1,86 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { HealthDeps } from '../../application/check-health.ts';
+import { ErrorBody } from './error-body.ts';
+import { installErrorHandling, toErrorResponse } from './error-handling.ts';
+import { HealthReportSchema, healthRoutes } from './routes/health.ts';
+
+// The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
+// composition root. It owns no state of its own.
+
+export type HttpDeps = {
+  health: HealthDeps;
+  version: string;
+};
+
+export type HttpOptions = {
+  logLevel: string;
+  bodyLimitBytes: number;
+  /** Express that we sit behind a TLS-terminating proxy (affects Secure cookies and client IPs). */
+  trustProxy?: boolean;
+};
+
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: options.logLevel },
+    bodyLimit: options.bodyLimitBytes,
+    routerOptions: { maxParamLength: 200 },
+    trustProxy: options.trustProxy ?? false,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    ajv: {
+      // Unknown parameters are an error (400), not silently dropped.
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+    },
+    clientErrorHandler: (error, socket) => {
+      // Errors before a request exists (oversized headers, malformed request lines): answer with the
+      // spec's error body rather than Node's bare default.
+      if (!socket.writable) return;
+      const tooLarge = (error as { code?: string }).code === 'HPE_HEADER_OVERFLOW';
+      const body = JSON.stringify({
+        error: 'Bad Request',
+        message: tooLarge ? `request headers exceed ${MAX_HEADER_BYTES} bytes` : 'malformed HTTP request',
+        code: tooLarge ? 'HEADERS_TOO_LARGE' : 'MALFORMED_REQUEST',
+      });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
+  });
+
+  app.addSchema(ErrorBody);
+  app.addSchema(HealthReportSchema);
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Chronomap API',
+        version: deps.version,
+        description:
+          'Events on a map and a timeline. `/api/v1/*` is the stable public read API; other `/api/*` routes are internal ' +
+          'and may change. Every error answers `{error, message?, details?, code?}`.',
+      },
+      tags: [{ name: 'system', description: 'Health and service metadata' }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/', { schema: { hide: true } }, async () => ({
+    name: 'chronomap',
+    version: deps.version,
+    health: '/api/health',
+    openapi: '/api/openapi.json',
+    docs: '/api/docs',
+  }));
+
+  await app.register(healthRoutes, { health: deps.health });
+  return app;
+}
+
+export { toErrorResponse };

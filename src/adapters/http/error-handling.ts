@@ -1,0 +1,79 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { DomainError, type DomainErrorKind, ValidationError } from '../../domain/errors.ts';
+import { type ErrorBodyShape, reasonPhrase } from './error-body.ts';
+
+// One place turns every failure into the spec's error body. Domain errors map to statuses here
+// (never the other way round); anything unexpected is a 500 that reveals nothing internal.
+
+const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
+  validation: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  quota_exceeded: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  unavailable: 503,
+};
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const { status, body } = toErrorResponse(error);
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ status, code: body.code }, body.message ?? body.error);
+    return reply.status(status).send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({
+      error: 'Not Found',
+      message: `No route ${request.method} ${request.url.split('?')[0]}`,
+      code: 'ROUTE_NOT_FOUND',
+    } satisfies ErrorBodyShape),
+  );
+}
+
+export function toErrorResponse(error: FastifyError | Error): { status: number; body: ErrorBodyShape } {
+  if (error instanceof DomainError) {
+    const status = STATUS_BY_KIND[error.kind];
+    const body: ErrorBodyShape = { error: reasonPhrase(status), message: error.message };
+    if (error.code) body.code = error.code;
+    if (error.details) body.details = error.details;
+    if (error instanceof ValidationError && error.field && !body.details) body.details = `field: ${error.field}`;
+    return { status, body };
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    return {
+      status: 400,
+      body: {
+        error: 'Bad Request',
+        message: describeValidation(fastifyError),
+        code: 'INVALID_PARAMETER',
+      },
+    };
+  }
+  const status = fastifyError.statusCode;
+  if (status && status >= 400 && status < 500) {
+    return {
+      status,
+      body: { error: reasonPhrase(status), message: fastifyError.message, code: fastifyError.code },
+    };
+  }
+  return {
+    status: 500,
+    body: { error: 'Internal Server Error', message: 'An unexpected error occurred; it has been logged.' },
+  };
+}
+
+/** "querystring/limit must be <= 1000" names the offending parameter, as the spec asks. */
+function describeValidation(error: FastifyError): string {
+  const first = error.validation?.[0];
+  if (!first) return error.message;
+  const where = error.validationContext ?? 'request';
+  const params = first.params as { additionalProperty?: string; missingProperty?: string } | undefined;
+  if (params?.additionalProperty) return `${where}: unknown parameter "${params.additionalProperty}"`;
+  if (params?.missingProperty) return `${where}: "${params.missingProperty}" is required`;
+  const field = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  return `${where}${field ? `.${field}` : ''} ${first.message ?? 'is invalid'}`;
+}

@@ -1,0 +1,57 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import { checkHealth, type HealthDeps } from '../../../application/check-health.ts';
+
+const Status = (values: string[]) => Type.Union(values.map((value) => Type.Literal(value)));
+
+export const HealthReportSchema = Type.Object(
+  {
+    database: Type.Object({ status: Status(['ok', 'error']), message: Type.Optional(Type.String()) }),
+    migrations: Type.Object({
+      status: Status(['ok', 'pending', 'error']),
+      pending: Type.Optional(Type.Array(Type.String())),
+      message: Type.Optional(Type.String()),
+    }),
+    postgis: Type.Object({
+      status: Status(['ok', 'not found', 'error']),
+      version: Type.Optional(Type.String()),
+      message: Type.Optional(Type.String()),
+    }),
+    environment: Type.Object({
+      status: Status(['ok', 'error']),
+      missing: Type.Optional(Type.Array(Type.String())),
+    }),
+    runner: Type.Optional(
+      Type.Object(
+        {
+          status: Status(['ok', 'degraded']),
+          url: Type.String(),
+          message: Type.Optional(Type.String()),
+          activeRuns: Type.Optional(Type.Number()),
+        },
+        { description: 'Present only when SCRAPER_RUNNER_URL is set; an unreachable runner is degraded.' },
+      ),
+    ),
+  },
+  { $id: 'HealthReport' },
+);
+
+export const healthRoutes: FastifyPluginAsync<{ health: HealthDeps }> = async (app, { health }) => {
+  app.get(
+    '/api/health',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Service health',
+        description:
+          'Checks the database, migrations, PostGIS and the environment (and the scraper runner when configured). ' +
+          '200 when healthy (warnings such as pending migrations or a degraded runner allowed), 503 on a critical error.',
+        response: { 200: Type.Ref('HealthReport'), 503: Type.Ref('HealthReport') },
+      },
+    },
+    async (_request, reply) => {
+      const { healthy, report } = await checkHealth(health);
+      return reply.status(healthy ? 200 : 503).send(report);
+    },
+  );
+};

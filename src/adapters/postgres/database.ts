@@ -1,0 +1,66 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { createPool, type DatabasePool, type DriverTypeParser, sql } from 'slonik';
+import type { Static, TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+// Slonik pool set up once for the whole service, with rows typed and checked by a TypeBox schema
+// per query (`sql.type(row(Schema))`).
+
+export { sql };
+export type { DatabasePool };
+
+/** Postgres prints `2026-03-27 23:35:09.558+00`; the API speaks ISO 8601 in UTC. */
+function isoTimestamp(value: string): string {
+  const normalised = value.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
+  return new Date(normalised).toISOString();
+}
+
+const typeParsers: DriverTypeParser[] = [
+  { name: 'int8', parse: (value: string) => Number(value) },
+  { name: 'numeric', parse: (value: string) => Number(value) },
+  { name: 'float8', parse: (value: string) => Number(value) },
+  { name: 'timestamptz', parse: isoTimestamp },
+];
+
+export async function createDatabasePool(
+  connectionString: string,
+  options: { maximumPoolSize?: number; statementTimeoutMs?: number } = {},
+): Promise<DatabasePool> {
+  return createPool(connectionString, {
+    typeParsers,
+    maximumPoolSize: options.maximumPoolSize ?? 10,
+    connectionTimeout: 5_000,
+    statementTimeout: options.statementTimeoutMs ?? 60_000,
+    idleTimeout: 30_000,
+  });
+}
+
+/** A Standard Schema wrapper around a compiled TypeBox schema, for Slonik's `sql.type`. */
+export function row<T extends TSchema>(schema: T): StandardSchemaV1<Static<T>> {
+  const validator = Compile(schema);
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'chronomap-typebox',
+      validate: (value) =>
+        validator.Check(value)
+          ? { value: value as Static<T> }
+          : {
+              issues: validator.Errors(value).map((error) => ({
+                message: `${error.instancePath || '/'} ${error.message}`,
+              })),
+            },
+    },
+  };
+}
+
+/** `postgres://user:secret@host/db` -> `postgres://user:***@host/db`, for messages and logs. */
+export function redactUrl(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return connectionString.replace(/:[^:@/]*@/, ':***@');
+  }
+}

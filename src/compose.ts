@@ -1,0 +1,100 @@
+import { createRequire } from 'node:module';
+import type { FastifyInstance } from 'fastify';
+import type { PgBoss } from 'pg-boss';
+import { type Config, missingVariables } from './adapters/config/environment.ts';
+import { buildHttpApp } from './adapters/http/app.ts';
+import { startJobQueue } from './adapters/jobs/job-queue.ts';
+import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
+import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
+import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
+import { loadMigrations } from './adapters/postgres/migrator.ts';
+import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
+import path from 'node:path';
+
+// The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
+// adapters and the use cases, and hands them to the HTTP app and the workers.
+
+export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+export class DatabaseUnavailableError extends Error {
+  constructor(url: string, cause: unknown) {
+    super(`cannot connect to PostgreSQL at ${redactUrl(url)}: ${describeCause(cause)}`, { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** The database URL to use: DATABASE_URL, or the embedded cluster under the data directory. */
+export async function resolveDatabaseUrl(config: Config, log: (line: string) => void): Promise<string> {
+  if (config.databaseUrl) return config.databaseUrl;
+  const cluster = await ensureEmbeddedCluster({ dataDir: path.join(config.dataDir, 'postgres'), log });
+  await ensureDatabase(cluster.url('postgres'), 'chronomap');
+  return cluster.url('chronomap');
+}
+
+export async function openDatabase(url: string): Promise<DatabasePool> {
+  let pool: DatabasePool | undefined;
+  try {
+    pool = await createDatabasePool(url);
+    await pool.query(sql.unsafe`select 1`);
+    return pool;
+  } catch (error) {
+    await pool?.end().catch(() => {});
+    throw new DatabaseUnavailableError(url, error);
+  }
+}
+
+export type Services = {
+  pool: DatabasePool;
+  boss: PgBoss;
+  http?: FastifyInstance;
+  close(): Promise<void>;
+};
+
+export async function composeServices(
+  config: Config,
+  databaseUrl: string,
+  roles: { http: boolean; workers: boolean },
+): Promise<Services> {
+  const pool = await openDatabase(databaseUrl);
+  const migrations = loadMigrations();
+  const boss = await startJobQueue(databaseUrl, roles.workers ? 'worker' : 'api', (error) => {
+    // pg-boss reports lost connections here and retries by itself; log, never crash.
+    process.stderr.write(`job queue: ${error.message}\n`);
+  });
+
+  let http: FastifyInstance | undefined;
+  if (roles.http) {
+    http = await buildHttpApp(
+      {
+        version: VERSION,
+        health: {
+          database: postgresDatabaseStatus(pool, migrations),
+          environment: { missingVariables: () => missingVariables(config) },
+          runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
+        },
+      },
+      { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes },
+    );
+  }
+
+  return {
+    pool,
+    boss,
+    ...(http ? { http } : {}),
+    async close() {
+      await http?.close();
+      await boss.stop({ graceful: true, timeout: 10_000 });
+      await pool.end();
+    },
+  };
+}
+
+function describeCause(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  while (current instanceof Error && parts.length < 4) {
+    if (current.message && !parts.includes(current.message)) parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.join(': ') || String(error);
+}
