@@ -4,7 +4,8 @@ module.exports = {
   forbidden: [
     {
       name: 'domain-is-pure',
-      comment: 'src/domain may import only other domain modules: no ports, adapters, packages or node built-ins.',
+      comment:
+        'src/domain may import only other domain modules: no ports, adapters, packages or node built-ins.',
       severity: 'error',
       from: { path: '^src/domain/' },
       to: { pathNot: '^src/domain/' },

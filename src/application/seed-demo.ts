@@ -4,7 +4,8 @@ import type { EventStore } from '../ports/event-store.ts';
 export const DEMO_CATALOG = {
   slug: 'demo',
   title: 'Demo data',
-  description: 'Real data loaded by `chronomap seed-demo` so that a fresh installation has something to show.',
+  description:
+    'Real data loaded by `chronomap seed-demo` so that a fresh installation has something to show.',
   isPublic: true,
 };
 export const DEMO_DATASET = {
@@ -16,10 +17,19 @@ export const DEMO_DATASET = {
 
 const BATCH_SIZE = 500;
 
-export type SeedResult = { catalogId: number; datasetId: number; read: number; inserted: number; invalid: number };
+export type SeedResult = {
+  catalogId: number;
+  datasetId: number;
+  read: number;
+  inserted: number;
+  invalid: number;
+};
 
 /** Loads USGS-style CSV rows (time, latitude, longitude, place, id, ...) as demo events; safe to run again. */
-export async function seedDemo(deps: { events: EventStore }, rows: AsyncIterable<Record<string, string>>): Promise<SeedResult> {
+export async function seedDemo(
+  deps: { events: EventStore },
+  rows: AsyncIterable<Record<string, string>>,
+): Promise<SeedResult> {
   const catalogId = await deps.events.ensureCatalog(DEMO_CATALOG);
   const datasetId = await deps.events.ensureDataset(catalogId, DEMO_DATASET);
   const result: SeedResult = { catalogId, datasetId, read: 0, inserted: 0, invalid: 0 };

@@ -18,7 +18,9 @@ export function parseLocation(latitude: unknown, longitude: unknown): Location |
   const lat = Number(latitude);
   const lon = Number(longitude);
   if (!Number.isFinite(lat) || lat < -90 || lat > 90) {
-    throw new ValidationError(`latitude "${String(latitude)}" is not between -90 and 90`, { field: 'latitude' });
+    throw new ValidationError(`latitude "${String(latitude)}" is not between -90 and 90`, {
+      field: 'latitude',
+    });
   }
   if (!Number.isFinite(lon) || lon < -180 || lon > 180) {
     throw new ValidationError(`longitude "${String(longitude)}" is not between -180 and 180`, {

@@ -4,9 +4,15 @@ import { parseArgs } from 'node:util';
 import { parse as parseCsv } from 'fast-csv';
 import { createAdmin } from '../../application/create-admin.ts';
 import { seedDemo } from '../../application/seed-demo.ts';
+import {
+  composeServices,
+  DatabaseUnavailableError,
+  openDatabase,
+  resolveDatabaseUrl,
+  VERSION,
+} from '../../compose.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { composeServices, DatabaseUnavailableError, openDatabase, resolveDatabaseUrl, VERSION } from '../../compose.ts';
-import { ConfigError, type Config, loadConfig, projectRoot } from '../config/environment.ts';
+import { type Config, ConfigError, loadConfig, projectRoot } from '../config/environment.ts';
 import { startJobQueue } from '../jobs/job-queue.ts';
 import { redactUrl } from '../postgres/database.ts';
 import { postgresEventStore } from '../postgres/event-store.ts';
@@ -63,7 +69,9 @@ async function applyMigrations(databaseUrl: string): Promise<void> {
   await openDatabase(databaseUrl).then((pool) => pool.end());
   const applied = await migrate(databaseUrl, loadMigrations(), say);
   // pg-boss installs or upgrades its own schema when it starts.
-  const boss = await startJobQueue(databaseUrl, 'migrate', (error) => process.stderr.write(`${error.message}\n`));
+  const boss = await startJobQueue(databaseUrl, 'migrate', (error) =>
+    process.stderr.write(`${error.message}\n`),
+  );
   await boss.stop({ graceful: false });
   say(applied.length === 0 ? 'database is up to date' : `applied ${applied.length} migration(s)`);
 }
@@ -128,7 +136,9 @@ async function runSeedDemo(databaseUrl: string, args: string[]): Promise<number>
   }
   const pool = await openDatabase(databaseUrl);
   try {
-    const rows = createReadStream(file).pipe(parseCsv<Record<string, string>, Record<string, string>>({ headers: true }));
+    const rows = createReadStream(file).pipe(
+      parseCsv<Record<string, string>, Record<string, string>>({ headers: true }),
+    );
     const result = await seedDemo({ events: postgresEventStore(pool) }, rows);
     say(
       `demo data: read ${result.read} rows, stored ${result.inserted} new events` +
@@ -144,7 +154,11 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     // Expected failures get one clear line; only a bug prints a stack trace.
-    if (error instanceof ConfigError || error instanceof DatabaseUnavailableError || error instanceof MigrationError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof DatabaseUnavailableError ||
+      error instanceof MigrationError
+    ) {
       process.stderr.write(`chronomap: ${error.message}\n`);
     } else if (error instanceof DomainError) {
       process.stderr.write(`chronomap: ${error.message}\n`);

@@ -62,7 +62,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     nodeEnv,
     host: read('HOST', nonEmpty, '127.0.0.1'),
-    port: read('PORT', integerBetween(1, 65535), 3000),
+    port: read('PORT', integerBetween(0, 65535), 3000), // 0 picks a free port
     databaseUrl: read('DATABASE_URL', postgresUrl, undefined),
     dataDir: read('CHRONOMAP_DATA_DIR', (raw) => path.resolve(raw), path.join(projectRoot, '.data')),
     logLevel: read('LOG_LEVEL', oneOf(LOG_LEVELS), nodeEnv === 'test' ? 'silent' : 'info'),
@@ -72,7 +72,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
   };
 
-  for (const variable of missingVariables(config, env)) {
+  for (const variable of missingVariables(config)) {
     if (!problems.some((p) => p.variable === variable)) {
       problems.push({ variable, problem: requiredBecause(variable) });
     }
@@ -82,11 +82,11 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /** Variables that the configuration in force needs but does not have (reported by /api/health too). */
-export function missingVariables(config: Config, env: Env = process.env): string[] {
+export function missingVariables(config: Config): string[] {
   const missing: string[] = [];
-  if (config.nodeEnv === 'production' && !env.SESSION_SECRET) missing.push('SESSION_SECRET');
-  if (config.nodeEnv === 'production' && !env.DATABASE_URL) missing.push('DATABASE_URL');
-  if (config.scraperRunnerUrl && !env.SCRAPER_API_KEY) missing.push('SCRAPER_API_KEY');
+  if (config.nodeEnv === 'production' && !config.sessionSecret) missing.push('SESSION_SECRET');
+  if (config.nodeEnv === 'production' && !config.databaseUrl) missing.push('DATABASE_URL');
+  if (config.scraperRunnerUrl && !config.scraperApiKey) missing.push('SCRAPER_API_KEY');
   return missing;
 }
 

@@ -39,7 +39,8 @@ export function toErrorResponse(error: FastifyError | Error): { status: number; 
     const body: ErrorBodyShape = { error: reasonPhrase(status), message: error.message };
     if (error.code) body.code = error.code;
     if (error.details) body.details = error.details;
-    if (error instanceof ValidationError && error.field && !body.details) body.details = `field: ${error.field}`;
+    if (error instanceof ValidationError && error.field && !body.details)
+      body.details = `field: ${error.field}`;
     return { status, body };
   }
   const fastifyError = error as FastifyError;

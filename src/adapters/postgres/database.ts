@@ -6,8 +6,8 @@ import { Compile } from 'typebox/compile';
 // Slonik pool set up once for the whole service, with rows typed and checked by a TypeBox schema
 // per query (`sql.type(row(Schema))`).
 
-export { sql };
 export type { DatabasePool };
+export { sql };
 
 /** Postgres prints `2026-03-27 23:35:09.558+00`; the API speaks ISO 8601 in UTC. */
 function isoTimestamp(value: string): string {

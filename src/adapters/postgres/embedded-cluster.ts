@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, chownSync, chmodSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -29,6 +29,7 @@ export async function ensureEmbeddedCluster(options: {
   const owner = process.getuid?.() === 0 ? systemUser('postgres') : undefined;
 
   for (const dir of [path.dirname(dataDir), socketDir]) mkdirSync(dir, { recursive: true });
+  if (owner) assertReachableBy(owner, path.dirname(dataDir));
   if (owner) chownSync(socketDir, owner.uid, owner.gid);
   chmodSync(socketDir, 0o700);
 
@@ -36,7 +37,11 @@ export async function ensureEmbeddedCluster(options: {
     log(`creating embedded PostgreSQL cluster in ${dataDir}`);
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     if (owner) chownSync(dataDir, owner.uid, owner.gid);
-    await run(path.join(bin, 'initdb'), ['-D', dataDir, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--locale=C'], owner);
+    await run(
+      path.join(bin, 'initdb'),
+      ['-D', dataDir, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--locale=C'],
+      owner,
+    );
   }
 
   if (!(await isRunning(bin, dataDir, owner))) {
@@ -59,12 +64,12 @@ export async function ensureEmbeddedCluster(options: {
     );
   }
 
-  // Node's pg and Slonik read the user name from PGUSER when a socket URL carries none.
-  process.env.PGUSER ??= SUPERUSER;
   const cluster: EmbeddedCluster = {
     dataDir,
     socketDir,
-    url: (database) => `postgresql:///${encodeURIComponent(database)}?host=${encodeURIComponent(socketDir)}`,
+    // The socket directory goes percent-encoded in the host part, which both pg and Slonik understand.
+    url: (database) =>
+      `postgresql://${SUPERUSER}@${encodeURIComponent(socketDir)}/${encodeURIComponent(database)}`,
     stop: () => run(path.join(bin, 'pg_ctl'), ['stop', '-w', '-m', 'fast', '-D', dataDir], owner),
   };
   return cluster;
@@ -110,7 +115,24 @@ function systemUser(name: string): { uid: number; gid: number } {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-async function isRunning(bin: string, dataDir: string, owner?: { uid: number; gid: number }): Promise<boolean> {
+/** As root the cluster runs as `postgres`, which must be able to reach the data directory. */
+function assertReachableBy(owner: { uid: number; gid: number }, dir: string): void {
+  try {
+    execFileSync('test', ['-x', dir], { uid: owner.uid, gid: owner.gid, stdio: 'ignore' });
+  } catch {
+    throw new Error(
+      `the postgres system user cannot reach ${dir} (PostgreSQL refuses to run as root, so the embedded ` +
+        'cluster runs as postgres): make the path traversable (chmod o+x on each parent), set ' +
+        'CHRONOMAP_DATA_DIR elsewhere, or set DATABASE_URL',
+    );
+  }
+}
+
+async function isRunning(
+  bin: string,
+  dataDir: string,
+  owner?: { uid: number; gid: number },
+): Promise<boolean> {
   try {
     await run(path.join(bin, 'pg_ctl'), ['status', '-D', dataDir], owner);
     return true;

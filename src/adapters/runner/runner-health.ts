@@ -10,7 +10,8 @@ export function httpRunnerStatus(url: string, timeoutMs = 2_000): RunnerStatus {
         const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(timeoutMs) });
         if (!response.ok) return { status: 'degraded', url, message: `runner answered ${response.status}` };
         const body = (await response.json()) as { status?: unknown; active_runs?: unknown };
-        if (body.status !== 'ok') return { status: 'degraded', url, message: 'runner reported a status other than ok' };
+        if (body.status !== 'ok')
+          return { status: 'degraded', url, message: 'runner reported a status other than ok' };
         return {
           status: 'ok',
           url,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { checkHealth, type HealthDeps } from '../../../application/check-health.ts';
+import { errorResponses } from '../error-body.ts';
 
 const Status = (values: string[]) => Type.Union(values.map((value) => Type.Literal(value)));
 
@@ -46,7 +47,8 @@ export const healthRoutes: FastifyPluginAsync<{ health: HealthDeps }> = async (a
         description:
           'Checks the database, migrations, PostGIS and the environment (and the scraper runner when configured). ' +
           '200 when healthy (warnings such as pending migrations or a degraded runner allowed), 503 on a critical error.',
-        response: { 200: Type.Ref('HealthReport'), 503: Type.Ref('HealthReport') },
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: { 200: Type.Ref('HealthReport'), 503: Type.Ref('HealthReport'), ...errorResponses(400) },
       },
     },
     async (_request, reply) => {

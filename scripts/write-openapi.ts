@@ -1,0 +1,26 @@
+// Writes docs/openapi.json from the route schemas, so the committed contract follows the code.
+// The test run fails when the two differ (test/integration/openapi.test.ts).
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig, projectRoot } from '../src/adapters/config/environment.ts';
+import { buildHttpApp } from '../src/adapters/http/app.ts';
+import { VERSION } from '../src/compose.ts';
+
+const unused = () => {
+  throw new Error('not called while generating the document');
+};
+const app = await buildHttpApp(
+  {
+    version: VERSION,
+    health: {
+      database: { ping: unused, postgis: unused, pendingMigrations: unused },
+      environment: { missingVariables: () => [] },
+    },
+  },
+  { logLevel: 'silent', bodyLimitBytes: loadConfig({}).bodyLimitBytes },
+);
+await app.ready();
+const file = path.join(projectRoot, 'docs', 'openapi.json');
+writeFileSync(file, `${JSON.stringify(app.swagger(), null, 2)}\n`);
+await app.close();
+process.stdout.write(`wrote ${path.relative(process.cwd(), file)}\n`);

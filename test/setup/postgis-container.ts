@@ -1,0 +1,46 @@
+import { existsSync } from 'node:fs';
+import { GenericContainer, getContainerRuntimeClient, Wait } from 'testcontainers';
+
+// The PostGIS image is built locally from Debian packages (scripts/podman/build-postgis-image): this
+// machine cannot pull from a registry. Testcontainers talks to podman's Docker-compatible API socket.
+
+export const POSTGIS_IMAGE = 'localhost/chronomap-postgis:15';
+const PODMAN_SOCKET = '/run/podman/podman.sock';
+
+export async function startPostgisContainer(
+  log: (line: string) => void,
+): Promise<{ url: string; id: string } | undefined> {
+  if (!process.env.DOCKER_HOST && existsSync(PODMAN_SOCKET)) {
+    process.env.DOCKER_HOST = `unix://${PODMAN_SOCKET}`;
+  }
+  if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return undefined;
+  process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
+  try {
+    const client = await getContainerRuntimeClient();
+    if (!(await client.image.exists({ string: POSTGIS_IMAGE } as never))) {
+      log(
+        `container engine found but image ${POSTGIS_IMAGE} is missing (scripts/podman/build-postgis-image builds it)`,
+      );
+      return undefined;
+    }
+  } catch (error) {
+    log(`no usable container engine (${(error as Error).message.split('\n')[0]})`);
+    return undefined;
+  }
+  const container = await new GenericContainer(POSTGIS_IMAGE)
+    .withExposedPorts(5432)
+    .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/))
+    .withStartupTimeout(120_000)
+    .start();
+  return {
+    url: `postgres://postgres@${container.getHost()}:${container.getMappedPort(5432)}/postgres`,
+    id: container.getId(),
+  };
+}
+
+export async function removeContainer(id: string): Promise<void> {
+  const client = await getContainerRuntimeClient();
+  const container = client.container.getById(id);
+  await client.container.stop(container, { timeout: 5 });
+  await client.container.remove(container, { removeVolumes: true });
+}

@@ -1,0 +1,50 @@
+import t from 'tap';
+import { ConfigError, loadConfig, missingVariables } from '../../../src/adapters/config/environment.ts';
+
+t.test('defaults need no variables at all', async (t) => {
+  const config = loadConfig({});
+  t.equal(config.port, 3000);
+  t.equal(config.host, '127.0.0.1');
+  t.equal(config.databaseUrl, undefined, 'no DATABASE_URL means the embedded database');
+  t.equal(config.nodeEnv, 'development');
+});
+
+t.test('every bad variable is named in one error', async (t) => {
+  const error = t.throws(() =>
+    loadConfig({
+      PORT: '99999',
+      LOG_LEVEL: 'loud',
+      DATABASE_URL: 'mysql://x/y',
+      SCRAPER_RUNNER_URL: 'ftp://r',
+    }),
+  ) as ConfigError;
+  t.ok(error instanceof ConfigError);
+  t.same(error.problems.map((p) => p.variable).sort(), [
+    'DATABASE_URL',
+    'LOG_LEVEL',
+    'PORT',
+    'SCRAPER_RUNNER_URL',
+  ]);
+  t.match(error.message, /PORT: must be an integer from 0 to 65535 \(got "99999"\)/);
+});
+
+t.test('production requires a session secret and an explicit database', async (t) => {
+  const error = t.throws(() => loadConfig({ NODE_ENV: 'production' })) as ConfigError;
+  t.same(error.problems.map((p) => p.variable).sort(), ['DATABASE_URL', 'SESSION_SECRET']);
+});
+
+t.test('a runner URL needs the shared key of at least 16 characters', async (t) => {
+  const missing = t.throws(() => loadConfig({ SCRAPER_RUNNER_URL: 'http://127.0.0.1:4000' })) as ConfigError;
+  t.same(
+    missing.problems.map((p) => p.variable),
+    ['SCRAPER_API_KEY'],
+  );
+  const short = t.throws(() =>
+    loadConfig({ SCRAPER_RUNNER_URL: 'http://127.0.0.1:4000', SCRAPER_API_KEY: 'short' }),
+  ) as ConfigError;
+  t.match(short.message, /SCRAPER_API_KEY: must be at least 16 characters/);
+  const ok = loadConfig({ SCRAPER_RUNNER_URL: 'http://127.0.0.1:4000/', SCRAPER_API_KEY: 'k'.repeat(16) });
+  t.equal(ok.scraperRunnerUrl, 'http://127.0.0.1:4000', 'trailing slash dropped');
+  t.same(missingVariables(ok), []);
+  t.same(missingVariables({ ...ok, scraperApiKey: undefined }), ['SCRAPER_API_KEY']);
+});
