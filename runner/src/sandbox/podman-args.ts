@@ -20,6 +20,8 @@ export const RUNNER_LABEL = 'org.chronomap.runner';
 export function podmanRunArgs(spec: SandboxSpec): string[] {
   return [
     'run', '--rm', '--replace', '--pull=never',
+    // A real init as PID 1: SIGTERM from `podman stop` ends the scraper, and orphans are reaped.
+    '--init',
     '--name', spec.name,
     '--label', `${RUNNER_LABEL}=${spec.instanceLabel}`,
     // Privileges: no capabilities, no setuid gains, a syscall allow-list, a remapped user.
