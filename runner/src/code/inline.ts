@@ -31,6 +31,13 @@ export function checkCodeMap(code: Record<string, string>, maxBytes: number): Ma
     files.set(path, content);
   }
   if (files.size === 0) throw badRequest('INVALID_CODE', 'code must hold at least one file');
+  for (const path of files.keys()) {
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const parent = parts.slice(0, i).join('/');
+      if (files.has(parent)) throw badRequest('INVALID_PATH', `code file '${parent}' is also used as a directory by '${path}'`);
+    }
+  }
   if (total > maxBytes) throw badRequest('CODE_TOO_LARGE', `code is ${total} bytes, the limit is ${maxBytes}`);
   return files;
 }

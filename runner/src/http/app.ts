@@ -25,7 +25,8 @@ export function buildApp(runs: RunManager, options: AppOptions = {}): FastifyIns
     bodyLimit: config.maxRepoSizeMb * 1024 * 1024 * 2 + 1024 * 1024,
     // Runs last up to an hour.
     requestTimeout: 0,
-    ajv: { customOptions: { allErrors: false, coerceTypes: false } },
+    // Unknown fields are an error, not silently dropped (Fastify's default removes them).
+    ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
   });
 
   const errorBody = (statusCode: number, code: string | undefined, message: string, details?: string) => ({

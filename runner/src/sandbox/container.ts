@@ -44,7 +44,10 @@ export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: n
   const stop = (reason: StopReason) => {
     if (stopReason !== undefined) return;
     stopReason = reason;
-    void podmanCommand(podman, ['stop', '--ignore', '--time', '2', spec.name]);
+    // Repeated because the container may not exist yet when the stop comes during start-up.
+    const attempt = () => void podmanCommand(podman, ['stop', '--ignore', '--time', '2', spec.name]);
+    attempt();
+    timers.push(setInterval(attempt, 1_000));
     timers.push(setTimeout(() => void podmanCommand(podman, ['kill', spec.name]), 8_000));
     timers.push(setTimeout(() => void podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]), 12_000));
     timers.push(setTimeout(() => killGroup(child), 20_000));
@@ -53,7 +56,7 @@ export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: n
   const result = new Promise<ContainerResult>((resolve) => {
     child.on('error', (err) => resolve({ exitCode: -1, stdout: '', stderr: '', stopReason, engineError: `cannot run ${podman}: ${err.message}` }));
     child.on('close', async (code, signal) => {
-      for (const t of timers) clearTimeout(t);
+      for (const t of timers) clearTimeout(t); // clearTimeout clears intervals too
       const exitCode = code ?? (signal ? 128 : -1);
       const errText = stderr.text();
       // 125 is podman's own failure; a scraper could exit 125 itself, but then podman would
