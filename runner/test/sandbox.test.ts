@@ -2,7 +2,7 @@
 // to the harness's concurrency limit to keep the suite short on two cores.
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { csvOf, csvRecords, makeHarness } from './support/harness.ts';
 
 const h = makeHarness({ SCRAPER_MAX_CONCURRENT: '4', SCRAPER_MAX_OUTPUT_SIZE_MB: '5', SCRAPER_DEFAULT_TIMEOUT: '60' });
@@ -27,11 +27,9 @@ t.test('control: a container on podman\'s default network (no firewall rules) re
 });
 
 const cases: Record<string, () => Promise<void>> = {};
-const scenario = (name: string, fn: (t: Tap.Test) => Promise<void>) => {
+const scenario = (name: string, fn: (t: Test) => Promise<void>) => {
   cases[name] = () => t.test(name, fn).then(() => undefined);
 };
-type Tap = typeof t;
-declare namespace Tap { type Test = typeof t; }
 
 scenario('a scraper that succeeds returns its CSV, rows and logs', async (t) => {
   const { statusCode, body } = await h.run(py(`
