@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { RunnerConfig } from './config.ts';
 import { RunnerError, badRequest } from './errors.ts';
 import { directorySize } from './fs-size.ts';
+import { type ResolvedHost, resolvePublicHost } from './code/address-guard.ts';
 import { cloneRepository, parseCodeUrl, type CodeUrl } from './code/git.ts';
 import { checkCodeMap, checkRelativePath, writeCodeFiles } from './code/inline.ts';
 import { readOutputCsv } from './output.ts';
@@ -34,7 +35,7 @@ export interface RunStatusView {
   stopping?: boolean;
 }
 
-type CodeSource = { kind: 'inline'; files: Map<string, string> } | { kind: 'git'; source: CodeUrl };
+type CodeSource = { kind: 'inline'; files: Map<string, string> } | { kind: 'git'; source: CodeUrl; resolved?: ResolvedHost };
 
 const OUTPUT_FILE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
 const MB = 1024 * 1024;
@@ -104,10 +105,12 @@ export class RunManager {
   }
 
   async execute(request: RunRequest): Promise<RunResult> {
-    if (this.closing) throw new RunnerError(503, 'SHUTTING_DOWN', 'the runner is shutting down');
-    // Everything up to registering the run is synchronous, so two requests cannot both take
-    // the last free slot.
     const code = this.checkRequest(request);
+    // The SSRF guard answers 400 like any other invalid request, before the run is admitted.
+    if (code.kind === 'git') code.resolved = await resolvePublicHost(code.source.url.hostname, this.config.allowLoopbackGit);
+    // From here to registering the run everything is synchronous, so two requests cannot both
+    // take the last free slot.
+    if (this.closing) throw new RunnerError(503, 'SHUTTING_DOWN', 'the runner is shutting down');
     if (this.active.has(request.run_id)) throw badRequest('DUPLICATE_RUN_ID', `run ${request.run_id} is already active`);
     if (this.active.size >= this.config.maxConcurrent) {
       throw new RunnerError(429, 'CONCURRENCY_LIMIT', `this runner is at its limit of ${this.config.maxConcurrent} concurrent runs`);
@@ -182,13 +185,14 @@ export class RunManager {
     if (code.kind === 'inline') {
       await writeCodeFiles(workspace.codeDir, code.files);
     } else {
+      if (code.resolved === undefined) throw new Error('code_url host was not resolved before admission');
       await cloneRepository({
         source: code.source,
+        resolved: code.resolved,
         dest: workspace.codeDir,
         home: workspace.root,
         maxBytes: this.config.maxRepoSizeMb * MB,
         timeoutMs: this.config.cloneTimeoutSecs * 1000,
-        allowLoopback: this.config.allowLoopbackGit,
         signal: run.abort.signal,
       });
     }

@@ -76,6 +76,7 @@ t.test('code_url resolving to a private or loopback address is refused without t
   const local = await post('/run', { ...valid(), code: undefined, code_url: 'https://localhost/repo.git' });
   t.match(local.json(), { code: 'CODE_URL_FORBIDDEN' });
   t.same(h.workspaces(), []);
+  t.equal(h.runs.metrics().total_runs, 0, 'a refused code_url is not a run');
 });
 
 t.test('stop and status of an unknown run', async (t) => {

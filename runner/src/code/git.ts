@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { RunnerError, badRequest } from '../errors.ts';
 import { directorySize } from '../fs-size.ts';
 import { killGroup } from '../process-group.ts';
-import { resolvePublicHost } from './address-guard.ts';
+import type { ResolvedHost } from './address-guard.ts';
 
 export interface CodeUrl {
   url: URL;
@@ -44,17 +44,18 @@ function publicUrl(url: URL): string {
 
 export interface CloneOptions {
   source: CodeUrl;
+  /** The git host's address, already through the SSRF guard (see resolvePublicHost). */
+  resolved: ResolvedHost;
   dest: string;
   home: string;
   maxBytes: number;
   timeoutMs: number;
-  allowLoopback: boolean;
   signal: AbortSignal;
 }
 
 export async function cloneRepository(options: CloneOptions): Promise<void> {
   const { url, branch } = options.source;
-  const { host, address } = await resolvePublicHost(url.hostname, options.allowLoopback);
+  const { host, address } = options.resolved;
   const port = url.port === '' ? 443 : Number(url.port);
   const pinned = address.includes(':') ? `[${address}]` : address;
   const args = [
