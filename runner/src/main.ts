@@ -23,6 +23,9 @@ export async function main(): Promise<void> {
 
   const runs = new RunManager(config);
   const app = buildApp(runs, { logger: true });
+  if (config.allowLoopbackGit) {
+    app.log.warn('SCRAPER_ALLOW_LOOPBACK_GIT is on: code_url may point at this host (meant for tests only)');
+  }
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
