@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { podmanRunArgs } from '../../runner/src/sandbox/podman-args.ts';
 import { TRIVIAL_SCRAPER, ms, postRun, quantile, startRunner } from './common.ts';
@@ -62,7 +62,7 @@ rmSync(scratch, { recursive: true, force: true });
 rmSync(runner.dataDir, { recursive: true, force: true });
 
 const median = (v: number[]) => quantile(v, 0.5);
-console.log(`runner latency bench: ${iterations} iterations each, trivial Python scraper, image ${image}`);
+console.log(`runner latency bench: ${iterations} iterations each, trivial Python scraper, image ${image}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 console.log(`  bare podman run            median ${ms(median(figures.bare))}  p90 ${ms(quantile(figures.bare, 0.9))}`);
 console.log(`  sandboxed podman run       median ${ms(median(figures.sandboxed))}  p90 ${ms(quantile(figures.sandboxed, 0.9))}  (the runner's flags, no HTTP, no workspace)`);
 console.log(`  POST /run                  median ${ms(median(figures.api))}  p90 ${ms(quantile(figures.api, 0.9))}   target <= 1500 ms`);

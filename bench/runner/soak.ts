@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { RUNNER_LABEL } from '../../runner/src/sandbox/podman-args.ts';
 import { ms, postRun, quantile, startRunner } from './common.ts';
 
@@ -59,7 +60,7 @@ await runner.app.close();
 rmSync(runner.dataDir, { recursive: true, force: true });
 
 const total = durations.length;
-console.log(`runner soak: ${minutes} min, ${concurrency} concurrent, ${total} runs (${(total / minutes).toFixed(1)} per minute)`);
+console.log(`runner soak: ${minutes} min, ${concurrency} concurrent, ${total} runs (${(total / minutes).toFixed(1)} per minute), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 console.log(`  outcomes                   ${JSON.stringify(outcomes)}   unexpected: ${unexpected}`);
 console.log(`  POST /run                  p50 ${ms(quantile(durations, 0.5))}  p95 ${ms(quantile(durations, 0.95))}  max ${ms(Math.max(...durations))}`);
 console.log(`  leaked containers          ${containers.length}`);

@@ -29,8 +29,14 @@ make_rootfs() {
 
 # import_rootfs DIR IMAGE HASH [--change ...]: tars DIR into podman as IMAGE, labelled with HASH.
 import_rootfs() {
-  local rootfs="$1" image="$2" hash="$3"
+  local rootfs="$1" image="$2" hash="$3" previous
   shift 3
+  previous="$(podman image inspect "$image" --format '{{.Id}}' 2>/dev/null || true)"
   tar -C "$rootfs" --numeric-owner -cf - . |
     podman import --quiet "$@" --change "LABEL $INPUTS_LABEL=$hash" - "$image" >/dev/null
+  # The image the tag pointed at before is now untagged: remove it (if nothing uses it) so
+  # rebuilds do not pile up hundreds of MB each.
+  if [ -n "$previous" ] && [ "$previous" != "$(podman image inspect "$image" --format '{{.Id}}')" ]; then
+    podman rmi "$previous" >/dev/null 2>&1 || true
+  fi
 }
