@@ -1,9 +1,9 @@
 // The container command line carries every restriction the spec lists.
 import t from 'tap';
-import { podmanRunArgs } from '../src/sandbox/podman-args.ts';
+import { podmanCreateArgs } from '../src/sandbox/podman-args.ts';
 import { CappedText } from '../src/sandbox/capped-text.ts';
 
-const args = podmanRunArgs({
+const args = podmanCreateArgs({
   name: 'chronomap-run-x', instanceLabel: 'i', image: 'localhost/runner-python', command: ['python3', '/scraper/main.py'],
   codeDir: '/w/code', outputDir: '/w/output', envFile: '/w/env', memoryMb: 256, cpus: 1.5, maxOutputBytes: 1000,
   network: 'scraper-sandbox', dnsServers: ['1.1.1.1', '9.9.9.9'], seccompProfile: '/p/seccomp.json',
@@ -12,7 +12,7 @@ const line = args.join(' ');
 
 t.test('every sandbox flag is present', async (t) => {
   for (const flag of [
-    '--rm', '--pull=never', '--cap-drop=ALL', '--security-opt no-new-privileges', '--security-opt seccomp=/p/seccomp.json',
+    'create --rm', '--pull=never', '--cap-drop=ALL', '--security-opt no-new-privileges', '--security-opt seccomp=/p/seccomp.json',
     '--userns=auto', '--read-only', '--tmpfs /tmp:rw,noexec,nosuid,nodev,size=64m', '-v /w/code:/scraper:ro,',
     '-v /w/output:/output:rw,', '--pids-limit 256', '--memory 256m', '--memory-swap 256m', '--cpus 1.5',
     '--network scraper-sandbox', '--dns 1.1.1.1', '--dns 9.9.9.9', '--env-file /w/env', '--ulimit fsize=1001:1001',

@@ -16,7 +16,7 @@ function fakePodman(name: string, info: object, runFails?: string): string {
   writeFileSync(path, `#!/bin/sh
 case "$1" in
   info) echo '${JSON.stringify(info)}' ;;
-  run) ${runFails ? `echo '${runFails}' >&2; exit 125` : 'exit 0'} ;;
+  create) ${runFails ? `echo '${runFails}' >&2; exit 125` : 'exit 0'} ;;
   *) exit 0 ;;
 esac
 `);
@@ -38,7 +38,7 @@ t.test('podman older than 4 is refused', async (t) => {
 t.test('a runtime that fails to apply the sandbox is reported with its own message', async (t) => {
   const podman = fakePodman('crun-fails', { version: { Version: '4.3.1' }, host: { cgroupVersion: 'v2', cgroupControllers: ['cpu', 'memory', 'pids'], security: { rootless: false } } },
     'Error: crun: opening file `memory.max` for writing: Permission denied: OCI permission denied');
-  t.match(await engineProblems(loadConfig({ ...base, SCRAPER_PODMAN: podman })), [/could not start a sandboxed container \(exit 125\): Error: crun: opening file `memory.max`/]);
+  t.match(await engineProblems(loadConfig({ ...base, SCRAPER_PODMAN: podman })), [/could not start a sandboxed container: Error: crun: opening file `memory.max`/]);
 });
 
 t.test('a missing podman is reported', async (t) => {

@@ -17,9 +17,10 @@ export interface SandboxSpec {
 
 export const RUNNER_LABEL = 'org.chronomap.runner';
 
-export function podmanRunArgs(spec: SandboxSpec): string[] {
+/** `podman create` arguments; `podman run` takes the same ones after its verb. */
+export function podmanCreateArgs(spec: SandboxSpec): string[] {
   return [
-    'run', '--rm', '--replace', '--pull=never',
+    'create', '--rm', '--replace', '--pull=never',
     // A real init as PID 1: SIGTERM from `podman stop` ends the scraper, and orphans are reaped.
     '--init',
     '--name', spec.name,

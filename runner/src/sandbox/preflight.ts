@@ -77,8 +77,9 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
       seccompProfile: config.seccompProfile,
     }, 64 * 1024);
     const result = await running.result;
-    if (result.exitCode !== 0) {
-      return [`the container engine could not start a sandboxed container (exit ${result.exitCode}): ${result.stderr.trim()}`];
+    if (result.engineError !== undefined || result.exitCode !== 0) {
+      const detail = result.engineError ?? `exit ${result.exitCode}: ${result.stderr.trim()}`;
+      return [`the container engine could not start a sandboxed container: ${detail}`];
     }
     return [];
   } finally {
