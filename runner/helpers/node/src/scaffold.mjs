@@ -1,0 +1,68 @@
+// Writes a new scraper project from the templates next to this package. Refuses to touch a
+// directory that already exists, so it can never overwrite someone's work.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const templates = fileURLToPath(new URL('../templates/', import.meta.url));
+
+const RUNTIMES = {
+  python: {
+    entrypoint: 'scraper.py',
+    files: { 'scraper.py': 'python/scraper.py' },
+    writeRow: 'write_row',
+    libraries: 'requests, beautifulsoup4, lxml, pandas, cssselect and `chronomap.scraper`',
+    localRun:
+      'Python 3 with the helper module on the path (it is `runner/helpers/python` in the Chronomap\nrepository):\n\n```sh\nPYTHONPATH=/path/to/chronomap/runner/helpers/python CHRONOMAP_OUTPUT_DIR=. python3 scraper.py\n```',
+  },
+  node: {
+    entrypoint: 'scraper.mjs',
+    files: { 'scraper.mjs': 'node/scraper.mjs', 'package.json': 'node/package.json' },
+    writeRow: 'writeRow',
+    libraries: 'cheerio, axios and `@chronomap/scraper`',
+    localRun: '```sh\nnpm install\nnpm run scrape\n```',
+  },
+};
+
+/** A slug the manifest accepts: lowercase letters, digits and hyphens, at most 128. */
+export function slugify(text) {
+  const slug = text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 128);
+  return slug || 'scraper';
+}
+
+export function scaffold(directory, runtime = 'python') {
+  const kind = RUNTIMES[runtime];
+  if (!kind) throw new Error(`runtime must be python or node, got '${runtime}'`);
+  const target = resolve(directory);
+  const name = basename(target);
+  const values = {
+    name,
+    // A JSON string is a valid YAML scalar, whatever characters the name has.
+    nameYaml: JSON.stringify(name),
+    slug: slugify(name),
+    runtime,
+    entrypoint: kind.entrypoint,
+    writeRow: kind.writeRow,
+    libraries: kind.libraries,
+    localRun: kind.localRun,
+  };
+  const fill = (text) => text.replace(/\{\{(\w+)\}\}/g, (_, key) => values[key]);
+  const files = {
+    'scrapers.yml': 'common/scrapers.yml',
+    '.gitignore': 'common/gitignore',
+    'README.md': 'common/README.md',
+    ...kind.files,
+  };
+  try {
+    // Not recursive for the last component: fails with EEXIST if the directory exists.
+    mkdirSync(resolve(target, '..'), { recursive: true });
+    mkdirSync(target);
+  } catch (err) {
+    if (err.code === 'EEXIST') throw new Error(`${directory} already exists; choose a new directory name`);
+    throw err;
+  }
+  for (const [file, template] of Object.entries(files)) {
+    writeFileSync(join(target, file), fill(readFileSync(join(templates, template), 'utf8')));
+  }
+  return { directory: target, files: Object.keys(files) };
+}

@@ -1,0 +1,1 @@
+"""Chronomap helpers available to scraper code (see chronomap.scraper)."""

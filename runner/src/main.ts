@@ -1,0 +1,41 @@
+// chronomap-runner: validates the configuration, checks that podman can apply the sandbox,
+// serves the API, and on SIGTERM/SIGINT stops every container before exiting.
+import { ConfigError, loadConfig } from './config.ts';
+import { buildApp } from './http/app.ts';
+import { RunManager } from './run-manager.ts';
+import { engineProblems } from './sandbox/preflight.ts';
+
+function die(message: string): never {
+  process.stderr.write(`chronomap-runner: ${message}\n`);
+  process.exit(1);
+}
+
+export async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) die(err.message);
+    throw err;
+  }
+  const problems = await engineProblems(config);
+  if (problems.length > 0) die(`cannot sandbox scrapers on this host: ${problems.join('; ')}`);
+
+  const runs = new RunManager(config);
+  const app = buildApp(runs, { logger: true });
+  if (config.allowLoopbackGit) {
+    app.log.warn('SCRAPER_ALLOW_LOOPBACK_GIT is on: code_url may point at this host (meant for tests only)');
+  }
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal, active_runs: runs.activeRuns }, 'stopping all runs before exit');
+    await runs.shutdown();
+    await app.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  await app.listen({ port: config.port, host: config.host });
+}

@@ -1,0 +1,290 @@
+// Owns the runs of this runner process: admission (concurrency limit, unique run ids),
+// preparing the code, the container, the output checks, cleanup, and the counters behind
+// /health and /metrics. Nothing outlives a run: its workspace and container are removed in
+// `finally` whatever happened.
+import { randomUUID } from 'node:crypto';
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RunnerConfig } from './config.ts';
+import { RunnerError, badRequest } from './errors.ts';
+import { directorySize } from './fs-size.ts';
+import { type ResolvedHost, resolvePublicHost } from './code/address-guard.ts';
+import { cloneRepository, parseCodeUrl, type CodeUrl } from './code/git.ts';
+import { checkCodeMap, checkRelativePath, writeCodeFiles } from './code/inline.ts';
+import { readOutputCsv } from './output.ts';
+import type { RunPhase, RunRequest, RunResult, RunStatus } from './run-types.ts';
+import { type RunningContainer, type StopReason, startContainer } from './sandbox/container.ts';
+import { checkEnv, createWorkspace, makeReadable, removeWorkspace, type Workspace, writeEnvFile } from './workspace.ts';
+
+interface ActiveRun {
+  runId: string;
+  phase: RunPhase;
+  startedAt: Date;
+  abort: AbortController;
+  container: RunningContainer | undefined;
+  stopReason: StopReason | undefined;
+  done: Promise<unknown>;
+}
+
+export interface RunStatusView {
+  run_id: string;
+  active: boolean;
+  phase?: RunPhase;
+  started_at?: string;
+  elapsed_ms?: number;
+  stopping?: boolean;
+}
+
+type CodeSource = { kind: 'inline'; files: Map<string, string> } | { kind: 'git'; source: CodeUrl; resolved?: ResolvedHost };
+
+const OUTPUT_FILE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
+const MB = 1024 * 1024;
+
+export class RunManager {
+  readonly config: RunnerConfig;
+  /** Labels this process's containers, so shutdown and leak checks can find them. */
+  readonly instanceLabel = randomUUID();
+  private readonly startedAt = Date.now();
+  private readonly active = new Map<string, ActiveRun>();
+  private closing = false;
+  private counters = { total: 0, success: 0, failed: 0, timeout: 0 };
+
+  constructor(config: RunnerConfig) {
+    this.config = config;
+  }
+
+  get activeRuns(): number {
+    return this.active.size;
+  }
+
+  metrics() {
+    return {
+      active_runs: this.active.size,
+      total_runs: this.counters.total,
+      total_success: this.counters.success,
+      total_failed: this.counters.failed,
+      total_timeout: this.counters.timeout,
+      uptime_seconds: Math.floor((Date.now() - this.startedAt) / 1000),
+      queue_capacity: this.config.maxConcurrent,
+    };
+  }
+
+  status(runId: string): RunStatusView {
+    const run = this.active.get(runId);
+    if (!run) return { run_id: runId, active: false };
+    return {
+      run_id: runId,
+      active: true,
+      phase: run.phase,
+      started_at: run.startedAt.toISOString(),
+      elapsed_ms: Date.now() - run.startedAt.getTime(),
+      stopping: run.stopReason !== undefined,
+    };
+  }
+
+  /** Asks an active run to stop; false when no such run is active. */
+  stop(runId: string): boolean {
+    const run = this.active.get(runId);
+    if (!run) return false;
+    this.halt(run, 'stopped');
+    return true;
+  }
+
+  private halt(run: ActiveRun, reason: StopReason): void {
+    run.stopReason ??= reason;
+    run.abort.abort();
+    run.container?.stop(reason);
+  }
+
+  /** Stops every run and waits until each has cleaned up after itself. */
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    const runs = [...this.active.values()];
+    for (const run of runs) this.halt(run, 'shutdown');
+    await Promise.allSettled(runs.map((run) => run.done));
+  }
+
+  async execute(request: RunRequest): Promise<RunResult> {
+    const code = this.checkRequest(request);
+    // The SSRF guard answers 400 like any other invalid request, before the run is admitted.
+    if (code.kind === 'git') code.resolved = await resolvePublicHost(code.source.url.hostname, this.config.allowLoopbackGit);
+    // From here to registering the run everything is synchronous, so two requests cannot both
+    // take the last free slot.
+    if (this.closing) throw new RunnerError(503, 'SHUTTING_DOWN', 'the runner is shutting down');
+    if (this.active.has(request.run_id)) throw badRequest('DUPLICATE_RUN_ID', `run ${request.run_id} is already active`);
+    if (this.active.size >= this.config.maxConcurrent) {
+      throw new RunnerError(429, 'CONCURRENCY_LIMIT', `this runner is at its limit of ${this.config.maxConcurrent} concurrent runs`);
+    }
+    let release!: () => void;
+    const run: ActiveRun = {
+      runId: request.run_id,
+      phase: 'preparing',
+      startedAt: new Date(),
+      abort: new AbortController(),
+      container: undefined,
+      stopReason: undefined,
+      done: new Promise<void>((resolve) => (release = resolve)),
+    };
+    this.active.set(run.runId, run);
+    this.counters.total += 1;
+    let status: RunStatus = 'failed';
+    try {
+      const result = await this.perform(run, request, code);
+      status = result.status;
+      return result;
+    } finally {
+      this.active.delete(run.runId);
+      this.counters[status] += 1;
+      release();
+    }
+  }
+
+  private checkRequest(request: RunRequest): CodeSource {
+    checkRelativePath(request.entrypoint, 'entrypoint');
+    if (request.output_file !== undefined && (!OUTPUT_FILE.test(request.output_file) || request.output_file.includes('..'))) {
+      throw badRequest('INVALID_PATH', `output_file '${request.output_file}' must be a plain file name (letters, digits, . _ -)`);
+    }
+    checkEnv(request.env ?? {});
+    const hasUrl = request.code_url !== undefined;
+    const hasCode = request.code !== undefined;
+    if (hasUrl === hasCode) throw badRequest('INVALID_CODE_SOURCE', 'give exactly one of code_url and code');
+    if (request.code !== undefined) return { kind: 'inline', files: checkCodeMap(request.code, this.config.maxRepoSizeMb * MB) };
+    return { kind: 'git', source: parseCodeUrl(request.code_url as string) };
+  }
+
+  private async perform(run: ActiveRun, request: RunRequest, code: CodeSource): Promise<RunResult> {
+    const began = Date.now();
+    const finish = (partial: Omit<RunResult, 'duration_ms'>): RunResult => ({ ...partial, duration_ms: Date.now() - began });
+    const failure = (error: string, errorCode: string, stdout = '', stderr = '', exitCode = -1) =>
+      finish({ status: 'failed', exit_code: exitCode, stdout, stderr, error, code: errorCode });
+
+    let workspace: Workspace | undefined;
+    try {
+      workspace = await createWorkspace(this.config.dataDir, run.runId);
+      try {
+        await this.prepareCode(run, code, workspace);
+      } catch (err) {
+        // A clone that failed, was too large or too slow ends the run, not the request.
+        if (err instanceof RunnerError && err.statusCode === 422) return failure(err.details ? `${err.message}: ${err.details}` : err.message, err.code);
+        throw err;
+      }
+      if (run.stopReason) return failure('run stopped before the scraper started', run.stopReason === 'shutdown' ? 'RUNNER_SHUTDOWN' : 'STOPPED');
+      try {
+        const entry = await lstat(join(workspace.codeDir, request.entrypoint));
+        if (!entry.isFile()) return failure(`entrypoint ${request.entrypoint} is not a file`, 'ENTRYPOINT_NOT_FOUND');
+      } catch {
+        return failure(`entrypoint ${request.entrypoint} does not exist in the code`, 'ENTRYPOINT_NOT_FOUND');
+      }
+      return await this.runContainer(run, request, workspace, finish, failure);
+    } finally {
+      if (workspace) await removeWorkspace(workspace);
+    }
+  }
+
+  private async prepareCode(run: ActiveRun, code: CodeSource, workspace: Workspace): Promise<void> {
+    if (code.kind === 'inline') {
+      await writeCodeFiles(workspace.codeDir, code.files);
+    } else {
+      if (code.resolved === undefined) throw new Error('code_url host was not resolved before admission');
+      await cloneRepository({
+        source: code.source,
+        resolved: code.resolved,
+        dest: workspace.codeDir,
+        home: workspace.root,
+        maxBytes: this.config.maxRepoSizeMb * MB,
+        timeoutMs: this.config.cloneTimeoutSecs * 1000,
+        signal: run.abort.signal,
+      });
+    }
+    await makeReadable(workspace.codeDir);
+  }
+
+  private async runContainer(
+    run: ActiveRun,
+    request: RunRequest,
+    workspace: Workspace,
+    finish: (partial: Omit<RunResult, 'duration_ms'>) => RunResult,
+    failure: (error: string, code: string, stdout?: string, stderr?: string, exitCode?: number) => RunResult,
+  ): Promise<RunResult> {
+    const config = this.config;
+    const outputFile = request.output_file ?? 'data.csv';
+    const maxOutputBytes = config.maxOutputSizeMb * MB;
+    const timeoutSecs = request.limits?.timeout_secs ?? config.defaultTimeoutSecs;
+    const memoryMb = request.limits?.memory_mb ?? config.defaultMemoryMb;
+    await writeEnvFile(workspace.envFile, {
+      ...request.env,
+      CHRONOMAP_RUN_ID: run.runId,
+      CHRONOMAP_OUTPUT_DIR: '/output',
+      CHRONOMAP_OUTPUT_FILE: outputFile,
+    });
+    const entry = `/scraper/${request.entrypoint}`;
+    run.phase = 'running';
+    const container = startContainer(config.podmanPath, {
+      name: `chronomap-run-${run.runId}`,
+      instanceLabel: this.instanceLabel,
+      image: request.runtime === 'python' ? config.imagePython : config.imageNode,
+      command: request.runtime === 'python' ? ['python3', entry] : ['node', entry],
+      codeDir: workspace.codeDir,
+      outputDir: workspace.outputDir,
+      envFile: workspace.envFile,
+      memoryMb,
+      cpus: config.cpus,
+      maxOutputBytes,
+      network: config.network,
+      dnsServers: config.dnsServers,
+      seccompProfile: config.seccompProfile,
+    }, config.maxLogBytes);
+    run.container = container;
+    if (run.stopReason) container.stop(run.stopReason);
+    const timer = setTimeout(() => this.halt(run, 'timeout'), timeoutSecs * 1000);
+    // The output cap is also checked while the scraper runs, so a runaway writer is stopped
+    // long before it fills the disk (the fsize ulimit bounds each single file meanwhile).
+    let checking = false;
+    const watcher = setInterval(async () => {
+      if (checking) return;
+      checking = true;
+      try {
+        if ((await directorySize(workspace.outputDir)) > maxOutputBytes) this.halt(run, 'output-too-large');
+      } finally {
+        checking = false;
+      }
+    }, 200);
+    let ended;
+    try {
+      ended = await container.result;
+    } finally {
+      clearTimeout(timer);
+      clearInterval(watcher);
+    }
+    run.phase = 'collecting';
+    const { stdout, stderr, exitCode } = ended;
+    if (ended.engineError !== undefined) {
+      throw new RunnerError(500, 'SANDBOX_ERROR', 'the container engine could not start the sandbox', ended.engineError);
+    }
+    switch (ended.stopReason ?? run.stopReason) {
+      case 'timeout':
+        return finish({ status: 'timeout', exit_code: exitCode, stdout, stderr, error: `the scraper ran longer than its ${timeoutSecs} s limit`, code: 'TIMEOUT' });
+      case 'output-too-large':
+        return failure(`the output is larger than SCRAPER_MAX_OUTPUT_SIZE_MB (${config.maxOutputSizeMb} MB)`, 'INVALID_OUTPUT', stdout, stderr, exitCode);
+      case 'stopped':
+        return failure('the run was stopped', 'STOPPED', stdout, stderr, exitCode);
+      case 'shutdown':
+        return failure('the runner shut down during the run', 'RUNNER_SHUTDOWN', stdout, stderr, exitCode);
+      default:
+        break;
+    }
+    if (exitCode !== 0) {
+      const killed = exitCode === 137 ? ` (killed by SIGKILL: most likely the ${memoryMb} MB memory limit)` : '';
+      return failure(`the scraper exited with code ${exitCode}${killed}`, exitCode === 137 ? 'KILLED' : 'EXIT_CODE', stdout, stderr, exitCode);
+    }
+    const checked = await readOutputCsv(workspace.outputDir, outputFile, maxOutputBytes);
+    if (!checked.ok) return failure(checked.message, 'INVALID_OUTPUT', stdout, stderr, exitCode);
+    return finish({
+      status: 'success',
+      exit_code: 0,
+      stdout,
+      stderr,
+      output: { rows: checked.rows, bytes: checked.bytes, content_base64: checked.content.toString('base64') },
+    });
+  }
+}

@@ -1,0 +1,28 @@
+// Shapes shared by the run manager and the HTTP layer (the HTTP schemas mirror these).
+export type Runtime = 'python' | 'node';
+export type RunStatus = 'success' | 'failed' | 'timeout';
+
+export interface RunRequest {
+  run_id: string;
+  runtime: Runtime;
+  entrypoint: string;
+  output_file?: string;
+  code_url?: string;
+  code?: Record<string, string>;
+  env?: Record<string, string>;
+  limits?: { timeout_secs?: number; memory_mb?: number };
+}
+
+export interface RunResult {
+  status: RunStatus;
+  exit_code: number;
+  duration_ms: number;
+  stdout: string;
+  stderr: string;
+  output?: { rows: number; bytes: number; content_base64: string };
+  /** Why a run did not succeed, for the run record; absent on success. */
+  error?: string;
+  code?: string;
+}
+
+export type RunPhase = 'preparing' | 'running' | 'collecting';

@@ -1,0 +1,57 @@
+// The podman command line of one scraper container: every restriction the spec lists.
+export interface SandboxSpec {
+  name: string;
+  instanceLabel: string;
+  image: string;
+  command: string[];
+  codeDir: string;
+  outputDir: string;
+  envFile: string;
+  memoryMb: number;
+  cpus: number;
+  maxOutputBytes: number;
+  network: string;
+  dnsServers: string[];
+  seccompProfile: string;
+}
+
+export const RUNNER_LABEL = 'org.chronomap.runner';
+
+/** `podman create` arguments; `podman run` takes the same ones after its verb. */
+export function podmanCreateArgs(spec: SandboxSpec): string[] {
+  return [
+    'create', '--rm', '--replace', '--pull=never',
+    // A real init as PID 1: SIGTERM from `podman stop` ends the scraper, and orphans are reaped.
+    '--init',
+    '--name', spec.name,
+    '--label', `${RUNNER_LABEL}=${spec.instanceLabel}`,
+    // Privileges: no capabilities, no setuid gains, a syscall allow-list, a remapped user.
+    '--cap-drop=ALL',
+    '--security-opt', 'no-new-privileges',
+    '--security-opt', `seccomp=${spec.seccompProfile}`,
+    '--userns=auto',
+    '--user', '1000:1000',
+    // Filesystem: read-only root, code read-only, output and a small non-executable /tmp.
+    '--read-only', '--read-only-tmpfs=false',
+    '--tmpfs', '/tmp:rw,noexec,nosuid,nodev,size=64m',
+    '-v', `${spec.codeDir}:/scraper:ro,nosuid,nodev,noexec`,
+    // U: chown the output directory to the remapped uid so the scraper can write it.
+    '-v', `${spec.outputDir}:/output:rw,U,nosuid,nodev,noexec`,
+    '--workdir', '/scraper',
+    // Resources. Explicit ulimits replace containers.conf's defaults; fsize makes the kernel
+    // refuse to grow any file past the output cap even between two of our size checks.
+    '--pids-limit', '256',
+    '--memory', `${spec.memoryMb}m`, '--memory-swap', `${spec.memoryMb}m`,
+    '--cpus', String(spec.cpus),
+    '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=512:512',
+    '--ulimit', `fsize=${spec.maxOutputBytes + 1}:${spec.maxOutputBytes + 1}`,
+    // Network: the firewalled sandbox network and an external resolver only.
+    '--network', spec.network,
+    ...spec.dnsServers.flatMap((server) => ['--dns', server]),
+    '--no-hosts',
+    '--env-file', spec.envFile,
+    '--log-driver', 'none',
+    spec.image,
+    ...spec.command,
+  ];
+}

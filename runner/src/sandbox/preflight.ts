@@ -1,0 +1,88 @@
+// Checks, before the runner accepts work, that the container engine can really apply the
+// sandbox: a runner that would run scrapers unconfined must refuse to start instead.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { RunnerConfig } from '../config.ts';
+import { createWorkspace, removeWorkspace, writeEnvFile } from '../workspace.ts';
+import { startContainer } from './container.ts';
+
+function capture(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', (err) => resolve({ code: -1, stdout, stderr: err.message }));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+interface PodmanInfo {
+  host?: { cgroupVersion?: string; cgroupControllers?: string[]; security?: { rootless?: boolean } };
+  version?: { Version?: string };
+}
+
+/** What stops this host from sandboxing scrapers; empty when all is well. */
+export async function engineProblems(config: RunnerConfig): Promise<string[]> {
+  const podman = config.podmanPath;
+  const infoRun = await capture(podman, ['info', '--format', 'json']);
+  if (infoRun.code !== 0) return [`'${podman} info' failed: ${infoRun.stderr.trim() || `exit ${infoRun.code}`}`];
+  const info = JSON.parse(infoRun.stdout) as PodmanInfo;
+  const problems: string[] = [];
+  const major = Number((info.version?.Version ?? '0').split('.')[0]);
+  if (major < 4) problems.push(`podman ${info.version?.Version} is too old: 4.0 or newer is needed`);
+  const rootless = info.host?.security?.rootless === true;
+  if (rootless && info.host?.cgroupVersion === 'v1') {
+    problems.push('rootless podman on cgroup v1 cannot apply the memory, CPU and pids limits: run the runner as root or on a cgroup v2 host');
+  }
+  const controllers = info.host?.cgroupControllers ?? [];
+  for (const needed of ['memory', 'pids', 'cpu']) {
+    if (!controllers.includes(needed)) problems.push(`the cgroup controller '${needed}' is not available to podman, so its limit cannot be applied`);
+  }
+  if ((await capture(podman, ['network', 'exists', config.network])).code !== 0) {
+    problems.push(`network ${config.network} is missing: run scripts/podman/setup`);
+  }
+  for (const image of [config.imagePython, config.imageNode]) {
+    if ((await capture(podman, ['image', 'exists', image])).code !== 0) problems.push(`image ${image} is missing: run runner/images/build`);
+  }
+  try {
+    JSON.parse(await readFile(config.seccompProfile, 'utf8'));
+  } catch (err) {
+    problems.push(`seccomp profile ${config.seccompProfile} is unreadable: ${(err as Error).message}`);
+  }
+  if (problems.length > 0) return problems;
+  return probeContainer(config);
+}
+
+/** Starts one container with every sandbox flag: this is where a runtime that cannot apply a limit fails. */
+async function probeContainer(config: RunnerConfig): Promise<string[]> {
+  const workspace = await createWorkspace(config.dataDir, `probe-${randomUUID()}`);
+  try {
+    await writeEnvFile(workspace.envFile, {});
+    const running = startContainer(config.podmanPath, {
+      name: `chronomap-probe-${randomUUID()}`,
+      instanceLabel: 'probe',
+      image: config.imagePython,
+      command: ['true'],
+      codeDir: workspace.codeDir,
+      outputDir: workspace.outputDir,
+      envFile: workspace.envFile,
+      memoryMb: 64,
+      cpus: config.cpus,
+      maxOutputBytes: config.maxOutputSizeMb * 1024 * 1024,
+      network: config.network,
+      dnsServers: config.dnsServers,
+      seccompProfile: config.seccompProfile,
+    }, 64 * 1024);
+    const result = await running.result;
+    if (result.engineError !== undefined || result.exitCode !== 0) {
+      const detail = result.engineError ?? `exit ${result.exitCode}: ${result.stderr.trim()}`;
+      return [`the container engine could not start a sandboxed container: ${detail}`];
+    }
+    return [];
+  } finally {
+    await removeWorkspace(workspace);
+  }
+}
