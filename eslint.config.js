@@ -4,7 +4,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', '.tap/', 'runner/', 'bench/results/', 'docs/'] },
+  { ignores: ['**/node_modules/', '.data/', '.tap/', 'bench/results/', 'docs/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -17,7 +17,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bench/**', 'scripts/**'],
+    // Benchmarks and scripts report on the console; scraper templates are user code that prints.
+    files: ['bench/**', 'scripts/**', 'runner/helpers/node/templates/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -8,11 +8,18 @@ import { RunManager } from '../../runner/src/run-manager.ts';
 
 export const API_KEY = 'bench-key-0123456789abcdef';
 
-export const TRIVIAL_SCRAPER = 'from chronomap.scraper import output\noutput.write_row({"title": "bench", "n": 1})\noutput.save()\n';
+export const TRIVIAL_SCRAPER =
+  'from chronomap.scraper import output\noutput.write_row({"title": "bench", "n": 1})\noutput.save()\n';
 
 export async function startRunner(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'chronomap-bench-'));
-  const config = loadConfig({ SCRAPER_API_KEY: API_KEY, SCRAPER_DATA_DIR: dataDir, SCRAPER_HOST: '127.0.0.1', SCRAPER_PORT: '0', ...env });
+  const config = loadConfig({
+    SCRAPER_API_KEY: API_KEY,
+    SCRAPER_DATA_DIR: dataDir,
+    SCRAPER_HOST: '127.0.0.1',
+    SCRAPER_PORT: '0',
+    ...env,
+  });
   const runs = new RunManager(config);
   const app = buildApp(runs);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -20,7 +27,10 @@ export async function startRunner(env: Record<string, string> = {}) {
   return { config, runs, app, dataDir, url: `http://127.0.0.1:${port}` };
 }
 
-export async function postRun(url: string, body: object): Promise<{ status: number; json: Record<string, unknown> }> {
+export async function postRun(
+  url: string,
+  body: object,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const response = await fetch(`${url}/run`, {
     method: 'POST',
     headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },

@@ -30,16 +30,39 @@ function timed(fn: () => void): number {
 }
 
 const bare = () => {
-  const r = spawnSync('podman', ['run', '--rm', '-v', `${code}:/scraper:ro`, '-v', `${out}:/output:rw,U`, '-e', 'CHRONOMAP_OUTPUT_DIR=/output', image, ...command]);
+  const r = spawnSync('podman', [
+    'run',
+    '--rm',
+    '-v',
+    `${code}:/scraper:ro`,
+    '-v',
+    `${out}:/output:rw,U`,
+    '-e',
+    'CHRONOMAP_OUTPUT_DIR=/output',
+    image,
+    ...command,
+  ]);
   if (r.status !== 0) throw new Error(`bare podman run failed: ${r.stderr}`);
 };
 const sandboxed = () => {
-  const args = ['run', ...podmanCreateArgs({
-    name: `chronomap-bench-${randomUUID()}`, instanceLabel: 'bench', image, command, codeDir: code, outputDir: out,
-    envFile: join(scratch, 'env'), memoryMb: runner.config.defaultMemoryMb, cpus: runner.config.cpus,
-    maxOutputBytes: runner.config.maxOutputSizeMb * 1024 * 1024, network: runner.config.network,
-    dnsServers: runner.config.dnsServers, seccompProfile: runner.config.seccompProfile,
-  }).slice(1)];
+  const args = [
+    'run',
+    ...podmanCreateArgs({
+      name: `chronomap-bench-${randomUUID()}`,
+      instanceLabel: 'bench',
+      image,
+      command,
+      codeDir: code,
+      outputDir: out,
+      envFile: join(scratch, 'env'),
+      memoryMb: runner.config.defaultMemoryMb,
+      cpus: runner.config.cpus,
+      maxOutputBytes: runner.config.maxOutputSizeMb * 1024 * 1024,
+      network: runner.config.network,
+      dnsServers: runner.config.dnsServers,
+      seccompProfile: runner.config.seccompProfile,
+    }).slice(1),
+  ];
   const r = spawnSync('podman', args);
   if (r.status !== 0) throw new Error(`sandboxed podman run failed: ${r.stderr}`);
 };
@@ -48,12 +71,22 @@ const figures = { api: [] as number[], bare: [] as number[], sandboxed: [] as nu
 // One warm-up of each, not counted: the first start pays for page cache and image layers.
 bare();
 sandboxed();
-await postRun(runner.url, { run_id: randomUUID(), runtime: 'python', entrypoint: 'main.py', code: { 'main.py': TRIVIAL_SCRAPER } });
+await postRun(runner.url, {
+  run_id: randomUUID(),
+  runtime: 'python',
+  entrypoint: 'main.py',
+  code: { 'main.py': TRIVIAL_SCRAPER },
+});
 for (let i = 0; i < iterations; i++) {
   figures.bare.push(timed(bare));
   figures.sandboxed.push(timed(sandboxed));
   const start = performance.now();
-  const r = await postRun(runner.url, { run_id: randomUUID(), runtime: 'python', entrypoint: 'main.py', code: { 'main.py': TRIVIAL_SCRAPER } });
+  const r = await postRun(runner.url, {
+    run_id: randomUUID(),
+    runtime: 'python',
+    entrypoint: 'main.py',
+    code: { 'main.py': TRIVIAL_SCRAPER },
+  });
   figures.api.push(performance.now() - start);
   if (r.json.status !== 'success') throw new Error(`run failed: ${JSON.stringify(r.json)}`);
 }
@@ -62,9 +95,23 @@ rmSync(scratch, { recursive: true, force: true });
 rmSync(runner.dataDir, { recursive: true, force: true });
 
 const median = (v: number[]) => quantile(v, 0.5);
-console.log(`runner latency bench: ${iterations} iterations each, trivial Python scraper, image ${image}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-console.log(`  bare podman run            median ${ms(median(figures.bare))}  p90 ${ms(quantile(figures.bare, 0.9))}`);
-console.log(`  sandboxed podman run       median ${ms(median(figures.sandboxed))}  p90 ${ms(quantile(figures.sandboxed, 0.9))}  (the runner's flags, no HTTP, no workspace)`);
-console.log(`  POST /run                  median ${ms(median(figures.api))}  p90 ${ms(quantile(figures.api, 0.9))}   target <= 1500 ms`);
-console.log(`  overhead over bare         ${ms(median(figures.api) - median(figures.bare))}   target <= 300 ms`);
-console.log(`  overhead over sandboxed    ${ms(median(figures.api) - median(figures.sandboxed))}  (HTTP, workspace, output checks)`);
+console.log(
+  `runner latency bench: ${iterations} iterations each, trivial Python scraper, image ${image}, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
+console.log(
+  `  bare podman run            median ${ms(median(figures.bare))}  p90 ${ms(quantile(figures.bare, 0.9))}`,
+);
+console.log(
+  `  sandboxed podman run       median ${ms(median(figures.sandboxed))}  p90 ${ms(quantile(figures.sandboxed, 0.9))}  (the runner's flags, no HTTP, no workspace)`,
+);
+console.log(
+  `  POST /run                  median ${ms(median(figures.api))}  p90 ${ms(quantile(figures.api, 0.9))}   target <= 1500 ms`,
+);
+console.log(
+  `  overhead over bare         ${ms(median(figures.api) - median(figures.bare))}   target <= 300 ms`,
+);
+console.log(
+  `  overhead over sandboxed    ${ms(median(figures.api) - median(figures.sandboxed))}  (HTTP, workspace, output checks)`,
+);

@@ -39,9 +39,11 @@ type Env = Record<string, string | undefined>;
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number between ${min} and ${max}, got '${raw}'`);
+  if (!/^\d+$/.test(raw.trim()))
+    throw new ConfigError(`${name} must be a whole number between ${min} and ${max}, got '${raw}'`);
   const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
 }
 
@@ -70,10 +72,25 @@ function text(env: Env, name: string, fallback: string, pattern?: RegExp): strin
 }
 
 const KNOWN = new Set([
-  'SCRAPER_API_KEY', 'SCRAPER_PORT', 'SCRAPER_HOST', 'SCRAPER_MAX_CONCURRENT', 'SCRAPER_DEFAULT_TIMEOUT',
-  'SCRAPER_DEFAULT_MEMORY', 'SCRAPER_MAX_REPO_SIZE_MB', 'SCRAPER_MAX_OUTPUT_SIZE_MB', 'SCRAPER_DATA_DIR',
-  'SCRAPER_ALLOW_LOOPBACK_GIT', 'SCRAPER_CLONE_TIMEOUT', 'SCRAPER_CPUS', 'SCRAPER_NETWORK', 'SCRAPER_DNS',
-  'SCRAPER_PODMAN', 'SCRAPER_SECCOMP_PROFILE', 'SCRAPER_IMAGE_PYTHON', 'SCRAPER_IMAGE_NODE', 'SCRAPER_MAX_LOG_KB',
+  'SCRAPER_API_KEY',
+  'SCRAPER_PORT',
+  'SCRAPER_HOST',
+  'SCRAPER_MAX_CONCURRENT',
+  'SCRAPER_DEFAULT_TIMEOUT',
+  'SCRAPER_DEFAULT_MEMORY',
+  'SCRAPER_MAX_REPO_SIZE_MB',
+  'SCRAPER_MAX_OUTPUT_SIZE_MB',
+  'SCRAPER_DATA_DIR',
+  'SCRAPER_ALLOW_LOOPBACK_GIT',
+  'SCRAPER_CLONE_TIMEOUT',
+  'SCRAPER_CPUS',
+  'SCRAPER_NETWORK',
+  'SCRAPER_DNS',
+  'SCRAPER_PODMAN',
+  'SCRAPER_SECCOMP_PROFILE',
+  'SCRAPER_IMAGE_PYTHON',
+  'SCRAPER_IMAGE_NODE',
+  'SCRAPER_MAX_LOG_KB',
   // Read by the main application, not by the runner; tolerated so both can share one env file.
   'SCRAPER_RUNNER_URL',
 ]);
@@ -84,8 +101,12 @@ export function loadConfig(env: Env = process.env): RunnerConfig {
     if (name.startsWith('SCRAPER_') && !KNOWN.has(name)) throw new ConfigError(`unknown variable ${name}`);
   }
   const apiKey = env.SCRAPER_API_KEY ?? '';
-  if (apiKey === '') throw new ConfigError('SCRAPER_API_KEY is required (a random secret of at least 16 characters, the same as the main application\'s)');
-  if (apiKey.length < 16) throw new ConfigError(`SCRAPER_API_KEY must be at least 16 characters, it has ${apiKey.length}`);
+  if (apiKey === '')
+    throw new ConfigError(
+      "SCRAPER_API_KEY is required (a random secret of at least 16 characters, the same as the main application's)",
+    );
+  if (apiKey.length < 16)
+    throw new ConfigError(`SCRAPER_API_KEY must be at least 16 characters, it has ${apiKey.length}`);
 
   const dns = text(env, 'SCRAPER_DNS', '1.1.1.1,9.9.9.9', /^[0-9a-fA-F.:]+(,[0-9a-fA-F.:]+)*$/).split(',');
   return {

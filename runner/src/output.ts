@@ -8,24 +8,35 @@ import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 
 export type OutputCheck =
-  | { ok: true; rows: number; bytes: number; content: Buffer }
-  | { ok: false; message: string };
+  { ok: true; rows: number; bytes: number; content: Buffer } | { ok: false; message: string };
 
-export async function readOutputCsv(outputDir: string, fileName: string, maxBytes: number): Promise<OutputCheck> {
+export async function readOutputCsv(
+  outputDir: string,
+  fileName: string,
+  maxBytes: number,
+): Promise<OutputCheck> {
   let content: Buffer;
   try {
-    const handle = await open(join(outputDir, fileName), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const handle = await open(
+      join(outputDir, fileName),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
     try {
       const info = await handle.stat();
       if (!info.isFile()) return { ok: false, message: `${fileName} is not a regular file` };
-      if (info.size > maxBytes) return { ok: false, message: `${fileName} is larger than SCRAPER_MAX_OUTPUT_SIZE_MB (${maxBytes / 1024 / 1024} MB)` };
+      if (info.size > maxBytes)
+        return {
+          ok: false,
+          message: `${fileName} is larger than SCRAPER_MAX_OUTPUT_SIZE_MB (${maxBytes / 1024 / 1024} MB)`,
+        };
       content = await handle.readFile();
     } finally {
       await handle.close();
     }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { ok: false, message: `no ${fileName} in /output: did the scraper call save()?` };
+    if (code === 'ENOENT')
+      return { ok: false, message: `no ${fileName} in /output: did the scraper call save()?` };
     if (code === 'ELOOP') return { ok: false, message: `${fileName} is a symbolic link` };
     return { ok: false, message: `cannot read ${fileName}: ${code ?? (err as Error).message}` };
   }
@@ -37,7 +48,9 @@ export async function readOutputCsv(outputDir: string, fileName: string, maxByte
   }
   let records = 0;
   try {
-    const parser = Readable.from([content]).pipe(parse({ bom: true, relax_column_count: false, skip_empty_lines: true }));
+    const parser = Readable.from([content]).pipe(
+      parse({ bom: true, relax_column_count: false, skip_empty_lines: true }),
+    );
     for await (const _record of parser) records += 1;
   } catch (err) {
     return { ok: false, message: `${fileName} is not valid CSV: ${(err as Error).message}` };

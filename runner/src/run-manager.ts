@@ -14,7 +14,14 @@ import { checkCodeMap, checkRelativePath, writeCodeFiles } from './code/inline.t
 import { readOutputCsv } from './output.ts';
 import type { RunPhase, RunRequest, RunResult, RunStatus } from './run-types.ts';
 import { type RunningContainer, type StopReason, startContainer } from './sandbox/container.ts';
-import { checkEnv, createWorkspace, makeReadable, removeWorkspace, type Workspace, writeEnvFile } from './workspace.ts';
+import {
+  checkEnv,
+  createWorkspace,
+  makeReadable,
+  removeWorkspace,
+  type Workspace,
+  writeEnvFile,
+} from './workspace.ts';
 
 interface ActiveRun {
   runId: string;
@@ -35,7 +42,8 @@ export interface RunStatusView {
   stopping?: boolean;
 }
 
-type CodeSource = { kind: 'inline'; files: Map<string, string> } | { kind: 'git'; source: CodeUrl; resolved?: ResolvedHost };
+type CodeSource =
+  { kind: 'inline'; files: Map<string, string> } | { kind: 'git'; source: CodeUrl; resolved?: ResolvedHost };
 
 const OUTPUT_FILE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
 const MB = 1024 * 1024;
@@ -107,13 +115,19 @@ export class RunManager {
   async execute(request: RunRequest): Promise<RunResult> {
     const code = this.checkRequest(request);
     // The SSRF guard answers 400 like any other invalid request, before the run is admitted.
-    if (code.kind === 'git') code.resolved = await resolvePublicHost(code.source.url.hostname, this.config.allowLoopbackGit);
+    if (code.kind === 'git')
+      code.resolved = await resolvePublicHost(code.source.url.hostname, this.config.allowLoopbackGit);
     // From here to registering the run everything is synchronous, so two requests cannot both
     // take the last free slot.
     if (this.closing) throw new RunnerError(503, 'SHUTTING_DOWN', 'the runner is shutting down');
-    if (this.active.has(request.run_id)) throw badRequest('DUPLICATE_RUN_ID', `run ${request.run_id} is already active`);
+    if (this.active.has(request.run_id))
+      throw badRequest('DUPLICATE_RUN_ID', `run ${request.run_id} is already active`);
     if (this.active.size >= this.config.maxConcurrent) {
-      throw new RunnerError(429, 'CONCURRENCY_LIMIT', `this runner is at its limit of ${this.config.maxConcurrent} concurrent runs`);
+      throw new RunnerError(
+        429,
+        'CONCURRENCY_LIMIT',
+        `this runner is at its limit of ${this.config.maxConcurrent} concurrent runs`,
+      );
     }
     let release!: () => void;
     const run: ActiveRun = {
@@ -141,20 +155,30 @@ export class RunManager {
 
   private checkRequest(request: RunRequest): CodeSource {
     checkRelativePath(request.entrypoint, 'entrypoint');
-    if (request.output_file !== undefined && (!OUTPUT_FILE.test(request.output_file) || request.output_file.includes('..'))) {
-      throw badRequest('INVALID_PATH', `output_file '${request.output_file}' must be a plain file name (letters, digits, . _ -)`);
+    if (
+      request.output_file !== undefined &&
+      (!OUTPUT_FILE.test(request.output_file) || request.output_file.includes('..'))
+    ) {
+      throw badRequest(
+        'INVALID_PATH',
+        `output_file '${request.output_file}' must be a plain file name (letters, digits, . _ -)`,
+      );
     }
     checkEnv(request.env ?? {});
     const hasUrl = request.code_url !== undefined;
     const hasCode = request.code !== undefined;
     if (hasUrl === hasCode) throw badRequest('INVALID_CODE_SOURCE', 'give exactly one of code_url and code');
-    if (request.code !== undefined) return { kind: 'inline', files: checkCodeMap(request.code, this.config.maxRepoSizeMb * MB) };
+    if (request.code !== undefined)
+      return { kind: 'inline', files: checkCodeMap(request.code, this.config.maxRepoSizeMb * MB) };
     return { kind: 'git', source: parseCodeUrl(request.code_url as string) };
   }
 
   private async perform(run: ActiveRun, request: RunRequest, code: CodeSource): Promise<RunResult> {
     const began = Date.now();
-    const finish = (partial: Omit<RunResult, 'duration_ms'>): RunResult => ({ ...partial, duration_ms: Date.now() - began });
+    const finish = (partial: Omit<RunResult, 'duration_ms'>): RunResult => ({
+      ...partial,
+      duration_ms: Date.now() - began,
+    });
     const failure = (error: string, errorCode: string, stdout = '', stderr = '', exitCode = -1) =>
       finish({ status: 'failed', exit_code: exitCode, stdout, stderr, error, code: errorCode });
 
@@ -165,13 +189,19 @@ export class RunManager {
         await this.prepareCode(run, code, workspace);
       } catch (err) {
         // A clone that failed, was too large or too slow ends the run, not the request.
-        if (err instanceof RunnerError && err.statusCode === 422) return failure(err.details ? `${err.message}: ${err.details}` : err.message, err.code);
+        if (err instanceof RunnerError && err.statusCode === 422)
+          return failure(err.details ? `${err.message}: ${err.details}` : err.message, err.code);
         throw err;
       }
-      if (run.stopReason) return failure('run stopped before the scraper started', run.stopReason === 'shutdown' ? 'RUNNER_SHUTDOWN' : 'STOPPED');
+      if (run.stopReason)
+        return failure(
+          'run stopped before the scraper started',
+          run.stopReason === 'shutdown' ? 'RUNNER_SHUTDOWN' : 'STOPPED',
+        );
       try {
         const entry = await lstat(join(workspace.codeDir, request.entrypoint));
-        if (!entry.isFile()) return failure(`entrypoint ${request.entrypoint} is not a file`, 'ENTRYPOINT_NOT_FOUND');
+        if (!entry.isFile())
+          return failure(`entrypoint ${request.entrypoint} is not a file`, 'ENTRYPOINT_NOT_FOUND');
       } catch {
         return failure(`entrypoint ${request.entrypoint} does not exist in the code`, 'ENTRYPOINT_NOT_FOUND');
       }
@@ -219,21 +249,25 @@ export class RunManager {
     });
     const entry = `/scraper/${request.entrypoint}`;
     run.phase = 'running';
-    const container = startContainer(config.podmanPath, {
-      name: `chronomap-run-${run.runId}`,
-      instanceLabel: this.instanceLabel,
-      image: request.runtime === 'python' ? config.imagePython : config.imageNode,
-      command: request.runtime === 'python' ? ['python3', entry] : ['node', entry],
-      codeDir: workspace.codeDir,
-      outputDir: workspace.outputDir,
-      envFile: workspace.envFile,
-      memoryMb,
-      cpus: config.cpus,
-      maxOutputBytes,
-      network: config.network,
-      dnsServers: config.dnsServers,
-      seccompProfile: config.seccompProfile,
-    }, config.maxLogBytes);
+    const container = startContainer(
+      config.podmanPath,
+      {
+        name: `chronomap-run-${run.runId}`,
+        instanceLabel: this.instanceLabel,
+        image: request.runtime === 'python' ? config.imagePython : config.imageNode,
+        command: request.runtime === 'python' ? ['python3', entry] : ['node', entry],
+        codeDir: workspace.codeDir,
+        outputDir: workspace.outputDir,
+        envFile: workspace.envFile,
+        memoryMb,
+        cpus: config.cpus,
+        maxOutputBytes,
+        network: config.network,
+        dnsServers: config.dnsServers,
+        seccompProfile: config.seccompProfile,
+      },
+      config.maxLogBytes,
+    );
     run.container = container;
     if (run.stopReason) container.stop(run.stopReason);
     const timer = setTimeout(() => this.halt(run, 'timeout'), timeoutSecs * 1000);
@@ -259,13 +293,31 @@ export class RunManager {
     run.phase = 'collecting';
     const { stdout, stderr, exitCode } = ended;
     if (ended.engineError !== undefined) {
-      throw new RunnerError(500, 'SANDBOX_ERROR', 'the container engine could not start the sandbox', ended.engineError);
+      throw new RunnerError(
+        500,
+        'SANDBOX_ERROR',
+        'the container engine could not start the sandbox',
+        ended.engineError,
+      );
     }
     switch (ended.stopReason ?? run.stopReason) {
       case 'timeout':
-        return finish({ status: 'timeout', exit_code: exitCode, stdout, stderr, error: `the scraper ran longer than its ${timeoutSecs} s limit`, code: 'TIMEOUT' });
+        return finish({
+          status: 'timeout',
+          exit_code: exitCode,
+          stdout,
+          stderr,
+          error: `the scraper ran longer than its ${timeoutSecs} s limit`,
+          code: 'TIMEOUT',
+        });
       case 'output-too-large':
-        return failure(`the output is larger than SCRAPER_MAX_OUTPUT_SIZE_MB (${config.maxOutputSizeMb} MB)`, 'INVALID_OUTPUT', stdout, stderr, exitCode);
+        return failure(
+          `the output is larger than SCRAPER_MAX_OUTPUT_SIZE_MB (${config.maxOutputSizeMb} MB)`,
+          'INVALID_OUTPUT',
+          stdout,
+          stderr,
+          exitCode,
+        );
       case 'stopped':
         return failure('the run was stopped', 'STOPPED', stdout, stderr, exitCode);
       case 'shutdown':
@@ -274,8 +326,15 @@ export class RunManager {
         break;
     }
     if (exitCode !== 0) {
-      const killed = exitCode === 137 ? ` (killed by SIGKILL: most likely the ${memoryMb} MB memory limit)` : '';
-      return failure(`the scraper exited with code ${exitCode}${killed}`, exitCode === 137 ? 'KILLED' : 'EXIT_CODE', stdout, stderr, exitCode);
+      const killed =
+        exitCode === 137 ? ` (killed by SIGKILL: most likely the ${memoryMb} MB memory limit)` : '';
+      return failure(
+        `the scraper exited with code ${exitCode}${killed}`,
+        exitCode === 137 ? 'KILLED' : 'EXIT_CODE',
+        stdout,
+        stderr,
+        exitCode,
+      );
     }
     const checked = await readOutputCsv(workspace.outputDir, outputFile, maxOutputBytes);
     if (!checked.ok) return failure(checked.message, 'INVALID_OUTPUT', stdout, stderr, exitCode);
@@ -284,7 +343,11 @@ export class RunManager {
       exit_code: 0,
       stdout,
       stderr,
-      output: { rows: checked.rows, bytes: checked.bytes, content_base64: checked.content.toString('base64') },
+      output: {
+        rows: checked.rows,
+        bytes: checked.bytes,
+        content_base64: checked.content.toString('base64'),
+      },
     });
   }
 }

@@ -14,7 +14,12 @@ export interface Workspace {
 export async function createWorkspace(dataDir: string, runId: string): Promise<Workspace> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const root = await mkdtemp(join(dataDir, `run-${runId}-`));
-  const workspace = { root, codeDir: join(root, 'code'), outputDir: join(root, 'output'), envFile: join(root, 'env') };
+  const workspace = {
+    root,
+    codeDir: join(root, 'code'),
+    outputDir: join(root, 'output'),
+    envFile: join(root, 'env'),
+  };
   await mkdir(workspace.codeDir, { mode: 0o755 });
   await mkdir(workspace.outputDir, { mode: 0o755 });
   return workspace;
@@ -37,10 +42,16 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 export function checkEnv(env: Record<string, string>): void {
   for (const [name, value] of Object.entries(env)) {
-    if (!ENV_NAME.test(name)) throw badRequest('INVALID_ENV', `env name '${name}' must be letters, digits and _ and not start with a digit`);
-    if (name.startsWith('CHRONOMAP_')) throw badRequest('INVALID_ENV', `env name '${name}' is reserved for the runner`);
+    if (!ENV_NAME.test(name))
+      throw badRequest(
+        'INVALID_ENV',
+        `env name '${name}' must be letters, digits and _ and not start with a digit`,
+      );
+    if (name.startsWith('CHRONOMAP_'))
+      throw badRequest('INVALID_ENV', `env name '${name}' is reserved for the runner`);
     // podman's env file has one KEY=VALUE per line and no quoting.
-    if (/[\n\r\0]/.test(value)) throw badRequest('INVALID_ENV', `env value of '${name}' must not contain a line break or NUL`);
+    if (/[\n\r\0]/.test(value))
+      throw badRequest('INVALID_ENV', `env value of '${name}' must not contain a line break or NUL`);
   }
 }
 

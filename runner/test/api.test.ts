@@ -6,8 +6,14 @@ import { API_KEY, AUTH, makeHarness } from './support/harness.ts';
 
 const h = makeHarness();
 t.teardown(() => h.close());
-const valid = () => ({ run_id: randomUUID(), runtime: 'python', entrypoint: 'main.py', code: { 'main.py': 'print(1)' } });
-const post = (url: string, payload: unknown, headers: Record<string, string> = AUTH) => h.app.inject({ method: 'POST', url, headers, payload: payload as object });
+const valid = () => ({
+  run_id: randomUUID(),
+  runtime: 'python',
+  entrypoint: 'main.py',
+  code: { 'main.py': 'print(1)' },
+});
+const post = (url: string, payload: unknown, headers: Record<string, string> = AUTH) =>
+  h.app.inject({ method: 'POST', url, headers, payload: payload as object });
 
 t.test('bearer comparison', async (t) => {
   t.ok(bearerMatches(`Bearer ${API_KEY}`, API_KEY));
@@ -19,11 +25,28 @@ t.test('bearer comparison', async (t) => {
 
 t.test('missing or wrong key: 401 with the error body on every authenticated route', async (t) => {
   const id = randomUUID();
-  for (const [method, url] of [['POST', '/run'], ['POST', `/stop/${id}`], ['GET', `/status/${id}`]] as const) {
-    for (const headers of [{}, { authorization: 'Bearer wrong-key-wrong-key' }, { authorization: `Basic ${API_KEY}` }]) {
-      const r = await h.app.inject({ method, url, headers, payload: method === 'POST' ? valid() : undefined });
+  for (const [method, url] of [
+    ['POST', '/run'],
+    ['POST', `/stop/${id}`],
+    ['GET', `/status/${id}`],
+  ] as const) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer wrong-key-wrong-key' },
+      { authorization: `Basic ${API_KEY}` },
+    ]) {
+      const r = await h.app.inject({
+        method,
+        url,
+        headers,
+        payload: method === 'POST' ? valid() : undefined,
+      });
       t.equal(r.statusCode, 401, `${method} ${url} ${JSON.stringify(headers)}`);
-      t.same(r.json(), { error: 'Unauthorized', message: 'missing or wrong bearer key', code: 'UNAUTHORIZED' });
+      t.same(r.json(), {
+        error: 'Unauthorized',
+        message: 'missing or wrong bearer key',
+        code: 'UNAUTHORIZED',
+      });
     }
   }
 });
@@ -33,7 +56,15 @@ t.test('/health and /metrics need no key and have the spec shapes', async (t) =>
   t.equal(health.statusCode, 200);
   t.match(health.json(), { status: 'ok', active_runs: 0, timestamp: /^\d{4}-\d\d-\d\dT/ });
   const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
-  t.same(Object.keys(metrics.json()).sort(), ['active_runs', 'queue_capacity', 'total_failed', 'total_runs', 'total_success', 'total_timeout', 'uptime_seconds']);
+  t.same(Object.keys(metrics.json()).sort(), [
+    'active_runs',
+    'queue_capacity',
+    'total_failed',
+    'total_runs',
+    'total_success',
+    'total_timeout',
+    'uptime_seconds',
+  ]);
   t.equal(metrics.json().queue_capacity, 3);
 });
 
@@ -71,7 +102,11 @@ t.test('code_url resolving to a private or loopback address is refused without t
   const r = await post('/run', { ...valid(), code: undefined, code_url: 'https://127.0.0.1/repo.git' });
   t.equal(r.statusCode, 400);
   t.match(r.json(), { code: 'CODE_URL_FORBIDDEN', message: /127\.0\.0\.1 \(loopback\)/ });
-  const mapped = await post('/run', { ...valid(), code: undefined, code_url: 'https://[::ffff:169.254.169.254]/repo.git' });
+  const mapped = await post('/run', {
+    ...valid(),
+    code: undefined,
+    code_url: 'https://[::ffff:169.254.169.254]/repo.git',
+  });
   t.match(mapped.json(), { code: 'CODE_URL_FORBIDDEN' });
   const local = await post('/run', { ...valid(), code: undefined, code_url: 'https://localhost/repo.git' });
   t.match(local.json(), { code: 'CODE_URL_FORBIDDEN' });
@@ -95,7 +130,12 @@ t.test('unknown routes and malformed JSON keep the error body', async (t) => {
   const r = await h.app.inject({ method: 'GET', url: '/nope', headers: AUTH });
   t.equal(r.statusCode, 404);
   t.match(r.json(), { error: 'Not Found', code: 'NOT_FOUND' });
-  const bad = await h.app.inject({ method: 'POST', url: '/run', headers: { ...AUTH, 'content-type': 'application/json' }, payload: '{nope' });
+  const bad = await h.app.inject({
+    method: 'POST',
+    url: '/run',
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    payload: '{nope',
+  });
   t.equal(bad.statusCode, 400);
   t.match(bad.json(), { error: 'Bad Request', message: String });
 });

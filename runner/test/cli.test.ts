@@ -15,9 +15,18 @@ const baseEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root
 t.test('refuses to start without a usable key or with a bad variable', async (t) => {
   for (const [env, message] of [
     [{}, 'chronomap-runner: SCRAPER_API_KEY is required'],
-    [{ SCRAPER_API_KEY: 'too-short' }, 'chronomap-runner: SCRAPER_API_KEY must be at least 16 characters, it has 9'],
-    [{ SCRAPER_API_KEY: key, SCRAPER_MAX_CONCURRENT: '0' }, 'chronomap-runner: SCRAPER_MAX_CONCURRENT must be between 1 and 256, got 0'],
-    [{ SCRAPER_API_KEY: key, SCRAPER_NETWORK: 'no-such-network' }, 'chronomap-runner: cannot sandbox scrapers on this host: network no-such-network is missing'],
+    [
+      { SCRAPER_API_KEY: 'too-short' },
+      'chronomap-runner: SCRAPER_API_KEY must be at least 16 characters, it has 9',
+    ],
+    [
+      { SCRAPER_API_KEY: key, SCRAPER_MAX_CONCURRENT: '0' },
+      'chronomap-runner: SCRAPER_MAX_CONCURRENT must be between 1 and 256, got 0',
+    ],
+    [
+      { SCRAPER_API_KEY: key, SCRAPER_NETWORK: 'no-such-network' },
+      'chronomap-runner: cannot sandbox scrapers on this host: network no-such-network is missing',
+    ],
   ] as const) {
     const r = spawnSync(bin, { env: { ...baseEnv, ...env }, encoding: 'utf8' });
     t.equal(r.status, 1, message);
@@ -29,7 +38,16 @@ t.test('refuses to start without a usable key or with a bad variable', async (t)
 t.test('SIGTERM stops running containers, then the process exits', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'chronomap-cli-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(bin, { env: { ...baseEnv, SCRAPER_API_KEY: key, SCRAPER_PORT: '0', SCRAPER_HOST: '127.0.0.1', SCRAPER_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, {
+    env: {
+      ...baseEnv,
+      SCRAPER_API_KEY: key,
+      SCRAPER_PORT: '0',
+      SCRAPER_HOST: '127.0.0.1',
+      SCRAPER_DATA_DIR: dataDir,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   const port = await new Promise<number>((resolve, reject) => {
     let log = '';
@@ -43,15 +61,32 @@ t.test('SIGTERM stops running containers, then the process exits', async (t) => 
   const base = `http://127.0.0.1:${port}`;
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const runId = randomUUID();
-  const run = fetch(`${base}/run`, { method: 'POST', headers: auth, body: JSON.stringify({ run_id: runId, runtime: 'python', entrypoint: 'main.py', code: { 'main.py': 'import time\ntime.sleep(300)\n' } }) }).then((r) => r.json());
+  const run = fetch(`${base}/run`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({
+      run_id: runId,
+      runtime: 'python',
+      entrypoint: 'main.py',
+      code: { 'main.py': 'import time\ntime.sleep(300)\n' },
+    }),
+  }).then((r) => r.json());
   for (;;) {
     const status = await (await fetch(`${base}/status/${runId}`, { headers: auth })).json();
-    if (status.phase === 'running' && spawnSync('podman', ['container', 'exists', `chronomap-run-${runId}`]).status === 0) break;
+    if (
+      status.phase === 'running' &&
+      spawnSync('podman', ['container', 'exists', `chronomap-run-${runId}`]).status === 0
+    )
+      break;
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGTERM');
   t.match(await run, { status: 'failed', code: 'RUNNER_SHUTDOWN' });
   t.equal(await exited, 0);
-  t.equal(spawnSync('podman', ['container', 'exists', `chronomap-run-${runId}`]).status, 1, 'the container is gone');
+  t.equal(
+    spawnSync('podman', ['container', 'exists', `chronomap-run-${runId}`]).status,
+    1,
+    'the container is gone',
+  );
   t.same(readdirSync(dataDir), [], 'the workspace is gone');
 });

@@ -7,7 +7,11 @@ import { checkEnv } from '../src/workspace.ts';
 
 t.test('relative paths: traversal, absolute and odd names are refused', async (t) => {
   for (const bad of ['../x.py', 'a/../../x.py', 'a/..', '/etc/passwd', '', '.', 'a\\..\\x', 'dir/', 'a\0b']) {
-    t.throws(() => checkRelativePath(bad, 'code file'), { code: 'INVALID_PATH', statusCode: 400 }, JSON.stringify(bad));
+    t.throws(
+      () => checkRelativePath(bad, 'code file'),
+      { code: 'INVALID_PATH', statusCode: 400 },
+      JSON.stringify(bad),
+    );
   }
   t.equal(checkRelativePath('src/./main.py', 'entrypoint'), 'src/main.py');
   t.equal(checkRelativePath('a//b.py', 'entrypoint'), 'a/b.py');
@@ -43,12 +47,23 @@ t.test('code_url: https only, branch after #, no option-like branch', async (t) 
 
 t.test('address classification for the SSRF guard', async (t) => {
   const refused: Record<string, string> = {
-    '127.0.0.1': 'loopback', '10.1.2.3': 'private', '172.16.0.1': 'private', '192.168.1.1': 'private',
-    '169.254.169.254': 'linkLocal', '100.64.0.1': 'carrierGradeNat', '0.0.0.0': 'unspecified', '::1': 'loopback',
-    'fe80::1': 'linkLocal', 'fd00::1': 'uniqueLocal', '::ffff:127.0.0.1': 'loopback', '::ffff:10.0.0.1': 'private',
-    '224.0.0.1': 'multicast', '255.255.255.255': 'broadcast',
+    '127.0.0.1': 'loopback',
+    '10.1.2.3': 'private',
+    '172.16.0.1': 'private',
+    '192.168.1.1': 'private',
+    '169.254.169.254': 'linkLocal',
+    '100.64.0.1': 'carrierGradeNat',
+    '0.0.0.0': 'unspecified',
+    '::1': 'loopback',
+    'fe80::1': 'linkLocal',
+    'fd00::1': 'uniqueLocal',
+    '::ffff:127.0.0.1': 'loopback',
+    '::ffff:10.0.0.1': 'private',
+    '224.0.0.1': 'multicast',
+    '255.255.255.255': 'broadcast',
   };
-  for (const [address, range] of Object.entries(refused)) t.equal(classifyAddress(address, false), range, address);
+  for (const [address, range] of Object.entries(refused))
+    t.equal(classifyAddress(address, false), range, address);
   t.equal(classifyAddress('93.184.216.34', false), null);
   t.equal(classifyAddress('2606:4700::1111', false), null);
   t.equal(classifyAddress('127.0.0.1', true), null, 'loopback allowed by the operator flag');

@@ -9,28 +9,59 @@ t.teardown(() => server.close());
 // The runner's git trusts the test certificate through the variable an operator would set.
 process.env.GIT_SSL_CAINFO = server.caFile;
 
-const h = makeHarness({ SCRAPER_ALLOW_LOOPBACK_GIT: 'true', SCRAPER_MAX_REPO_SIZE_MB: '1', SCRAPER_MAX_CONCURRENT: '4' });
+const h = makeHarness({
+  SCRAPER_ALLOW_LOOPBACK_GIT: 'true',
+  SCRAPER_MAX_REPO_SIZE_MB: '1',
+  SCRAPER_MAX_CONCURRENT: '4',
+});
 t.teardown(() => h.close());
 
-const scraper = (label: string) => `from chronomap.scraper import output\nfrom lib.names import NAME\noutput.write_row({"branch": "${label}", "name": NAME})\noutput.save()\n`;
-server.addRepo('small', { 'main.py': scraper('main'), 'lib/__init__.py': '', 'lib/names.py': 'NAME = "from a module"\n', 'assets/blob.bin': randomBytes(200 * 1024) }, { feature: { 'main.py': scraper('feature') } });
+const scraper = (label: string) =>
+  `from chronomap.scraper import output\nfrom lib.names import NAME\noutput.write_row({"branch": "${label}", "name": NAME})\noutput.save()\n`;
+server.addRepo(
+  'small',
+  {
+    'main.py': scraper('main'),
+    'lib/__init__.py': '',
+    'lib/names.py': 'NAME = "from a module"\n',
+    'assets/blob.bin': randomBytes(200 * 1024),
+  },
+  { feature: { 'main.py': scraper('feature') } },
+);
 // Random bytes do not compress: 3 MB of them is over the 1 MB cap however git packs it.
-server.addRepo('large', { 'main.py': scraper('main'), 'lib/__init__.py': '', 'lib/names.py': 'NAME = "x"\n', 'data/a.bin': randomBytes(3 * 1024 * 1024) });
+server.addRepo('large', {
+  'main.py': scraper('main'),
+  'lib/__init__.py': '',
+  'lib/names.py': 'NAME = "x"\n',
+  'data/a.bin': randomBytes(3 * 1024 * 1024),
+});
 
 t.test('a repository under the cap is cloned and run, the default branch', async (t) => {
-  const { body } = await h.run({ runtime: 'python', entrypoint: 'main.py', code_url: `${server.url}/small.git` });
+  const { body } = await h.run({
+    runtime: 'python',
+    entrypoint: 'main.py',
+    code_url: `${server.url}/small.git`,
+  });
   t.equal(body.status, 'success', `${body.error} ${body.stderr}`);
   t.same(csvRecords(body)[1], ['main', 'from a module']);
 });
 
 t.test('#branch selects the branch', async (t) => {
-  const { body } = await h.run({ runtime: 'python', entrypoint: 'main.py', code_url: `${server.url}/small.git#feature` });
+  const { body } = await h.run({
+    runtime: 'python',
+    entrypoint: 'main.py',
+    code_url: `${server.url}/small.git#feature`,
+  });
   t.equal(body.status, 'success', `${body.error} ${body.stderr}`);
   t.same(csvRecords(body)[1], ['feature', 'from a module']);
 });
 
 t.test('a repository over SCRAPER_MAX_REPO_SIZE_MB is aborted during the clone', async (t) => {
-  const { statusCode, body } = await h.run({ runtime: 'python', entrypoint: 'main.py', code_url: `${server.url}/large.git` });
+  const { statusCode, body } = await h.run({
+    runtime: 'python',
+    entrypoint: 'main.py',
+    code_url: `${server.url}/large.git`,
+  });
   t.equal(statusCode, 200);
   t.equal(body.status, 'failed');
   t.equal(body.code, 'REPO_TOO_LARGE');
@@ -39,20 +70,36 @@ t.test('a repository over SCRAPER_MAX_REPO_SIZE_MB is aborted during the clone',
 });
 
 t.test('a missing repository or branch fails the run with CLONE_FAILED', async (t) => {
-  const missing = await h.run({ runtime: 'python', entrypoint: 'main.py', code_url: `${server.url}/nope.git` });
+  const missing = await h.run({
+    runtime: 'python',
+    entrypoint: 'main.py',
+    code_url: `${server.url}/nope.git`,
+  });
   t.equal(missing.body.code, 'CLONE_FAILED');
-  const branch = await h.run({ runtime: 'python', entrypoint: 'main.py', code_url: `${server.url}/small.git#no-such-branch` });
+  const branch = await h.run({
+    runtime: 'python',
+    entrypoint: 'main.py',
+    code_url: `${server.url}/small.git#no-such-branch`,
+  });
   t.equal(branch.body.code, 'CLONE_FAILED');
 });
 
 t.test('a redirect to another host is not followed', async (t) => {
-  const { body } = await h.run({ runtime: 'python', entrypoint: 'main.py', code_url: `${server.url}/redirect/small.git` });
+  const { body } = await h.run({
+    runtime: 'python',
+    entrypoint: 'main.py',
+    code_url: `${server.url}/redirect/small.git`,
+  });
   t.equal(body.status, 'failed');
   t.equal(body.code, 'CLONE_FAILED');
 });
 
 t.test('credentials in code_url never appear in messages', async (t) => {
-  const { body } = await h.run({ runtime: 'python', entrypoint: 'main.py', code_url: `https://user:s3cret-token@localhost:${new URL(server.url).port}/nope.git` });
+  const { body } = await h.run({
+    runtime: 'python',
+    entrypoint: 'main.py',
+    code_url: `https://user:s3cret-token@localhost:${new URL(server.url).port}/nope.git`,
+  });
   t.equal(body.code, 'CLONE_FAILED');
   t.notMatch(JSON.stringify(body), /s3cret-token/);
 });

@@ -4,20 +4,50 @@ import { podmanCreateArgs } from '../src/sandbox/podman-args.ts';
 import { CappedText } from '../src/sandbox/capped-text.ts';
 
 const args = podmanCreateArgs({
-  name: 'chronomap-run-x', instanceLabel: 'i', image: 'localhost/runner-python', command: ['python3', '/scraper/main.py'],
-  codeDir: '/w/code', outputDir: '/w/output', envFile: '/w/env', memoryMb: 256, cpus: 1.5, maxOutputBytes: 1000,
-  network: 'scraper-sandbox', dnsServers: ['1.1.1.1', '9.9.9.9'], seccompProfile: '/p/seccomp.json',
+  name: 'chronomap-run-x',
+  instanceLabel: 'i',
+  image: 'localhost/runner-python',
+  command: ['python3', '/scraper/main.py'],
+  codeDir: '/w/code',
+  outputDir: '/w/output',
+  envFile: '/w/env',
+  memoryMb: 256,
+  cpus: 1.5,
+  maxOutputBytes: 1000,
+  network: 'scraper-sandbox',
+  dnsServers: ['1.1.1.1', '9.9.9.9'],
+  seccompProfile: '/p/seccomp.json',
 });
 const line = args.join(' ');
 
 t.test('every sandbox flag is present', async (t) => {
   for (const flag of [
-    'create --rm', '--pull=never', '--cap-drop=ALL', '--security-opt no-new-privileges', '--security-opt seccomp=/p/seccomp.json',
-    '--userns=auto', '--read-only', '--tmpfs /tmp:rw,noexec,nosuid,nodev,size=64m', '-v /w/code:/scraper:ro,',
-    '-v /w/output:/output:rw,', '--pids-limit 256', '--memory 256m', '--memory-swap 256m', '--cpus 1.5',
-    '--network scraper-sandbox', '--dns 1.1.1.1', '--dns 9.9.9.9', '--env-file /w/env', '--ulimit fsize=1001:1001',
-  ]) t.ok(line.includes(flag), flag);
-  t.same(args.slice(-3), ['localhost/runner-python', 'python3', '/scraper/main.py'], 'image and command come last');
+    'create --rm',
+    '--pull=never',
+    '--cap-drop=ALL',
+    '--security-opt no-new-privileges',
+    '--security-opt seccomp=/p/seccomp.json',
+    '--userns=auto',
+    '--read-only',
+    '--tmpfs /tmp:rw,noexec,nosuid,nodev,size=64m',
+    '-v /w/code:/scraper:ro,',
+    '-v /w/output:/output:rw,',
+    '--pids-limit 256',
+    '--memory 256m',
+    '--memory-swap 256m',
+    '--cpus 1.5',
+    '--network scraper-sandbox',
+    '--dns 1.1.1.1',
+    '--dns 9.9.9.9',
+    '--env-file /w/env',
+    '--ulimit fsize=1001:1001',
+  ])
+    t.ok(line.includes(flag), flag);
+  t.same(
+    args.slice(-3),
+    ['localhost/runner-python', 'python3', '/scraper/main.py'],
+    'image and command come last',
+  );
 });
 
 t.test('captured text keeps the first bytes and counts the rest', async (t) => {

@@ -13,32 +13,63 @@ const base = { SCRAPER_API_KEY: 'k'.repeat(16), SCRAPER_DATA_DIR: join(dir, 'dat
 
 function fakePodman(name: string, info: object, runFails?: string): string {
   const path = join(dir, name);
-  writeFileSync(path, `#!/bin/sh
+  writeFileSync(
+    path,
+    `#!/bin/sh
 case "$1" in
   info) echo '${JSON.stringify(info)}' ;;
   create) ${runFails ? `echo '${runFails}' >&2; exit 125` : 'exit 0'} ;;
   *) exit 0 ;;
 esac
-`);
+`,
+  );
   chmodSync(path, 0o755);
   return path;
 }
 
 t.test('rootless podman on cgroup v1 is refused, and missing controllers are named', async (t) => {
-  const podman = fakePodman('rootless-v1', { version: { Version: '4.3.1' }, host: { cgroupVersion: 'v1', cgroupControllers: ['cpu'], security: { rootless: true } } });
+  const podman = fakePodman('rootless-v1', {
+    version: { Version: '4.3.1' },
+    host: { cgroupVersion: 'v1', cgroupControllers: ['cpu'], security: { rootless: true } },
+  });
   const problems = await engineProblems(loadConfig({ ...base, SCRAPER_PODMAN: podman }));
-  t.match(problems, [/rootless podman on cgroup v1 cannot apply the memory, CPU and pids limits/, /'memory' is not available/, /'pids' is not available/]);
+  t.match(problems, [
+    /rootless podman on cgroup v1 cannot apply the memory, CPU and pids limits/,
+    /'memory' is not available/,
+    /'pids' is not available/,
+  ]);
 });
 
 t.test('podman older than 4 is refused', async (t) => {
-  const podman = fakePodman('old', { version: { Version: '3.4.4' }, host: { cgroupVersion: 'v2', cgroupControllers: ['cpu', 'memory', 'pids'], security: { rootless: false } } });
-  t.match(await engineProblems(loadConfig({ ...base, SCRAPER_PODMAN: podman })), [/podman 3\.4\.4 is too old/]);
+  const podman = fakePodman('old', {
+    version: { Version: '3.4.4' },
+    host: {
+      cgroupVersion: 'v2',
+      cgroupControllers: ['cpu', 'memory', 'pids'],
+      security: { rootless: false },
+    },
+  });
+  t.match(await engineProblems(loadConfig({ ...base, SCRAPER_PODMAN: podman })), [
+    /podman 3\.4\.4 is too old/,
+  ]);
 });
 
 t.test('a runtime that fails to apply the sandbox is reported with its own message', async (t) => {
-  const podman = fakePodman('crun-fails', { version: { Version: '4.3.1' }, host: { cgroupVersion: 'v2', cgroupControllers: ['cpu', 'memory', 'pids'], security: { rootless: false } } },
-    'Error: crun: opening file `memory.max` for writing: Permission denied: OCI permission denied');
-  t.match(await engineProblems(loadConfig({ ...base, SCRAPER_PODMAN: podman })), [/could not start a sandboxed container: Error: crun: opening file `memory.max`/]);
+  const podman = fakePodman(
+    'crun-fails',
+    {
+      version: { Version: '4.3.1' },
+      host: {
+        cgroupVersion: 'v2',
+        cgroupControllers: ['cpu', 'memory', 'pids'],
+        security: { rootless: false },
+      },
+    },
+    'Error: crun: opening file `memory.max` for writing: Permission denied: OCI permission denied',
+  );
+  t.match(await engineProblems(loadConfig({ ...base, SCRAPER_PODMAN: podman })), [
+    /could not start a sandboxed container: Error: crun: opening file `memory.max`/,
+  ]);
 });
 
 t.test('a missing podman is reported', async (t) => {

@@ -5,10 +5,18 @@ import { spawnSync } from 'node:child_process';
 import t, { type Test } from 'tap';
 import { csvOf, csvRecords, makeHarness } from './support/harness.ts';
 
-const h = makeHarness({ SCRAPER_MAX_CONCURRENT: '4', SCRAPER_MAX_OUTPUT_SIZE_MB: '5', SCRAPER_DEFAULT_TIMEOUT: '60' });
+const h = makeHarness({
+  SCRAPER_MAX_CONCURRENT: '4',
+  SCRAPER_MAX_OUTPUT_SIZE_MB: '5',
+  SCRAPER_DEFAULT_TIMEOUT: '60',
+});
 t.teardown(() => h.close());
 
-const py = (source: string) => ({ runtime: 'python' as const, entrypoint: 'main.py', code: { 'main.py': source } });
+const py = (source: string) => ({
+  runtime: 'python' as const,
+  entrypoint: 'main.py',
+  code: { 'main.py': source },
+});
 
 // A stand-in for the host's services listening on every address (as PostgreSQL, the main
 // application or the runner API would on a real host).
@@ -16,15 +24,33 @@ const hostService = createServer((socket) => socket.end('hello from the host\n')
 await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
 t.teardown(() => hostService.close());
 const servicePort = (hostService.address() as { port: number }).port;
-const gateway = spawnSync('podman', ['network', 'inspect', h.config.network, '--format', '{{range .Subnets}}{{.Gateway}}{{end}}'], { encoding: 'utf8' }).stdout.trim();
-const hostAddress = spawnSync('sh', ['-c', "ip -4 route get 1.1.1.1 | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p'"], { encoding: 'utf8' }).stdout.trim() || '127.0.0.1';
+const gateway = spawnSync(
+  'podman',
+  ['network', 'inspect', h.config.network, '--format', '{{range .Subnets}}{{.Gateway}}{{end}}'],
+  { encoding: 'utf8' },
+).stdout.trim();
+const hostAddress =
+  spawnSync('sh', ['-c', "ip -4 route get 1.1.1.1 | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p'"], {
+    encoding: 'utf8',
+  }).stdout.trim() || '127.0.0.1';
 
-t.test('control: a container on podman\'s default network (no firewall rules) reaches the stand-in service', async (t) => {
-  t.ok(gateway, 'sandbox network has a gateway address');
-  const probe = `import socket; socket.create_connection(('${hostAddress}', ${servicePort}), 3).close(); print('reachable')`;
-  const r = spawnSync('podman', ['run', '--rm', '--network', 'podman', h.config.imagePython, 'python3', '-c', probe], { encoding: 'utf8' });
-  t.equal(r.stdout.trim(), 'reachable', `so a refusal from the sandbox is the firewall's doing ${r.stderr}`);
-});
+t.test(
+  "control: a container on podman's default network (no firewall rules) reaches the stand-in service",
+  async (t) => {
+    t.ok(gateway, 'sandbox network has a gateway address');
+    const probe = `import socket; socket.create_connection(('${hostAddress}', ${servicePort}), 3).close(); print('reachable')`;
+    const r = spawnSync(
+      'podman',
+      ['run', '--rm', '--network', 'podman', h.config.imagePython, 'python3', '-c', probe],
+      { encoding: 'utf8' },
+    );
+    t.equal(
+      r.stdout.trim(),
+      'reachable',
+      `so a refusal from the sandbox is the firewall's doing ${r.stderr}`,
+    );
+  },
+);
 
 const cases: Record<string, () => Promise<void>> = {};
 const scenario = (name: string, fn: (t: Test) => Promise<void>) => {
@@ -32,13 +58,15 @@ const scenario = (name: string, fn: (t: Test) => Promise<void>) => {
 };
 
 scenario('a scraper that succeeds returns its CSV, rows and logs', async (t) => {
-  const { statusCode, body } = await h.run(py(`
+  const { statusCode, body } = await h.run(
+    py(`
 from chronomap.scraper import output
 import requests, bs4, lxml, pandas, cssselect
 print("fetched 2 events")
 output.write_rows([{"title": "Concert", "city": "Berlin"}, {"title": "Fair, big", "city": "Köln"}])
 output.save()
-`));
+`),
+  );
   t.equal(statusCode, 200);
   t.equal(body.status, 'success');
   t.equal(body.exit_code, 0);
@@ -48,14 +76,16 @@ output.save()
   t.equal(body.output?.bytes, Buffer.byteLength(csvOf(body)));
 });
 
-scenario('a node scraper with cheerio, axios and the helper succeeds, with a custom output file', async (t) => {
-  const { body } = await h.run({
-    runtime: 'node',
-    entrypoint: 'src/index.mjs',
-    output_file: 'events.csv',
-    env: { GREETING: 'multi word value = fine' },
-    code: {
-      'src/index.mjs': `
+scenario(
+  'a node scraper with cheerio, axios and the helper succeeds, with a custom output file',
+  async (t) => {
+    const { body } = await h.run({
+      runtime: 'node',
+      entrypoint: 'src/index.mjs',
+      output_file: 'events.csv',
+      env: { GREETING: 'multi word value = fine' },
+      code: {
+        'src/index.mjs': `
 import * as cheerio from 'cheerio';
 import axios from 'axios';
 import { output } from '@chronomap/scraper';
@@ -63,12 +93,17 @@ const $ = cheerio.load('<ul><li>One</li><li>Two</li></ul>');
 $('li').each((_, el) => output.writeRow({ title: $(el).text(), axios: typeof axios.get, greeting: process.env.GREETING }));
 console.log(output.save());
 `,
-    },
-  });
-  t.equal(body.status, 'success', body.stderr);
-  t.equal(body.stdout, '/output/events.csv\n');
-  t.same(csvRecords(body), [['title', 'axios', 'greeting'], ['One', 'function', 'multi word value = fine'], ['Two', 'function', 'multi word value = fine']]);
-});
+      },
+    });
+    t.equal(body.status, 'success', body.stderr);
+    t.equal(body.stdout, '/output/events.csv\n');
+    t.same(csvRecords(body), [
+      ['title', 'axios', 'greeting'],
+      ['One', 'function', 'multi word value = fine'],
+      ['Two', 'function', 'multi word value = fine'],
+    ]);
+  },
+);
 
 scenario('a scraper that exits 1 fails with its exit code and stderr', async (t) => {
   const { body } = await h.run(py('import sys\nprint("boom", file=sys.stderr)\nsys.exit(1)\n'));
@@ -80,7 +115,10 @@ scenario('a scraper that exits 1 fails with its exit code and stderr', async (t)
 });
 
 scenario('a scraper that sleeps past its timeout is stopped and reported as timeout', async (t) => {
-  const { body } = await h.run({ ...py('import time\nprint("waiting", flush=True)\ntime.sleep(120)\n'), limits: { timeout_secs: 2 } });
+  const { body } = await h.run({
+    ...py('import time\nprint("waiting", flush=True)\ntime.sleep(120)\n'),
+    limits: { timeout_secs: 2 },
+  });
   t.equal(body.status, 'timeout');
   t.equal(body.code, 'TIMEOUT');
   t.equal(body.stdout, 'waiting\n');
@@ -94,7 +132,8 @@ scenario('a scraper that never calls save fails with INVALID_OUTPUT', async (t) 
 });
 
 scenario('a scraper writing 200 MB is stopped at the output cap', async (t) => {
-  const { body } = await h.run(py(`
+  const { body } = await h.run(
+    py(`
 import errno
 chunk = b"a,b\\n" * 262144
 written = 0
@@ -105,7 +144,8 @@ try:
 except OSError as e:
     print("stopped by", errno.errorcode.get(e.errno), "after", written)
     raise SystemExit(0)
-`));
+`),
+  );
   t.equal(body.status, 'failed');
   t.equal(body.code, 'INVALID_OUTPUT');
   t.match(body.error, /larger than SCRAPER_MAX_OUTPUT_SIZE_MB \(5 MB\)/);
@@ -113,7 +153,8 @@ except OSError as e:
 
 scenario('a scraper writing 200 MB to /tmp hits the 64 MB tmpfs', async (t) => {
   // 1 MB files, each below the per-file size limit (the output cap), so the tmpfs size is what stops it.
-  const { body } = await h.run(py(`
+  const { body } = await h.run(
+    py(`
 import errno
 from chronomap.scraper import output
 result = "no error"
@@ -125,13 +166,15 @@ except OSError as e:
     result = errno.errorcode.get(e.errno)
 output.write_row({"result": result})
 output.save()
-`));
+`),
+  );
   t.equal(body.status, 'success', body.stderr);
   t.same(csvRecords(body)[1], ['ENOSPC']);
 });
 
 scenario('a fork bomb is held by the pids limit', async (t) => {
-  const { body } = await h.run({ ...py(`
+  const { body } = await h.run({
+    ...py(`
 import os, time
 from chronomap.scraper import output
 children, error = 0, "none"
@@ -148,7 +191,9 @@ while children < 2000:
 output.write_row({"children": children, "error": error})
 output.save()
 os._exit(0)
-`), limits: { timeout_secs: 30 } });
+`),
+    limits: { timeout_secs: 30 },
+  });
   t.equal(body.status, 'success', body.stderr);
   const [children, error] = csvRecords(body)[1] ?? [];
   t.ok(Number(children) < 256, `forked ${children} children before: ${error}`);
@@ -156,7 +201,10 @@ os._exit(0)
 });
 
 scenario('a scraper allocating past its memory limit is killed', async (t) => {
-  const { body } = await h.run({ ...py('data = "x" * (400 * 1024 * 1024)\nprint(len(data))\n'), limits: { memory_mb: 64 } });
+  const { body } = await h.run({
+    ...py('data = "x" * (400 * 1024 * 1024)\nprint(len(data))\n'),
+    limits: { memory_mb: 64 },
+  });
   t.equal(body.status, 'failed');
   t.equal(body.exit_code, 137);
   t.equal(body.code, 'KILLED');
@@ -164,7 +212,8 @@ scenario('a scraper allocating past its memory limit is killed', async (t) => {
 });
 
 scenario('writes outside /output and /tmp fail, executing from /tmp fails', async (t) => {
-  const { body } = await h.run(py(`
+  const { body } = await h.run(
+    py(`
 import os, shutil, subprocess
 from chronomap.scraper import output
 for path in ["/scraper/x", "/etc/x", "/x", "/usr/lib/x", "/root/x", "/var/x"]:
@@ -187,9 +236,14 @@ for path in ["/tmp/true", "/tmp/run.sh"]:
         result = type(e).__name__
     output.write_row({"what": "exec " + path, "result": result})
 output.save()
-`));
+`),
+  );
   t.equal(body.status, 'success', body.stderr);
-  const results = Object.fromEntries(csvRecords(body).slice(1).map(([what, result]) => [what, result]));
+  const results = Object.fromEntries(
+    csvRecords(body)
+      .slice(1)
+      .map(([what, result]) => [what, result]),
+  );
   for (const path of ['/scraper/x', '/etc/x', '/x', '/usr/lib/x', '/root/x', '/var/x']) {
     t.not(results[`write ${path}`], 'written', `write ${path} refused (${results[`write ${path}`]})`);
   }
@@ -198,7 +252,8 @@ output.save()
 });
 
 scenario('syscalls outside the seccomp allow-list fail with EPERM', async (t) => {
-  const { body } = await h.run(py(`
+  const { body } = await h.run(
+    py(`
 import ctypes, os
 from chronomap.scraper import output
 libc = ctypes.CDLL(None, use_errno=True)
@@ -213,19 +268,28 @@ attempt("setns", lambda: libc.setns(0, 0))
 seccomp = [l.split()[1] for l in open("/proc/self/status") if l.startswith("Seccomp:")][0]
 output.write_row({"call": "seccomp-mode", "rc": seccomp, "errno": 0})
 output.save()
-`));
+`),
+  );
   t.equal(body.status, 'success', body.stderr);
   const rows = csvRecords(body).slice(1);
-  for (const [call, rc, errno] of rows.slice(0, 4)) t.same([call, rc, errno], [call, '-1', '1'], `${call} refused with EPERM`);
+  for (const [call, rc, errno] of rows.slice(0, 4))
+    t.same([call, rc, errno], [call, '-1', '1'], `${call} refused with EPERM`);
   t.same(rows[4], ['seccomp-mode', '2', '0'], 'the process runs under a seccomp filter');
 });
 
 scenario('the host and its services are unreachable from the sandbox', async (t) => {
   const targets = [
-    ['127.0.0.1', servicePort], [gateway, servicePort], [hostAddress, servicePort],
-    [gateway, 5432], [hostAddress, 5432], ['127.0.0.1', 5432], [gateway, h.config.port], [hostAddress, h.config.port],
+    ['127.0.0.1', servicePort],
+    [gateway, servicePort],
+    [hostAddress, servicePort],
+    [gateway, 5432],
+    [hostAddress, 5432],
+    ['127.0.0.1', 5432],
+    [gateway, h.config.port],
+    [hostAddress, h.config.port],
   ];
-  const { body } = await h.run(py(`
+  const { body } = await h.run(
+    py(`
 import socket, concurrent.futures
 from chronomap.scraper import output
 targets = ${JSON.stringify(targets)}
@@ -239,13 +303,16 @@ with concurrent.futures.ThreadPoolExecutor(len(targets)) as pool:
     for target, result in zip(targets, pool.map(probe, targets)):
         output.write_row({"target": f"{target[0]}:{target[1]}", "result": result})
 output.save()
-`));
+`),
+  );
   t.equal(body.status, 'success', body.stderr);
-  for (const [target, result] of csvRecords(body).slice(1)) t.not(result, 'reachable', `${target}: ${result}`);
+  for (const [target, result] of csvRecords(body).slice(1))
+    t.not(result, 'reachable', `${target}: ${result}`);
 });
 
 scenario('packages cannot be installed at run time', async (t) => {
-  const python = await h.run(py(`
+  const python = await h.run(
+    py(`
 import subprocess
 from chronomap.scraper import output
 for cmd in (["pip", "install", "six"], ["pip3", "install", "six"], ["python3", "-m", "pip", "install", "six"], ["python3", "-m", "ensurepip"], ["apt-get", "install", "curl"]):
@@ -255,10 +322,20 @@ for cmd in (["pip", "install", "six"], ["pip3", "install", "six"], ["python3", "
         result = type(e).__name__
     output.write_row({"cmd": " ".join(cmd), "result": result})
 output.save()
-`));
+`),
+  );
   t.equal(python.body.status, 'success', python.body.stderr);
-  t.same(csvRecords(python.body).slice(1).map((r) => r[1]), ['FileNotFoundError', 'FileNotFoundError', 'exit 1', 'exit 1', 'FileNotFoundError']);
-  const node = await h.run({ runtime: 'node', entrypoint: 'main.cjs', code: { 'main.cjs': `
+  t.same(
+    csvRecords(python.body)
+      .slice(1)
+      .map((r) => r[1]),
+    ['FileNotFoundError', 'FileNotFoundError', 'exit 1', 'exit 1', 'FileNotFoundError'],
+  );
+  const node = await h.run({
+    runtime: 'node',
+    entrypoint: 'main.cjs',
+    code: {
+      'main.cjs': `
 const { spawnSync } = require('node:child_process');
 const { output } = require('@chronomap/scraper');
 for (const cmd of ['npm', 'npx', 'yarn', 'corepack']) {
@@ -266,9 +343,16 @@ for (const cmd of ['npm', 'npx', 'yarn', 'corepack']) {
   output.writeRow({ cmd, result: r.error ? r.error.code : 'exit ' + r.status });
 }
 output.save();
-` } });
+`,
+    },
+  });
   t.equal(node.body.status, 'success', node.body.stderr);
-  t.same(csvRecords(node.body).slice(1).map((r) => r[1]), ['ENOENT', 'ENOENT', 'ENOENT', 'ENOENT']);
+  t.same(
+    csvRecords(node.body)
+      .slice(1)
+      .map((r) => r[1]),
+    ['ENOENT', 'ENOENT', 'ENOENT', 'ENOENT'],
+  );
 });
 
 scenario('an output file that is a symlink to a host file is refused', async (t) => {
@@ -306,26 +390,42 @@ scenario('status and stop of an active run', async (t) => {
   const running = h.run({ ...py('import time\ntime.sleep(120)\n'), run_id: runId });
   let status;
   for (let i = 0; i < 100; i++) {
-    status = (await h.app.inject({ method: 'GET', url: `/status/${runId}`, headers: { authorization: `Bearer ${h.config.apiKey}` } })).json();
+    status = (
+      await h.app.inject({
+        method: 'GET',
+        url: `/status/${runId}`,
+        headers: { authorization: `Bearer ${h.config.apiKey}` },
+      })
+    ).json();
     if (status.phase === 'running') break;
     await new Promise((r) => setTimeout(r, 50));
   }
   t.match(status, { run_id: runId, active: true, phase: 'running', stopping: false });
-  const stop = await h.app.inject({ method: 'POST', url: `/stop/${runId}`, headers: { authorization: `Bearer ${h.config.apiKey}` } });
+  const stop = await h.app.inject({
+    method: 'POST',
+    url: `/stop/${runId}`,
+    headers: { authorization: `Bearer ${h.config.apiKey}` },
+  });
   t.equal(stop.statusCode, 200);
   t.same(stop.json(), { run_id: runId, stopping: true });
   const { body } = await running;
   t.equal(body.status, 'failed');
   t.equal(body.code, 'STOPPED');
-  const after = await h.app.inject({ method: 'GET', url: `/status/${runId}`, headers: { authorization: `Bearer ${h.config.apiKey}` } });
+  const after = await h.app.inject({
+    method: 'GET',
+    url: `/status/${runId}`,
+    headers: { authorization: `Bearer ${h.config.apiKey}` },
+  });
   t.same(after.json(), { run_id: runId, active: false });
 });
 
 // Run the scenarios four at a time (the harness's concurrency limit).
 const queue = Object.values(cases);
-await Promise.all(Array.from({ length: 4 }, async () => {
-  for (let next = queue.shift(); next; next = queue.shift()) await next();
-}));
+await Promise.all(
+  Array.from({ length: 4 }, async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) await next();
+  }),
+);
 
 t.test('nothing is left behind', async (t) => {
   t.same(h.workspaces(), [], 'every workspace was removed');

@@ -16,7 +16,9 @@ for (const runtime of ['python', 'node'] as const) {
     const parent = mkdtempSync(join(tmpdir(), 'scaffold-'));
     t.teardown(() => rmSync(parent, { recursive: true, force: true }));
     const dir = join(parent, `starter-${runtime}`);
-    const made = spawnSync(process.execPath, [initBin, 'init', dir, '--runtime', runtime], { encoding: 'utf8' });
+    const made = spawnSync(process.execPath, [initBin, 'init', dir, '--runtime', runtime], {
+      encoding: 'utf8',
+    });
     t.equal(made.status, 0, made.stderr);
     const manifest = readFileSync(join(dir, 'scrapers.yml'), 'utf8');
     const entrypoint = /entrypoint: (\S+)/.exec(manifest)?.[1] ?? '';

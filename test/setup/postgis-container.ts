@@ -7,14 +7,20 @@ import { GenericContainer, getContainerRuntimeClient, Wait } from 'testcontainer
 export const POSTGIS_IMAGE = 'localhost/chronomap-postgis:15';
 const PODMAN_SOCKET = '/run/podman/podman.sock';
 
-export async function startPostgisContainer(
-  log: (line: string) => void,
-): Promise<{ url: string; id: string } | undefined> {
+/** Points Testcontainers at podman's socket when no Docker engine is configured; false when neither exists. */
+function useContainerEngine(): boolean {
   if (!process.env.DOCKER_HOST && existsSync(PODMAN_SOCKET)) {
     process.env.DOCKER_HOST = `unix://${PODMAN_SOCKET}`;
   }
-  if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return undefined;
+  // Ryuk (the reaper container) would need pulling from a registry; global-teardown removes ours.
   process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
+}
+
+export async function startPostgisContainer(
+  log: (line: string) => void,
+): Promise<{ url: string; id: string } | undefined> {
+  if (!useContainerEngine()) return undefined;
   try {
     const client = await getContainerRuntimeClient();
     if (!(await client.image.exists({ string: POSTGIS_IMAGE } as never))) {
@@ -29,6 +35,9 @@ export async function startPostgisContainer(
   }
   const container = await new GenericContainer(POSTGIS_IMAGE)
     .withExposedPorts(5432)
+    // podman's Docker-compatible API does not apply containers.conf's default_ulimits, and runc
+    // cannot raise NPROC to the service's own limit here: ask for modest limits explicitly.
+    .withUlimits({ nproc: { soft: 4096, hard: 4096 }, nofile: { soft: 8192, hard: 8192 } })
     .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/))
     .withStartupTimeout(120_000)
     .start();
@@ -39,6 +48,7 @@ export async function startPostgisContainer(
 }
 
 export async function removeContainer(id: string): Promise<void> {
+  useContainerEngine();
   const client = await getContainerRuntimeClient();
   const container = client.container.getById(id);
   await client.container.stop(container, { timeout: 5 });

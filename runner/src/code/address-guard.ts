@@ -33,13 +33,21 @@ export async function resolvePublicHost(host: string, allowLoopback: boolean): P
     try {
       addresses = (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
     } catch (err) {
-      throw new RunnerError(400, 'CODE_URL_UNRESOLVABLE', `cannot resolve host ${bare}: ${(err as Error).message}`);
+      throw new RunnerError(
+        400,
+        'CODE_URL_UNRESOLVABLE',
+        `cannot resolve host ${bare}: ${(err as Error).message}`,
+      );
     }
   }
   for (const address of addresses) {
     const reason = classifyAddress(address, allowLoopback);
     if (reason !== null) {
-      throw new RunnerError(400, 'CODE_URL_FORBIDDEN', `code_url host ${bare} resolves to ${address} (${reason}); only public addresses are allowed`);
+      throw new RunnerError(
+        400,
+        'CODE_URL_FORBIDDEN',
+        `code_url host ${bare} resolves to ${address} (${reason}); only public addresses are allowed`,
+      );
     }
   }
   const first = addresses[0];

@@ -23,12 +23,14 @@ export function parseCodeUrl(raw: string): CodeUrl {
   } catch {
     throw badRequest('INVALID_CODE_URL', 'code_url is not a valid URL');
   }
-  if (url.protocol !== 'https:') throw badRequest('INVALID_CODE_URL', `code_url must use https://, not ${url.protocol}//`);
+  if (url.protocol !== 'https:')
+    throw badRequest('INVALID_CODE_URL', `code_url must use https://, not ${url.protocol}//`);
   let branch: string | undefined;
   if (url.hash.length > 1) {
     branch = decodeURIComponent(url.hash.slice(1));
     // A branch beginning with '-' would be read by git as an option.
-    if (!BRANCH.test(branch) || branch.split('/').includes('..')) throw badRequest('INVALID_CODE_URL', `branch '${branch}' is not a valid branch name`);
+    if (!BRANCH.test(branch) || branch.split('/').includes('..'))
+      throw badRequest('INVALID_CODE_URL', `branch '${branch}' is not a valid branch name`);
   }
   url.hash = '';
   return { url, branch };
@@ -59,16 +61,31 @@ export async function cloneRepository(options: CloneOptions): Promise<void> {
   const port = url.port === '' ? 443 : Number(url.port);
   const pinned = address.includes(':') ? `[${address}]` : address;
   const args = [
-    '-c', 'http.followRedirects=false',
-    '-c', `http.curloptResolve=${host}:${port}:${pinned}`,
-    '-c', 'protocol.allow=never',
-    '-c', 'protocol.https.allow=always',
-    '-c', 'core.hooksPath=/dev/null',
-    '-c', 'core.symlinks=false',
-    '-c', 'submodule.recurse=false',
-    'clone', '--quiet', '--depth', '1', '--single-branch', '--no-tags', '--no-recurse-submodules',
+    '-c',
+    'http.followRedirects=false',
+    '-c',
+    `http.curloptResolve=${host}:${port}:${pinned}`,
+    '-c',
+    'protocol.allow=never',
+    '-c',
+    'protocol.https.allow=always',
+    '-c',
+    'core.hooksPath=/dev/null',
+    '-c',
+    'core.symlinks=false',
+    '-c',
+    'submodule.recurse=false',
+    'clone',
+    '--quiet',
+    '--depth',
+    '1',
+    '--single-branch',
+    '--no-tags',
+    '--no-recurse-submodules',
     ...(branch === undefined ? [] : ['--branch', branch]),
-    '--', url.href, options.dest,
+    '--',
+    url.href,
+    options.dest,
   ];
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -92,11 +109,18 @@ export async function cloneRepository(options: CloneOptions): Promise<void> {
     killGroup(child);
   };
   const mb = Math.round(options.maxBytes / 1024 / 1024);
-  const tooLarge = () => new RunnerError(422, 'REPO_TOO_LARGE', `repository is larger than SCRAPER_MAX_REPO_SIZE_MB (${mb} MB)`);
+  const tooLarge = () =>
+    new RunnerError(422, 'REPO_TOO_LARGE', `repository is larger than SCRAPER_MAX_REPO_SIZE_MB (${mb} MB)`);
   const watcher = setInterval(async () => {
     if ((await directorySize(options.dest)) > options.maxBytes) fail(tooLarge());
   }, 100);
-  const timer = setTimeout(() => fail(new RunnerError(422, 'CLONE_TIMEOUT', `clone did not finish within ${options.timeoutMs / 1000} s`)), options.timeoutMs);
+  const timer = setTimeout(
+    () =>
+      fail(
+        new RunnerError(422, 'CLONE_TIMEOUT', `clone did not finish within ${options.timeoutMs / 1000} s`),
+      ),
+    options.timeoutMs,
+  );
   const onAbort = () => fail(new RunnerError(422, 'STOPPED', 'run stopped while cloning'));
   options.signal.addEventListener('abort', onAbort);
   if (options.signal.aborted) onAbort();

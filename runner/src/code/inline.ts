@@ -14,7 +14,12 @@ export function checkRelativePath(name: string, field: string): string {
   if (name.startsWith('/')) throw fail('must not start with /');
   if (name.split('/').includes('..')) throw fail('must not contain ..');
   const normalised = posix.normalize(name);
-  if (posix.isAbsolute(normalised) || normalised.startsWith('../') || normalised === '..' || normalised === '.') {
+  if (
+    posix.isAbsolute(normalised) ||
+    normalised.startsWith('../') ||
+    normalised === '..' ||
+    normalised === '.'
+  ) {
     throw fail('points outside the code directory');
   }
   if (normalised.endsWith('/')) throw fail('names a directory, not a file');
@@ -35,10 +40,12 @@ export function checkCodeMap(code: Record<string, string>, maxBytes: number): Ma
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) {
       const parent = parts.slice(0, i).join('/');
-      if (files.has(parent)) throw badRequest('INVALID_PATH', `code file '${parent}' is also used as a directory by '${path}'`);
+      if (files.has(parent))
+        throw badRequest('INVALID_PATH', `code file '${parent}' is also used as a directory by '${path}'`);
     }
   }
-  if (total > maxBytes) throw badRequest('CODE_TOO_LARGE', `code is ${total} bytes, the limit is ${maxBytes}`);
+  if (total > maxBytes)
+    throw badRequest('CODE_TOO_LARGE', `code is ${total} bytes, the limit is ${maxBytes}`);
   return files;
 }
 
@@ -48,7 +55,11 @@ export async function writeCodeFiles(codeDir: string, files: Map<string, string>
     try {
       await mkdir(dirname(target), { recursive: true, mode: 0o755 });
       // O_EXCL + O_NOFOLLOW: never write through something that already exists at that name.
-      const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+      const handle = await open(
+        target,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o644,
+      );
       try {
         await handle.writeFile(content);
       } finally {
@@ -56,7 +67,10 @@ export async function writeCodeFiles(codeDir: string, files: Map<string, string>
       }
     } catch (err) {
       // e.g. both "lib" and "lib/x.py" given: one name is used as a file and as a directory.
-      throw badRequest('INVALID_PATH', `code file '${path}' cannot be written: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw badRequest(
+        'INVALID_PATH',
+        `code file '${path}' cannot be written: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
   }
 }

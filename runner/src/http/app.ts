@@ -8,7 +8,14 @@ import type { RunManager } from '../run-manager.ts';
 import type { RunRequest } from '../run-types.ts';
 import { bearerMatches } from './auth.ts';
 import {
-  ErrorBody, HealthResponse, MetricsResponse, RunBody, RunIdParams, RunResponse, StatusResponse, StopResponse,
+  ErrorBody,
+  HealthResponse,
+  MetricsResponse,
+  RunBody,
+  RunIdParams,
+  RunResponse,
+  StatusResponse,
+  StopResponse,
 } from './schemas.ts';
 
 const OPEN_ROUTES = new Set(['/health', '/metrics']);
@@ -41,14 +48,32 @@ export function buildApp(runs: RunManager, options: AppOptions = {}): FastifyIns
       return reply.code(err.statusCode).send(errorBody(err.statusCode, err.code, err.message, err.details));
     }
     if (err.validation) {
-      return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', `${err.validationContext ?? 'request'}${err.message.startsWith('body') ? err.message.slice(4) : ` ${err.message}`}`));
+      return reply
+        .code(400)
+        .send(
+          errorBody(
+            400,
+            'VALIDATION_ERROR',
+            `${err.validationContext ?? 'request'}${err.message.startsWith('body') ? err.message.slice(4) : ` ${err.message}`}`,
+          ),
+        );
     }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) request.log.error(err);
     // 4xx from Fastify itself (bad JSON, body too large) keep their message; 5xx internals stay hidden.
-    return reply.code(status).send(errorBody(status, status === 500 ? 'INTERNAL' : err.code, status === 500 ? 'internal error' : err.message));
+    return reply
+      .code(status)
+      .send(
+        errorBody(
+          status,
+          status === 500 ? 'INTERNAL' : err.code,
+          status === 500 ? 'internal error' : err.message,
+        ),
+      );
   });
-  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(404, 'NOT_FOUND', `no route ${request.method} ${request.url}`)));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(errorBody(404, 'NOT_FOUND', `no route ${request.method} ${request.url}`)),
+  );
 
   app.addHook('onRequest', async (request, reply) => {
     if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
@@ -57,21 +82,41 @@ export function buildApp(runs: RunManager, options: AppOptions = {}): FastifyIns
     }
   });
 
-  const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody };
+  const errors = {
+    400: ErrorBody,
+    401: ErrorBody,
+    404: ErrorBody,
+    429: ErrorBody,
+    500: ErrorBody,
+    503: ErrorBody,
+  };
 
-  app.post<{ Body: Static<typeof RunBody> }>('/run', { schema: { body: RunBody, response: { 200: RunResponse, ...errors } } }, async (request) => {
-    return runs.execute(request.body as RunRequest);
-  });
+  app.post<{ Body: Static<typeof RunBody> }>(
+    '/run',
+    { schema: { body: RunBody, response: { 200: RunResponse, ...errors } } },
+    async (request) => {
+      return runs.execute(request.body as RunRequest);
+    },
+  );
 
-  app.post<{ Params: Static<typeof RunIdParams> }>('/stop/:run_id', { schema: { params: RunIdParams, response: { 200: StopResponse, ...errors } } }, async (request) => {
-    const { run_id } = request.params;
-    if (!runs.stop(run_id)) throw new RunnerError(404, 'RUN_NOT_FOUND', `run ${run_id} is not active on this runner`);
-    return { run_id, stopping: true };
-  });
+  app.post<{ Params: Static<typeof RunIdParams> }>(
+    '/stop/:run_id',
+    { schema: { params: RunIdParams, response: { 200: StopResponse, ...errors } } },
+    async (request) => {
+      const { run_id } = request.params;
+      if (!runs.stop(run_id))
+        throw new RunnerError(404, 'RUN_NOT_FOUND', `run ${run_id} is not active on this runner`);
+      return { run_id, stopping: true };
+    },
+  );
 
-  app.get<{ Params: Static<typeof RunIdParams> }>('/status/:run_id', { schema: { params: RunIdParams, response: { 200: StatusResponse, ...errors } } }, async (request) => {
-    return runs.status(request.params.run_id);
-  });
+  app.get<{ Params: Static<typeof RunIdParams> }>(
+    '/status/:run_id',
+    { schema: { params: RunIdParams, response: { 200: StatusResponse, ...errors } } },
+    async (request) => {
+      return runs.status(request.params.run_id);
+    },
+  );
 
   app.get('/health', { schema: { response: { 200: HealthResponse } } }, async () => ({
     status: 'ok' as const,

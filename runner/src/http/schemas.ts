@@ -40,7 +40,9 @@ export const RunResponse = Type.Object({
   duration_ms: Type.Number(),
   stdout: Type.String(),
   stderr: Type.String(),
-  output: Type.Optional(Type.Object({ rows: Type.Number(), bytes: Type.Number(), content_base64: Type.String() })),
+  output: Type.Optional(
+    Type.Object({ rows: Type.Number(), bytes: Type.Number(), content_base64: Type.String() }),
+  ),
   error: Type.Optional(Type.String()),
   code: Type.Optional(Type.String()),
 });
@@ -55,7 +57,9 @@ export const StopResponse = Type.Object({
 export const StatusResponse = Type.Object({
   run_id: Type.String(),
   active: Type.Boolean(),
-  phase: Type.Optional(Type.Union([Type.Literal('preparing'), Type.Literal('running'), Type.Literal('collecting')])),
+  phase: Type.Optional(
+    Type.Union([Type.Literal('preparing'), Type.Literal('running'), Type.Literal('collecting')]),
+  ),
   started_at: Type.Optional(Type.String()),
   elapsed_ms: Type.Optional(Type.Number()),
   stopping: Type.Optional(Type.Boolean()),

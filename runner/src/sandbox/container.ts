@@ -35,7 +35,11 @@ const COMMAND_TIMEOUT_MS = 30_000;
 const CREATE_TIMEOUT_MS = 30_000;
 
 /** Runs a podman command to completion, killed if it hangs past `timeoutMs`. */
-export function podmanCommand(podman: string, args: string[], timeoutMs = COMMAND_TIMEOUT_MS): Promise<{ code: number; stdout: string; stderr: string; timedOut: boolean }> {
+export function podmanCommand(
+  podman: string,
+  args: string[],
+  timeoutMs = COMMAND_TIMEOUT_MS,
+): Promise<{ code: number; stdout: string; stderr: string; timedOut: boolean }> {
   return new Promise((resolve) => {
     const child = spawn(podman, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
@@ -109,23 +113,38 @@ export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: n
     }
     const stdout = new CappedText(maxLogBytes);
     const stderr = new CappedText(maxLogBytes);
-    const child = spawn(podman, ['start', '--attach', spec.name], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(podman, ['start', '--attach', spec.name], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     attached = child;
     child.stdout.on('data', (c: Buffer) => stdout.push(c));
     child.stderr.on('data', (c: Buffer) => stderr.push(c));
-    const { code, signal, spawnError } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error }>((resolve) => {
+    const { code, signal, spawnError } = await new Promise<{
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      spawnError?: Error;
+    }>((resolve) => {
       child.on('error', (err) => resolve({ code: null, signal: null, spawnError: err }));
       child.on('close', (c, s) => resolve({ code: c, signal: s }));
     });
     for (const t of timers) clearTimeout(t); // clearTimeout clears intervals too
-    if (spawnError) return { exitCode: -1, stdout: '', stderr: '', stopReason, engineError: `cannot run ${podman}: ${spawnError.message}` };
+    if (spawnError)
+      return {
+        exitCode: -1,
+        stdout: '',
+        stderr: '',
+        stopReason,
+        engineError: `cannot run ${podman}: ${spawnError.message}`,
+      };
     const exitCode = code ?? (signal ? 128 : -1);
     const errText = stderr.text();
     // 125 is podman's own failure; a scraper could exit 125 itself, but then podman would not
     // have printed an "Error:" line of its own.
     const engineError = exitCode === 125 && /^Error: /m.test(errText) ? errText.trim() : undefined;
     // --rm normally removes it; not when it was killed from outside or podman failed.
-    if (stopReason !== undefined || engineError !== undefined) await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
+    if (stopReason !== undefined || engineError !== undefined)
+      await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
     return { exitCode, stdout: stdout.text(), stderr: errText, stopReason, engineError };
   })();
   return { result, stop };

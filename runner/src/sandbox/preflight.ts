@@ -28,24 +28,31 @@ interface PodmanInfo {
 export async function engineProblems(config: RunnerConfig): Promise<string[]> {
   const podman = config.podmanPath;
   const infoRun = await capture(podman, ['info', '--format', 'json']);
-  if (infoRun.code !== 0) return [`'${podman} info' failed: ${infoRun.stderr.trim() || `exit ${infoRun.code}`}`];
+  if (infoRun.code !== 0)
+    return [`'${podman} info' failed: ${infoRun.stderr.trim() || `exit ${infoRun.code}`}`];
   const info = JSON.parse(infoRun.stdout) as PodmanInfo;
   const problems: string[] = [];
   const major = Number((info.version?.Version ?? '0').split('.')[0]);
   if (major < 4) problems.push(`podman ${info.version?.Version} is too old: 4.0 or newer is needed`);
   const rootless = info.host?.security?.rootless === true;
   if (rootless && info.host?.cgroupVersion === 'v1') {
-    problems.push('rootless podman on cgroup v1 cannot apply the memory, CPU and pids limits: run the runner as root or on a cgroup v2 host');
+    problems.push(
+      'rootless podman on cgroup v1 cannot apply the memory, CPU and pids limits: run the runner as root or on a cgroup v2 host',
+    );
   }
   const controllers = info.host?.cgroupControllers ?? [];
   for (const needed of ['memory', 'pids', 'cpu']) {
-    if (!controllers.includes(needed)) problems.push(`the cgroup controller '${needed}' is not available to podman, so its limit cannot be applied`);
+    if (!controllers.includes(needed))
+      problems.push(
+        `the cgroup controller '${needed}' is not available to podman, so its limit cannot be applied`,
+      );
   }
   if ((await capture(podman, ['network', 'exists', config.network])).code !== 0) {
     problems.push(`network ${config.network} is missing: run scripts/podman/setup`);
   }
   for (const image of [config.imagePython, config.imageNode]) {
-    if ((await capture(podman, ['image', 'exists', image])).code !== 0) problems.push(`image ${image} is missing: run runner/images/build`);
+    if ((await capture(podman, ['image', 'exists', image])).code !== 0)
+      problems.push(`image ${image} is missing: run runner/images/build`);
   }
   try {
     JSON.parse(await readFile(config.seccompProfile, 'utf8'));
@@ -61,21 +68,25 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
   const workspace = await createWorkspace(config.dataDir, `probe-${randomUUID()}`);
   try {
     await writeEnvFile(workspace.envFile, {});
-    const running = startContainer(config.podmanPath, {
-      name: `chronomap-probe-${randomUUID()}`,
-      instanceLabel: 'probe',
-      image: config.imagePython,
-      command: ['true'],
-      codeDir: workspace.codeDir,
-      outputDir: workspace.outputDir,
-      envFile: workspace.envFile,
-      memoryMb: 64,
-      cpus: config.cpus,
-      maxOutputBytes: config.maxOutputSizeMb * 1024 * 1024,
-      network: config.network,
-      dnsServers: config.dnsServers,
-      seccompProfile: config.seccompProfile,
-    }, 64 * 1024);
+    const running = startContainer(
+      config.podmanPath,
+      {
+        name: `chronomap-probe-${randomUUID()}`,
+        instanceLabel: 'probe',
+        image: config.imagePython,
+        command: ['true'],
+        codeDir: workspace.codeDir,
+        outputDir: workspace.outputDir,
+        envFile: workspace.envFile,
+        memoryMb: 64,
+        cpus: config.cpus,
+        maxOutputBytes: config.maxOutputSizeMb * 1024 * 1024,
+        network: config.network,
+        dnsServers: config.dnsServers,
+        seccompProfile: config.seccompProfile,
+      },
+      64 * 1024,
+    );
     const result = await running.result;
     if (result.engineError !== undefined || result.exitCode !== 0) {
       const detail = result.engineError ?? `exit ${result.exitCode}: ${result.stderr.trim()}`;

@@ -12,11 +12,26 @@ export interface GitServer {
   url: string;
   caFile: string;
   /** Makes a bare repository `name.git` from a file map, optionally with a second branch. */
-  addRepo(name: string, files: Record<string, string | Buffer>, branches?: Record<string, Record<string, string>>): void;
+  addRepo(
+    name: string,
+    files: Record<string, string | Buffer>,
+    branches?: Record<string, Record<string, string>>,
+  ): void;
   close(): Promise<void>;
 }
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'pipe', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    stdio: 'pipe',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    },
+  });
 
 function writeTree(dir: string, files: Record<string, string | Buffer>): void {
   for (const [name, content] of Object.entries(files)) {
@@ -29,52 +44,78 @@ export async function startGitServer(): Promise<GitServer> {
   const root = mkdtempSync(join(tmpdir(), 'chronomap-git-'));
   const keyFile = join(root, 'key.pem');
   const caFile = join(root, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', keyFile, '-out', caFile], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout',
+      keyFile,
+      '-out',
+      caFile,
+    ],
+    { stdio: 'pipe' },
+  );
   const repos = join(root, 'repos');
   execFileSync('mkdir', ['-p', repos]);
 
-  const server: Server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (req, res) => {
-    const url = new URL(req.url ?? '/', 'https://localhost');
-    if (url.pathname.startsWith('/redirect/')) {
-      res.writeHead(302, { location: `https://127.0.0.2:${port}${url.pathname.slice('/redirect'.length)}${url.search}` }).end();
-      return;
-    }
-    const cgi = spawn('git', ['http-backend'], {
-      env: {
-        PATH: process.env.PATH,
-        GIT_PROJECT_ROOT: repos,
-        GIT_HTTP_EXPORT_ALL: '1',
-        PATH_INFO: url.pathname,
-        QUERY_STRING: url.search.slice(1),
-        REQUEST_METHOD: req.method ?? 'GET',
-        CONTENT_TYPE: req.headers['content-type'] ?? '',
-        HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
-        GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
-        REMOTE_ADDR: '127.0.0.1',
-      },
-    });
-    req.pipe(cgi.stdin);
-    let head = Buffer.alloc(0);
-    let headersSent = false;
-    cgi.stdout.on('data', (chunk: Buffer) => {
-      if (headersSent) return void res.write(chunk);
-      head = Buffer.concat([head, chunk]);
-      const end = head.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      let status = 200;
-      for (const line of head.subarray(0, end).toString().split('\r\n')) {
-        const [name, ...rest] = line.split(':');
-        const value = rest.join(':').trim();
-        if (name?.toLowerCase() === 'status') status = Number.parseInt(value, 10);
-        else if (name) res.setHeader(name, value);
+  const server: Server = createServer(
+    { key: readFileSync(keyFile), cert: readFileSync(caFile) },
+    (req, res) => {
+      const url = new URL(req.url ?? '/', 'https://localhost');
+      if (url.pathname.startsWith('/redirect/')) {
+        res
+          .writeHead(302, {
+            location: `https://127.0.0.2:${port}${url.pathname.slice('/redirect'.length)}${url.search}`,
+          })
+          .end();
+        return;
       }
-      res.writeHead(status);
-      headersSent = true;
-      res.write(head.subarray(end + 4));
-    });
-    cgi.on('close', () => res.end());
-  });
+      const cgi = spawn('git', ['http-backend'], {
+        env: {
+          PATH: process.env.PATH,
+          GIT_PROJECT_ROOT: repos,
+          GIT_HTTP_EXPORT_ALL: '1',
+          PATH_INFO: url.pathname,
+          QUERY_STRING: url.search.slice(1),
+          REQUEST_METHOD: req.method ?? 'GET',
+          CONTENT_TYPE: req.headers['content-type'] ?? '',
+          HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
+          GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
+          REMOTE_ADDR: '127.0.0.1',
+        },
+      });
+      req.pipe(cgi.stdin);
+      let head = Buffer.alloc(0);
+      let headersSent = false;
+      cgi.stdout.on('data', (chunk: Buffer) => {
+        if (headersSent) return void res.write(chunk);
+        head = Buffer.concat([head, chunk]);
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        let status = 200;
+        for (const line of head.subarray(0, end).toString().split('\r\n')) {
+          const [name, ...rest] = line.split(':');
+          const value = rest.join(':').trim();
+          if (name?.toLowerCase() === 'status') status = Number.parseInt(value, 10);
+          else if (name) res.setHeader(name, value);
+        }
+        res.writeHead(status);
+        headersSent = true;
+        res.write(head.subarray(end + 4));
+      });
+      cgi.on('close', () => res.end());
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
 

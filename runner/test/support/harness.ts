@@ -22,7 +22,9 @@ export interface Harness {
   app: FastifyInstance;
   dataDir: string;
   /** POST /run through app.inject; returns status code and parsed body. */
-  run(request: Partial<RunRequest> & Pick<RunRequest, 'runtime' | 'entrypoint'>): Promise<{ statusCode: number; body: RunResult & { error?: string; code?: string; message?: string } }>;
+  run(
+    request: Partial<RunRequest> & Pick<RunRequest, 'runtime' | 'entrypoint'>,
+  ): Promise<{ statusCode: number; body: RunResult & { error?: string; code?: string; message?: string } }>;
   workspaces(): string[];
   containers(): string[];
   close(): Promise<void>;
@@ -39,12 +41,21 @@ export function makeHarness(env: Record<string, string> = {}): Harness {
     app,
     dataDir,
     async run(request) {
-      const response = await app.inject({ method: 'POST', url: '/run', headers: AUTH, payload: { run_id: randomUUID(), ...request } });
+      const response = await app.inject({
+        method: 'POST',
+        url: '/run',
+        headers: AUTH,
+        payload: { run_id: randomUUID(), ...request },
+      });
       return { statusCode: response.statusCode, body: response.json() };
     },
     workspaces: () => readdirSync(dataDir),
     containers: () => {
-      const ps = spawnSync('podman', ['ps', '-a', '--format', '{{.Names}}', '--filter', `label=${RUNNER_LABEL}=${runs.instanceLabel}`], { encoding: 'utf8' });
+      const ps = spawnSync(
+        'podman',
+        ['ps', '-a', '--format', '{{.Names}}', '--filter', `label=${RUNNER_LABEL}=${runs.instanceLabel}`],
+        { encoding: 'utf8' },
+      );
       return ps.stdout.split('\n').filter(Boolean);
     },
     async close() {
@@ -62,5 +73,8 @@ export function csvOf(result: RunResult): string {
 
 /** Rows of a CSV written by the helper (no quoted line breaks in these tests). */
 export function csvRecords(result: RunResult): string[][] {
-  return csvOf(result).split('\r\n').filter(Boolean).map((line) => line.split(','));
+  return csvOf(result)
+    .split('\r\n')
+    .filter(Boolean)
+    .map((line) => line.split(','));
 }

@@ -21,14 +21,17 @@ function parse(argv) {
     else positional.push(arg);
   }
   if (positional.length !== 1) throw new Error(usage);
-  if (runtime !== 'python' && runtime !== 'node') throw new Error(`--runtime must be python or node, got '${runtime}'`);
+  if (runtime !== 'python' && runtime !== 'node')
+    throw new Error(`--runtime must be python or node, got '${runtime}'`);
   return { directory: positional[0], runtime };
 }
 
 try {
   const { directory, runtime } = parse(process.argv.slice(2));
   const created = scaffold(directory, runtime);
-  process.stdout.write(`created ${created.directory} (${runtime}):\n${created.files.map((f) => `  ${f}`).join('\n')}\n`);
+  process.stdout.write(
+    `created ${created.directory} (${runtime}):\n${created.files.map((f) => `  ${f}`).join('\n')}\n`,
+  );
 } catch (err) {
   process.stderr.write(`chronomap-scraper: ${err.message}\n`);
   process.exit(1);

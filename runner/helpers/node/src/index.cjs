@@ -53,17 +53,22 @@ class Output {
     }
     const keys = Object.keys(row);
     if (this._headers === null) {
-      if (keys.length === 0) throw new Error('the first row must have at least one key: it makes the CSV header');
+      if (keys.length === 0)
+        throw new Error('the first row must have at least one key: it makes the CSV header');
       this._headers = keys;
     }
     for (const key of keys) {
       if (!this._headers.includes(key) && !this._warned.has(key)) {
         this._warned.add(key);
-        process.stderr.write(`@chronomap/scraper: key '${key}' is not in the header (taken from the first row); its values are dropped\n`);
+        process.stderr.write(
+          `@chronomap/scraper: key '${key}' is not in the header (taken from the first row); its values are dropped\n`,
+        );
       }
     }
     const headers = this._headers;
-    this._rows.push(headers.map((h) => (Object.prototype.hasOwnProperty.call(row, h) ? formatValue(row[h]) : '')));
+    this._rows.push(
+      headers.map((h) => (Object.prototype.hasOwnProperty.call(row, h) ? formatValue(row[h]) : '')),
+    );
   }
 
   /** @param {Iterable<Record<string, unknown>>} rows */
@@ -86,7 +91,9 @@ class Output {
     const name = filename || process.env.CHRONOMAP_OUTPUT_FILE || DEFAULT_OUTPUT_FILE;
     const target = path.join(directory, name);
     if (this._headers === null) {
-      process.stderr.write('@chronomap/scraper: save() called with no rows; the file has no header and the run will fail\n');
+      process.stderr.write(
+        '@chronomap/scraper: save() called with no rows; the file has no header and the run will fail\n',
+      );
     }
     fs.mkdirSync(path.dirname(target), { recursive: true });
     const partial = `${target}.partial`;

@@ -26,7 +26,11 @@ const RUNTIMES = {
 
 /** A slug the manifest accepts: lowercase letters, digits and hyphens, at most 128. */
 export function slugify(text) {
-  const slug = text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 128);
+  const slug = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 128);
   return slug || 'scraper';
 }
 

@@ -1,6 +1,14 @@
 // The `init` scaffolding command.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +23,10 @@ t.test('python is the default runtime', async (t) => {
   t.equal(r.status, 0, r.stderr);
   t.same(readdirSync(dir).sort(), ['.gitignore', 'README.md', 'scraper.py', 'scrapers.yml']);
   const manifest = readFileSync(join(dir, 'scrapers.yml'), 'utf8');
-  t.match(manifest, /- name: "My Events!"\n\s+slug: my-events\n\s+runtime: python\n\s+entrypoint: scraper.py\n\s+output: data.csv/);
+  t.match(
+    manifest,
+    /- name: "My Events!"\n\s+slug: my-events\n\s+runtime: python\n\s+entrypoint: scraper.py\n\s+output: data.csv/,
+  );
   t.match(readFileSync(join(dir, 'scraper.py'), 'utf8'), /from chronomap\.scraper import output/);
   t.match(readFileSync(join(dir, 'README.md'), 'utf8'), /output\.write_row/);
   t.notMatch(readFileSync(join(dir, 'README.md'), 'utf8'), /\{\{/);
@@ -36,7 +47,11 @@ t.test('the Python starter runs locally with the helper on the path', async (t) 
   const dir = join(mkdtempSync(join(tmpdir(), 'init-')), 'local');
   init(dir);
   const helper = fileURLToPath(new URL('../../python', import.meta.url));
-  const r = spawnSync('python3', ['scraper.py'], { cwd: dir, encoding: 'utf8', env: { ...process.env, PYTHONPATH: helper, CHRONOMAP_OUTPUT_DIR: dir } });
+  const r = spawnSync('python3', ['scraper.py'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, PYTHONPATH: helper, CHRONOMAP_OUTPUT_DIR: dir },
+  });
   t.equal(r.status, 0, r.stderr);
   t.match(readFileSync(join(dir, 'data.csv'), 'utf8'), /^title,date,location\r\n/);
 });
@@ -46,8 +61,15 @@ t.test('the Node starter runs locally once the helper is installed', async (t) =
   init(dir, '--runtime=node');
   // What `npm install` would do for @chronomap/scraper, without reaching the registry.
   mkdirSync(join(dir, 'node_modules', '@chronomap'), { recursive: true });
-  symlinkSync(fileURLToPath(new URL('..', import.meta.url)), join(dir, 'node_modules', '@chronomap', 'scraper'));
-  const r = spawnSync(process.execPath, ['scraper.mjs'], { cwd: dir, encoding: 'utf8', env: { ...process.env, CHRONOMAP_OUTPUT_DIR: dir } });
+  symlinkSync(
+    fileURLToPath(new URL('..', import.meta.url)),
+    join(dir, 'node_modules', '@chronomap', 'scraper'),
+  );
+  const r = spawnSync(process.execPath, ['scraper.mjs'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, CHRONOMAP_OUTPUT_DIR: dir },
+  });
   t.equal(r.status, 0, r.stderr);
   t.match(readFileSync(join(dir, 'data.csv'), 'utf8'), /^title,date,location\r\n/);
 });

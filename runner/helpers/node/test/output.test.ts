@@ -40,7 +40,10 @@ t.test('rowCount, and extra keys warn once per key', async (t) => {
   process.stderr.write = ((chunk: string) => warnings.push(chunk) > 0) as typeof process.stderr.write;
   try {
     out.writeRow({ a: 1 });
-    out.writeRows([{ a: 2, b: 3 }, { a: 4, b: 5 }]);
+    out.writeRows([
+      { a: 2, b: 3 },
+      { a: 4, b: 5 },
+    ]);
   } finally {
     process.stderr.write = write;
   }
