@@ -1,0 +1,640 @@
+import type { FragmentSqlToken } from 'slonik';
+import { Type } from 'typebox';
+import { GRID_LEVEL, innerCellRange, MAX_EVENT_IDS, ROLLUP_LEVEL } from '../../domain/clustering.ts';
+import { type EventFilter, longitudeRanges, type Sort } from '../../domain/read-query.ts';
+import type { ClusterView, EventReader, Viewer } from '../../ports/event-reader.ts';
+import { type DatabasePool, row, sql } from './database.ts';
+
+// The read model of /api/v1 on PostgreSQL + PostGIS (tables and triggers in
+// migrations/0200_read_api.sql).
+//
+// Counting is split into "parts" whose union is exactly the filtered events:
+// - precomputed rows (event_day_counts per dataset and UTC day; event_cell_months per dataset, UTC
+//   month and level-10 cell) for the whole days, months and cells the filter covers, and
+// - raw event rows for the rest (partial days/months at the ends of a date range, cells only partly
+//   inside the bounds).
+// Each part yields (dataset_id, catalog_id, t, cx, cy, n, slon, slat); callers group as they need.
+
+type Fragment = FragmentSqlToken;
+
+/** Which datasets a query may read: null means every dataset, with no condition at all. */
+type Scope = { datasetIds: number[] | null };
+
+const DAY_MS = 86_400_000;
+
+/**
+ * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
+ * may see everything. Access control comes with the accounts work: until then every catalog and
+ * dataset is public. This is the one place to plug the rule in, e.g.
+ * `sql.fragment\`(c.is_public and d.is_public) or c.created_by = ${viewer.userId}\``.
+ */
+function visibility(_viewer: Viewer): Fragment | null {
+  return null;
+}
+
+const EventRow = row(
+  Type.Object({
+    id: Type.Number(),
+    dataset_id: Type.Number(),
+    dataset_title: Type.String(),
+    catalog: Type.String(),
+    data: Type.Record(Type.String(), Type.Unknown()),
+    longitude: Type.Union([Type.Number(), Type.Null()]),
+    latitude: Type.Union([Type.Number(), Type.Null()]),
+    event_timestamp: Type.String(),
+    is_valid: Type.Boolean(),
+  }),
+);
+const IdRow = row(Type.Object({ id: Type.Number() }));
+const CountRow = row(Type.Object({ count: Type.Number() }));
+const DatasetCountRow = row(
+  Type.Object({
+    dataset_id: Type.Number(),
+    dataset_title: Type.String(),
+    catalog_id: Type.Number(),
+    catalog_title: Type.String(),
+    count: Type.Number(),
+  }),
+);
+const CellRow = row(
+  Type.Object({
+    cx: Type.Number(),
+    cy: Type.Number(),
+    count: Type.Number(),
+    lon: Type.Number(),
+    lat: Type.Number(),
+  }),
+);
+const CellMemberRow = row(
+  Type.Object({
+    cx: Type.Number(),
+    cy: Type.Number(),
+    id: Type.Number(),
+    title: Type.Union([Type.String(), Type.Null()]),
+  }),
+);
+const LocationGroupRow = row(
+  Type.Object({
+    lon: Type.Number(),
+    lat: Type.Number(),
+    count: Type.Number(),
+    ids: Type.Array(Type.Number()),
+    title: Type.Union([Type.String(), Type.Null()]),
+  }),
+);
+const PercentilesRow = row(Type.Object({ values: Type.Union([Type.Array(Type.Number()), Type.Null()]) }));
+const RangeRow = row(
+  Type.Object({
+    min: Type.Union([Type.String(), Type.Null()]),
+    max: Type.Union([Type.String(), Type.Null()]),
+  }),
+);
+const BinRow = row(Type.Object({ bin: Type.Number(), count: Type.Number() }));
+const ExtentRow = row(
+  Type.Object({
+    located: Type.Number(),
+    west: Type.Union([Type.Number(), Type.Null()]),
+    east: Type.Union([Type.Number(), Type.Null()]),
+    south: Type.Union([Type.Number(), Type.Null()]),
+    north: Type.Union([Type.Number(), Type.Null()]),
+  }),
+);
+const SourceRow = row(
+  Type.Object({
+    catalog_id: Type.Number(),
+    catalog_slug: Type.String(),
+    catalog_title: Type.String(),
+    catalog_description: Type.Union([Type.String(), Type.Null()]),
+    dataset_id: Type.Union([Type.Number(), Type.Null()]),
+    dataset_slug: Type.Union([Type.String(), Type.Null()]),
+    dataset_title: Type.Union([Type.String(), Type.Null()]),
+    dataset_description: Type.Union([Type.String(), Type.Null()]),
+    date_fields: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    count: Type.Number(),
+  }),
+);
+const DatasetRow = row(
+  Type.Object({
+    id: Type.Number(),
+    slug: Type.String(),
+    title: Type.String(),
+    date_fields: Type.Array(Type.String()),
+    total: Type.Number(),
+  }),
+);
+const DataRow = row(Type.Object({ data: Type.Record(Type.String(), Type.Unknown()) }));
+
+export function postgresEventReader(pool: DatabasePool): EventReader {
+  async function scopeOf(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Promise<Scope> {
+    const visible = visibility(viewer);
+    if (!visible && !filter.catalog && filter.datasets.length === 0) return { datasetIds: null };
+    const conditions = [visible ?? sql.fragment`true`];
+    if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
+    if (filter.datasets.length > 0)
+      conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
+    const rows = await pool.any(sql.type(IdRow)`
+      select d.id from datasets d join catalogs c on c.id = d.catalog_id
+      where ${sql.join(conditions, sql.fragment` and `)}`);
+    return { datasetIds: rows.map((r) => r.id) };
+  }
+
+  return {
+    async listEvents(viewer, filter, sort, page) {
+      const scope = await scopeOf(viewer, filter);
+      if (isEmpty(scope)) return [];
+      const rows = await pool.any(sql.type(EventRow)`
+        select e.id, e.dataset_id, d.title as dataset_title, c.slug as catalog, e.data,
+               st_x(e.location) as longitude, st_y(e.location) as latitude, e.event_timestamp, e.is_valid
+        from events e join datasets d on d.id = e.dataset_id join catalogs c on c.id = d.catalog_id
+        where ${rawConditions(scope, filter, filter.dates)}
+        order by ${orderBy(sort)}
+        limit ${page.limit} offset ${(page.page - 1) * page.limit}`);
+      return rows.map((r) => ({
+        id: r.id,
+        dataset: { id: r.dataset_id, title: r.dataset_title, catalog: r.catalog },
+        data: r.data,
+        location:
+          r.longitude === null || r.latitude === null
+            ? null
+            : { longitude: r.longitude, latitude: r.latitude },
+        eventTimestamp: r.event_timestamp,
+        isValid: r.is_valid,
+      }));
+    },
+
+    async countEvents(viewer, filter) {
+      const scope = await scopeOf(viewer, filter);
+      if (isEmpty(scope)) return 0;
+      return pool.oneFirst(sql.type(CountRow)`
+        select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
+    },
+
+    async countByDataset(viewer, filter) {
+      const scope = await scopeOf(viewer, filter);
+      if (isEmpty(scope)) return [];
+      const rows = await pool.any(sql.type(DatasetCountRow)`
+        select p.dataset_id, d.title as dataset_title, d.catalog_id, c.title as catalog_title, p.count
+        from (select dataset_id, sum(n)::int8 as count from (${unionParts(countParts(scope, filter))}) u
+              group by dataset_id) p
+        join datasets d on d.id = p.dataset_id join catalogs c on c.id = d.catalog_id
+        where p.count > 0
+        order by p.count desc, p.dataset_id`);
+      return rows.map((r) => ({
+        datasetId: r.dataset_id,
+        datasetTitle: r.dataset_title,
+        catalogId: r.catalog_id,
+        catalogTitle: r.catalog_title,
+        count: r.count,
+      }));
+    },
+
+    async clusters(viewer, filter, level) {
+      const scope = await scopeOf(viewer, filter);
+      if (isEmpty(scope)) return [];
+      if (level === null) return locationGroups(scope, filter);
+      const cells = await pool.any(sql.type(CellRow)`${cellQuery(scope, filter, level)}`);
+      const small = cells.filter((cell) => cell.count <= MAX_EVENT_IDS);
+      const members = new Map<string, Array<{ id: number; title: string | null }>>();
+      if (small.length > 0) {
+        const shift = GRID_LEVEL - level;
+        const rows = await pool.any(sql.type(CellMemberRow)`
+          select k.cx, k.cy, e.id, e.title
+          from unnest(${sql.array(
+            small.map((c) => c.cx),
+            'int4',
+          )}::int4[], ${sql.array(
+            small.map((c) => c.cy),
+            'int4',
+          )}::int4[]) as k(cx, cy)
+          join events e on e.location && ${cellEnvelope(sql.fragment`k.cx`, sql.fragment`k.cy`, level)}
+            and e.grid_x >> ${shift} = k.cx and e.grid_y >> ${shift} = k.cy
+          where ${rawConditions(scope, filter, filter.dates)}
+          order by e.id`);
+        for (const member of rows) {
+          const key = `${member.cx}:${member.cy}`;
+          const list = members.get(key) ?? [];
+          list.push({ id: member.id, title: member.title });
+          members.set(key, list);
+        }
+      }
+      return cells.map((cell): ClusterView => {
+        const list = cell.count <= MAX_EVENT_IDS ? (members.get(`${cell.cx}:${cell.cy}`) ?? []) : null;
+        return {
+          key: `${level}:${cell.cx}:${cell.cy}`,
+          count: cell.count,
+          longitude: cell.lon,
+          latitude: cell.lat,
+          eventIds: list ? list.map((m) => m.id) : null,
+          title: cell.count === 1 ? (list?.[0]?.title ?? null) : null,
+        };
+      });
+    },
+
+    async clusterSizePercentiles(viewer, filter, level, fractions) {
+      const scope = await scopeOf(viewer, filter);
+      if (isEmpty(scope)) return null;
+      const groups =
+        level === null
+          ? sql.fragment`select count(*) as count from events e
+              where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
+              group by st_x(e.location), st_y(e.location)`
+          : cellQuery(scope, filter, level);
+      const values = await pool.oneFirst(sql.type(PercentilesRow)`
+        select percentile_disc(${sql.array(fractions, 'float8')}) within group (order by count)::int8[] as values
+        from (${groups}) g`);
+      return values;
+    },
+
+    async timeRange(viewer, filter) {
+      const scope = await scopeOf(viewer, filter);
+      if (isEmpty(scope)) return null;
+      const fromRows = async () => {
+        const range = await pool.one(sql.type(RangeRow)`
+          select min(${dateExpr(filter)}) as min, max(${dateExpr(filter)}) as max
+          from events e where ${rawConditions(scope, filter, filter.dates)}`);
+        return range.min && range.max ? { min: range.min, max: range.max } : null;
+      };
+      if (!usesDayCounts(filter)) return fromRows();
+      // The first and last days with events come from the day counts; the exact instants from the
+      // rows of those two days only.
+      const days = await pool.one(sql.type(RangeRow)`
+        select min(day) as min, max(day) as max from event_day_counts
+        where ${dayConditions(scope, floorDay(filter.dates.from), filter.dates.to)}`);
+      if (!days.min || !days.max) return null;
+      const within = (day: string) => ({
+        from: later(filter.dates.from, day),
+        to: earlier(filter.dates.to, addDays(day, 1)),
+      });
+      const range = await pool.one(sql.type(RangeRow)`
+        select (select min(e.event_timestamp) from events e
+                where ${rawConditions(scope, filter, within(days.min))}) as min,
+               (select max(e.event_timestamp) from events e
+                where ${rawConditions(scope, filter, within(days.max))}) as max`);
+      // The first or last day may hold events only outside a date range that starts or ends within it.
+      return range.min && range.max ? { min: range.min, max: range.max } : fromRows();
+    },
+
+    async histogram(viewer, filter, bins) {
+      const scope = await scopeOf(viewer, filter);
+      if (isEmpty(scope)) return new Map();
+      const bin = (t: Fragment) =>
+        bins.kind === 'fixed'
+          ? sql.fragment`date_bin(make_interval(secs => ${bins.sizeSeconds}), ${t}, to_timestamp(${bins.originSeconds}))`
+          : sql.fragment`date_trunc(${bins.granularity}, ${t}, 'UTC')`;
+      // Day counts can be binned only when every bin is made of whole UTC days.
+      const wholeDays =
+        bins.kind === 'calendar' || (bins.sizeSeconds % 86_400 === 0 && bins.originSeconds % 86_400 === 0);
+      const parts = wholeDays
+        ? countParts(scope, filter, { histogram: true })
+        : [rawPart(scope, filter, filter.dates, null)];
+      const rows = await pool.any(sql.type(BinRow)`
+        select extract(epoch from ${bin(sql.fragment`t`)})::int8 as bin, sum(n)::int8 as count
+        from (${unionParts(parts)}) p group by 1`);
+      return new Map(rows.map((r) => [r.bin, r.count]));
+    },
+
+    async extent(viewer, filter) {
+      const scope = await scopeOf(viewer, filter);
+      if (isEmpty(scope)) return { count: 0, located: 0, bounds: null };
+      const count = await pool.oneFirst(sql.type(CountRow)`
+        select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
+      const where = rawConditions(scope, filter, filter.dates);
+      const extent = await pool.one(sql.type(ExtentRow)`
+        select count(e.location)::int8 as located,
+               min(st_x(e.location)) as west, max(st_x(e.location)) as east,
+               min(st_y(e.location)) as south, max(st_y(e.location)) as north
+        from events e where ${where}`);
+      const { west, east, south, north } = extent;
+      return {
+        count,
+        located: extent.located,
+        bounds:
+          west === null || east === null || south === null || north === null
+            ? null
+            : { west, east, south, north },
+      };
+    },
+
+    async dataSources(viewer) {
+      const visible = visibility(viewer) ?? sql.fragment`true`;
+      const rows = await pool.any(sql.type(SourceRow)`
+        select c.id as catalog_id, c.slug as catalog_slug, c.title as catalog_title,
+               c.description as catalog_description,
+               d.id as dataset_id, d.slug as dataset_slug, d.title as dataset_title,
+               d.description as dataset_description,
+               case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
+                    then array(select jsonb_array_elements_text(d.schema_settings->'dateFields')) end as date_fields,
+               coalesce((select sum(event_count) from event_day_counts k where k.dataset_id = d.id), 0)::int8 as count
+        from catalogs c join datasets d on d.catalog_id = c.id
+        where ${visible}
+        order by c.title, c.id, d.title, d.id`);
+      const catalogs = new Map<number, Awaited<ReturnType<EventReader['dataSources']>>[number]>();
+      for (const r of rows) {
+        let catalog = catalogs.get(r.catalog_id);
+        if (!catalog) {
+          catalog = {
+            id: r.catalog_id,
+            slug: r.catalog_slug,
+            title: r.catalog_title,
+            description: r.catalog_description,
+            eventCount: 0,
+            datasets: [],
+          };
+          catalogs.set(r.catalog_id, catalog);
+        }
+        if (r.dataset_id === null || r.dataset_slug === null || r.dataset_title === null) continue;
+        catalog.eventCount += r.count;
+        catalog.datasets.push({
+          id: r.dataset_id,
+          slug: r.dataset_slug,
+          title: r.dataset_title,
+          description: r.dataset_description,
+          eventCount: r.count,
+          dateFields: r.date_fields ?? [],
+        });
+      }
+      return [...catalogs.values()];
+    },
+
+    async sampleData(viewer, datasetId, sampleSize) {
+      const visible = visibility(viewer) ?? sql.fragment`true`;
+      const dataset = await pool.maybeOne(sql.type(DatasetRow)`
+        select d.id, d.slug, d.title,
+               case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
+                    then array(select jsonb_array_elements_text(d.schema_settings->'dateFields'))
+                    else '{}'::text[] end as date_fields,
+               coalesce((select sum(event_count) from event_day_counts k where k.dataset_id = d.id), 0)::int8 as total
+        from datasets d join catalogs c on c.id = d.catalog_id
+        where d.id = ${datasetId} and ${visible}`);
+      if (!dataset) return null;
+      const rows = await pool.any(sql.type(DataRow)`
+        select data from events where dataset_id = ${datasetId}
+        order by event_timestamp desc limit ${sampleSize}`);
+      return {
+        dataset: {
+          id: dataset.id,
+          slug: dataset.slug,
+          title: dataset.title,
+          dateFields: dataset.date_fields,
+        },
+        total: dataset.total,
+        samples: rows.map((r) => r.data),
+      };
+    },
+  };
+
+  /** Zoom 16 and deeper: one group per exact location. */
+  async function locationGroups(scope: Scope, filter: EventFilter): Promise<ClusterView[]> {
+    const rows = await pool.any(sql.type(LocationGroupRow)`
+      select st_x(e.location) as lon, st_y(e.location) as lat, count(*)::int8 as count,
+             case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) else '{}' end as ids,
+             case when count(*) = 1 then min(e.title) end as title
+      from events e
+      where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
+      group by st_x(e.location), st_y(e.location)`);
+    return rows.map((r) => ({
+      key: `p:${r.lon}:${r.lat}`,
+      count: r.count,
+      longitude: r.lon,
+      latitude: r.lat,
+      eventIds: r.count <= MAX_EVENT_IDS ? r.ids : null,
+      title: r.title,
+    }));
+  }
+}
+
+/** Clusters at a grid level: counts and centroids per cell. */
+function cellQuery(scope: Scope, filter: EventFilter, level: number): Fragment {
+  return sql.fragment`
+    select cx, cy, sum(n)::int8 as count, sum(slon) / sum(n) as lon, sum(slat) / sum(n) as lat
+    from (${unionParts(countParts(scope, filter, { level }))}) p
+    group by cx, cy`;
+}
+
+function isEmpty(scope: Scope): boolean {
+  return scope.datasetIds !== null && scope.datasetIds.length === 0;
+}
+
+function usesDayCounts(filter: EventFilter): boolean {
+  return filter.dateField.kind === 'eventTimestamp' && filter.bounds === null;
+}
+
+/**
+ * The parts whose union is exactly the filtered events. `level` asks for cells of that grid level
+ * (cx, cy); `histogram` asks for a time column t fine enough to bin by whole days.
+ */
+function countParts(
+  scope: Scope,
+  filter: EventFilter,
+  need: { level?: number; histogram?: boolean } = {},
+): Fragment[] {
+  const level = need.level ?? null;
+  if (filter.dateField.kind !== 'eventTimestamp') return [rawPart(scope, filter, filter.dates, level)];
+  if (filter.bounds === null) {
+    if (level !== null) return [rawPart(scope, filter, filter.dates, level)];
+    return dayParts(scope, filter);
+  }
+  if (need.histogram || (level !== null && level > ROLLUP_LEVEL))
+    return [rawPart(scope, filter, filter.dates, level)];
+  return cellParts(scope, filter, level);
+}
+
+/** No bounds: whole UTC days from event_day_counts, the partial days at either end from the rows. */
+function dayParts(scope: Scope, filter: EventFilter): Fragment[] {
+  const { from, to } = filter.dates;
+  const firstDay = from === null ? null : ceilDay(from);
+  const endDay = to === null ? null : floorDay(to);
+  if (firstDay !== null && endDay !== null && firstDay >= endDay)
+    return [rawPart(scope, filter, filter.dates, null)];
+  const parts = [
+    sql.fragment`select dataset_id, catalog_id, day as t, null::int4 as cx, null::int4 as cy,
+                        event_count::int8 as n, null::float8 as slon, null::float8 as slat
+                 from event_day_counts where ${dayConditions(scope, firstDay, endDay)}`,
+  ];
+  if (from !== null && firstDay !== null && from < firstDay)
+    parts.push(rawPart(scope, filter, { from, to: firstDay }, null));
+  if (to !== null && endDay !== null && endDay < to)
+    parts.push(rawPart(scope, filter, { from: endDay, to }, null));
+  return parts;
+}
+
+function dayConditions(scope: Scope, from: string | null, to: string | null): Fragment {
+  const conditions: Fragment[] = [sql.fragment`true`];
+  if (scope.datasetIds !== null)
+    conditions.push(sql.fragment`dataset_id = any(${sql.array(scope.datasetIds, 'int8')})`);
+  if (from !== null) conditions.push(sql.fragment`day >= ${from}::timestamptz`);
+  if (to !== null) conditions.push(sql.fragment`day < ${to}::timestamptz`);
+  return allOf(conditions);
+}
+
+/**
+ * Bounds: per longitude range, the whole months and the level-10 cells wholly inside the box come
+ * from event_cell_months; the rows supply the partial months and the edge cells.
+ */
+function cellParts(scope: Scope, filter: EventFilter, level: number | null): Fragment[] {
+  const bounds = filter.bounds;
+  if (!bounds) throw new Error('cellParts needs bounds');
+  const { from, to } = filter.dates;
+  const firstMonth = from === null ? null : ceilMonth(from);
+  const endMonth = to === null ? null : floorMonth(to);
+  const wholeMonths = !(firstMonth !== null && endMonth !== null && firstMonth >= endMonth);
+  const parts: Fragment[] = [];
+  for (const range of longitudeRanges(bounds)) {
+    const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
+    const boxFilter = { ...filter, bounds: box };
+    const inner = wholeMonths ? innerCellRange(box, ROLLUP_LEVEL) : null;
+    if (!inner) {
+      parts.push(rawPart(scope, boxFilter, filter.dates, level));
+      continue;
+    }
+    const shift = level === null ? 0 : ROLLUP_LEVEL - level;
+    const conditions: Fragment[] = [
+      sql.fragment`cell_x between ${inner.x0} and ${inner.x1}`,
+      sql.fragment`cell_y between ${inner.y0} and ${inner.y1}`,
+    ];
+    if (scope.datasetIds !== null)
+      conditions.push(sql.fragment`dataset_id = any(${sql.array(scope.datasetIds, 'int8')})`);
+    if (firstMonth !== null) conditions.push(sql.fragment`month >= ${firstMonth}::timestamptz`);
+    if (endMonth !== null) conditions.push(sql.fragment`month < ${endMonth}::timestamptz`);
+    parts.push(sql.fragment`
+      select dataset_id, catalog_id, month as t,
+             ${level === null ? sql.fragment`null::int4` : sql.fragment`cell_x >> ${shift}`} as cx,
+             ${level === null ? sql.fragment`null::int4` : sql.fragment`cell_y >> ${shift}`} as cy,
+             event_count::int8 as n, sum_lon as slon, sum_lat as slat
+      from event_cell_months where ${sql.join(conditions, sql.fragment` and `)}`);
+    // Rows of the whole months in the edge cells: compared on the level-24 indices so that the
+    // grid_x/grid_y indexes serve the strips.
+    const s = GRID_LEVEL - ROLLUP_LEVEL;
+    const edge = sql.fragment`(e.grid_x < ${inner.x0 << s} or e.grid_x >= ${(inner.x1 + 1) << s}
+                               or e.grid_y < ${inner.y0 << s} or e.grid_y >= ${(inner.y1 + 1) << s})`;
+    parts.push(rawPart(scope, boxFilter, { from: firstMonth ?? null, to: endMonth ?? null }, level, edge));
+    if (from !== null && firstMonth !== null && from < firstMonth) {
+      parts.push(rawPart(scope, boxFilter, { from, to: firstMonth }, level));
+    }
+    if (to !== null && endMonth !== null && endMonth < to)
+      parts.push(rawPart(scope, boxFilter, { from: endMonth, to }, level));
+  }
+  return parts;
+}
+
+function rawPart(
+  scope: Scope,
+  filter: EventFilter,
+  dates: { from: string | null; to: string | null },
+  level: number | null,
+  extra?: Fragment,
+): Fragment {
+  const shift = level === null ? 0 : GRID_LEVEL - level;
+  const located = level === null ? sql.fragment`true` : sql.fragment`e.location is not null`;
+  return sql.fragment`
+    select e.dataset_id, e.catalog_id, ${dateExpr(filter)} as t,
+           ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_x >> ${shift}`} as cx,
+           ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_y >> ${shift}`} as cy,
+           1::int8 as n, st_x(e.location) as slon, st_y(e.location) as slat
+    from events e
+    where ${located} and ${rawConditions(scope, filter, dates)} ${extra ? sql.fragment`and ${extra}` : sql.fragment``}`;
+}
+
+function unionParts(parts: Fragment[]): Fragment {
+  return sql.fragment`${sql.join(parts, sql.fragment` union all `)}`;
+}
+
+function allOf(conditions: Fragment[]): Fragment {
+  return sql.fragment`${sql.join(conditions, sql.fragment` and `)}`;
+}
+
+function dateExpr(filter: EventFilter): Fragment {
+  if (filter.dateField.kind === 'eventTimestamp') return sql.fragment`e.event_timestamp`;
+  return sql.fragment`chronomap_try_timestamptz(e.data #>> ${sql.array(filter.dateField.path, 'text')})`;
+}
+
+/** The filter as conditions on `events e`, with `dates` for the date range. */
+function rawConditions(
+  scope: Scope,
+  filter: EventFilter,
+  dates: { from: string | null; to: string | null },
+): Fragment {
+  const conditions: Fragment[] = [sql.fragment`true`];
+  if (scope.datasetIds !== null)
+    conditions.push(sql.fragment`e.dataset_id = any(${sql.array(scope.datasetIds, 'int8')})`);
+  if (filter.bounds) {
+    const boxes = longitudeRanges(filter.bounds).map(
+      (range) =>
+        sql.fragment`e.location && st_makeenvelope(${range.west}, ${filter.bounds?.south ?? -90}, ${range.east}, ${filter.bounds?.north ?? 90}, 4326)`,
+    );
+    conditions.push(
+      boxes.length === 1 ? (boxes[0] as Fragment) : sql.fragment`(${sql.join(boxes, sql.fragment` or `)})`,
+    );
+  }
+  const date = dateExpr(filter);
+  if (dates.from !== null) conditions.push(sql.fragment`${date} >= ${dates.from}::timestamptz`);
+  if (dates.to !== null) conditions.push(sql.fragment`${date} < ${dates.to}::timestamptz`);
+  return allOf(conditions);
+}
+
+function orderBy(sort: Sort): Fragment {
+  const direction = sort.descending ? sql.fragment`desc` : sql.fragment`asc`;
+  const key = sort.key;
+  const expression =
+    key.field === 'data'
+      ? sql.fragment`e.data #> ${sql.array(key.path, 'text')}`
+      : key.field === 'eventTimestamp'
+        ? sql.fragment`e.event_timestamp`
+        : key.field === 'isValid'
+          ? sql.fragment`e.is_valid`
+          : key.field === 'dataset'
+            ? sql.fragment`e.dataset_id`
+            : sql.fragment`e.id`;
+  if (key.field === 'id') return sql.fragment`e.id ${direction}`;
+  // Ties are broken by id in the same direction, so that pages are stable and the default sort
+  // walks the (event_timestamp desc, id desc) index.
+  return sql.fragment`${expression} ${direction}, e.id ${direction}`;
+}
+
+/** The lon/lat box of a cell (a hair larger; the exact test is on the cell indices). */
+function cellEnvelope(cx: Fragment, cy: Fragment, level: number): Fragment {
+  const size = 2 ** level;
+  return sql.fragment`st_makeenvelope(
+    ${cx}::float8 * ${360 / size}::float8 - 180 - 1e-9,
+    case when ${cy} = ${size - 1} then -90 else degrees(atan(sinh(pi() * (1 - 2 * (${cy} + 1)::float8 / ${size})))) - 1e-9 end,
+    (${cx} + 1)::float8 * ${360 / size}::float8 - 180 + 1e-9,
+    case when ${cy} = 0 then 90 else degrees(atan(sinh(pi() * (1 - 2 * ${cy}::float8 / ${size})))) + 1e-9 end,
+    4326)`;
+}
+
+function floorDay(iso: string): string;
+function floorDay(iso: string | null): string | null;
+function floorDay(iso: string | null): string | null {
+  if (iso === null) return null;
+  const millis = Date.parse(iso);
+  return new Date(millis - (((millis % DAY_MS) + DAY_MS) % DAY_MS)).toISOString();
+}
+
+function ceilDay(iso: string): string {
+  const floor = floorDay(iso);
+  return floor === iso ? iso : addDays(floor, 1);
+}
+
+function addDays(iso: string, days: number): string {
+  return new Date(Date.parse(iso) + days * DAY_MS).toISOString();
+}
+
+function floorMonth(iso: string): string {
+  const date = new Date(iso);
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)).toISOString();
+}
+
+function ceilMonth(iso: string): string {
+  const floor = floorMonth(iso);
+  if (floor === new Date(iso).toISOString()) return floor;
+  const date = new Date(floor);
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)).toISOString();
+}
+
+function later(a: string | null, b: string): string {
+  return a !== null && a > b ? a : b;
+}
+
+function earlier(a: string | null, b: string): string {
+  return a !== null && a < b ? a : b;
+}
