@@ -23,33 +23,36 @@ alter table events
 create index events_grid_x_idx on events (grid_x);
 create index events_grid_y_idx on events (grid_y);
 
--- Per dataset and UTC day: counts for histograms, stats and totals without bounds.
-create table event_day_counts (
+-- Event counts per dataset and UTC period, at three grains: 'y' (year), 'm' (month), 'd' (day).
+-- A date range is answered from whole years, then whole months, then whole days, and the rows of
+-- the partial days at its ends (src/domain/time-ranges.ts): few rows to add up at any range.
+create table event_counts (
+  grain "char" not null check (grain in ('y', 'm', 'd')),
+  period timestamptz not null,
   dataset_id bigint not null,
   catalog_id bigint not null,
-  day timestamptz not null,
   event_count integer not null,
-  primary key (dataset_id, day)
+  primary key (grain, period, dataset_id)
 );
 
--- Per dataset, UTC month and level-10 cell (~39 km): counts and coordinate sums (for centroids)
--- of located events, for map views at low zoom and for counts within bounds.
-create table event_cell_months (
+-- Located events per dataset, UTC year or month, and level-10 cell (~39 km at the equator): counts
+-- and coordinate sums (for centroids), for map views up to zoom 8 and counts within bounds.
+create table event_cell_counts (
+  grain "char" not null check (grain in ('y', 'm')),
+  period timestamptz not null,
   dataset_id bigint not null,
   catalog_id bigint not null,
-  month timestamptz not null,
   cell_x integer not null,
   cell_y integer not null,
   event_count integer not null,
   sum_lon float8 not null,
   sum_lat float8 not null,
-  primary key (dataset_id, month, cell_x, cell_y)
+  primary key (grain, period, dataset_id, cell_x, cell_y)
 );
-create index event_cell_months_month_idx on event_cell_months (month);
 
 -- The counts follow every change to events through statement-level triggers with transition
--- tables: one aggregated upsert per statement, whoever writes. Keys are upserted in key order so
--- that concurrent writers wait on each other rather than deadlock.
+-- tables: one aggregated upsert per table and statement, whoever writes. Keys are upserted in key
+-- order so that concurrent writers wait on each other rather than deadlock.
 create function chronomap_event_counts_trigger() returns trigger
   language plpgsql as $$
 declare
@@ -64,36 +67,51 @@ begin
                                       else array['old_events', 'new_events'] end loop
     sign := case changed when 'old_events' then -1 else 1 end;
     execute format($q$
-      insert into event_day_counts as r (dataset_id, catalog_id, day, event_count)
-      select dataset_id, min(catalog_id), date_trunc('day', event_timestamp, 'UTC'), %1$s * count(*)
-      from %2$I group by 1, 3 order by 1, 3
-      on conflict (dataset_id, day) do update set event_count = r.event_count + excluded.event_count,
-                                                  catalog_id = excluded.catalog_id
+      insert into event_counts as r (grain, period, dataset_id, catalog_id, event_count)
+      select p.grain, p.period, e.dataset_id, min(e.catalog_id), %1$s * count(*)
+      from %2$I e cross join lateral (values
+        ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+        ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
+        ('d'::"char", date_trunc('day', e.event_timestamp, 'UTC'))) as p(grain, period)
+      group by 1, 2, 3 order by 1, 2, 3
+      on conflict (grain, period, dataset_id) do update
+        set event_count = r.event_count + excluded.event_count, catalog_id = excluded.catalog_id
     $q$, sign, changed);
     execute format($q$
-      insert into event_cell_months as r (dataset_id, catalog_id, month, cell_x, cell_y, event_count, sum_lon, sum_lat)
-      select dataset_id, min(catalog_id), date_trunc('month', event_timestamp, 'UTC'), grid_x >> 14, grid_y >> 14,
-             %1$s * count(*), %1$s * sum(st_x(location)), %1$s * sum(st_y(location))
-      from %2$I where location is not null group by 1, 3, 4, 5 order by 1, 3, 4, 5
-      on conflict (dataset_id, month, cell_x, cell_y) do update
+      insert into event_cell_counts as r (grain, period, dataset_id, catalog_id, cell_x, cell_y, event_count, sum_lon, sum_lat)
+      select p.grain, p.period, e.dataset_id, min(e.catalog_id), e.grid_x >> 14, e.grid_y >> 14,
+             %1$s * count(*), %1$s * sum(st_x(e.location)), %1$s * sum(st_y(e.location))
+      from %2$I e cross join lateral (values
+        ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+        ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
+      where e.location is not null
+      group by 1, 2, 3, 5, 6 order by 1, 2, 3, 5, 6
+      on conflict (grain, period, dataset_id, cell_x, cell_y) do update
         set event_count = r.event_count + excluded.event_count,
             sum_lon = r.sum_lon + excluded.sum_lon,
             sum_lat = r.sum_lat + excluded.sum_lat,
             catalog_id = excluded.catalog_id
     $q$, sign, changed);
     if sign < 0 then
+      -- Only the keys this statement touched, so that deleting a few events stays cheap.
       execute format($q$
-        delete from event_day_counts r
-        using (select distinct dataset_id, date_trunc('day', event_timestamp, 'UTC') as day from %1$I) k
-        where r.dataset_id = k.dataset_id and r.day = k.day and r.event_count <= 0
+        delete from event_counts r
+        using (select distinct e.dataset_id, p.grain, p.period
+               from %1$I e cross join lateral (values
+                 ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+                 ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
+                 ('d'::"char", date_trunc('day', e.event_timestamp, 'UTC'))) as p(grain, period)) k
+        where r.grain = k.grain and r.period = k.period and r.dataset_id = k.dataset_id and r.event_count <= 0
       $q$, changed);
       execute format($q$
-        delete from event_cell_months r
-        using (select distinct dataset_id, date_trunc('month', event_timestamp, 'UTC') as month,
-                      grid_x >> 14 as cell_x, grid_y >> 14 as cell_y
-               from %1$I where location is not null) k
-        where r.dataset_id = k.dataset_id and r.month = k.month and r.cell_x = k.cell_x
-          and r.cell_y = k.cell_y and r.event_count <= 0
+        delete from event_cell_counts r
+        using (select distinct e.dataset_id, p.grain, p.period, e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y
+               from %1$I e cross join lateral (values
+                 ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+                 ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
+               where e.location is not null) k
+        where r.grain = k.grain and r.period = k.period and r.dataset_id = k.dataset_id
+          and r.cell_x = k.cell_x and r.cell_y = k.cell_y and r.event_count <= 0
       $q$, changed);
     end if;
   end loop;
@@ -111,20 +129,28 @@ create trigger events_counts_delete after delete on events
 create function chronomap_event_counts_truncate() returns trigger
   language plpgsql as $$
 begin
-  truncate event_day_counts, event_cell_months;
+  truncate event_counts, event_cell_counts;
   return null;
 end $$;
 create trigger events_counts_truncate after truncate on events
   for each statement execute function chronomap_event_counts_truncate();
 
--- Events already stored before this migration.
-insert into event_day_counts (dataset_id, catalog_id, day, event_count)
-select dataset_id, min(catalog_id), date_trunc('day', event_timestamp, 'UTC'), count(*)
-from events group by 1, 3;
-insert into event_cell_months (dataset_id, catalog_id, month, cell_x, cell_y, event_count, sum_lon, sum_lat)
-select dataset_id, min(catalog_id), date_trunc('month', event_timestamp, 'UTC'), grid_x >> 14, grid_y >> 14,
-       count(*), sum(st_x(location)), sum(st_y(location))
-from events where location is not null group by 1, 3, 4, 5;
+-- Events stored before this migration.
+insert into event_counts (grain, period, dataset_id, catalog_id, event_count)
+select p.grain, p.period, e.dataset_id, min(e.catalog_id), count(*)
+from events e cross join lateral (values
+  ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+  ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
+  ('d'::"char", date_trunc('day', e.event_timestamp, 'UTC'))) as p(grain, period)
+group by 1, 2, 3;
+insert into event_cell_counts (grain, period, dataset_id, catalog_id, cell_x, cell_y, event_count, sum_lon, sum_lat)
+select p.grain, p.period, e.dataset_id, min(e.catalog_id), e.grid_x >> 14, e.grid_y >> 14,
+       count(*), sum(st_x(e.location)), sum(st_y(e.location))
+from events e cross join lateral (values
+  ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+  ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
+where e.location is not null
+group by 1, 2, 3, 5, 6;
 
 -- Custom date fields declared by a dataset (schema_settings.dateFields, e.g. ["startDate"]) are
 -- filtered with this cast, which turns unparseable values into null instead of failing the query.

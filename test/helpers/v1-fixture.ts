@@ -25,8 +25,8 @@ export type Fixture = {
 
 export const SAME_SPOT = { longitude: 13.4050125, latitude: 52.5200066 };
 
-/** Mulberry32: a tiny seeded generator, so every run sees the same events. */
-function random(seed: number): () => number {
+/** Mulberry32: a tiny seeded generator, so every run sees the same events (the benchmark uses it too). */
+export function seededRandom(seed: number): () => number {
   let state = seed;
   return () => {
     state = (state + 0x6d2b79f5) | 0;
@@ -48,7 +48,7 @@ const PLACES: Array<[number, number]> = [
 ];
 
 export async function loadReadFixture(pool: DatabasePool): Promise<Fixture> {
-  const next = random(42);
+  const next = seededRandom(42);
   const Id = row(Type.Object({ id: Type.Number() }));
   const catalogIds: Record<string, number> = {};
   for (const [slug, title] of [

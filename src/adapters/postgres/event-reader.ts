@@ -2,6 +2,13 @@ import type { FragmentSqlToken } from 'slonik';
 import { Type } from 'typebox';
 import { GRID_LEVEL, innerCellRange, MAX_EVENT_IDS, ROLLUP_LEVEL } from '../../domain/clustering.ts';
 import { type EventFilter, longitudeRanges, type Sort } from '../../domain/read-query.ts';
+import {
+  floorPeriod,
+  type Grain,
+  nextPeriod,
+  type PeriodSpan,
+  splitRange,
+} from '../../domain/time-ranges.ts';
 import type { ClusterView, EventReader, Viewer } from '../../ports/event-reader.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 
@@ -9,18 +16,16 @@ import { type DatabasePool, row, sql } from './database.ts';
 // migrations/0200_read_api.sql).
 //
 // Counting is split into "parts" whose union is exactly the filtered events:
-// - precomputed rows (event_day_counts per dataset and UTC day; event_cell_months per dataset, UTC
-//   month and level-10 cell) for the whole days, months and cells the filter covers, and
-// - raw event rows for the rest (partial days/months at the ends of a date range, cells only partly
-//   inside the bounds).
+// - precomputed rows (event_counts per dataset and UTC year/month/day; event_cell_counts per
+//   dataset, UTC year/month and level-10 cell) for the whole periods and cells the filter covers, and
+// - raw event rows for the rest (partial days or months at the ends of a date range, cells only
+//   partly inside the bounds).
 // Each part yields (dataset_id, catalog_id, t, cx, cy, n, slon, slat); callers group as they need.
 
 type Fragment = FragmentSqlToken;
 
 /** Which datasets a query may read: null means every dataset, with no condition at all. */
 type Scope = { datasetIds: number[] | null };
-
-const DAY_MS = 86_400_000;
 
 /**
  * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
@@ -257,13 +262,17 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
       if (!usesDayCounts(filter)) return fromRows();
       // The first and last days with events come from the day counts; the exact instants from the
       // rows of those two days only.
+      const span: PeriodSpan = {
+        grain: 'day',
+        from: filter.dates.from === null ? null : floorPeriod(filter.dates.from, 'day'),
+        to: filter.dates.to,
+      };
       const days = await pool.one(sql.type(RangeRow)`
-        select min(day) as min, max(day) as max from event_day_counts
-        where ${dayConditions(scope, floorDay(filter.dates.from), filter.dates.to)}`);
+        select min(period) as min, max(period) as max from event_counts where ${periodConditions(scope, span)}`);
       if (!days.min || !days.max) return null;
       const within = (day: string) => ({
         from: later(filter.dates.from, day),
-        to: earlier(filter.dates.to, addDays(day, 1)),
+        to: earlier(filter.dates.to, nextPeriod(day, 'day')),
       });
       const range = await pool.one(sql.type(RangeRow)`
         select (select min(e.event_timestamp) from events e
@@ -281,12 +290,16 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
         bins.kind === 'fixed'
           ? sql.fragment`date_bin(make_interval(secs => ${bins.sizeSeconds}), ${t}, to_timestamp(${bins.originSeconds}))`
           : sql.fragment`date_trunc(${bins.granularity}, ${t}, 'UTC')`;
-      // Day counts can be binned only when every bin is made of whole UTC days.
-      const wholeDays =
-        bins.kind === 'calendar' || (bins.sizeSeconds % 86_400 === 0 && bins.originSeconds % 86_400 === 0);
-      const parts = wholeDays
-        ? countParts(scope, filter, { histogram: true })
-        : [rawPart(scope, filter, filter.dates, null)];
+      // Period counts can be binned only when every bin is made of whole periods.
+      const grain =
+        bins.kind === 'calendar'
+          ? bins.granularity === 'month'
+            ? 'month'
+            : 'day'
+          : bins.sizeSeconds % 86_400 === 0 && bins.originSeconds % 86_400 === 0
+            ? 'day'
+            : null;
+      const parts = countParts(scope, filter, { histogram: grain });
       const rows = await pool.any(sql.type(BinRow)`
         select extract(epoch from ${bin(sql.fragment`t`)})::int8 as bin, sum(n)::int8 as count
         from (${unionParts(parts)}) p group by 1`);
@@ -324,7 +337,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
                d.description as dataset_description,
                case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
                     then array(select jsonb_array_elements_text(d.schema_settings->'dateFields')) end as date_fields,
-               coalesce((select sum(event_count) from event_day_counts k where k.dataset_id = d.id), 0)::int8 as count
+               coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)::int8 as count
         from catalogs c join datasets d on d.catalog_id = c.id
         where ${visible}
         order by c.title, c.id, d.title, d.id`);
@@ -363,7 +376,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
                case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
                     then array(select jsonb_array_elements_text(d.schema_settings->'dateFields'))
                     else '{}'::text[] end as date_fields,
-               coalesce((select sum(event_count) from event_day_counts k where k.dataset_id = d.id), 0)::int8 as total
+               coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)::int8 as total
         from datasets d join catalogs c on c.id = d.catalog_id
         where d.id = ${datasetId} and ${visible}`);
       if (!dataset) return null;
@@ -421,98 +434,97 @@ function usesDayCounts(filter: EventFilter): boolean {
 
 /**
  * The parts whose union is exactly the filtered events. `level` asks for cells of that grid level
- * (cx, cy); `histogram` asks for a time column t fine enough to bin by whole days.
+ * (cx, cy); `histogram` asks for a time column t fine enough for the bins: 'day' when each bin is
+ * made of whole UTC days, 'month' when of whole months, null when only rows will do.
  */
 function countParts(
   scope: Scope,
   filter: EventFilter,
-  need: { level?: number; histogram?: boolean } = {},
+  need: { level?: number; histogram?: 'day' | 'month' | null } = {},
 ): Fragment[] {
   const level = need.level ?? null;
-  if (filter.dateField.kind !== 'eventTimestamp') return [rawPart(scope, filter, filter.dates, level)];
+  const raw = () => [rawPart(scope, filter, filter.dates, level)];
+  if (filter.dateField.kind !== 'eventTimestamp' || need.histogram === null) return raw();
   if (filter.bounds === null) {
-    if (level !== null) return [rawPart(scope, filter, filter.dates, level)];
-    return dayParts(scope, filter);
+    if (level !== null) return raw();
+    const grains: Grain[] =
+      need.histogram === 'day'
+        ? ['day']
+        : need.histogram === 'month'
+          ? ['month', 'day']
+          : ['year', 'month', 'day'];
+    return periodParts(scope, filter, grains);
   }
-  if (need.histogram || (level !== null && level > ROLLUP_LEVEL))
-    return [rawPart(scope, filter, filter.dates, level)];
+  if (need.histogram || (level !== null && level > ROLLUP_LEVEL)) return raw();
   return cellParts(scope, filter, level);
 }
 
-/** No bounds: whole UTC days from event_day_counts, the partial days at either end from the rows. */
-function dayParts(scope: Scope, filter: EventFilter): Fragment[] {
-  const { from, to } = filter.dates;
-  const firstDay = from === null ? null : ceilDay(from);
-  const endDay = to === null ? null : floorDay(to);
-  if (firstDay !== null && endDay !== null && firstDay >= endDay)
-    return [rawPart(scope, filter, filter.dates, null)];
-  const parts = [
-    sql.fragment`select dataset_id, catalog_id, day as t, null::int4 as cx, null::int4 as cy,
-                        event_count::int8 as n, null::float8 as slon, null::float8 as slat
-                 from event_day_counts where ${dayConditions(scope, firstDay, endDay)}`,
-  ];
-  if (from !== null && firstDay !== null && from < firstDay)
-    parts.push(rawPart(scope, filter, { from, to: firstDay }, null));
-  if (to !== null && endDay !== null && endDay < to)
-    parts.push(rawPart(scope, filter, { from: endDay, to }, null));
-  return parts;
-}
+const GRAIN_CODE: Record<Grain, string> = { year: 'y', month: 'm', day: 'd' };
 
-function dayConditions(scope: Scope, from: string | null, to: string | null): Fragment {
-  const conditions: Fragment[] = [sql.fragment`true`];
+function periodConditions(scope: Scope, span: PeriodSpan): Fragment {
+  const conditions: Fragment[] = [sql.fragment`grain = ${GRAIN_CODE[span.grain]}`];
+  if (span.from !== null) conditions.push(sql.fragment`period >= ${span.from}::timestamptz`);
+  if (span.to !== null) conditions.push(sql.fragment`period < ${span.to}::timestamptz`);
   if (scope.datasetIds !== null)
     conditions.push(sql.fragment`dataset_id = any(${sql.array(scope.datasetIds, 'int8')})`);
-  if (from !== null) conditions.push(sql.fragment`day >= ${from}::timestamptz`);
-  if (to !== null) conditions.push(sql.fragment`day < ${to}::timestamptz`);
   return allOf(conditions);
 }
 
+/** No bounds: whole years, months and days from event_counts, the partial days from the rows. */
+function periodParts(scope: Scope, filter: EventFilter, grains: Grain[]): Fragment[] {
+  const split = splitRange(filter.dates, grains);
+  return [
+    ...split.periods.map(
+      (span) => sql.fragment`
+        select dataset_id, catalog_id, period as t, null::int4 as cx, null::int4 as cy,
+               event_count::int8 as n, null::float8 as slon, null::float8 as slat
+        from event_counts where ${periodConditions(scope, span)}`,
+    ),
+    ...split.rest.map((piece) => rawPart(scope, filter, piece, null)),
+  ];
+}
+
 /**
- * Bounds: per longitude range, the whole months and the level-10 cells wholly inside the box come
- * from event_cell_months; the rows supply the partial months and the edge cells.
+ * Bounds: per longitude range, the whole years and months in the level-10 cells wholly inside the
+ * box come from event_cell_counts; the rows supply the edge cells and the partial months.
  */
 function cellParts(scope: Scope, filter: EventFilter, level: number | null): Fragment[] {
   const bounds = filter.bounds;
   if (!bounds) throw new Error('cellParts needs bounds');
-  const { from, to } = filter.dates;
-  const firstMonth = from === null ? null : ceilMonth(from);
-  const endMonth = to === null ? null : floorMonth(to);
-  const wholeMonths = !(firstMonth !== null && endMonth !== null && firstMonth >= endMonth);
+  const split = splitRange(filter.dates, ['year', 'month']);
   const parts: Fragment[] = [];
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
     const boxFilter = { ...filter, bounds: box };
-    const inner = wholeMonths ? innerCellRange(box, ROLLUP_LEVEL) : null;
+    const inner = split.periods.length > 0 ? innerCellRange(box, ROLLUP_LEVEL) : null;
     if (!inner) {
       parts.push(rawPart(scope, boxFilter, filter.dates, level));
       continue;
     }
     const shift = level === null ? 0 : ROLLUP_LEVEL - level;
-    const conditions: Fragment[] = [
-      sql.fragment`cell_x between ${inner.x0} and ${inner.x1}`,
-      sql.fragment`cell_y between ${inner.y0} and ${inner.y1}`,
-    ];
-    if (scope.datasetIds !== null)
-      conditions.push(sql.fragment`dataset_id = any(${sql.array(scope.datasetIds, 'int8')})`);
-    if (firstMonth !== null) conditions.push(sql.fragment`month >= ${firstMonth}::timestamptz`);
-    if (endMonth !== null) conditions.push(sql.fragment`month < ${endMonth}::timestamptz`);
-    parts.push(sql.fragment`
-      select dataset_id, catalog_id, month as t,
-             ${level === null ? sql.fragment`null::int4` : sql.fragment`cell_x >> ${shift}`} as cx,
-             ${level === null ? sql.fragment`null::int4` : sql.fragment`cell_y >> ${shift}`} as cy,
-             event_count::int8 as n, sum_lon as slon, sum_lat as slat
-      from event_cell_months where ${sql.join(conditions, sql.fragment` and `)}`);
-    // Rows of the whole months in the edge cells: compared on the level-24 indices so that the
-    // grid_x/grid_y indexes serve the strips.
+    const cx = level === null ? sql.fragment`null::int4` : sql.fragment`cell_x >> ${shift}`;
+    const cy = level === null ? sql.fragment`null::int4` : sql.fragment`cell_y >> ${shift}`;
+    for (const span of split.periods) {
+      parts.push(sql.fragment`
+        select dataset_id, catalog_id, period as t, ${cx} as cx, ${cy} as cy,
+               event_count::int8 as n, sum_lon as slon, sum_lat as slat
+        from event_cell_counts
+        where ${periodConditions(scope, span)}
+          and cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1}`);
+    }
+    // The whole periods form one contiguous range; its rows in the edge cells, compared on the
+    // level-24 indices so that the grid_x/grid_y indexes serve the strips.
+    const froms = split.periods.map((span) => span.from);
+    const tos = split.periods.map((span) => span.to);
+    const covered = {
+      from: froms.includes(null) ? null : ((froms as string[]).sort()[0] ?? null),
+      to: tos.includes(null) ? null : ((tos as string[]).sort().at(-1) ?? null),
+    };
     const s = GRID_LEVEL - ROLLUP_LEVEL;
     const edge = sql.fragment`(e.grid_x < ${inner.x0 << s} or e.grid_x >= ${(inner.x1 + 1) << s}
                                or e.grid_y < ${inner.y0 << s} or e.grid_y >= ${(inner.y1 + 1) << s})`;
-    parts.push(rawPart(scope, boxFilter, { from: firstMonth ?? null, to: endMonth ?? null }, level, edge));
-    if (from !== null && firstMonth !== null && from < firstMonth) {
-      parts.push(rawPart(scope, boxFilter, { from, to: firstMonth }, level));
-    }
-    if (to !== null && endMonth !== null && endMonth < to)
-      parts.push(rawPart(scope, boxFilter, { from: endMonth, to }, level));
+    parts.push(rawPart(scope, boxFilter, covered, level, edge));
+    for (const piece of split.rest) parts.push(rawPart(scope, boxFilter, piece, level));
   }
   return parts;
 }
@@ -600,35 +612,6 @@ function cellEnvelope(cx: Fragment, cy: Fragment, level: number): Fragment {
     (${cx} + 1)::float8 * ${360 / size}::float8 - 180 + 1e-9,
     case when ${cy} = 0 then 90 else degrees(atan(sinh(pi() * (1 - 2 * ${cy}::float8 / ${size})))) + 1e-9 end,
     4326)`;
-}
-
-function floorDay(iso: string): string;
-function floorDay(iso: string | null): string | null;
-function floorDay(iso: string | null): string | null {
-  if (iso === null) return null;
-  const millis = Date.parse(iso);
-  return new Date(millis - (((millis % DAY_MS) + DAY_MS) % DAY_MS)).toISOString();
-}
-
-function ceilDay(iso: string): string {
-  const floor = floorDay(iso);
-  return floor === iso ? iso : addDays(floor, 1);
-}
-
-function addDays(iso: string, days: number): string {
-  return new Date(Date.parse(iso) + days * DAY_MS).toISOString();
-}
-
-function floorMonth(iso: string): string {
-  const date = new Date(iso);
-  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)).toISOString();
-}
-
-function ceilMonth(iso: string): string {
-  const floor = floorMonth(iso);
-  if (floor === new Date(iso).toISOString()) return floor;
-  const date = new Date(floor);
-  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)).toISOString();
 }
 
 function later(a: string | null, b: string): string {
