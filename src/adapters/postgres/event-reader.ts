@@ -1,6 +1,12 @@
 import type { FragmentSqlToken } from 'slonik';
 import { Type } from 'typebox';
-import { GRID_LEVEL, innerCellRange, MAX_EVENT_IDS, ROLLUP_LEVEL } from '../../domain/clustering.ts';
+import {
+  cellBounds,
+  GRID_LEVEL,
+  innerCellRange,
+  MAX_EVENT_IDS,
+  ROLLUP_LEVEL,
+} from '../../domain/clustering.ts';
 import { type EventFilter, longitudeRanges, type Sort } from '../../domain/read-query.ts';
 import {
   floorPeriod,
@@ -179,7 +185,8 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
       if (isEmpty(scope)) return [];
       const rows = await pool.any(sql.type(DatasetCountRow)`
         select p.dataset_id, d.title as dataset_title, d.catalog_id, c.title as catalog_title, p.count
-        from (select dataset_id, sum(n)::int8 as count from (${unionParts(countParts(scope, filter))}) u
+        from (select dataset_id, sum(n)::int8 as count
+              from (${unionParts(countParts(scope, filter, { perDataset: true }))}) u
               group by dataset_id) p
         join datasets d on d.id = p.dataset_id join catalogs c on c.id = d.catalog_id
         where p.count > 0
@@ -268,7 +275,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
         to: filter.dates.to,
       };
       const days = await pool.one(sql.type(RangeRow)`
-        select min(period) as min, max(period) as max from event_counts where ${periodConditions(scope, span)}`);
+        select min(period) as min, max(period) as max from event_counts where ${periodConditions(scope, span, false)}`);
       if (!days.min || !days.max) return null;
       const within = (day: string) => ({
         from: later(filter.dates.from, day),
@@ -440,9 +447,10 @@ function usesDayCounts(filter: EventFilter): boolean {
 function countParts(
   scope: Scope,
   filter: EventFilter,
-  need: { level?: number; histogram?: 'day' | 'month' | null } = {},
+  need: { level?: number; histogram?: 'day' | 'month' | null; perDataset?: boolean } = {},
 ): Fragment[] {
   const level = need.level ?? null;
+  const perDataset = need.perDataset ?? false;
   const raw = () => [rawPart(scope, filter, filter.dates, level)];
   if (filter.dateField.kind !== 'eventTimestamp' || need.histogram === null) return raw();
   if (filter.bounds === null) {
@@ -453,32 +461,37 @@ function countParts(
         : need.histogram === 'month'
           ? ['month', 'day']
           : ['year', 'month', 'day'];
-    return periodParts(scope, filter, grains);
+    return periodParts(scope, filter, grains, perDataset);
   }
   if (need.histogram || (level !== null && level > ROLLUP_LEVEL)) return raw();
-  return cellParts(scope, filter, level);
+  return cellParts(scope, filter, level, perDataset);
 }
 
 const GRAIN_CODE: Record<Grain, string> = { year: 'y', month: 'm', day: 'd' };
 
-function periodConditions(scope: Scope, span: PeriodSpan): Fragment {
+/**
+ * Conditions on event_counts / event_cell_counts. Rows with dataset_id 0 are the totals over all
+ * datasets: read when every dataset is in scope and no per-dataset breakdown is asked for.
+ */
+function periodConditions(scope: Scope, span: PeriodSpan, perDataset: boolean): Fragment {
   const conditions: Fragment[] = [sql.fragment`grain = ${GRAIN_CODE[span.grain]}`];
   if (span.from !== null) conditions.push(sql.fragment`period >= ${span.from}::timestamptz`);
   if (span.to !== null) conditions.push(sql.fragment`period < ${span.to}::timestamptz`);
   if (scope.datasetIds !== null)
     conditions.push(sql.fragment`dataset_id = any(${sql.array(scope.datasetIds, 'int8')})`);
+  else conditions.push(perDataset ? sql.fragment`dataset_id <> 0` : sql.fragment`dataset_id = 0`);
   return allOf(conditions);
 }
 
 /** No bounds: whole years, months and days from event_counts, the partial days from the rows. */
-function periodParts(scope: Scope, filter: EventFilter, grains: Grain[]): Fragment[] {
+function periodParts(scope: Scope, filter: EventFilter, grains: Grain[], perDataset: boolean): Fragment[] {
   const split = splitRange(filter.dates, grains);
   return [
     ...split.periods.map(
       (span) => sql.fragment`
         select dataset_id, catalog_id, period as t, null::int4 as cx, null::int4 as cy,
                event_count::int8 as n, null::float8 as slon, null::float8 as slat
-        from event_counts where ${periodConditions(scope, span)}`,
+        from event_counts where ${periodConditions(scope, span, perDataset)}`,
     ),
     ...split.rest.map((piece) => rawPart(scope, filter, piece, null)),
   ];
@@ -488,7 +501,7 @@ function periodParts(scope: Scope, filter: EventFilter, grains: Grain[]): Fragme
  * Bounds: per longitude range, the whole years and months in the level-10 cells wholly inside the
  * box come from event_cell_counts; the rows supply the edge cells and the partial months.
  */
-function cellParts(scope: Scope, filter: EventFilter, level: number | null): Fragment[] {
+function cellParts(scope: Scope, filter: EventFilter, level: number | null, perDataset: boolean): Fragment[] {
   const bounds = filter.bounds;
   if (!bounds) throw new Error('cellParts needs bounds');
   const split = splitRange(filter.dates, ['year', 'month']);
@@ -509,24 +522,61 @@ function cellParts(scope: Scope, filter: EventFilter, level: number | null): Fra
         select dataset_id, catalog_id, period as t, ${cx} as cx, ${cy} as cy,
                event_count::int8 as n, sum_lon as slon, sum_lat as slat
         from event_cell_counts
-        where ${periodConditions(scope, span)}
+        where ${periodConditions(scope, span, perDataset)}
           and cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1}`);
     }
-    // The whole periods form one contiguous range; its rows in the edge cells, compared on the
-    // level-24 indices so that the grid_x/grid_y indexes serve the strips.
+    // The whole periods form one contiguous range; its rows in the edge cells are read strip by
+    // strip (west, east, north, south of the inner cells), each an envelope for the spatial index
+    // and exact conditions on the level-24 cell indices.
     const froms = split.periods.map((span) => span.from);
     const tos = split.periods.map((span) => span.to);
     const covered = {
       from: froms.includes(null) ? null : ((froms as string[]).sort()[0] ?? null),
       to: tos.includes(null) ? null : ((tos as string[]).sort().at(-1) ?? null),
     };
-    const s = GRID_LEVEL - ROLLUP_LEVEL;
-    const edge = sql.fragment`(e.grid_x < ${inner.x0 << s} or e.grid_x >= ${(inner.x1 + 1) << s}
-                               or e.grid_y < ${inner.y0 << s} or e.grid_y >= ${(inner.y1 + 1) << s})`;
-    parts.push(rawPart(scope, boxFilter, covered, level, edge));
+    for (const strip of edgeStrips(box, inner)) parts.push(rawPart(scope, boxFilter, covered, level, strip));
     for (const piece of split.rest) parts.push(rawPart(scope, boxFilter, piece, level));
   }
   return parts;
+}
+
+/** The parts of a box outside the inner cells, as disjoint strips. */
+function edgeStrips(
+  box: { north: number; south: number; east: number; west: number },
+  inner: { x0: number; x1: number; y0: number; y1: number },
+): Fragment[] {
+  const size = 2 ** ROLLUP_LEVEL;
+  const s = GRID_LEVEL - ROLLUP_LEVEL;
+  const innerWest = cellBounds(inner.x0, inner.y0, ROLLUP_LEVEL).west;
+  const innerNorth = cellBounds(inner.x0, inner.y0, ROLLUP_LEVEL).north;
+  const innerEast = cellBounds(inner.x1, inner.y1, ROLLUP_LEVEL).east;
+  const innerSouth = cellBounds(inner.x1, inner.y1, ROLLUP_LEVEL).south;
+  const e = 1e-7;
+  const envelope = (west: number, south: number, east: number, north: number) =>
+    sql.fragment`e.location && st_makeenvelope(${west}, ${south}, ${east}, ${north}, 4326)`;
+  const xInside = sql.fragment`e.grid_x >= ${inner.x0 << s} and e.grid_x < ${(inner.x1 + 1) << s}`;
+  const strips: Fragment[] = [];
+  if (inner.x0 > 0) {
+    strips.push(
+      sql.fragment`${envelope(box.west, box.south, innerWest + e, box.north)} and e.grid_x < ${inner.x0 << s}`,
+    );
+  }
+  if (inner.x1 < size - 1) {
+    strips.push(
+      sql.fragment`${envelope(innerEast - e, box.south, box.east, box.north)} and e.grid_x >= ${(inner.x1 + 1) << s}`,
+    );
+  }
+  if (inner.y0 > 0) {
+    strips.push(
+      sql.fragment`${envelope(innerWest - e, innerNorth - e, innerEast + e, box.north)} and ${xInside} and e.grid_y < ${inner.y0 << s}`,
+    );
+  }
+  if (inner.y1 < size - 1) {
+    strips.push(
+      sql.fragment`${envelope(innerWest - e, box.south, innerEast + e, innerSouth + e)} and ${xInside} and e.grid_y >= ${(inner.y1 + 1) << s}`,
+    );
+  }
+  return strips;
 }
 
 function rawPart(
