@@ -30,8 +30,11 @@ import { type DatabasePool, row, sql } from './database.ts';
 
 type Fragment = FragmentSqlToken;
 
-/** Which datasets a query may read: null means every dataset, with no condition at all. */
-type Scope = { datasetIds: number[] | null };
+/**
+ * Which datasets a query may read: null means every dataset, with no condition at all; otherwise
+ * an `array(select ...)` of their ids, resolved inside the query itself (no extra round trip).
+ */
+type Scope = { datasetIds: Fragment | null };
 
 /**
  * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
@@ -56,7 +59,7 @@ const EventRow = row(
     is_valid: Type.Boolean(),
   }),
 );
-const IdRow = row(Type.Object({ id: Type.Number() }));
+const _IdRow = row(Type.Object({ id: Type.Number() }));
 const CountRow = row(Type.Object({ count: Type.Number() }));
 const DatasetCountRow = row(
   Type.Object({
@@ -136,23 +139,22 @@ const DatasetRow = row(
 const DataRow = row(Type.Object({ data: Type.Record(Type.String(), Type.Unknown()) }));
 
 export function postgresEventReader(pool: DatabasePool): EventReader {
-  async function scopeOf(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Promise<Scope> {
+  function scopeOf(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Scope {
     const visible = visibility(viewer);
     if (!visible && !filter.catalog && filter.datasets.length === 0) return { datasetIds: null };
     const conditions = [visible ?? sql.fragment`true`];
     if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
     if (filter.datasets.length > 0)
       conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
-    const rows = await pool.any(sql.type(IdRow)`
-      select d.id from datasets d join catalogs c on c.id = d.catalog_id
-      where ${sql.join(conditions, sql.fragment` and `)}`);
-    return { datasetIds: rows.map((r) => r.id) };
+    return {
+      datasetIds: sql.fragment`array(select d.id from datasets d join catalogs c on c.id = d.catalog_id
+                                     where ${allOf(conditions)})`,
+    };
   }
 
   return {
     async listEvents(viewer, filter, sort, page) {
-      const scope = await scopeOf(viewer, filter);
-      if (isEmpty(scope)) return [];
+      const scope = scopeOf(viewer, filter);
       const rows = await pool.any(sql.type(EventRow)`
         select e.id, e.dataset_id, d.title as dataset_title, c.slug as catalog, e.data,
                st_x(e.location) as longitude, st_y(e.location) as latitude, e.event_timestamp, e.is_valid
@@ -174,15 +176,13 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async countEvents(viewer, filter) {
-      const scope = await scopeOf(viewer, filter);
-      if (isEmpty(scope)) return 0;
+      const scope = scopeOf(viewer, filter);
       return pool.oneFirst(sql.type(CountRow)`
         select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
     },
 
     async countByDataset(viewer, filter) {
-      const scope = await scopeOf(viewer, filter);
-      if (isEmpty(scope)) return [];
+      const scope = scopeOf(viewer, filter);
       const rows = await pool.any(sql.type(DatasetCountRow)`
         select p.dataset_id, d.title as dataset_title, d.catalog_id, c.title as catalog_title, p.count
         from (select dataset_id, sum(n)::int8 as count
@@ -201,8 +201,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async clusters(viewer, filter, level) {
-      const scope = await scopeOf(viewer, filter);
-      if (isEmpty(scope)) return [];
+      const scope = scopeOf(viewer, filter);
       if (level === null) return locationGroups(scope, filter);
       const cells = await pool.any(sql.type(CellRow)`${cellQuery(scope, filter, level)}`);
       const small = cells.filter((cell) => cell.count <= MAX_EVENT_IDS);
@@ -243,8 +242,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async clusterSizePercentiles(viewer, filter, level, fractions) {
-      const scope = await scopeOf(viewer, filter);
-      if (isEmpty(scope)) return null;
+      const scope = scopeOf(viewer, filter);
       const groups =
         level === null
           ? sql.fragment`select count(*) as count from events e
@@ -258,8 +256,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async timeRange(viewer, filter) {
-      const scope = await scopeOf(viewer, filter);
-      if (isEmpty(scope)) return null;
+      const scope = scopeOf(viewer, filter);
       const fromRows = async () => {
         const range = await pool.one(sql.type(RangeRow)`
           select min(${dateExpr(filter)}) as min, max(${dateExpr(filter)}) as max
@@ -291,8 +288,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async histogram(viewer, filter, bins) {
-      const scope = await scopeOf(viewer, filter);
-      if (isEmpty(scope)) return new Map();
+      const scope = scopeOf(viewer, filter);
       const bin = (t: Fragment) =>
         bins.kind === 'fixed'
           ? sql.fragment`date_bin(make_interval(secs => ${bins.sizeSeconds}), ${t}, to_timestamp(${bins.originSeconds}))`
@@ -314,8 +310,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async extent(viewer, filter) {
-      const scope = await scopeOf(viewer, filter);
-      if (isEmpty(scope)) return { count: 0, located: 0, bounds: null };
+      const scope = scopeOf(viewer, filter);
       const count = await pool.oneFirst(sql.type(CountRow)`
         select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
       const where = rawConditions(scope, filter, filter.dates);
@@ -431,10 +426,6 @@ function cellQuery(scope: Scope, filter: EventFilter, level: number): Fragment {
     group by cx, cy`;
 }
 
-function isEmpty(scope: Scope): boolean {
-  return scope.datasetIds !== null && scope.datasetIds.length === 0;
-}
-
 function usesDayCounts(filter: EventFilter): boolean {
   return filter.dateField.kind === 'eventTimestamp' && filter.bounds === null;
 }
@@ -477,8 +468,7 @@ function periodConditions(scope: Scope, span: PeriodSpan, perDataset: boolean): 
   const conditions: Fragment[] = [sql.fragment`grain = ${GRAIN_CODE[span.grain]}`];
   if (span.from !== null) conditions.push(sql.fragment`period >= ${span.from}::timestamptz`);
   if (span.to !== null) conditions.push(sql.fragment`period < ${span.to}::timestamptz`);
-  if (scope.datasetIds !== null)
-    conditions.push(sql.fragment`dataset_id = any(${sql.array(scope.datasetIds, 'int8')})`);
+  if (scope.datasetIds !== null) conditions.push(sql.fragment`dataset_id = any(${scope.datasetIds})`);
   else conditions.push(perDataset ? sql.fragment`dataset_id <> 0` : sql.fragment`dataset_id = 0`);
   return allOf(conditions);
 }
@@ -617,8 +607,7 @@ function rawConditions(
   dates: { from: string | null; to: string | null },
 ): Fragment {
   const conditions: Fragment[] = [sql.fragment`true`];
-  if (scope.datasetIds !== null)
-    conditions.push(sql.fragment`e.dataset_id = any(${sql.array(scope.datasetIds, 'int8')})`);
+  if (scope.datasetIds !== null) conditions.push(sql.fragment`e.dataset_id = any(${scope.datasetIds})`);
   if (filter.bounds) {
     const boxes = longitudeRanges(filter.bounds).map(
       (range) =>
