@@ -19,9 +19,13 @@ alter table events
   add column grid_x integer generated always as (chronomap_mercator_x(st_x(location))) stored,
   add column grid_y integer generated always as (chronomap_mercator_y(st_y(location))) stored;
 
--- Edge strips of a view (cells only partly inside the bounds) are read by cell range.
-create index events_grid_x_idx on events (grid_x);
-create index events_grid_y_idx on events (grid_y);
+-- Covering indexes, so that the row-by-row parts of the read API are index-only scans (no visit
+-- to the wide rows with their data): one for views by area (a range of grid_x, the rest filtered
+-- inside the index), one for the partial periods at the ends of a date range.
+create index events_grid_cover_idx on events (grid_x)
+  include (grid_y, dataset_id, catalog_id, event_timestamp, location);
+create index events_time_cover_idx on events (event_timestamp)
+  include (dataset_id, catalog_id, grid_x, grid_y, location);
 
 -- Event counts per dataset and UTC period, at three grains: 'y' (year), 'm' (month), 'd' (day).
 -- A date range is answered from whole years, then whole months, then whole days, and the rows of

@@ -84,3 +84,20 @@ export function innerCellRange(
   if (x0 > x1 || y0 > y1) return null;
   return { x0, x1, y0, y1 };
 }
+
+/**
+ * The level-24 cell index ranges a longitude/latitude box (not crossing the antimeridian) lies in,
+ * widened by one cell against rounding: a condition on them adds nothing to the box test but lets
+ * an index on the cell indices find the rows.
+ */
+export function gridRange(box: Bounds): { x0: number; x1: number; y0: number; y1: number } {
+  const max = 2 ** GRID_LEVEL - 1;
+  const northWest = mercatorCell(box.west, box.north, GRID_LEVEL);
+  const southEast = mercatorCell(box.east, box.south, GRID_LEVEL);
+  return {
+    x0: Math.max(0, northWest.x - 1),
+    x1: Math.min(max, southEast.x + 1),
+    y0: Math.max(0, northWest.y - 1),
+    y1: Math.min(max, southEast.y + 1),
+  };
+}

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import {
   cellBounds,
   GRID_LEVEL,
+  gridRange,
   innerCellRange,
   MAX_EVENT_IDS,
   ROLLUP_LEVEL,
@@ -609,10 +610,12 @@ function rawConditions(
   const conditions: Fragment[] = [sql.fragment`true`];
   if (scope.datasetIds !== null) conditions.push(sql.fragment`e.dataset_id = any(${scope.datasetIds})`);
   if (filter.bounds) {
-    const boxes = longitudeRanges(filter.bounds).map(
-      (range) =>
-        sql.fragment`e.location && st_makeenvelope(${range.west}, ${filter.bounds?.south ?? -90}, ${range.east}, ${filter.bounds?.north ?? 90}, 4326)`,
-    );
+    const { north, south } = filter.bounds;
+    const boxes = longitudeRanges(filter.bounds).map((range) => {
+      const grid = gridRange({ north, south, west: range.west, east: range.east });
+      return sql.fragment`(e.location && st_makeenvelope(${range.west}, ${south}, ${range.east}, ${north}, 4326)
+        and e.grid_x between ${grid.x0} and ${grid.x1} and e.grid_y between ${grid.y0} and ${grid.y1})`;
+    });
     conditions.push(
       boxes.length === 1 ? (boxes[0] as Fragment) : sql.fragment`(${sql.join(boxes, sql.fragment` or `)})`,
     );

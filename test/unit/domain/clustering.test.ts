@@ -3,6 +3,7 @@ import {
   cellBounds,
   cellSizeMetres,
   clusterLevel,
+  gridRange,
   INDIVIDUAL_ZOOM,
   innerCellRange,
   mercatorCell,
@@ -72,4 +73,26 @@ t.test('innerCellRange keeps only cells wholly inside the box', async (t) => {
   t.same(world, { x0: 0, x1: 1023, y0: 0, y1: 1023 }, 'the whole world takes every cell');
   const north = innerCellRange({ north: 89, south: -90, east: 180, west: -180 }, 10);
   t.equal(north?.y0, 1, 'the pole row holds events beyond 85.05°, not all inside a box ending at 89°');
+});
+
+t.test('gridRange holds every point of the box', async (t) => {
+  const box = { north: 52.7, south: 52.3, east: 13.8, west: 13.0 };
+  const range = gridRange(box);
+  for (const [lon, lat] of [
+    [13.0, 52.7],
+    [13.8, 52.3],
+    [13.4, 52.5],
+  ] as const) {
+    const cell = mercatorCell(lon, lat, 24);
+    t.ok(
+      cell.x >= range.x0 && cell.x <= range.x1 && cell.y >= range.y0 && cell.y <= range.y1,
+      `${lon},${lat}`,
+    );
+  }
+  t.same(gridRange({ north: 90, south: -90, east: 180, west: -180 }), {
+    x0: 0,
+    x1: 2 ** 24 - 1,
+    y0: 0,
+    y1: 2 ** 24 - 1,
+  });
 });
