@@ -611,10 +611,14 @@ function rawConditions(
   if (scope.datasetIds !== null) conditions.push(sql.fragment`e.dataset_id = any(${scope.datasetIds})`);
   if (filter.bounds) {
     const { north, south } = filter.bounds;
+    // The box as plain comparisons on the coordinates plus the equivalent cell-index range: the
+    // covering index on grid_x then answers it without visiting rows (an && test would steer the
+    // planner to the spatial index and the heap).
     const boxes = longitudeRanges(filter.bounds).map((range) => {
       const grid = gridRange({ north, south, west: range.west, east: range.east });
-      return sql.fragment`(e.location && st_makeenvelope(${range.west}, ${south}, ${range.east}, ${north}, 4326)
-        and e.grid_x between ${grid.x0} and ${grid.x1} and e.grid_y between ${grid.y0} and ${grid.y1})`;
+      return sql.fragment`(e.grid_x between ${grid.x0} and ${grid.x1} and e.grid_y between ${grid.y0} and ${grid.y1}
+        and st_x(e.location) between ${range.west} and ${range.east}
+        and st_y(e.location) between ${south} and ${north})`;
     });
     conditions.push(
       boxes.length === 1 ? (boxes[0] as Fragment) : sql.fragment`(${sql.join(boxes, sql.fragment` or `)})`,
