@@ -23,9 +23,9 @@ alter table events
 -- to the wide rows with their data): one for views by area (a range of grid_x, the rest filtered
 -- inside the index), one for the partial periods at the ends of a date range.
 create index events_grid_cover_idx on events (grid_x)
-  include (grid_y, dataset_id, catalog_id, event_timestamp, location);
+  include (grid_y, dataset_id, catalog_id, event_timestamp, location, id);
 create index events_time_cover_idx on events (event_timestamp)
-  include (dataset_id, catalog_id, grid_x, grid_y, location);
+  include (dataset_id, catalog_id, grid_x, grid_y, location, id);
 
 -- Event counts per dataset and UTC period, at three grains: 'y' (year), 'm' (month), 'd' (day).
 -- A date range is answered from whole years, then whole months, then whole days, and the rows of

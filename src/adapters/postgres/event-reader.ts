@@ -78,16 +78,11 @@ const CellRow = row(
     count: Type.Number(),
     lon: Type.Number(),
     lat: Type.Number(),
+    ids: Type.Optional(Type.Union([Type.Array(Type.Number()), Type.Null()])),
   }),
 );
-const CellMemberRow = row(
-  Type.Object({
-    cx: Type.Number(),
-    cy: Type.Number(),
-    id: Type.Number(),
-    title: Type.Union([Type.String(), Type.Null()]),
-  }),
-);
+const CellMemberRow = row(Type.Object({ cx: Type.Number(), cy: Type.Number(), id: Type.Number() }));
+const TitleRow = row(Type.Object({ id: Type.Number(), title: Type.Union([Type.String(), Type.Null()]) }));
 const LocationGroupRow = row(
   Type.Object({
     lon: Type.Number(),
@@ -204,18 +199,25 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     async clusters(viewer, filter, level) {
       const scope = scopeOf(viewer, filter);
       if (level === null) return locationGroups(scope, filter);
-      const cells = await pool.any(sql.type(CellRow)`${cellQuery(scope, filter, level)}`);
-      const small = cells.filter((cell) => cell.count <= MAX_EVENT_IDS);
-      const members = new Map<string, Array<{ id: number; title: string | null }>>();
-      if (small.length > 0) {
+      const cells = await pool.any(sql.type(CellRow)`${cellQuery(scope, filter, level, true)}`);
+      const members = new Map<string, number[]>();
+      for (const cell of cells) {
+        if (cell.count <= MAX_EVENT_IDS && cell.ids?.length === cell.count)
+          members.set(`${cell.cx}:${cell.cy}`, cell.ids);
+      }
+      // Small cells counted (partly) from precomputed rows: find their events by cell.
+      const missing = cells.filter(
+        (cell) => cell.count <= MAX_EVENT_IDS && !members.has(`${cell.cx}:${cell.cy}`),
+      );
+      if (missing.length > 0) {
         const shift = GRID_LEVEL - level;
         const rows = await pool.any(sql.type(CellMemberRow)`
-          select k.cx, k.cy, e.id, e.title
+          select k.cx, k.cy, e.id
           from unnest(${sql.array(
-            small.map((c) => c.cx),
+            missing.map((c) => c.cx),
             'int4',
           )}::int4[], ${sql.array(
-            small.map((c) => c.cy),
+            missing.map((c) => c.cy),
             'int4',
           )}::int4[]) as k(cx, cy)
           join events e on e.location && ${cellEnvelope(sql.fragment`k.cx`, sql.fragment`k.cy`, level)}
@@ -224,20 +226,24 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
           order by e.id`);
         for (const member of rows) {
           const key = `${member.cx}:${member.cy}`;
-          const list = members.get(key) ?? [];
-          list.push({ id: member.id, title: member.title });
-          members.set(key, list);
+          members.set(key, [...(members.get(key) ?? []), member.id]);
         }
       }
+      const singles = cells
+        .filter((cell) => cell.count === 1)
+        .map((cell) => members.get(`${cell.cx}:${cell.cy}`)?.[0])
+        .filter((id): id is number => id !== undefined);
+      const titles = await titlesOf(singles);
       return cells.map((cell): ClusterView => {
-        const list = cell.count <= MAX_EVENT_IDS ? (members.get(`${cell.cx}:${cell.cy}`) ?? []) : null;
+        const ids = cell.count <= MAX_EVENT_IDS ? (members.get(`${cell.cx}:${cell.cy}`) ?? []) : null;
+        const only = cell.count === 1 ? ids?.[0] : undefined;
         return {
           key: `${level}:${cell.cx}:${cell.cy}`,
           count: cell.count,
           longitude: cell.lon,
           latitude: cell.lat,
-          eventIds: list ? list.map((m) => m.id) : null,
-          title: cell.count === 1 ? (list?.[0]?.title ?? null) : null,
+          eventIds: ids,
+          title: only === undefined ? null : (titles.get(only) ?? null),
         };
       });
     },
@@ -399,6 +405,13 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
   };
 
+  async function titlesOf(ids: number[]): Promise<Map<number, string | null>> {
+    if (ids.length === 0) return new Map();
+    const rows = await pool.any(sql.type(TitleRow)`
+      select id, title from events where id = any(${sql.array(ids, 'int8')})`);
+    return new Map(rows.map((r) => [r.id, r.title]));
+  }
+
   /** Zoom 16 and deeper: one group per exact location. */
   async function locationGroups(scope: Scope, filter: EventFilter): Promise<ClusterView[]> {
     const rows = await pool.any(sql.type(LocationGroupRow)`
@@ -420,9 +433,14 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
 }
 
 /** Clusters at a grid level: counts and centroids per cell. */
-function cellQuery(scope: Scope, filter: EventFilter, level: number): Fragment {
+function cellQuery(scope: Scope, filter: EventFilter, level: number, withIds = false): Fragment {
+  // Ids come along from the row parts (precomputed parts have none): a cell of ten or fewer events
+  // all read from rows needs no second look-up.
+  const ids = withIds
+    ? sql.fragment`, case when sum(n) <= ${MAX_EVENT_IDS} then array_agg(id order by id) filter (where id is not null) end as ids`
+    : sql.fragment``;
   return sql.fragment`
-    select cx, cy, sum(n)::int8 as count, sum(slon) / sum(n) as lon, sum(slat) / sum(n) as lat
+    select cx, cy, sum(n)::int8 as count, sum(slon) / sum(n) as lon, sum(slat) / sum(n) as lat ${ids}
     from (${unionParts(countParts(scope, filter, { level }))}) p
     group by cx, cy`;
 }
@@ -480,7 +498,7 @@ function periodParts(scope: Scope, filter: EventFilter, grains: Grain[], perData
   return [
     ...split.periods.map(
       (span) => sql.fragment`
-        select dataset_id, catalog_id, period as t, null::int4 as cx, null::int4 as cy,
+        select dataset_id, catalog_id, period as t, null::int4 as cx, null::int4 as cy, null::int8 as id,
                event_count::int8 as n, null::float8 as slon, null::float8 as slat
         from event_counts where ${periodConditions(scope, span, perDataset)}`,
     ),
@@ -510,7 +528,7 @@ function cellParts(scope: Scope, filter: EventFilter, level: number | null, perD
     const cy = level === null ? sql.fragment`null::int4` : sql.fragment`cell_y >> ${shift}`;
     for (const span of split.periods) {
       parts.push(sql.fragment`
-        select dataset_id, catalog_id, period as t, ${cx} as cx, ${cy} as cy,
+        select dataset_id, catalog_id, period as t, ${cx} as cx, ${cy} as cy, null::int8 as id,
                event_count::int8 as n, sum_lon as slon, sum_lat as slat
         from event_cell_counts
         where ${periodConditions(scope, span, perDataset)}
@@ -582,7 +600,7 @@ function rawPart(
   return sql.fragment`
     select e.dataset_id, e.catalog_id, ${dateExpr(filter)} as t,
            ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_x >> ${shift}`} as cx,
-           ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_y >> ${shift}`} as cy,
+           ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_y >> ${shift}`} as cy, e.id,
            1::int8 as n, st_x(e.location) as slon, st_y(e.location) as slat
     from events e
     where ${located} and ${rawConditions(scope, filter, dates)} ${extra ? sql.fragment`and ${extra}` : sql.fragment``}`;
