@@ -19,13 +19,15 @@ const MAX_MERCATOR_LATITUDE = 85.05112878;
 /**
  * The grid level for a zoom, or null for "no grid: group identical locations only".
  * - zoom >= 16: null.
- * - zoom 10-15: levels 16-17 (cells of 611 m and 306 m at the equator, half that at 60°).
+ * - zoom 10-15: levels 15-17, cells of roughly 1000 m down to 150 m (1223 m at the equator and
+ *   612 m at 60° at zoom 10; 306 m and 153 m at zoom 15).
  * - zoom < 10: zoom + 2, i.e. cells a quarter of a 256 px tile wide: aggressive clustering.
  */
 export function clusterLevel(zoom: number): number | null {
   if (zoom >= INDIVIDUAL_ZOOM) return null;
-  if (zoom >= 12) return 17;
-  if (zoom >= 10) return 16;
+  if (zoom >= 14) return 17;
+  if (zoom >= 12) return 16;
+  if (zoom >= 10) return 15;
   return Math.max(0, zoom) + 2;
 }
 

@@ -209,8 +209,12 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
       const cells = await pool.any(sql.type(CellRow)`${cellQuery(scope, filter, level, true)}`);
       const members = new Map<string, number[]>();
       for (const cell of cells) {
-        if (cell.count <= MAX_EVENT_IDS && cell.ids?.length === cell.count)
-          members.set(`${cell.cx}:${cell.cy}`, cell.ids);
+        if (cell.count <= MAX_EVENT_IDS && cell.ids?.length === cell.count) {
+          members.set(
+            `${cell.cx}:${cell.cy}`,
+            [...cell.ids].sort((a, b) => a - b),
+          );
+        }
       }
       // Small cells counted (partly) from precomputed rows: find their events by cell.
       const missing = cells.filter(
@@ -444,7 +448,7 @@ function cellQuery(scope: Scope, filter: EventFilter, level: number, withIds = f
   // Ids come along from the row parts (precomputed parts have none): a cell of ten or fewer events
   // all read from rows needs no second look-up.
   const ids = withIds
-    ? sql.fragment`, case when sum(n) <= ${MAX_EVENT_IDS} then array_agg(id order by id) filter (where id is not null) end as ids`
+    ? sql.fragment`, case when sum(n) <= ${MAX_EVENT_IDS} then array_agg(id) filter (where id is not null) end as ids`
     : sql.fragment``;
   return sql.fragment`
     select cx, cy, sum(n)::int8 as count, sum(slon) / sum(n) as lon, sum(slat) / sum(n) as lat ${ids}

@@ -13,16 +13,28 @@ t.test('zoom 16 and deeper: no grid, events one by one', async (t) => {
   for (let zoom = INDIVIDUAL_ZOOM; zoom <= 22; zoom++) t.equal(clusterLevel(zoom), null, `zoom ${zoom}`);
 });
 
-t.test('zoom 10 to 15: cells of roughly 100 to 1000 m (equator to 60°)', async (t) => {
-  for (let zoom = 10; zoom <= 15; zoom++) {
-    const level = clusterLevel(zoom);
-    t.ok(level !== null);
-    if (level === null) continue;
-    const atEquator = cellSizeMetres(level, 0);
-    const at60 = cellSizeMetres(level, 60);
-    t.ok(atEquator <= 1000 && at60 >= 100, `zoom ${zoom}: ${Math.round(at60)}-${Math.round(atEquator)} m`);
-  }
-});
+t.test(
+  'zoom 10 to 15: cells of roughly 100 to 1000 m (equator to 60°), finer as the zoom grows',
+  async (t) => {
+    let previous = Number.POSITIVE_INFINITY;
+    for (let zoom = 10; zoom <= 15; zoom++) {
+      const level = clusterLevel(zoom);
+      t.ok(level !== null);
+      if (level === null) continue;
+      const atEquator = cellSizeMetres(level, 0);
+      const at45 = cellSizeMetres(level, 45);
+      const at60 = cellSizeMetres(level, 60);
+      t.ok(atEquator <= 1250 && at60 >= 100, `zoom ${zoom}: ${Math.round(at60)}-${Math.round(atEquator)} m`);
+      t.ok(at45 >= 100 && at45 <= 1000, `zoom ${zoom}: ${Math.round(at45)} m at 45°`);
+      t.ok(atEquator <= previous, 'never coarser than the zoom before');
+      previous = atEquator;
+    }
+    t.ok(
+      cellSizeMetres(clusterLevel(15) ?? 0) < cellSizeMetres(clusterLevel(10) ?? 0),
+      'zoom 15 is finer than zoom 10',
+    );
+  },
+);
 
 t.test('below 10: aggressive, cells shrink as the zoom grows and stay far above 1 km', async (t) => {
   let previous = Number.POSITIVE_INFINITY;
