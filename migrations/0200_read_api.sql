@@ -30,8 +30,10 @@ create index events_time_cover_idx on events (event_timestamp)
 -- Event counts per dataset and UTC period, at three grains: 'y' (year), 'm' (month), 'd' (day).
 -- A date range is answered from whole years, then whole months, then whole days, and the rows of
 -- the partial days at its ends (src/domain/time-ranges.ts): few rows to add up at any range.
--- Rows with dataset_id 0 hold the totals over all datasets, for the common unfiltered view. (They
--- are also the one row every writer updates: concurrent imports queue on it until commit.)
+-- Rows with dataset_id 0 hold the totals over all datasets (the common unfiltered view), rows with
+-- dataset_id -<catalog id> the totals of a catalog (the catalog filter). Every writer updates
+-- them: concurrent imports into the same periods queue on those rows until commit, so an import
+-- should commit batch by batch rather than hold one transaction across batches.
 create table event_counts (
   grain "char" not null check (grain in ('y', 'm', 'd')),
   period timestamptz not null,
@@ -74,26 +76,29 @@ begin
     sign := case changed when 'old_events' then -1 else 1 end;
     execute format($q$
       insert into event_counts as r (grain, period, dataset_id, catalog_id, event_count)
-      select p.grain, p.period, case when grouping(e.dataset_id) = 1 then 0 else e.dataset_id end,
-             case when grouping(e.dataset_id) = 1 then 0 else min(e.catalog_id) end, %1$s * count(*)
+      select p.grain, p.period, case when grouping(e.dataset_id) = 0 then e.dataset_id
+                  when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end,
+             case when grouping(e.dataset_id) = 1 and grouping(e.catalog_id) = 1 then 0 else min(e.catalog_id) end, %1$s * count(*)
       from %2$I e cross join lateral (values
         ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
         ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
         ('d'::"char", date_trunc('day', e.event_timestamp, 'UTC'))) as p(grain, period)
-      group by grouping sets ((p.grain, p.period, e.dataset_id), (p.grain, p.period)) order by 1, 2, 3
+      group by grouping sets ((p.grain, p.period, e.dataset_id), (p.grain, p.period, e.catalog_id), (p.grain, p.period)) order by 1, 2, 3
       on conflict (grain, period, dataset_id) do update
         set event_count = r.event_count + excluded.event_count, catalog_id = excluded.catalog_id
     $q$, sign, changed);
     execute format($q$
       insert into event_cell_counts as r (grain, period, dataset_id, catalog_id, cell_x, cell_y, event_count, sum_lon, sum_lat)
-      select p.grain, p.period, case when grouping(e.dataset_id) = 1 then 0 else e.dataset_id end,
-             case when grouping(e.dataset_id) = 1 then 0 else min(e.catalog_id) end, e.grid_x >> 14, e.grid_y >> 14,
+      select p.grain, p.period, case when grouping(e.dataset_id) = 0 then e.dataset_id
+                  when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end,
+             case when grouping(e.dataset_id) = 1 and grouping(e.catalog_id) = 1 then 0 else min(e.catalog_id) end, e.grid_x >> 14, e.grid_y >> 14,
              %1$s * count(*), %1$s * sum(st_x(e.location)), %1$s * sum(st_y(e.location))
       from %2$I e cross join lateral (values
         ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
         ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
       where e.location is not null
       group by grouping sets ((p.grain, p.period, e.dataset_id, e.grid_x >> 14, e.grid_y >> 14),
+                              (p.grain, p.period, e.catalog_id, e.grid_x >> 14, e.grid_y >> 14),
                               (p.grain, p.period, e.grid_x >> 14, e.grid_y >> 14))
       order by 1, 2, 3, 5, 6
       on conflict (grain, period, dataset_id, cell_x, cell_y) do update
@@ -107,7 +112,7 @@ begin
       execute format($q$
         delete from event_counts r
         using (select distinct d.dataset_id, p.grain, p.period
-               from %1$I e cross join unnest(array[e.dataset_id, 0]) as d(dataset_id) cross join lateral (values
+               from %1$I e cross join unnest(array[e.dataset_id, -e.catalog_id, 0]) as d(dataset_id) cross join lateral (values
                  ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
                  ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
                  ('d'::"char", date_trunc('day', e.event_timestamp, 'UTC'))) as p(grain, period)) k
@@ -116,7 +121,7 @@ begin
       execute format($q$
         delete from event_cell_counts r
         using (select distinct d.dataset_id, p.grain, p.period, e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y
-               from %1$I e cross join unnest(array[e.dataset_id, 0]) as d(dataset_id) cross join lateral (values
+               from %1$I e cross join unnest(array[e.dataset_id, -e.catalog_id, 0]) as d(dataset_id) cross join lateral (values
                  ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
                  ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
                where e.location is not null) k
@@ -147,22 +152,25 @@ create trigger events_counts_truncate after truncate on events
 
 -- Events stored before this migration.
 insert into event_counts (grain, period, dataset_id, catalog_id, event_count)
-select p.grain, p.period, case when grouping(e.dataset_id) = 1 then 0 else e.dataset_id end,
-       case when grouping(e.dataset_id) = 1 then 0 else min(e.catalog_id) end, count(*)
+select p.grain, p.period, case when grouping(e.dataset_id) = 0 then e.dataset_id
+                  when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end,
+       case when grouping(e.dataset_id) = 1 and grouping(e.catalog_id) = 1 then 0 else min(e.catalog_id) end, count(*)
 from events e cross join lateral (values
   ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
   ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
   ('d'::"char", date_trunc('day', e.event_timestamp, 'UTC'))) as p(grain, period)
-group by grouping sets ((p.grain, p.period, e.dataset_id), (p.grain, p.period));
+group by grouping sets ((p.grain, p.period, e.dataset_id), (p.grain, p.period, e.catalog_id), (p.grain, p.period));
 insert into event_cell_counts (grain, period, dataset_id, catalog_id, cell_x, cell_y, event_count, sum_lon, sum_lat)
-select p.grain, p.period, case when grouping(e.dataset_id) = 1 then 0 else e.dataset_id end,
-       case when grouping(e.dataset_id) = 1 then 0 else min(e.catalog_id) end, e.grid_x >> 14, e.grid_y >> 14,
+select p.grain, p.period, case when grouping(e.dataset_id) = 0 then e.dataset_id
+                  when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end,
+       case when grouping(e.dataset_id) = 1 and grouping(e.catalog_id) = 1 then 0 else min(e.catalog_id) end, e.grid_x >> 14, e.grid_y >> 14,
        count(*), sum(st_x(e.location)), sum(st_y(e.location))
 from events e cross join lateral (values
   ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
   ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
 where e.location is not null
 group by grouping sets ((p.grain, p.period, e.dataset_id, e.grid_x >> 14, e.grid_y >> 14),
+                        (p.grain, p.period, e.catalog_id, e.grid_x >> 14, e.grid_y >> 14),
                         (p.grain, p.period, e.grid_x >> 14, e.grid_y >> 14));
 
 -- Custom date fields declared by a dataset (schema_settings.dateFields, e.g. ["startDate"]) are

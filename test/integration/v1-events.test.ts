@@ -87,6 +87,8 @@ const FILTERS: Array<{
   },
 ];
 
+const WORLD_BOUNDS = { north: 90, south: -90, east: 180, west: -180 };
+
 t.test('read API on the fixture', async (t) => {
   const { app, db } = await testApp(t);
   const fixture: Fixture = await loadReadFixture(db.pool);
@@ -292,6 +294,24 @@ t.test('read API on the fixture', async (t) => {
     t.equal(list.body.pagination.totalDocs, inEurope);
     const temporal = await getJson(app, '/api/v1/events/temporal');
     t.equal(temporal.body.metadata.total, truth);
+    const newsTruth = (await db.pool.oneFirst(sql.unsafe`
+      select count(*)::int from events where catalog_id = ${fixture.catalogIds.news ?? 0}`)) as number;
+    const news = await getJson(app, '/api/v1/events', { catalog: 'news', limit: '1' });
+    t.equal(news.body.pagination.totalDocs, newsTruth, 'the per-catalog totals follow too');
+    const newsMap = await getJson(app, '/api/v1/events/geo', {
+      catalog: 'news',
+      bounds: WORLD_BOUNDS,
+      zoom: '3',
+    });
+    const located = (await db.pool.oneFirst(sql.unsafe`
+      select count(*)::int from events where catalog_id = ${fixture.catalogIds.news ?? 0} and location is not null`)) as number;
+    t.equal(
+      newsMap.body.features.reduce(
+        (sum: number, feature: { properties: { count?: number } }) => sum + (feature.properties.count ?? 1),
+        0,
+      ),
+      located,
+    );
   });
 });
 

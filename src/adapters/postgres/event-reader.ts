@@ -35,7 +35,11 @@ type Fragment = FragmentSqlToken;
  * Which datasets a query may read: null means every dataset, with no condition at all; otherwise
  * an `array(select ...)` of their ids, resolved inside the query itself (no extra round trip).
  */
-type Scope = { datasetIds: Fragment | null };
+type Scope = {
+  datasetIds: Fragment | null;
+  /** Set when the filter is exactly one catalog: its id, for the per-catalog total rows. */
+  catalogId: Fragment | null;
+};
 
 /**
  * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
@@ -137,14 +141,17 @@ const DataRow = row(Type.Object({ data: Type.Record(Type.String(), Type.Unknown(
 export function postgresEventReader(pool: DatabasePool): EventReader {
   function scopeOf(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Scope {
     const visible = visibility(viewer);
-    if (!visible && !filter.catalog && filter.datasets.length === 0) return { datasetIds: null };
+    if (!visible && !filter.catalog && filter.datasets.length === 0)
+      return { datasetIds: null, catalogId: null };
     const conditions = [visible ?? sql.fragment`true`];
     if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
     if (filter.datasets.length > 0)
       conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
+    const wholeCatalog = !visible && filter.catalog !== null && filter.datasets.length === 0;
     return {
       datasetIds: sql.fragment`array(select d.id from datasets d join catalogs c on c.id = d.catalog_id
                                      where ${allOf(conditions)})`,
+      catalogId: wholeCatalog ? sql.fragment`(select id from catalogs where slug = ${filter.catalog})` : null,
     };
   }
 
@@ -492,14 +499,17 @@ const GRAIN_CODE: Record<Grain, string> = { year: 'y', month: 'm', day: 'd' };
 
 /**
  * Conditions on event_counts / event_cell_counts. Rows with dataset_id 0 are the totals over all
- * datasets: read when every dataset is in scope and no per-dataset breakdown is asked for.
+ * datasets, rows with -<catalog id> a catalog's: read when that is the scope and no per-dataset
+ * breakdown is asked for.
  */
 function periodConditions(scope: Scope, span: PeriodSpan, perDataset: boolean): Fragment {
   const conditions: Fragment[] = [sql.fragment`grain = ${GRAIN_CODE[span.grain]}`];
   if (span.from !== null) conditions.push(sql.fragment`period >= ${span.from}::timestamptz`);
   if (span.to !== null) conditions.push(sql.fragment`period < ${span.to}::timestamptz`);
-  if (scope.datasetIds !== null) conditions.push(sql.fragment`dataset_id = any(${scope.datasetIds})`);
-  else conditions.push(perDataset ? sql.fragment`dataset_id <> 0` : sql.fragment`dataset_id = 0`);
+  if (scope.catalogId !== null && !perDataset)
+    conditions.push(sql.fragment`dataset_id = -${scope.catalogId}`);
+  else if (scope.datasetIds !== null) conditions.push(sql.fragment`dataset_id = any(${scope.datasetIds})`);
+  else conditions.push(perDataset ? sql.fragment`dataset_id > 0` : sql.fragment`dataset_id = 0`);
   return allOf(conditions);
 }
 
@@ -637,7 +647,9 @@ function rawConditions(
   dates: { from: string | null; to: string | null },
 ): Fragment {
   const conditions: Fragment[] = [sql.fragment`true`];
-  if (scope.datasetIds !== null) conditions.push(sql.fragment`e.dataset_id = any(${scope.datasetIds})`);
+  // A whole catalog by its denormalised column, which the (catalog_id, event_timestamp) index serves.
+  if (scope.catalogId !== null) conditions.push(sql.fragment`e.catalog_id = ${scope.catalogId}`);
+  else if (scope.datasetIds !== null) conditions.push(sql.fragment`e.dataset_id = any(${scope.datasetIds})`);
   if (filter.bounds) {
     const { north, south } = filter.bounds;
     // The box as plain comparisons on the coordinates plus the equivalent cell-index range: the
