@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig, projectRoot } from '../src/adapters/config/environment.ts';
 import { buildHttpApp } from '../src/adapters/http/app.ts';
 import { VERSION } from '../src/compose.ts';
+import type { EventReader } from '../src/ports/event-reader.ts';
 
 const unused = () => {
   throw new Error('not called while generating the document');
@@ -16,6 +17,7 @@ const app = await buildHttpApp(
       database: { ping: unused, postgis: unused, pendingMigrations: unused },
       environment: { missingVariables: () => [] },
     },
+    readApi: { events: new Proxy({}, { get: () => unused }) as EventReader },
   },
   { logLevel: 'silent', bodyLimitBytes: loadConfig({}).bodyLimitBytes },
 );

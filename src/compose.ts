@@ -8,6 +8,7 @@ import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
+import { postgresEventReader } from './adapters/postgres/event-reader.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 
@@ -73,6 +74,7 @@ export async function composeServices(
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
+        readApi: { events: postgresEventReader(pool) },
       },
       { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes },
     );

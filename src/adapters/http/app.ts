@@ -5,6 +5,7 @@ import type { HealthDeps } from '../../application/check-health.ts';
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
+import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -12,6 +13,7 @@ import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 export type HttpDeps = {
   health: HealthDeps;
   version: string;
+  readApi: ReadApiDeps;
 };
 
 export type HttpOptions = {
@@ -64,7 +66,11 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
           'Events on a map and a timeline. `/api/v1/*` is the stable public read API; other `/api/*` routes are internal ' +
           'and may change. Every error answers `{error, message?, details?, code?}`.',
       },
-      tags: [{ name: 'system', description: 'Health and service metadata' }],
+      tags: [
+        { name: 'system', description: 'Health and service metadata' },
+        { name: 'events', description: 'Public read API: events, map clusters, histograms and counts' },
+        { name: 'sources', description: 'Public read API: catalogs and datasets' },
+      ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
@@ -80,6 +86,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   }));
 
   await app.register(healthRoutes, { health: deps.health });
+  await app.register(v1EventRoutes, deps.readApi);
   return app;
 }
 

@@ -32,6 +32,7 @@ export async function createDatabasePool(
     connectionTimeout: 5_000,
     statementTimeout: options.statementTimeoutMs ?? 60_000,
     idleTimeout: 30_000,
+    resetConnection: async () => {},
   });
 }
 

@@ -1,0 +1,482 @@
+// Measures the /api/v1 read endpoints on the benchmark database (bench/read-api/generate.ts) and,
+// in the same run, the baselines: the naive SQL a simple implementation runs per request
+// (ST_SnapToGrid + GROUP BY for clusters, date_bin + GROUP BY for the histogram) and supercluster
+// (index build and query time on the same points). Prints one table; writes the figures as JSON to
+// bench/results/.
+//
+//   node bench/read-api/run.ts [--requests 40] [--duration 10] [--connections 50] [--skip-baselines]
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import Supercluster from 'supercluster';
+import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { clusterLevel } from '../../src/domain/clustering.ts';
+import { seededRandom } from '../../test/helpers/v1-fixture.ts';
+import { benchDatabaseUrl } from './bench-database.ts';
+import { CITIES } from './cities.ts';
+
+type Row = {
+  endpoint: string;
+  scenario: string;
+  runs: number;
+  p50: number;
+  p95: number;
+  target?: string;
+  baseline?: { name: string; p50: number };
+  note?: string;
+};
+
+const { values: options } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '40' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    'skip-baselines': { type: 'boolean', default: false },
+  },
+});
+const REQUESTS = Number(options.requests);
+
+// Seeded, so that every run asks the same questions.
+const random = seededRandom(7);
+const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)] as T;
+
+type Bounds = { north: number; south: number; east: number; west: number };
+const WORLD: Bounds = { north: 85, south: -85, east: 180, west: -180 };
+
+/** What a 1280x800 px map shows at a zoom around a point; the world at low zooms; may cross the antimeridian. */
+function viewport(zoom: number, lon: number, lat: number): Bounds {
+  const width = (360 * 1280) / (256 * 2 ** zoom);
+  if (width >= 360) return WORLD;
+  const height = Math.min(170, ((360 * 800) / (256 * 2 ** zoom)) * Math.cos((lat * Math.PI) / 180));
+  let west = lon - width / 2;
+  let east = lon + width / 2;
+  if (west < -180) west += 360;
+  if (east > 180) east -= 360;
+  return {
+    north: Math.min(85, lat + height / 2),
+    south: Math.max(-85, lat - height / 2),
+    east: round(east),
+    west: round(west),
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e5) / 1e5;
+}
+
+function cityView(zoom: number): Bounds {
+  const [, lon, lat] = pick(CITIES);
+  return viewport(zoom, lon, lat);
+}
+
+/** A random one-year window with times of day, so that partial days and months are exercised. */
+function yearWindow(): { startDate: string; endDate: string } {
+  const start = Date.parse('2016-01-01T00:00:00Z') + Math.floor(random() * 9 * 365 * 86_400_000);
+  return {
+    startDate: new Date(start).toISOString(),
+    endDate: new Date(start + 365 * 86_400_000 + Math.floor(random() * 86_400_000)).toISOString(),
+  };
+}
+
+function url(
+  base: string,
+  path: string,
+  params: Record<string, string | number | Bounds | string[]>,
+): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (Array.isArray(value)) for (const item of value) search.append(key, item);
+    else search.append(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
+  }
+  const query = search.toString();
+  return `${base}${path}${query ? `?${query}` : ''}`;
+}
+
+function percentile(samples: number[], fraction: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return sorted[index] ?? Number.NaN;
+}
+
+async function time<T>(run: () => Promise<T>): Promise<number> {
+  const started = performance.now();
+  await run();
+  return performance.now() - started;
+}
+
+async function measureUrls(urls: string[]): Promise<number[]> {
+  for (const warm of urls.slice(0, 3)) await fetchOk(warm);
+  const samples: number[] = [];
+  for (const target of urls) samples.push(await time(() => fetchOk(target)));
+  return samples;
+}
+
+async function fetchOk(target: string): Promise<void> {
+  const response = await fetch(target);
+  const body = await response.arrayBuffer();
+  if (response.status !== 200) {
+    throw new Error(`${target} answered ${response.status}: ${Buffer.from(body).toString().slice(0, 300)}`);
+  }
+}
+
+async function startServer(databaseUrl: string): Promise<{ base: string; child: ChildProcess }> {
+  const child = spawn(path.join(projectRoot, 'bin', 'chronomap'), ['api'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const base = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`the API did not start:\n${seen}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = seen.match(/listening on (http:\/\/[^\s]+)/);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+    });
+    child.on('exit', (code) => reject(new Error(`the API exited with ${code}:\n${seen}`)));
+  });
+  return { base, child };
+}
+
+async function main(): Promise<void> {
+  const databaseUrl = await benchDatabaseUrl();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const total = Number((await client.query('select count(*) as n from events')).rows[0].n);
+  if (total === 0) throw new Error('the benchmark database is empty: run bench/read-api/generate.ts first');
+  const catalogs = (await client.query('select slug from catalogs order by id')).rows.map(
+    (r) => r.slug as string,
+  );
+  const datasets = (await client.query('select slug from datasets order by id')).rows.map(
+    (r) => r.slug as string,
+  );
+  const { base, child } = await startServer(databaseUrl);
+  const rows: Row[] = [];
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  log(
+    `${total} events; API at ${base}; load average ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')}`,
+  );
+
+  const scenario = async (endpoint: string, name: string, urls: string[], target?: string) => {
+    const samples = await measureUrls(urls);
+    const row: Row = {
+      endpoint,
+      scenario: name,
+      runs: samples.length,
+      p50: percentile(samples, 0.5),
+      p95: percentile(samples, 0.95),
+      ...(target ? { target } : {}),
+    };
+    rows.push(row);
+    log(`${endpoint} ${name}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms`);
+    return row;
+  };
+  const times = <T>(make: () => T): T[] => Array.from({ length: REQUESTS }, make);
+
+  try {
+    // /events
+    await scenario(
+      '/events',
+      'first page, no filter',
+      times(() => url(base, '/api/v1/events', {})),
+      'p50 <= 15',
+    );
+    await scenario(
+      '/events',
+      'first page, catalog + 1-year window',
+      times(() => url(base, '/api/v1/events', { catalog: pick(catalogs), ...yearWindow() })),
+      'p50 <= 15',
+    );
+    await scenario(
+      '/events',
+      'first page, city bounds (zoom 10) + datasets',
+      times(() =>
+        url(base, '/api/v1/events', { bounds: cityView(10), datasets: [pick(datasets), pick(datasets)] }),
+      ),
+      'p50 <= 15',
+    );
+    await scenario(
+      '/events',
+      'page 5, sort -data.value, catalog',
+      times(() => url(base, '/api/v1/events', { catalog: pick(catalogs), sort: '-data.value', page: 5 })),
+    );
+
+    // /events/geo at every zoom, with and without a date filter
+    const geoRows = new Map<string, Row>();
+    for (const zoom of [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]) {
+      for (const dated of [false, true]) {
+        const name = `zoom ${zoom}${dated ? ' + 1-year window' : ''}`;
+        const row = await scenario(
+          '/events/geo',
+          name,
+          times(() =>
+            url(base, '/api/v1/events/geo', { bounds: cityView(zoom), zoom, ...(dated ? yearWindow() : {}) }),
+          ),
+          'p50 <= 50, p95 <= 150',
+        );
+        geoRows.set(name, row);
+      }
+    }
+
+    // /events/temporal
+    const temporalNoFilter = await scenario(
+      '/events/temporal',
+      'no filter',
+      times(() => url(base, '/api/v1/events/temporal', {})),
+      'p50 <= 50',
+    );
+    const temporalCatalog = await scenario(
+      '/events/temporal',
+      'catalog',
+      times(() => url(base, '/api/v1/events/temporal', { catalog: pick(catalogs) })),
+      'p50 <= 50',
+    );
+    await scenario(
+      '/events/temporal',
+      'dataset + 1-year window',
+      times(() => url(base, '/api/v1/events/temporal', { datasets: pick(datasets), ...yearWindow() })),
+      'p50 <= 50',
+    );
+    await scenario(
+      '/events/temporal',
+      'city bounds (zoom 8)',
+      times(() => url(base, '/api/v1/events/temporal', { bounds: cityView(8) })),
+      'p50 <= 50',
+    );
+    await scenario(
+      '/events/temporal',
+      'granularity=month, catalog',
+      times(() => url(base, '/api/v1/events/temporal', { granularity: 'month', catalog: pick(catalogs) })),
+      'p50 <= 50',
+    );
+
+    // /events/stats and the rest
+    await scenario(
+      '/events/stats',
+      'groupBy=dataset, no filter',
+      times(() => url(base, '/api/v1/events/stats', { groupBy: 'dataset' })),
+      'p50 <= 50',
+    );
+    await scenario(
+      '/events/stats',
+      'groupBy=catalog, 1-year window',
+      times(() => url(base, '/api/v1/events/stats', { groupBy: 'catalog', ...yearWindow() })),
+      'p50 <= 50',
+    );
+    await scenario(
+      '/events/stats',
+      'groupBy=dataset, bounds (zoom 5)',
+      times(() => url(base, '/api/v1/events/stats', { groupBy: 'dataset', bounds: cityView(5) })),
+      'p50 <= 50',
+    );
+    await scenario(
+      '/events/geo/stats',
+      'zoom 2-12, bounds',
+      times(() => {
+        const zoom = 2 + Math.floor(random() * 11);
+        return url(base, '/api/v1/events/geo/stats', { zoom, bounds: cityView(zoom) });
+      }),
+    );
+    await scenario(
+      '/events/bounds',
+      'catalog',
+      times(() => url(base, '/api/v1/events/bounds', { catalog: pick(catalogs) })),
+    );
+    await scenario(
+      '/sources/stats',
+      '-',
+      times(() => url(base, '/api/v1/sources/stats', {})),
+    );
+    await scenario(
+      '/data-sources',
+      '-',
+      times(() => url(base, '/api/v1/data-sources', {})),
+    );
+
+    // Baselines
+    if (!options['skip-baselines']) {
+      const naiveRuns = Math.max(3, Math.round(REQUESTS / 8));
+      for (const zoom of [0, 2, 4, 6]) {
+        for (const dated of [false, true]) {
+          const samples: number[] = [];
+          for (let i = 0; i < naiveRuns; i++) {
+            const bounds = cityView(zoom);
+            const window = dated ? yearWindow() : null;
+            const size = 360 / 2 ** (clusterLevel(zoom) ?? 24);
+            const boxes =
+              bounds.west <= bounds.east
+                ? [[bounds.west, bounds.east]]
+                : [
+                    [bounds.west, 180],
+                    [-180, bounds.east],
+                  ];
+            const where = boxes
+              .map(
+                ([west, east]) =>
+                  `location && st_makeenvelope(${west}, ${bounds.south}, ${east}, ${bounds.north}, 4326)`,
+              )
+              .join(' or ');
+            samples.push(
+              await time(() =>
+                client.query(
+                  `select count(*) as count, st_x(st_centroid(st_collect(location))) as lon,
+                          st_y(st_centroid(st_collect(location))) as lat
+                   from events where (${where}) ${window ? 'and event_timestamp >= $2 and event_timestamp < $3' : ''}
+                   group by st_snaptogrid(location, $1)`,
+                  window ? [size, window.startDate, window.endDate] : [size],
+                ),
+              ),
+            );
+          }
+          const name = `zoom ${zoom}${dated ? ' + 1-year window' : ''}`;
+          const row = geoRows.get(name);
+          if (row) row.baseline = { name: 'naive ST_SnapToGrid', p50: percentile(samples, 0.5) };
+          log(`naive clusters ${name}: p50 ${percentile(samples, 0.5).toFixed(1)} ms`);
+        }
+      }
+      for (const [row, catalog] of [
+        [temporalNoFilter, null],
+        [temporalCatalog, pick(catalogs)],
+      ] as const) {
+        const samples: number[] = [];
+        for (let i = 0; i < naiveRuns; i++) {
+          samples.push(
+            await time(() =>
+              client.query(
+                `select date_bin(interval '90 days', event_timestamp, timestamptz '2016-01-01') as bucket, count(*) as count
+                 from events ${catalog ? 'where catalog_id = (select id from catalogs where slug = $1)' : ''}
+                 group by 1 order by 1`,
+                catalog ? [catalog] : [],
+              ),
+            ),
+          );
+        }
+        row.baseline = { name: 'naive date_bin', p50: percentile(samples, 0.5) };
+        log(`naive histogram ${row.scenario}: p50 ${percentile(samples, 0.5).toFixed(1)} ms`);
+      }
+
+      // supercluster: the same located points, no filters (every filter change means a rebuild).
+      const points = await client.query(
+        'select st_x(location) as lon, st_y(location) as lat from events where location is not null',
+      );
+      const features = points.rows.map((point) => ({
+        type: 'Feature' as const,
+        properties: {},
+        geometry: { type: 'Point' as const, coordinates: [point.lon as number, point.lat as number] },
+      }));
+      let index: Supercluster | undefined;
+      const build = await time(async () => {
+        index = new Supercluster({ radius: 60, maxZoom: 16 }).load(features);
+      });
+      rows.push({
+        endpoint: 'supercluster',
+        scenario: `index build, ${features.length} points`,
+        runs: 1,
+        p50: build,
+        p95: build,
+        note: 'in process, no filters; a filter change needs a rebuild',
+      });
+      log(`supercluster build: ${build.toFixed(0)} ms`);
+      for (const zoom of [0, 4, 8, 12, 16]) {
+        const samples: number[] = [];
+        for (let i = 0; i < REQUESTS; i++) {
+          const bounds = cityView(zoom);
+          samples.push(
+            await time(async () => {
+              if (bounds.west <= bounds.east)
+                index?.getClusters([bounds.west, bounds.south, bounds.east, bounds.north], zoom);
+              else {
+                index?.getClusters([bounds.west, bounds.south, 180, bounds.north], zoom);
+                index?.getClusters([-180, bounds.south, bounds.east, bounds.north], zoom);
+              }
+            }),
+          );
+        }
+        rows.push({
+          endpoint: 'supercluster',
+          scenario: `getClusters zoom ${zoom}`,
+          runs: samples.length,
+          p50: percentile(samples, 0.5),
+          p95: percentile(samples, 0.95),
+          note: 'in process, no HTTP, no filters',
+        });
+      }
+    }
+
+    // Throughput
+    const loadUrl = url(base, '/api/v1/events', {
+      limit: 100,
+      catalog: catalogs[0] ?? 'city-data',
+      startDate: '2019-01-01T00:00:00Z',
+      endDate: '2021-12-31T00:00:00Z',
+    });
+    const load = await autocannon({
+      url: loadUrl,
+      connections: Number(options.connections),
+      duration: Number(options.duration),
+    });
+    rows.push({
+      endpoint: '/events (autocannon)',
+      scenario: `limit=100, catalog + dates, ${options.connections} connections, ${options.duration} s`,
+      runs: load.requests.total,
+      p50: load.latency.p50,
+      p95: load.latency.p97_5,
+      target: '>= 1000 req/s',
+      note: `${Math.round(load.requests.average)} req/s average, ${load.non2xx} non-2xx, ${load.errors} errors (p95 column: p97.5)`,
+    });
+    log(`autocannon: ${Math.round(load.requests.average)} req/s`);
+  } finally {
+    child.kill('SIGTERM');
+    await client.end();
+  }
+
+  const lines = [
+    `# Read API benchmark: ${total} events, ${os.cpus().length} CPUs, load average at the end ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')}`,
+    '',
+    '| endpoint | scenario | runs | p50 ms | p95 ms | target | baseline p50 ms | speed-up | note |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows
+      .map((row) =>
+        [
+          row.endpoint,
+          row.scenario,
+          row.runs,
+          row.p50.toFixed(1),
+          row.p95.toFixed(1),
+          row.target ?? '',
+          row.baseline ? `${row.baseline.p50.toFixed(1)} (${row.baseline.name})` : '',
+          row.baseline ? `${(row.baseline.p50 / row.p50).toFixed(1)}x` : '',
+          row.note ?? '',
+        ].join(' | '),
+      )
+      .map((line) => `| ${line} |`),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const directory = path.join(projectRoot, 'bench', 'results');
+  mkdirSync(directory, { recursive: true });
+  const file = path.join(
+    directory,
+    `read-api-${total}-${new Date().toISOString().replaceAll(':', '-')}.json`,
+  );
+  writeFileSync(file, `${JSON.stringify({ total, rows, loadAverage: os.loadavg() }, null, 2)}\n`);
+  process.stderr.write(`wrote ${path.relative(process.cwd(), file)}\n`);
+}
+
+await main();

@@ -1,0 +1,27 @@
+// Neither package ships type declarations; the bench uses a few calls of each.
+declare module 'autocannon' {
+  type Result = {
+    requests: { average: number; total: number };
+    latency: { p50: number; p97_5: number; p99: number; average: number };
+    non2xx: number;
+    errors: number;
+  };
+  export default function autocannon(options: {
+    url: string;
+    connections: number;
+    duration: number;
+  }): Promise<Result>;
+}
+
+declare module 'supercluster' {
+  type Feature = {
+    type: 'Feature';
+    properties: Record<string, unknown>;
+    geometry: { type: 'Point'; coordinates: number[] };
+  };
+  export default class Supercluster {
+    constructor(options?: { radius?: number; maxZoom?: number; minPoints?: number });
+    load(points: Feature[]): this;
+    getClusters(bbox: [number, number, number, number], zoom: number): Feature[];
+  }
+}

@@ -1,0 +1,710 @@
+import type { FragmentSqlToken } from 'slonik';
+import { Type } from 'typebox';
+import {
+  cellBounds,
+  GRID_LEVEL,
+  gridRange,
+  innerCellRange,
+  MAX_EVENT_IDS,
+  ROLLUP_LEVEL,
+} from '../../domain/clustering.ts';
+import { type EventFilter, longitudeRanges, type Sort } from '../../domain/read-query.ts';
+import {
+  floorPeriod,
+  type Grain,
+  nextPeriod,
+  type PeriodSpan,
+  splitRange,
+} from '../../domain/time-ranges.ts';
+import type { ClusterView, EventReader, Viewer } from '../../ports/event-reader.ts';
+import { type DatabasePool, row, sql } from './database.ts';
+
+// The read model of /api/v1 on PostgreSQL + PostGIS (tables and triggers in
+// migrations/0200_read_api.sql).
+//
+// Counting is split into "parts" whose union is exactly the filtered events:
+// - precomputed rows (event_counts per dataset and UTC year/month/day; event_cell_counts per
+//   dataset, UTC year/month and level-10 cell) for the whole periods and cells the filter covers, and
+// - raw event rows for the rest (partial days or months at the ends of a date range, cells only
+//   partly inside the bounds).
+// Each part yields (dataset_id, catalog_id, t, cx, cy, n, slon, slat); callers group as they need.
+
+type Fragment = FragmentSqlToken;
+
+/**
+ * Which datasets a query may read: null means every dataset, with no condition at all; otherwise
+ * an `array(select ...)` of their ids, resolved inside the query itself (no extra round trip).
+ */
+type Scope = {
+  datasetIds: Fragment | null;
+  /** Set when the filter is exactly one catalog: its id, for the per-catalog total rows. */
+  catalogId: Fragment | null;
+};
+
+/**
+ * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
+ * may see everything. Access control comes with the accounts work: until then every catalog and
+ * dataset is public. This is the one place to plug the rule in, e.g.
+ * `sql.fragment\`(c.is_public and d.is_public) or c.created_by = ${viewer.userId}\``.
+ */
+function visibility(_viewer: Viewer): Fragment | null {
+  return null;
+}
+
+const EventRow = row(
+  Type.Object({
+    id: Type.Number(),
+    dataset_id: Type.Number(),
+    dataset_title: Type.String(),
+    catalog: Type.String(),
+    data: Type.Record(Type.String(), Type.Unknown()),
+    longitude: Type.Union([Type.Number(), Type.Null()]),
+    latitude: Type.Union([Type.Number(), Type.Null()]),
+    event_timestamp: Type.String(),
+    is_valid: Type.Boolean(),
+  }),
+);
+const _IdRow = row(Type.Object({ id: Type.Number() }));
+const CountRow = row(Type.Object({ count: Type.Number() }));
+const DatasetCountRow = row(
+  Type.Object({
+    dataset_id: Type.Number(),
+    dataset_title: Type.String(),
+    catalog_id: Type.Number(),
+    catalog_title: Type.String(),
+    count: Type.Number(),
+  }),
+);
+const CellRow = row(
+  Type.Object({
+    cx: Type.Number(),
+    cy: Type.Number(),
+    count: Type.Number(),
+    lon: Type.Number(),
+    lat: Type.Number(),
+    ids: Type.Optional(Type.Union([Type.Array(Type.Number()), Type.Null()])),
+  }),
+);
+const CellMemberRow = row(Type.Object({ cx: Type.Number(), cy: Type.Number(), id: Type.Number() }));
+const TitleRow = row(Type.Object({ id: Type.Number(), title: Type.Union([Type.String(), Type.Null()]) }));
+const LocationGroupRow = row(
+  Type.Object({
+    lon: Type.Number(),
+    lat: Type.Number(),
+    count: Type.Number(),
+    ids: Type.Array(Type.Number()),
+    title: Type.Union([Type.String(), Type.Null()]),
+  }),
+);
+const PercentilesRow = row(Type.Object({ values: Type.Union([Type.Array(Type.Number()), Type.Null()]) }));
+const RangeRow = row(
+  Type.Object({
+    min: Type.Union([Type.String(), Type.Null()]),
+    max: Type.Union([Type.String(), Type.Null()]),
+  }),
+);
+const BinRow = row(Type.Object({ bin: Type.Number(), count: Type.Number() }));
+const ExtentRow = row(
+  Type.Object({
+    located: Type.Number(),
+    west: Type.Union([Type.Number(), Type.Null()]),
+    east: Type.Union([Type.Number(), Type.Null()]),
+    south: Type.Union([Type.Number(), Type.Null()]),
+    north: Type.Union([Type.Number(), Type.Null()]),
+  }),
+);
+const SourceRow = row(
+  Type.Object({
+    catalog_id: Type.Number(),
+    catalog_slug: Type.String(),
+    catalog_title: Type.String(),
+    catalog_description: Type.Union([Type.String(), Type.Null()]),
+    dataset_id: Type.Union([Type.Number(), Type.Null()]),
+    dataset_slug: Type.Union([Type.String(), Type.Null()]),
+    dataset_title: Type.Union([Type.String(), Type.Null()]),
+    dataset_description: Type.Union([Type.String(), Type.Null()]),
+    date_fields: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    count: Type.Number(),
+  }),
+);
+const DatasetRow = row(
+  Type.Object({
+    id: Type.Number(),
+    slug: Type.String(),
+    title: Type.String(),
+    date_fields: Type.Array(Type.String()),
+    total: Type.Number(),
+  }),
+);
+const DataRow = row(Type.Object({ data: Type.Record(Type.String(), Type.Unknown()) }));
+
+export function postgresEventReader(pool: DatabasePool): EventReader {
+  function scopeOf(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Scope {
+    const visible = visibility(viewer);
+    if (!visible && !filter.catalog && filter.datasets.length === 0)
+      return { datasetIds: null, catalogId: null };
+    const conditions = [visible ?? sql.fragment`true`];
+    if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
+    if (filter.datasets.length > 0)
+      conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
+    const wholeCatalog = !visible && filter.catalog !== null && filter.datasets.length === 0;
+    return {
+      datasetIds: sql.fragment`array(select d.id from datasets d join catalogs c on c.id = d.catalog_id
+                                     where ${allOf(conditions)})`,
+      catalogId: wholeCatalog ? sql.fragment`(select id from catalogs where slug = ${filter.catalog})` : null,
+    };
+  }
+
+  return {
+    async listEvents(viewer, filter, sort, page) {
+      const scope = scopeOf(viewer, filter);
+      // The page's ids first, from the covering indexes where the sort allows it (id, time, place,
+      // dataset are all in them); only the page's rows are then read with their data.
+      const rows = await pool.any(sql.type(EventRow)`
+        with page as materialized (
+          select e.id from events e
+          where ${rawConditions(scope, filter, filter.dates)}
+          order by ${orderBy(sort)}
+          limit ${page.limit} offset ${(page.page - 1) * page.limit}
+        )
+        select e.id, e.dataset_id, d.title as dataset_title, c.slug as catalog, e.data,
+               st_x(e.location) as longitude, st_y(e.location) as latitude, e.event_timestamp, e.is_valid
+        from page p join events e on e.id = p.id
+        join datasets d on d.id = e.dataset_id join catalogs c on c.id = d.catalog_id
+        order by ${orderBy(sort)}`);
+      return rows.map((r) => ({
+        id: r.id,
+        dataset: { id: r.dataset_id, title: r.dataset_title, catalog: r.catalog },
+        data: r.data,
+        location:
+          r.longitude === null || r.latitude === null
+            ? null
+            : { longitude: r.longitude, latitude: r.latitude },
+        eventTimestamp: r.event_timestamp,
+        isValid: r.is_valid,
+      }));
+    },
+
+    async countEvents(viewer, filter) {
+      const scope = scopeOf(viewer, filter);
+      return pool.oneFirst(sql.type(CountRow)`
+        select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
+    },
+
+    async countByDataset(viewer, filter) {
+      const scope = scopeOf(viewer, filter);
+      const rows = await pool.any(sql.type(DatasetCountRow)`
+        select p.dataset_id, d.title as dataset_title, d.catalog_id, c.title as catalog_title, p.count
+        from (select dataset_id, sum(n)::int8 as count
+              from (${unionParts(countParts(scope, filter, { perDataset: true }))}) u
+              group by dataset_id) p
+        join datasets d on d.id = p.dataset_id join catalogs c on c.id = d.catalog_id
+        where p.count > 0
+        order by p.count desc, p.dataset_id`);
+      return rows.map((r) => ({
+        datasetId: r.dataset_id,
+        datasetTitle: r.dataset_title,
+        catalogId: r.catalog_id,
+        catalogTitle: r.catalog_title,
+        count: r.count,
+      }));
+    },
+
+    async clusters(viewer, filter, level) {
+      const scope = scopeOf(viewer, filter);
+      if (level === null) return locationGroups(scope, filter);
+      const cells = await pool.any(sql.type(CellRow)`${cellQuery(scope, filter, level, true)}`);
+      const members = new Map<string, number[]>();
+      for (const cell of cells) {
+        if (cell.count <= MAX_EVENT_IDS && cell.ids?.length === cell.count) {
+          members.set(
+            `${cell.cx}:${cell.cy}`,
+            [...cell.ids].sort((a, b) => a - b),
+          );
+        }
+      }
+      // Small cells counted (partly) from precomputed rows: find their events by cell.
+      const missing = cells.filter(
+        (cell) => cell.count <= MAX_EVENT_IDS && !members.has(`${cell.cx}:${cell.cy}`),
+      );
+      if (missing.length > 0) {
+        const shift = GRID_LEVEL - level;
+        const rows = await pool.any(sql.type(CellMemberRow)`
+          select k.cx, k.cy, e.id
+          from unnest(${sql.array(
+            missing.map((c) => c.cx),
+            'int4',
+          )}::int4[], ${sql.array(
+            missing.map((c) => c.cy),
+            'int4',
+          )}::int4[]) as k(cx, cy)
+          join events e on e.location && ${cellEnvelope(sql.fragment`k.cx`, sql.fragment`k.cy`, level)}
+            and e.grid_x >> ${shift} = k.cx and e.grid_y >> ${shift} = k.cy
+          where ${rawConditions(scope, filter, filter.dates)}
+          order by e.id`);
+        for (const member of rows) {
+          const key = `${member.cx}:${member.cy}`;
+          members.set(key, [...(members.get(key) ?? []), member.id]);
+        }
+      }
+      const singles = cells
+        .filter((cell) => cell.count === 1)
+        .map((cell) => members.get(`${cell.cx}:${cell.cy}`)?.[0])
+        .filter((id): id is number => id !== undefined);
+      const titles = await titlesOf(singles);
+      return cells.map((cell): ClusterView => {
+        const ids = cell.count <= MAX_EVENT_IDS ? (members.get(`${cell.cx}:${cell.cy}`) ?? []) : null;
+        const only = cell.count === 1 ? ids?.[0] : undefined;
+        return {
+          key: `${level}:${cell.cx}:${cell.cy}`,
+          count: cell.count,
+          longitude: cell.lon,
+          latitude: cell.lat,
+          eventIds: ids,
+          title: only === undefined ? null : (titles.get(only) ?? null),
+        };
+      });
+    },
+
+    async clusterSizePercentiles(viewer, filter, level, fractions) {
+      const scope = scopeOf(viewer, filter);
+      const groups =
+        level === null
+          ? sql.fragment`select count(*) as count from events e
+              where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
+              group by st_x(e.location), st_y(e.location)`
+          : cellQuery(scope, filter, level);
+      const values = await pool.oneFirst(sql.type(PercentilesRow)`
+        select percentile_disc(${sql.array(fractions, 'float8')}) within group (order by count)::int8[] as values
+        from (${groups}) g`);
+      return values;
+    },
+
+    async timeRange(viewer, filter) {
+      const scope = scopeOf(viewer, filter);
+      const fromRows = async () => {
+        const range = await pool.one(sql.type(RangeRow)`
+          select min(${dateExpr(filter)}) as min, max(${dateExpr(filter)}) as max
+          from events e where ${rawConditions(scope, filter, filter.dates)}`);
+        return range.min && range.max ? { min: range.min, max: range.max } : null;
+      };
+      if (!usesDayCounts(filter)) return fromRows();
+      // The first and last days with events come from the day counts; the exact instants from the
+      // rows of those two days only.
+      const span: PeriodSpan = {
+        grain: 'day',
+        from: filter.dates.from === null ? null : floorPeriod(filter.dates.from, 'day'),
+        to: filter.dates.to,
+      };
+      const days = await pool.one(sql.type(RangeRow)`
+        select min(period) as min, max(period) as max from event_counts where ${periodConditions(scope, span, false)}`);
+      if (!days.min || !days.max) return null;
+      const within = (day: string) => ({
+        from: later(filter.dates.from, day),
+        to: earlier(filter.dates.to, nextPeriod(day, 'day')),
+      });
+      const range = await pool.one(sql.type(RangeRow)`
+        select (select min(e.event_timestamp) from events e
+                where ${rawConditions(scope, filter, within(days.min))}) as min,
+               (select max(e.event_timestamp) from events e
+                where ${rawConditions(scope, filter, within(days.max))}) as max`);
+      // The first or last day may hold events only outside a date range that starts or ends within it.
+      return range.min && range.max ? { min: range.min, max: range.max } : fromRows();
+    },
+
+    async histogram(viewer, filter, bins) {
+      const scope = scopeOf(viewer, filter);
+      const bin = (t: Fragment) =>
+        bins.kind === 'fixed'
+          ? sql.fragment`date_bin(make_interval(secs => ${bins.sizeSeconds}), ${t}, to_timestamp(${bins.originSeconds}))`
+          : sql.fragment`date_trunc(${bins.granularity}, ${t}, 'UTC')`;
+      // Period counts can be binned only when every bin is made of whole periods.
+      const grain =
+        bins.kind === 'calendar'
+          ? bins.granularity === 'month'
+            ? 'month'
+            : 'day'
+          : bins.sizeSeconds % 86_400 === 0 && bins.originSeconds % 86_400 === 0
+            ? 'day'
+            : null;
+      const parts = countParts(scope, filter, { histogram: grain });
+      const rows = await pool.any(sql.type(BinRow)`
+        select extract(epoch from ${bin(sql.fragment`t`)})::int8 as bin, sum(n)::int8 as count
+        from (${unionParts(parts)}) p group by 1`);
+      return new Map(rows.map((r) => [r.bin, r.count]));
+    },
+
+    async extent(viewer, filter) {
+      const scope = scopeOf(viewer, filter);
+      const count = await pool.oneFirst(sql.type(CountRow)`
+        select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
+      const where = rawConditions(scope, filter, filter.dates);
+      const extent = await pool.one(sql.type(ExtentRow)`
+        select count(e.location)::int8 as located,
+               min(st_x(e.location)) as west, max(st_x(e.location)) as east,
+               min(st_y(e.location)) as south, max(st_y(e.location)) as north
+        from events e where ${where}`);
+      const { west, east, south, north } = extent;
+      return {
+        count,
+        located: extent.located,
+        bounds:
+          west === null || east === null || south === null || north === null
+            ? null
+            : { west, east, south, north },
+      };
+    },
+
+    async dataSources(viewer) {
+      const visible = visibility(viewer) ?? sql.fragment`true`;
+      const rows = await pool.any(sql.type(SourceRow)`
+        select c.id as catalog_id, c.slug as catalog_slug, c.title as catalog_title,
+               c.description as catalog_description,
+               d.id as dataset_id, d.slug as dataset_slug, d.title as dataset_title,
+               d.description as dataset_description,
+               case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
+                    then array(select jsonb_array_elements_text(d.schema_settings->'dateFields')) end as date_fields,
+               coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)::int8 as count
+        from catalogs c join datasets d on d.catalog_id = c.id
+        where ${visible}
+        order by c.title, c.id, d.title, d.id`);
+      const catalogs = new Map<number, Awaited<ReturnType<EventReader['dataSources']>>[number]>();
+      for (const r of rows) {
+        let catalog = catalogs.get(r.catalog_id);
+        if (!catalog) {
+          catalog = {
+            id: r.catalog_id,
+            slug: r.catalog_slug,
+            title: r.catalog_title,
+            description: r.catalog_description,
+            eventCount: 0,
+            datasets: [],
+          };
+          catalogs.set(r.catalog_id, catalog);
+        }
+        if (r.dataset_id === null || r.dataset_slug === null || r.dataset_title === null) continue;
+        catalog.eventCount += r.count;
+        catalog.datasets.push({
+          id: r.dataset_id,
+          slug: r.dataset_slug,
+          title: r.dataset_title,
+          description: r.dataset_description,
+          eventCount: r.count,
+          dateFields: r.date_fields ?? [],
+        });
+      }
+      return [...catalogs.values()];
+    },
+
+    async sampleData(viewer, datasetId, sampleSize) {
+      const visible = visibility(viewer) ?? sql.fragment`true`;
+      const dataset = await pool.maybeOne(sql.type(DatasetRow)`
+        select d.id, d.slug, d.title,
+               case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
+                    then array(select jsonb_array_elements_text(d.schema_settings->'dateFields'))
+                    else '{}'::text[] end as date_fields,
+               coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)::int8 as total
+        from datasets d join catalogs c on c.id = d.catalog_id
+        where d.id = ${datasetId} and ${visible}`);
+      if (!dataset) return null;
+      const rows = await pool.any(sql.type(DataRow)`
+        select data from events where dataset_id = ${datasetId}
+        order by event_timestamp desc limit ${sampleSize}`);
+      return {
+        dataset: {
+          id: dataset.id,
+          slug: dataset.slug,
+          title: dataset.title,
+          dateFields: dataset.date_fields,
+        },
+        total: dataset.total,
+        samples: rows.map((r) => r.data),
+      };
+    },
+  };
+
+  async function titlesOf(ids: number[]): Promise<Map<number, string | null>> {
+    if (ids.length === 0) return new Map();
+    const rows = await pool.any(sql.type(TitleRow)`
+      select id, title from events where id = any(${sql.array(ids, 'int8')})`);
+    return new Map(rows.map((r) => [r.id, r.title]));
+  }
+
+  /** Zoom 16 and deeper: one group per exact location. */
+  async function locationGroups(scope: Scope, filter: EventFilter): Promise<ClusterView[]> {
+    const rows = await pool.any(sql.type(LocationGroupRow)`
+      select st_x(e.location) as lon, st_y(e.location) as lat, count(*)::int8 as count,
+             case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) else '{}' end as ids,
+             case when count(*) = 1 then min(e.title) end as title
+      from events e
+      where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
+      group by st_x(e.location), st_y(e.location)`);
+    return rows.map((r) => ({
+      key: `p:${r.lon}:${r.lat}`,
+      count: r.count,
+      longitude: r.lon,
+      latitude: r.lat,
+      eventIds: r.count <= MAX_EVENT_IDS ? r.ids : null,
+      title: r.title,
+    }));
+  }
+}
+
+/** Clusters at a grid level: counts and centroids per cell. */
+function cellQuery(scope: Scope, filter: EventFilter, level: number, withIds = false): Fragment {
+  // Ids come along from the row parts (precomputed parts have none): a cell of ten or fewer events
+  // all read from rows needs no second look-up.
+  const ids = withIds
+    ? sql.fragment`, case when sum(n) <= ${MAX_EVENT_IDS} then array_agg(id) filter (where id is not null) end as ids`
+    : sql.fragment``;
+  return sql.fragment`
+    select cx, cy, sum(n)::int8 as count, sum(slon) / sum(n) as lon, sum(slat) / sum(n) as lat ${ids}
+    from (${unionParts(countParts(scope, filter, { level }))}) p
+    group by cx, cy`;
+}
+
+function usesDayCounts(filter: EventFilter): boolean {
+  return filter.dateField.kind === 'eventTimestamp' && filter.bounds === null;
+}
+
+/**
+ * The parts whose union is exactly the filtered events. `level` asks for cells of that grid level
+ * (cx, cy); `histogram` asks for a time column t fine enough for the bins: 'day' when each bin is
+ * made of whole UTC days, 'month' when of whole months, null when only rows will do.
+ */
+function countParts(
+  scope: Scope,
+  filter: EventFilter,
+  need: { level?: number; histogram?: 'day' | 'month' | null; perDataset?: boolean } = {},
+): Fragment[] {
+  const level = need.level ?? null;
+  const perDataset = need.perDataset ?? false;
+  const raw = () => [rawPart(scope, filter, filter.dates, level)];
+  if (filter.dateField.kind !== 'eventTimestamp' || need.histogram === null) return raw();
+  if (filter.bounds === null) {
+    if (level !== null) return raw();
+    const grains: Grain[] =
+      need.histogram === 'day'
+        ? ['day']
+        : need.histogram === 'month'
+          ? ['month', 'day']
+          : ['year', 'month', 'day'];
+    return periodParts(scope, filter, grains, perDataset);
+  }
+  if (need.histogram || (level !== null && level > ROLLUP_LEVEL)) return raw();
+  return cellParts(scope, filter, level, perDataset);
+}
+
+const GRAIN_CODE: Record<Grain, string> = { year: 'y', month: 'm', day: 'd' };
+
+/**
+ * Conditions on event_counts / event_cell_counts. Rows with dataset_id 0 are the totals over all
+ * datasets, rows with -<catalog id> a catalog's: read when that is the scope and no per-dataset
+ * breakdown is asked for.
+ */
+function periodConditions(scope: Scope, span: PeriodSpan, perDataset: boolean): Fragment {
+  const conditions: Fragment[] = [sql.fragment`grain = ${GRAIN_CODE[span.grain]}`];
+  if (span.from !== null) conditions.push(sql.fragment`period >= ${span.from}::timestamptz`);
+  if (span.to !== null) conditions.push(sql.fragment`period < ${span.to}::timestamptz`);
+  if (scope.catalogId !== null && !perDataset)
+    conditions.push(sql.fragment`dataset_id = -${scope.catalogId}`);
+  else if (scope.datasetIds !== null) conditions.push(sql.fragment`dataset_id = any(${scope.datasetIds})`);
+  else conditions.push(perDataset ? sql.fragment`dataset_id > 0` : sql.fragment`dataset_id = 0`);
+  return allOf(conditions);
+}
+
+/** No bounds: whole years, months and days from event_counts, the partial days from the rows. */
+function periodParts(scope: Scope, filter: EventFilter, grains: Grain[], perDataset: boolean): Fragment[] {
+  const split = splitRange(filter.dates, grains);
+  return [
+    ...split.periods.map(
+      (span) => sql.fragment`
+        select dataset_id, catalog_id, period as t, null::int4 as cx, null::int4 as cy, null::int8 as id,
+               event_count::int8 as n, null::float8 as slon, null::float8 as slat
+        from event_counts where ${periodConditions(scope, span, perDataset)}`,
+    ),
+    ...split.rest.map((piece) => rawPart(scope, filter, piece, null)),
+  ];
+}
+
+/**
+ * Bounds: per longitude range, the whole years and months in the level-10 cells wholly inside the
+ * box come from event_cell_counts; the rows supply the edge cells and the partial months.
+ */
+function cellParts(scope: Scope, filter: EventFilter, level: number | null, perDataset: boolean): Fragment[] {
+  const bounds = filter.bounds;
+  if (!bounds) throw new Error('cellParts needs bounds');
+  const split = splitRange(filter.dates, ['year', 'month']);
+  const parts: Fragment[] = [];
+  for (const range of longitudeRanges(bounds)) {
+    const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
+    const boxFilter = { ...filter, bounds: box };
+    const inner = split.periods.length > 0 ? innerCellRange(box, ROLLUP_LEVEL) : null;
+    if (!inner) {
+      parts.push(rawPart(scope, boxFilter, filter.dates, level));
+      continue;
+    }
+    const shift = level === null ? 0 : ROLLUP_LEVEL - level;
+    const cx = level === null ? sql.fragment`null::int4` : sql.fragment`cell_x >> ${shift}`;
+    const cy = level === null ? sql.fragment`null::int4` : sql.fragment`cell_y >> ${shift}`;
+    for (const span of split.periods) {
+      parts.push(sql.fragment`
+        select dataset_id, catalog_id, period as t, ${cx} as cx, ${cy} as cy, null::int8 as id,
+               event_count::int8 as n, sum_lon as slon, sum_lat as slat
+        from event_cell_counts
+        where ${periodConditions(scope, span, perDataset)}
+          and cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1}`);
+    }
+    // The whole periods form one contiguous range; its rows in the edge cells are read strip by
+    // strip (west, east, north, south of the inner cells), each an envelope for the spatial index
+    // and exact conditions on the level-24 cell indices.
+    const froms = split.periods.map((span) => span.from);
+    const tos = split.periods.map((span) => span.to);
+    const covered = {
+      from: froms.includes(null) ? null : ((froms as string[]).sort()[0] ?? null),
+      to: tos.includes(null) ? null : ((tos as string[]).sort().at(-1) ?? null),
+    };
+    for (const strip of edgeStrips(box, inner)) parts.push(rawPart(scope, boxFilter, covered, level, strip));
+    for (const piece of split.rest) parts.push(rawPart(scope, boxFilter, piece, level));
+  }
+  return parts;
+}
+
+/** The parts of a box outside the inner cells, as disjoint strips. */
+function edgeStrips(
+  box: { north: number; south: number; east: number; west: number },
+  inner: { x0: number; x1: number; y0: number; y1: number },
+): Fragment[] {
+  const size = 2 ** ROLLUP_LEVEL;
+  const s = GRID_LEVEL - ROLLUP_LEVEL;
+  const innerWest = cellBounds(inner.x0, inner.y0, ROLLUP_LEVEL).west;
+  const innerNorth = cellBounds(inner.x0, inner.y0, ROLLUP_LEVEL).north;
+  const innerEast = cellBounds(inner.x1, inner.y1, ROLLUP_LEVEL).east;
+  const innerSouth = cellBounds(inner.x1, inner.y1, ROLLUP_LEVEL).south;
+  const e = 1e-7;
+  const envelope = (west: number, south: number, east: number, north: number) =>
+    sql.fragment`e.location && st_makeenvelope(${west}, ${south}, ${east}, ${north}, 4326)`;
+  const xInside = sql.fragment`e.grid_x >= ${inner.x0 << s} and e.grid_x < ${(inner.x1 + 1) << s}`;
+  const strips: Fragment[] = [];
+  if (inner.x0 > 0) {
+    strips.push(
+      sql.fragment`${envelope(box.west, box.south, innerWest + e, box.north)} and e.grid_x < ${inner.x0 << s}`,
+    );
+  }
+  if (inner.x1 < size - 1) {
+    strips.push(
+      sql.fragment`${envelope(innerEast - e, box.south, box.east, box.north)} and e.grid_x >= ${(inner.x1 + 1) << s}`,
+    );
+  }
+  if (inner.y0 > 0) {
+    strips.push(
+      sql.fragment`${envelope(innerWest - e, innerNorth - e, innerEast + e, box.north)} and ${xInside} and e.grid_y < ${inner.y0 << s}`,
+    );
+  }
+  if (inner.y1 < size - 1) {
+    strips.push(
+      sql.fragment`${envelope(innerWest - e, box.south, innerEast + e, innerSouth + e)} and ${xInside} and e.grid_y >= ${(inner.y1 + 1) << s}`,
+    );
+  }
+  return strips;
+}
+
+function rawPart(
+  scope: Scope,
+  filter: EventFilter,
+  dates: { from: string | null; to: string | null },
+  level: number | null,
+  extra?: Fragment,
+): Fragment {
+  const shift = level === null ? 0 : GRID_LEVEL - level;
+  const located = level === null ? sql.fragment`true` : sql.fragment`e.location is not null`;
+  return sql.fragment`
+    select e.dataset_id, e.catalog_id, ${dateExpr(filter)} as t,
+           ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_x >> ${shift}`} as cx,
+           ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_y >> ${shift}`} as cy, e.id,
+           1::int8 as n, st_x(e.location) as slon, st_y(e.location) as slat
+    from events e
+    where ${located} and ${rawConditions(scope, filter, dates)} ${extra ? sql.fragment`and ${extra}` : sql.fragment``}`;
+}
+
+function unionParts(parts: Fragment[]): Fragment {
+  return sql.fragment`${sql.join(parts, sql.fragment` union all `)}`;
+}
+
+function allOf(conditions: Fragment[]): Fragment {
+  return sql.fragment`${sql.join(conditions, sql.fragment` and `)}`;
+}
+
+function dateExpr(filter: EventFilter): Fragment {
+  if (filter.dateField.kind === 'eventTimestamp') return sql.fragment`e.event_timestamp`;
+  return sql.fragment`chronomap_try_timestamptz(e.data #>> ${sql.array(filter.dateField.path, 'text')})`;
+}
+
+/** The filter as conditions on `events e`, with `dates` for the date range. */
+function rawConditions(
+  scope: Scope,
+  filter: EventFilter,
+  dates: { from: string | null; to: string | null },
+): Fragment {
+  const conditions: Fragment[] = [sql.fragment`true`];
+  // A whole catalog by its denormalised column, which the (catalog_id, event_timestamp) index serves.
+  if (scope.catalogId !== null) conditions.push(sql.fragment`e.catalog_id = ${scope.catalogId}`);
+  else if (scope.datasetIds !== null) conditions.push(sql.fragment`e.dataset_id = any(${scope.datasetIds})`);
+  if (filter.bounds) {
+    const { north, south } = filter.bounds;
+    // The box as plain comparisons on the coordinates plus the equivalent cell-index range: the
+    // covering index on grid_x then answers it without visiting rows (an && test would steer the
+    // planner to the spatial index and the heap).
+    const boxes = longitudeRanges(filter.bounds).map((range) => {
+      const grid = gridRange({ north, south, west: range.west, east: range.east });
+      return sql.fragment`(e.grid_x between ${grid.x0} and ${grid.x1} and e.grid_y between ${grid.y0} and ${grid.y1}
+        and st_x(e.location) between ${range.west} and ${range.east}
+        and st_y(e.location) between ${south} and ${north})`;
+    });
+    conditions.push(
+      boxes.length === 1 ? (boxes[0] as Fragment) : sql.fragment`(${sql.join(boxes, sql.fragment` or `)})`,
+    );
+  }
+  const date = dateExpr(filter);
+  if (dates.from !== null) conditions.push(sql.fragment`${date} >= ${dates.from}::timestamptz`);
+  if (dates.to !== null) conditions.push(sql.fragment`${date} < ${dates.to}::timestamptz`);
+  return allOf(conditions);
+}
+
+function orderBy(sort: Sort): Fragment {
+  const direction = sort.descending ? sql.fragment`desc` : sql.fragment`asc`;
+  const key = sort.key;
+  const expression =
+    key.field === 'data'
+      ? sql.fragment`e.data #> ${sql.array(key.path, 'text')}`
+      : key.field === 'eventTimestamp'
+        ? sql.fragment`e.event_timestamp`
+        : key.field === 'isValid'
+          ? sql.fragment`e.is_valid`
+          : key.field === 'dataset'
+            ? sql.fragment`e.dataset_id`
+            : sql.fragment`e.id`;
+  if (key.field === 'id') return sql.fragment`e.id ${direction}`;
+  // Ties are broken by id in the same direction, so that pages are stable and the default sort
+  // walks the (event_timestamp desc, id desc) index.
+  return sql.fragment`${expression} ${direction}, e.id ${direction}`;
+}
+
+/** The lon/lat box of a cell (a hair larger; the exact test is on the cell indices). */
+function cellEnvelope(cx: Fragment, cy: Fragment, level: number): Fragment {
+  const size = 2 ** level;
+  return sql.fragment`st_makeenvelope(
+    ${cx}::float8 * ${360 / size}::float8 - 180 - 1e-9,
+    case when ${cy} = ${size - 1} then -90 else degrees(atan(sinh(pi() * (1 - 2 * (${cy} + 1)::float8 / ${size})))) - 1e-9 end,
+    (${cx} + 1)::float8 * ${360 / size}::float8 - 180 + 1e-9,
+    case when ${cy} = 0 then 90 else degrees(atan(sinh(pi() * (1 - 2 * ${cy}::float8 / ${size})))) + 1e-9 end,
+    4326)`;
+}
+
+function later(a: string | null, b: string): string {
+  return a !== null && a > b ? a : b;
+}
+
+function earlier(a: string | null, b: string): string {
+  return a !== null && a < b ? a : b;
+}

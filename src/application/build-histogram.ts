@@ -1,0 +1,92 @@
+import {
+  autoGranularity,
+  type Bucket,
+  bucketCount,
+  calendarFloor,
+  calendarNext,
+  chooseBucketSize,
+  fillBuckets,
+  parseHistogramPlan,
+} from '../domain/histogram.ts';
+import { parseEventFilter, type RawQuery } from '../domain/read-query.ts';
+import type { Bins, EventReader, Viewer } from '../ports/event-reader.ts';
+
+export type Histogram = {
+  histogram: Bucket[];
+  metadata: {
+    total: number;
+    dateRange: { min: string | null; max: string | null };
+    bucketSizeSeconds: number | null;
+    bucketCount: number;
+    counts: { datasets: number; catalogs: number };
+    topDatasets: string[];
+    topCatalogs: string[];
+  };
+};
+
+const TOP = 5;
+
+/**
+ * GET /api/v1/events/temporal: contiguous half-open buckets from the one holding the first matching
+ * event to the one holding the last, empty buckets included.
+ */
+export async function buildHistogram(
+  deps: { events: EventReader },
+  viewer: Viewer,
+  query: RawQuery,
+): Promise<Histogram> {
+  const filter = parseEventFilter(query);
+  const plan = parseHistogramPlan(query);
+  const [range, perDataset] = await Promise.all([
+    deps.events.timeRange(viewer, filter),
+    deps.events.countByDataset(viewer, filter),
+  ]);
+  const total = perDataset.reduce((sum, item) => sum + item.count, 0);
+  const catalogs = new Map<number, { title: string; count: number }>();
+  for (const item of perDataset) {
+    const catalog = catalogs.get(item.catalogId) ?? { title: item.catalogTitle, count: 0 };
+    catalog.count += item.count;
+    catalogs.set(item.catalogId, catalog);
+  }
+  const metadataBase = {
+    total,
+    dateRange: { min: range?.min ?? null, max: range?.max ?? null },
+    counts: { datasets: perDataset.length, catalogs: catalogs.size },
+    topDatasets: perDataset.slice(0, TOP).map((item) => item.datasetTitle),
+    topCatalogs: [...catalogs.values()]
+      .sort((a, b) => b.count - a.count)
+      .slice(0, TOP)
+      .map((catalog) => catalog.title),
+  };
+  if (!range) {
+    return {
+      histogram: [],
+      metadata: { ...metadataBase, bucketSizeSeconds: null, bucketCount: 0 },
+    };
+  }
+  const first = Math.floor(Date.parse(range.min) / 1000);
+  const last = Math.floor(Date.parse(range.max) / 1000);
+  let bins: Bins;
+  let histogram: Bucket[];
+  let bucketSizeSeconds: number | null;
+  if (plan.kind === 'fixed') {
+    const size = chooseBucketSize(first, last, plan.targets);
+    const origin = Math.floor(first / size) * size;
+    bins = { kind: 'fixed', originSeconds: origin, sizeSeconds: size };
+    const counts = await deps.events.histogram(viewer, filter, bins);
+    const lastStart = origin + (bucketCount(first, last, size) - 1) * size;
+    histogram = fillBuckets({ first: origin, last: lastStart }, (start) => start + size, counts);
+    bucketSizeSeconds = size;
+  } else {
+    const granularity = plan.granularity === 'auto' ? autoGranularity(first, last) : plan.granularity;
+    bins = { kind: 'calendar', granularity };
+    const counts = await deps.events.histogram(viewer, filter, bins);
+    histogram = fillBuckets(
+      { first: calendarFloor(first, granularity), last: calendarFloor(last, granularity) },
+      (start) => calendarNext(start, granularity),
+      counts,
+    );
+    bucketSizeSeconds = granularity === 'day' ? 86_400 : granularity === 'week' ? 604_800 : null;
+  }
+  return { histogram, metadata: { ...metadataBase, bucketSizeSeconds, bucketCount: histogram.length } };
+}

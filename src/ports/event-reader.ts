@@ -1,0 +1,93 @@
+import type { Granularity } from '../domain/histogram.ts';
+import type { EventFilter, Page, Sort } from '../domain/read-query.ts';
+
+// The read model behind /api/v1. Every method takes the viewer: what a viewer may see is decided in
+// one place in the adapter (today every catalog and dataset is public; the accounts work plugs its
+// rule in there).
+
+export type Viewer = { kind: 'anonymous' } | { kind: 'user'; userId: number; role: 'admin' | 'user' };
+export const ANONYMOUS: Viewer = { kind: 'anonymous' };
+
+export type EventView = {
+  id: number;
+  dataset: { id: number; title: string; catalog: string };
+  data: Record<string, unknown>;
+  location: { longitude: number; latitude: number } | null;
+  eventTimestamp: string;
+  isValid: boolean;
+};
+
+/** A group of events at one map position: a grid cell, or one exact location at high zoom. */
+export type ClusterView = {
+  key: string;
+  count: number;
+  longitude: number;
+  latitude: number;
+  /** Ids when count <= MAX_EVENT_IDS, ascending; else null. */
+  eventIds: number[] | null;
+  /** The title of a single event; null for clusters. */
+  title: string | null;
+};
+
+export type DatasetCount = {
+  datasetId: number;
+  datasetTitle: string;
+  catalogId: number;
+  catalogTitle: string;
+  count: number;
+};
+
+export type Bins =
+  | { kind: 'fixed'; originSeconds: number; sizeSeconds: number }
+  | { kind: 'calendar'; granularity: Granularity };
+
+export type DataSource = {
+  id: number;
+  slug: string;
+  title: string;
+  description: string | null;
+  eventCount: number;
+  datasets: Array<{
+    id: number;
+    slug: string;
+    title: string;
+    description: string | null;
+    eventCount: number;
+    dateFields: string[];
+  }>;
+};
+
+export type DatasetSummary = { id: number; slug: string; title: string; dateFields: string[] };
+
+export interface EventReader {
+  listEvents(viewer: Viewer, filter: EventFilter, sort: Sort, page: Page): Promise<EventView[]>;
+  countEvents(viewer: Viewer, filter: EventFilter): Promise<number>;
+  /** Matching events per dataset (datasets without matches are left out). */
+  countByDataset(viewer: Viewer, filter: EventFilter): Promise<DatasetCount[]>;
+  clusters(viewer: Viewer, filter: EventFilter, level: number | null): Promise<ClusterView[]>;
+  /** Sizes of the clusters at the level, as percentiles (fractions 0..1) of the cluster list. */
+  clusterSizePercentiles(
+    viewer: Viewer,
+    filter: EventFilter,
+    level: number | null,
+    fractions: number[],
+  ): Promise<number[] | null>;
+  timeRange(viewer: Viewer, filter: EventFilter): Promise<{ min: string; max: string } | null>;
+  /** Counts per bucket start (epoch seconds). */
+  histogram(viewer: Viewer, filter: EventFilter, bins: Bins): Promise<Map<number, number>>;
+  extent(
+    viewer: Viewer,
+    filter: EventFilter,
+  ): Promise<{
+    count: number;
+    located: number;
+    bounds: { north: number; south: number; east: number; west: number } | null;
+  }>;
+  dataSources(viewer: Viewer): Promise<DataSource[]>;
+  /** The `data` of the dataset's newest events; null when the dataset does not exist or the viewer may not see it. */
+  sampleData(
+    viewer: Viewer,
+    datasetId: number,
+    sampleSize: number,
+  ): Promise<{ dataset: DatasetSummary; total: number; samples: Array<Record<string, unknown>> } | null>;
+}
