@@ -16,6 +16,16 @@ const app = await buildHttpApp(
       database: { ping: unused, postgis: unused, pendingMigrations: unused },
       environment: { missingVariables: () => [] },
     },
+    ingest: {
+      store: new Proxy({}, { get: () => unused }) as never,
+      queue: { enqueueIngestJob: unused },
+      quotas: { consume: unused },
+      clock: { now: () => new Date() },
+      retry: loadConfig({}).ingest.retry,
+      uploadRoot: '/nonexistent',
+      maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
+      currentUserId: () => null,
+    },
   },
   { logLevel: 'silent', bodyLimitBytes: loadConfig({}).bodyLimitBytes },
 );

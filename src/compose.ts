@@ -2,13 +2,19 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
+import { systemClock } from './adapters/clock/system-clock.ts';
 import { type Config, missingVariables } from './adapters/config/environment.ts';
+import { localSourceFiles } from './adapters/files/local-source-files.ts';
+import { buildGeocoder } from './adapters/geocoding/build-geocoder.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
+import { pgBossIngestQueue, startIngestWorker } from './adapters/jobs/ingest-worker.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
+import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
+import { unlimitedQuotaGate } from './adapters/quotas/unlimited-quota-gate.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
@@ -63,6 +69,30 @@ export async function composeServices(
     process.stderr.write(`job queue: ${error.message}\n`);
   });
 
+  const ingestRoot = path.join(config.dataDir, 'ingest');
+  const ingestStore = postgresIngestStore(pool);
+  const ingestQueue = pgBossIngestQueue(boss);
+  if (roles.workers) {
+    await startIngestWorker(
+      boss,
+      {
+        store: ingestStore,
+        files: localSourceFiles(ingestRoot),
+        geocoder: buildGeocoder(config.ingest.geocoder, pool),
+        queue: ingestQueue,
+        clock: systemClock,
+        retry: config.ingest.retry,
+        batchSize: config.ingest.batchSize,
+      },
+      {
+        concurrency: config.ingest.concurrency,
+        log: (line) => {
+          if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);
+        },
+      },
+    );
+  }
+
   let http: FastifyInstance | undefined;
   if (roles.http) {
     http = await buildHttpApp(
@@ -72,6 +102,18 @@ export async function composeServices(
           database: postgresDatabaseStatus(pool, migrations),
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
+        },
+        ingest: {
+          store: ingestStore,
+          queue: ingestQueue,
+          // Replaced by the accounts work's quota accounting (issue 3).
+          quotas: unlimitedQuotaGate,
+          clock: systemClock,
+          retry: config.ingest.retry,
+          uploadRoot: ingestRoot,
+          maxFileSizeBytes: config.ingest.maxFileSizeBytes,
+          // The session layer (issue 3) supplies the signed-in user; until then uploads are anonymous.
+          currentUserId: () => null,
         },
       },
       { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes },

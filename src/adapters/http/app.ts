@@ -5,6 +5,9 @@ import type { HealthDeps } from '../../application/check-health.ts';
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
+import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
+import { ingestJobRoutes } from './routes/ingest-jobs.ts';
+import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -12,6 +15,7 @@ import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 export type HttpDeps = {
   health: HealthDeps;
   version: string;
+  ingest: IngestHttpDeps;
 };
 
 export type HttpOptions = {
@@ -52,6 +56,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
 
   app.addSchema(ErrorBody);
   app.addSchema(HealthReportSchema);
+  for (const schema of INGEST_SHARED_SCHEMAS) app.addSchema(schema);
   installErrorHandling(app);
 
   await app.register(swagger, {
@@ -64,7 +69,13 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
           'Events on a map and a timeline. `/api/v1/*` is the stable public read API; other `/api/*` routes are internal ' +
           'and may change. Every error answers `{error, message?, details?, code?}`.',
       },
-      tags: [{ name: 'system', description: 'Health and service metadata' }],
+      tags: [
+        { name: 'system', description: 'Health and service metadata' },
+        {
+          name: 'ingestion',
+          description: 'File uploads, the staged ingestion pipeline, progress and recovery',
+        },
+      ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
@@ -80,6 +91,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   }));
 
   await app.register(healthRoutes, { health: deps.health });
+  await app.register(ingestRoutes, { ingest: deps.ingest });
+  await app.register(ingestJobRoutes, { ingest: deps.ingest });
   return app;
 }
 

@@ -193,6 +193,7 @@ export function fileProgress(jobs: JobView[]): {
   const overall =
     Math.round((jobs.reduce((sum, job) => sum + job.overallProgress, 0) / jobs.length) * 10) / 10;
   const estimates = jobs.map((job) => job.estimatedCompletionTime).filter((e): e is string => e !== null);
-  const latest = estimates.length ? estimates.reduce((a, b) => (a > b ? a : b)) : null;
+  // ISO 8601 strings in UTC sort by time.
+  const latest = estimates.sort().at(-1) ?? null;
   return { overallProgress: overall, estimatedCompletionTime: latest };
 }
