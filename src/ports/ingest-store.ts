@@ -28,12 +28,16 @@ export type IngestFile = {
   completedAt: string | null;
 };
 
+/**
+ * A failed job: the last failure with its classification. A completed job that skipped invalid rows:
+ * lastError says how many, rowErrors lists the first ones.
+ */
 export type JobErrorLog = {
   lastError: string;
   code?: string | undefined;
-  failedStage: Stage;
-  classification: Classification;
-  failedAt: string;
+  failedStage?: Stage;
+  classification?: Classification;
+  failedAt?: string;
   recoveryAttempt?: { attempt: number; previousError: string; recoveryStage: string; classification: string };
   rowErrors?: { row: number; field: string; message: string }[];
 };
@@ -102,7 +106,7 @@ export interface IngestStore {
     output: unknown,
   ): Promise<void>;
   markNeedsReview(jobId: number, reasons: string[]): Promise<void>;
-  markCompleted(jobId: number): Promise<void>;
+  markCompleted(jobId: number, warnings: JobErrorLog | null): Promise<void>;
   markFailed(jobId: number, errorLog: JobErrorLog): Promise<void>;
   scheduleRetry(
     jobId: number,

@@ -248,9 +248,11 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
         where id = ${jobId}`);
     },
 
-    async markCompleted(jobId) {
+    async markCompleted(jobId, warnings) {
       await pool.query(sql.unsafe`
-        update ingest_jobs set stage = 'completed', completed_at = now(), next_retry_at = null, updated_at = now()
+        update ingest_jobs
+        set stage = 'completed', completed_at = now(), next_retry_at = null, updated_at = now(),
+            error_log = ${warnings ? sql.jsonb(warnings as never) : null}::jsonb
         where id = ${jobId}`);
     },
 
@@ -322,7 +324,8 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
               select coalesce(jsonb_agg(
                        coalesce(j.sheet_name, 'sheet ' || (j.sheet_index + 1)) || ': ' || (j.error_log->>'lastError')
                        order by j.sheet_index), '[]'::jsonb)
-              from ingest_jobs j where j.ingest_file_id = f.id and j.stage = 'failed' and j.error_log is not null),
+              from ingest_jobs j
+              where j.ingest_file_id = f.id and j.stage in ('failed', 'completed') and j.error_log is not null),
             updated_at = now()
         from s
         where f.id = ${fileId}`);

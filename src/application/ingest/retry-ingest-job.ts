@@ -29,6 +29,14 @@ export async function retryIngestJob(
     };
   }
   const { classification, failedStage } = job.errorLog;
+  if (!classification || !failedStage) {
+    return {
+      success: false,
+      action: 'not_retryable',
+      error: `job ${jobId} has no recorded failure to retry`,
+      statusCode: 400,
+    };
+  }
   if (!classification.retryable) {
     return {
       success: false,

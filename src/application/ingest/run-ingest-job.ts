@@ -109,7 +109,7 @@ export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<Run
         output: result.output,
       });
     }
-    await deps.store.markCompleted(jobId);
+    await deps.store.markCompleted(jobId, completionWarnings(context));
     await deps.store.refreshFileStatus(file.id);
     return 'completed';
   } catch (error) {
@@ -518,6 +518,21 @@ const TASKS: Record<
     return { output: { ...counters, rowsTotal: analyzed.rowsTotal } };
   },
 };
+
+/** A completed job that skipped invalid rows says so in its errorLog. */
+function completionWarnings(context: Context): JobErrorLog | null {
+  const validated = context.records.get('validate-schema')?.output as ValidateOutput | undefined;
+  const analyzed = context.records.get('analyze-duplicates')?.output as AnalyzeOutput | undefined;
+  if (!validated || validated.invalidRows === 0) return null;
+  const first = validated.rowErrors[0];
+  return {
+    lastError:
+      `${validated.invalidRows} of ${analyzed?.rowsTotal ?? validated.invalidRows + validated.validRows} rows were invalid and not imported` +
+      (first ? `; row ${first.row}: ${first.field} ${first.message}` : ''),
+    code: 'INVALID_ROWS',
+    rowErrors: validated.rowErrors,
+  };
+}
 
 function requireDataset(job: IngestJob): number {
   if (job.datasetId === null)

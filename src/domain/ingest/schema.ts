@@ -311,12 +311,14 @@ export function detectSchema(
     }
     return undefined;
   };
-  const numericIn = (limit: number) => (index: number) =>
-    (types[index] === 'integer' || types[index] === 'number' || types[index] === 'empty') &&
-    sample.every((row) => {
-      const value = (row[index] ?? '').trim();
-      return value === '' || Math.abs(Number(value)) <= limit;
-    });
+  // A column named like a coordinate is one when it is numeric and mostly (over half) in range:
+  // the odd out-of-range value is a row error, not a reason to lose the mapping.
+  const numericIn = (limit: number) => (index: number) => {
+    if (types[index] !== 'integer' && types[index] !== 'number') return false;
+    const values = sample.map((row) => (row[index] ?? '').trim()).filter((value) => value !== '');
+    const inRange = values.filter((value) => Math.abs(Number(value)) <= limit).length;
+    return inRange > 0.5 * values.length;
+  };
   const mostly = (hits: number[]) => (index: number) =>
     (filled[index] ?? 0) > 0 && (hits[index] ?? 0) / (filled[index] ?? 1) >= 0.9;
 

@@ -29,13 +29,17 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
 const FORMATS: Record<string, FileFormat> = { '.csv': 'csv', '.tsv': 'csv', '.txt': 'csv' };
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
-/** Counts bytes as they pass, so the stored size is known without a stat. */
-function byteCounter() {
+/**
+ * Counts bytes as they pass and fails the stream as soon as they exceed the limit: busboy's own
+ * limit only drops the excess and waits for the part to end, which for a 2 GB upload is 2 GB later.
+ */
+function byteCounter(limit: number) {
   let bytes = 0;
   const stream = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       bytes += chunk.length;
-      callback(null, chunk);
+      if (bytes > limit) callback(payloadTooLarge(limit));
+      else callback(null, chunk);
     },
   });
   return { stream, bytes: () => bytes };
@@ -43,7 +47,13 @@ function byteCounter() {
 
 export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = async (app, { ingest }) => {
   await app.register(multipart, {
-    limits: { fileSize: ingest.maxFileSizeBytes, files: 1, fields: 10, fieldSize: 1024 * 1024, parts: 12 },
+    limits: {
+      fileSize: ingest.maxFileSizeBytes + 1,
+      files: 1,
+      fields: 10,
+      fieldSize: 1024 * 1024,
+      parts: 12,
+    },
     throwFileSizeLimit: true,
   });
 
@@ -111,8 +121,9 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           const full = path.join(ingest.uploadRoot, relative);
           stored = { relative, full, name, mime: part.mimetype, format, bytes: 0 };
           await mkdir(path.dirname(full), { recursive: true });
-          const counter = byteCounter();
-          // The size limit applies while streaming: the upload stops (413) before it can fill the disk.
+          const counter = byteCounter(ingest.maxFileSizeBytes);
+          // The size limit applies while streaming: the upload stops (413) before it can fill the disk,
+          // and the rest of the request body is never read.
           await pipeline(part.file, counter.stream, createWriteStream(full, { flags: 'wx' }));
           stored.bytes = counter.bytes();
         }
@@ -148,7 +159,9 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
       } catch (error) {
         if (stored) await rm(stored.full, { force: true });
         const code = (error as { code?: string }).code;
-        if (code === 'FST_REQ_FILE_TOO_LARGE') {
+        if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FILE_TOO_LARGE') {
+          // The rest of the body is not read: the connection closes after the answer.
+          reply.header('connection', 'close');
           throw payloadTooLarge(ingest.maxFileSizeBytes);
         }
         throw error;
