@@ -12,6 +12,7 @@ import type {
 } from '../../ports/ingest-store.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 import { storeEvents } from './event-store.ts';
+import { outcomeFromRow, outcomeRows } from './geocode-cache.ts';
 
 // Ingest files, jobs and stage records in PostgreSQL. A stage's progress and counters are written in
 // the same transaction as the events they count.
@@ -422,31 +423,16 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
         )`select address, longitude, latitude, confidence, failure from ingest_job_geocodes where ingest_job_id = ${jobId}`,
       );
       const map = new Map<string, GeocodeOutcome>();
-      for (const r of rows) {
-        map.set(
-          r.address,
-          r.longitude !== null && r.latitude !== null
-            ? { location: { longitude: r.longitude, latitude: r.latitude }, confidence: r.confidence ?? 0 }
-            : { failure: r.failure ?? 'not found' },
-        );
-      }
+      for (const r of rows) map.set(r.address, outcomeFromRow(r));
       return map;
     },
 
     async saveJobGeocodes(jobId, results, progress) {
-      const entries = [...results.entries()];
       await pool.transaction(async (tx) => {
-        if (entries.length) {
+        if (results.size) {
           await tx.query(sql.unsafe`
             insert into ingest_job_geocodes (ingest_job_id, address, longitude, latitude, confidence, failure)
-            select ${jobId}, * from ${sql.unnest(
-              entries.map(([address, outcome]) =>
-                'location' in outcome
-                  ? [address, outcome.location.longitude, outcome.location.latitude, outcome.confidence, null]
-                  : [address, null, null, null, outcome.failure],
-              ),
-              ['text', 'float8', 'float8', 'float4', 'text'],
-            )}
+            select ${jobId}, * from ${outcomeRows(results)}
             on conflict (ingest_job_id, address) do nothing`);
         }
         await tx.query(sql.unsafe`
