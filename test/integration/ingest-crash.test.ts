@@ -47,6 +47,24 @@ async function killWhen(child: ChildProcess, condition: () => Promise<boolean>):
   throw new Error('the condition to kill the worker never came');
 }
 
+/** Starts a worker, kills it once the stage has processed `threshold` rows, checks it was mid-stage. */
+async function killMidStage(
+  t: Test,
+  env: Record<string, string>,
+  pool: Awaited<ReturnType<typeof ingestApp>>['db']['pool'],
+  jobId: number,
+  stage: string,
+  threshold: number,
+  total: number,
+) {
+  const worker = await startWorker(t, env);
+  await killWhen(worker, async () => ((await stageOf(pool, jobId, stage))?.rows_processed ?? 0) >= threshold);
+  const atKill = await stageOf(pool, jobId, stage);
+  t.equal(atKill?.status, 'in_progress', `killed in the middle of ${stage}`);
+  t.ok((atKill?.rows_processed ?? 0) < total, `${atKill?.rows_processed} of ${total} rows done at the kill`);
+  return atKill;
+}
+
 t.test('SIGKILL during create-events: the restarted worker completes with every event once', async (t) => {
   const { app, db, catalogId, dataDir } = await ingestApp(t, {}, false);
   const rows = 100_000;
@@ -69,17 +87,7 @@ t.test('SIGKILL during create-events: the restarted worker completes with every 
     GEOCODER: 'off',
   };
 
-  const first = await startWorker(t, env);
-  await killWhen(
-    first,
-    async () => ((await stageOf(db.pool, jobId, 'create-events'))?.rows_processed ?? 0) >= 2000,
-  );
-  const atKill = await stageOf(db.pool, jobId, 'create-events');
-  t.equal(atKill?.status, 'in_progress', 'killed in the middle of create-events');
-  t.ok(
-    (atKill?.rows_processed ?? 0) < rows,
-    `${atKill?.rows_processed} of ${rows} rows committed at the kill`,
-  );
+  const atKill = await killMidStage(t, env, db.pool, jobId, 'create-events', 2000, rows);
   const committed = await countEvents(db.pool, doc.datasets[0] as number);
   t.equal(committed, atKill?.rows_processed, 'the events committed are exactly the rows the progress says');
 
@@ -132,17 +140,7 @@ t.test('SIGKILL during geocode-batch: the restarted worker asks only what was no
     GEOCODER_RATE_LIMIT: '1000',
   };
 
-  const first = await startWorker(t, env);
-  await killWhen(
-    first,
-    async () => ((await stageOf(db.pool, jobId, 'geocode-batch'))?.rows_processed ?? 0) >= 400,
-  );
-  const atKill = await stageOf(db.pool, jobId, 'geocode-batch');
-  t.equal(atKill?.status, 'in_progress', 'killed in the middle of geocode-batch');
-  t.ok(
-    (atKill?.rows_processed ?? 0) < places,
-    `${atKill?.rows_processed} of ${places} addresses stored at the kill`,
-  );
+  await killMidStage(t, env, db.pool, jobId, 'geocode-batch', 400, places);
   const askedBefore = queries.length;
 
   await startWorker(t, env);
