@@ -138,28 +138,22 @@ function minLength(length: number) {
   };
 }
 
-function postgresUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error('must be a URL such as postgres://user:password@host:5432/chronomap');
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new Error(`must start with postgres:// or postgresql:// (got "${url.protocol}//")`);
-  }
-  return raw;
-}
+const postgresUrl = urlWith(
+  ['postgres:', 'postgresql:'],
+  'a URL such as postgres://user:password@host:5432/chronomap',
+);
+const httpUrl = (raw: string) =>
+  urlWith(['http:', 'https:'], 'an http:// or https:// URL')(raw).replace(/\/+$/, '');
 
-function httpUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`must be an http:// or https:// URL (got "${raw}")`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`must be an http:// or https:// URL (got "${raw}")`);
-  }
-  return raw.replace(/\/+$/, '');
+function urlWith(protocols: readonly string[], expected: string) {
+  return (raw: string): string => {
+    let url: URL | undefined;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !protocols.includes(url.protocol)) throw new Error(`must be ${expected} (got "${raw}")`);
+    return raw;
+  };
 }
