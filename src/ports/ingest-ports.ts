@@ -30,8 +30,7 @@ export type QuotaName =
   | 'maxFileSizeMB';
 
 export type QuotaDecision =
-  | { ok: true }
-  | { ok: false; quota: QuotaName; limit: number; resetsAt: string | null };
+  { ok: true } | { ok: false; quota: QuotaName; limit: number; resetsAt: string | null };
 
 /** Quota accounting of the accounts work (issue 3); the ingestion pipeline only asks. */
 export interface QuotaGate {
