@@ -25,6 +25,7 @@ const app = await buildHttpApp(
       uploadRoot: '/nonexistent',
       maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
       currentUserId: () => null,
+      schedules: new Proxy({}, { get: () => unused }) as never,
     },
   },
   { logLevel: 'silent', bodyLimitBytes: loadConfig({}).bodyLimitBytes },

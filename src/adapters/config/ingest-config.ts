@@ -17,6 +17,8 @@ export type IngestConfig = {
   geocoder: GeocoderConfig;
   /** Worker concurrency for ingest jobs in one process. */
   concurrency: number;
+  /** Scheduled URL imports: the fetch limits and whether private addresses may be fetched (tests only). */
+  fetch: { maxBytes: number; timeoutMs: number; allowPrivateAddresses: boolean };
 };
 
 type Read = <T>(variable: string, parse: (raw: string) => T, fallback: T) => T;
@@ -33,6 +35,12 @@ const multiplier = (raw: string) => {
   if (!Number.isFinite(value) || value < 1 || value > 10)
     throw new Error(`must be a number from 1 to 10 (got "${raw}")`);
   return value;
+};
+
+const flag = (raw: string) => {
+  if (raw !== '0' && raw !== '1' && raw !== 'true' && raw !== 'false')
+    throw new Error(`must be 1 or 0 (got "${raw}")`);
+  return raw === '1' || raw === 'true';
 };
 
 const geocoderKind = (raw: string) => {
@@ -61,6 +69,11 @@ export function loadIngestConfig(read: Read): IngestConfig {
     maxFileSizeBytes: read('INGEST_MAX_FILE_SIZE_MB', positiveInteger(100_000), 100) * 1024 * 1024,
     batchSize: read('INGEST_BATCH_SIZE', positiveInteger(100_000), 5000),
     concurrency: read('INGEST_CONCURRENCY', positiveInteger(64), 2),
+    fetch: {
+      maxBytes: read('INGEST_FETCH_MAX_MB', positiveInteger(100_000), 100) * 1024 * 1024,
+      timeoutMs: read('INGEST_FETCH_TIMEOUT_MS', positiveInteger(3_600_000), 60_000),
+      allowPrivateAddresses: read('INGEST_FETCH_ALLOW_PRIVATE', flag, false),
+    },
     geocoder:
       kind === 'nominatim'
         ? {

@@ -8,6 +8,7 @@ import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
+import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -93,6 +94,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   await app.register(healthRoutes, { health: deps.health });
   await app.register(ingestRoutes, { ingest: deps.ingest });
   await app.register(ingestJobRoutes, { ingest: deps.ingest });
+  await app.register(scheduledIngestRoutes, { ingest: deps.ingest });
   return app;
 }
 

@@ -10,6 +10,7 @@ import { Type } from 'typebox';
 import { createIngestFile } from '../../../application/ingest/create-ingest-file.ts';
 import { getIngestProgress } from '../../../application/ingest/get-ingest-progress.ts';
 import type { IngestDeps } from '../../../application/ingest/run-ingest-job.ts';
+import type { ScheduleDeps } from '../../../application/ingest/scheduled-ingests.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../../domain/errors.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaGate } from '../../../ports/ingest-ports.ts';
@@ -24,6 +25,7 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
   maxFileSizeBytes: number;
   /** The signed-in user, when the session layer knows one (wired by the accounts work). */
   currentUserId(request: FastifyRequest): number | null;
+  schedules: ScheduleDeps;
 };
 
 const FORMATS: Record<string, FileFormat> = { '.csv': 'csv', '.tsv': 'csv', '.txt': 'csv' };
