@@ -23,6 +23,7 @@ const app = await buildHttpApp(
       clock: { now: () => new Date() },
       retry: loadConfig({}).ingest.retry,
       uploadRoot: '/nonexistent',
+      files: new Proxy({}, { get: () => unused }) as never,
       maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
       currentUserId: () => null,
       schedules: new Proxy({}, { get: () => unused }) as never,

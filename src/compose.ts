@@ -77,6 +77,7 @@ export async function composeServices(
   const ingestRoot = path.join(config.dataDir, 'ingest');
   const ingestStore = postgresIngestStore(pool);
   const ingestQueue = pgBossIngestQueue(boss);
+  const sourceFiles = localSourceFiles(ingestRoot);
   // Replaced by the accounts work's quota accounting (issue 3).
   const quotas = unlimitedQuotaGate;
   const workerLog = (line: string) => {
@@ -101,7 +102,7 @@ export async function composeServices(
       boss,
       {
         store: ingestStore,
-        files: localSourceFiles(ingestRoot),
+        files: sourceFiles,
         geocoder: buildGeocoder(config.ingest.geocoder, pool),
         queue: ingestQueue,
         clock: systemClock,
@@ -129,6 +130,7 @@ export async function composeServices(
           clock: systemClock,
           retry: config.ingest.retry,
           uploadRoot: ingestRoot,
+          files: sourceFiles,
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
           // The session layer (issue 3) supplies the signed-in user; until then uploads are anonymous.
           currentUserId: () => null,

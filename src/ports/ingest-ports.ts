@@ -7,6 +7,8 @@ export interface SourceFiles {
     sheetIndex: number,
   ): AsyncIterable<string[]>;
   remove(storedPath: string): Promise<void>;
+  /** Sheet names of a workbook (one job each); a CSV has one unnamed sheet. */
+  sheets(file: { storedPath: string; format: 'csv' | 'xlsx' | 'ods' }): Promise<(string | null)[]>;
 }
 
 export interface Geocoder {

@@ -4,11 +4,14 @@ import path from 'node:path';
 import { permanent } from '../../domain/ingest/failures.ts';
 import type { SourceFiles } from '../../ports/ingest-ports.ts';
 import { CsvParser, detectDelimiter } from './csv-parser.ts';
+import { MAX_COLUMNS } from './limits.ts';
+import { workbookRows, workbookSheetNames } from './workbook-reader.ts';
+
+export { MAX_COLUMNS };
 
 // Uploaded files live under <dataDir>/ingest; stored paths are relative to it so that the data
 // directory can move.
 
-export const MAX_COLUMNS = 10_000;
 const HEAD_BYTES = 64 * 1024;
 
 export type CsvSniff = { encoding: 'utf-8' | 'latin1'; bomBytes: number; delimiter: string };
@@ -85,10 +88,13 @@ export async function* csvRows(fullPath: string): AsyncGenerator<string[]> {
 
 export function localSourceFiles(root: string): SourceFiles {
   return {
-    rows(file, _sheetIndex) {
-      if (file.format !== 'csv')
-        throw permanent('INVALID_FORMAT', `${file.format} workbooks are not supported yet`);
-      return csvRows(path.join(root, file.storedPath));
+    rows(file, sheetIndex) {
+      const full = path.join(root, file.storedPath);
+      return file.format === 'csv' ? csvRows(full) : workbookRows(full, file.format, sheetIndex);
+    },
+    async sheets(file) {
+      if (file.format === 'csv') return [null];
+      return workbookSheetNames(path.join(root, file.storedPath), file.format);
     },
     async remove(storedPath) {
       await rm(path.join(root, storedPath), { force: true });

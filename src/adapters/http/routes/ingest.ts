@@ -12,13 +12,14 @@ import { getIngestProgress } from '../../../application/ingest/get-ingest-progre
 import type { IngestDeps } from '../../../application/ingest/run-ingest-job.ts';
 import type { ScheduleDeps } from '../../../application/ingest/scheduled-ingests.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../../domain/errors.ts';
+import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaGate } from '../../../ports/ingest-ports.ts';
 import type { FileFormat } from '../../../ports/ingest-store.ts';
 import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
 
-export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry'> & {
+export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {
   quotas: QuotaGate;
   /** Where uploads are streamed to (the SourceFiles root). */
   uploadRoot: string;
@@ -28,7 +29,13 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
   schedules: ScheduleDeps;
 };
 
-const FORMATS: Record<string, FileFormat> = { '.csv': 'csv', '.tsv': 'csv', '.txt': 'csv' };
+const FORMATS: Record<string, FileFormat> = {
+  '.csv': 'csv',
+  '.tsv': 'csv',
+  '.txt': 'csv',
+  '.xlsx': 'xlsx',
+  '.ods': 'ods',
+};
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 /**
@@ -66,7 +73,8 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
         tags: ['ingestion'],
         summary: 'Upload a file to import',
         description:
-          'multipart/form-data with `file` (CSV: any delimiter, UTF-8 with or without BOM, or Latin-1), `catalog` (catalog id), ' +
+          'multipart/form-data with `file` (CSV: any delimiter, UTF-8 with or without BOM, or Latin-1; or an XLSX/ODS workbook, ' +
+          'one ingest job per sheet), `catalog` (catalog id), ' +
           'optional `dataset` (dataset id or "new", default new) and optional `settings` (JSON: fieldMapping {timestamp, latitude, ' +
           'longitude, coordinates, address, title, id}, idStrategy external-id|content-hash|auto, duplicateHandling skip|update, ' +
           'geocoding true|false, schemaMode strict|additive|flexible, sheets [{sheetIndex, dataset}]). The file streams to disk; ' +
@@ -114,9 +122,13 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           const format = FORMATS[path.extname(name).toLowerCase()];
           if (!format) {
             part.file.resume();
-            throw new DomainError('validation', `"${name}" is not a CSV file (.csv, .tsv, .txt)`, {
-              code: 'UNSUPPORTED_FORMAT',
-            });
+            throw new DomainError(
+              'validation',
+              `"${name}" is not a CSV file (.csv, .tsv, .txt) or workbook (.xlsx, .ods)`,
+              {
+                code: 'UNSUPPORTED_FORMAT',
+              },
+            );
           }
           const month = new Date().toISOString().slice(0, 7);
           const relative = path.join(month, `${randomUUID()}${path.extname(name).toLowerCase()}`);
@@ -152,7 +164,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
             catalogId,
             userId: ingest.currentUserId(request),
             settings: parseIngestSettings(settings, fields.dataset),
-            sheets: [null],
+            sheets: await sheetsOf(ingest, stored),
           },
         );
         return reply
@@ -219,6 +231,19 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
   progressRoute('ingest');
   progressRoute('import');
 };
+
+/** One job per sheet: a workbook's sheet names are read (only its small workbook part) at upload. */
+async function sheetsOf(ingest: IngestHttpDeps, stored: { relative: string; format: FileFormat }) {
+  try {
+    const sheets = await ingest.files.sheets({ storedPath: stored.relative, format: stored.format });
+    if (sheets.length === 0) throw new ValidationError('the workbook has no sheets', { field: 'file' });
+    return sheets;
+  } catch (error) {
+    if (error instanceof IngestFailure)
+      throw new ValidationError(error.message, { field: 'file', code: error.code });
+    throw error;
+  }
+}
 
 /** A 413 in the spec's error body (the error handler maps a 4xx statusCode as it is). */
 function payloadTooLarge(limit: number): Error {
