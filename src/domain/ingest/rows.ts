@@ -86,18 +86,19 @@ export function columnPositions(headers: readonly string[], mapping: FieldMappin
   };
 }
 
+export type RowCheck =
+  { ok: true; millis: number; location: Location | null } | { ok: false; problem: RowProblem };
+
 /**
- * One row to an event. Invalid dates and out-of-range coordinates make the row invalid (counted
- * and reported, not stored); a missing location is allowed. `geocoded` is the location found for the
- * row's address when it has no coordinates of its own.
+ * Checks a row without building its event (the validate stage reads every row and needs only
+ * this): a date, coordinates in range, no values beyond the header. Invalid dates and out-of-range
+ * coordinates make the row invalid; a missing location is allowed.
  */
-export function rowToEvent(
+export function checkRow(
   headers: readonly string[],
   values: readonly string[],
   columns: ColumnPositions,
-  uniqueId: string,
-  geocoded: Location | null,
-): RowConversion {
+): RowCheck {
   if (values.length > headers.length && values.slice(headers.length).some((v) => v.trim() !== '')) {
     return {
       ok: false,
@@ -140,6 +141,21 @@ export function rowToEvent(
       location = pair.latitude === 0 && pair.longitude === 0 ? null : pair;
     }
   }
+  return { ok: true, millis, location };
+}
+
+/** One row to an event (see checkRow); `geocoded` locates a row that has no coordinates of its own. */
+export function rowToEvent(
+  headers: readonly string[],
+  values: readonly string[],
+  columns: ColumnPositions,
+  uniqueId: string,
+  geocoded: Location | null,
+): RowConversion {
+  const check = checkRow(headers, values, columns);
+  if (!check.ok) return check;
+  const { millis } = check;
+  let location = check.location;
   if (!location && geocoded) location = geocoded;
   const data: Record<string, unknown> = {};
   for (let i = 0; i < headers.length; i++) {
