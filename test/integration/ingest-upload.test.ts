@@ -1,8 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { Type } from 'typebox';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
-import { countEvents, ingestApp, type UploadedDoc, upload, waitForFile } from '../fixtures/ingest/client.ts';
+import { row, sql } from '../../src/adapters/postgres/database.ts';
+import {
+  countEvents,
+  ingestApp,
+  multipart,
+  type UploadedDoc,
+  upload,
+  waitForFile,
+} from '../fixtures/ingest/client.ts';
 
 const USGS = readFileSync(path.join(projectRoot, 'examples', 'usgs-earthquakes.csv'));
 
@@ -86,3 +95,67 @@ t.test(
     t.equal(await countEvents(db.pool, datasetId), 1943);
   },
 );
+
+t.test('the schema preview shows detected fields and mappings and writes nothing', async (t) => {
+  const { app, db, dataDir } = await ingestApp(t, {}, false);
+  const body = multipart({}, { name: 'usgs.csv', content: USGS });
+  const response = await app.inject({ method: 'POST', url: '/api/ingest/preview', ...body });
+  t.equal(response.statusCode, 200, response.body);
+  const preview = response.json() as {
+    fileName: string;
+    sheets: {
+      rowsSampled: number;
+      mapping: Record<string, string>;
+      fields: { name: string; type: string }[];
+      sample: string[][];
+    }[];
+  };
+  t.equal(preview.fileName, 'usgs.csv');
+  t.equal(preview.sheets[0]?.rowsSampled, 1000);
+  t.same(preview.sheets[0]?.mapping, {
+    timestamp: 'time',
+    latitude: 'latitude',
+    longitude: 'longitude',
+    address: 'place',
+    id: 'id',
+  });
+  t.match(preview.sheets[0]?.fields.slice(0, 5), [
+    { name: 'time', type: 'date' },
+    { name: 'latitude', type: 'number' },
+    { name: 'longitude', type: 'number' },
+    { name: 'depth', type: 'number' },
+    { name: 'mag', type: 'number' },
+  ]);
+  t.equal(preview.sheets[0]?.sample.length, 6, 'the header and five rows');
+
+  const latin1 = Buffer.from('Datum;Ort;Titel\n27.03.2026;Köln;Karneval\n', 'latin1');
+  const german = await app.inject({
+    method: 'POST',
+    url: '/api/ingest/preview',
+    ...multipart(
+      { settings: JSON.stringify({ fieldMapping: { title: 'Titel' } }) },
+      { name: 'de.csv', content: latin1 },
+    ),
+  });
+  t.match(german.json(), {
+    sheets: [
+      {
+        mapping: { timestamp: 'Datum', address: 'Ort', title: 'Titel' },
+        sample: [
+          ['Datum', 'Ort', 'Titel'],
+          ['27.03.2026', 'Köln', 'Karneval'],
+        ],
+      },
+    ],
+  });
+
+  const files = await db.pool.oneFirst(
+    sql.type(row(Type.Object({ n: Type.Number() })))`select count(*)::int as n from ingest_files`,
+  );
+  t.equal(files, 0, 'no record created');
+  t.same(
+    readdirSync(dataDir, { recursive: true }).filter((f) => /\.(csv|xlsx|ods)$/.test(String(f))),
+    [],
+    'no file kept',
+  );
+});

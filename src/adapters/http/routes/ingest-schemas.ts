@@ -187,5 +187,27 @@ export const Recommendations = Type.Object({
   ),
 });
 
+export const SchemaPreview = Type.Object({
+  fileName: Type.String(),
+  format: Type.String(),
+  sheets: Type.Array(
+    Type.Object({
+      index: Type.Number(),
+      name: Type.Union([Type.String(), Type.Null()]),
+      rowsSampled: Type.Number(),
+      fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String(), nullable: Type.Boolean() })),
+      mapping: Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description: 'timestamp, latitude, longitude, coordinates, address, title, id',
+        },
+      ),
+      sample: Type.Array(Type.Array(Type.String())),
+      problem: Type.Optional(Type.String()),
+    }),
+  ),
+});
+
 /** Schemas referenced by `$ref` from the ingestion routes, registered once at the root. */
 export const INGEST_SHARED_SCHEMAS = [IngestJobDoc, IngestFileDoc, IngestProgress, ImportProgress];

@@ -5,10 +5,11 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { createIngestFile } from '../../../application/ingest/create-ingest-file.ts';
 import { getIngestProgress } from '../../../application/ingest/get-ingest-progress.ts';
+import { previewIngestSchema } from '../../../application/ingest/preview-ingest-schema.ts';
 import type { IngestDeps } from '../../../application/ingest/run-ingest-job.ts';
 import type { ScheduleDeps } from '../../../application/ingest/scheduled-ingests.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../../domain/errors.ts';
@@ -18,6 +19,7 @@ import type { QuotaGate } from '../../../ports/ingest-ports.ts';
 import type { FileFormat } from '../../../ports/ingest-store.ts';
 import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
+import { SchemaPreview } from './ingest-schemas.ts';
 
 export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {
   quotas: QuotaGate;
@@ -88,60 +90,8 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
       },
     },
     async (request, reply) => {
-      if (!request.isMultipart()) {
-        throw new DomainError('validation', 'send the file as multipart/form-data', {
-          code: 'NOT_MULTIPART',
-        });
-      }
-      const declared = Number(request.headers['content-length'] ?? Number.NaN);
-      if (Number.isFinite(declared) && declared > ingest.maxFileSizeBytes + 2 * 1024 * 1024) {
-        // Refused before a byte of the body is read.
-        reply.header('connection', 'close');
-        throw payloadTooLarge(ingest.maxFileSizeBytes);
-      }
-      const fields: Record<string, string> = {};
-      let stored: {
-        relative: string;
-        full: string;
-        name: string;
-        mime: string;
-        format: FileFormat;
-        bytes: number;
-      } | null = null;
+      const { fields, stored } = await receiveUpload(request, reply, ingest);
       try {
-        for await (const part of request.parts()) {
-          if (part.type === 'field') {
-            fields[part.fieldname] = String(part.value);
-            continue;
-          }
-          if (part.fieldname !== 'file' || stored) {
-            part.file.resume();
-            throw new ValidationError('send exactly one file, in the field "file"', { field: 'file' });
-          }
-          const name = path.basename(part.filename || 'upload.csv').slice(0, 255);
-          const format = FORMATS[path.extname(name).toLowerCase()];
-          if (!format) {
-            part.file.resume();
-            throw new DomainError(
-              'validation',
-              `"${name}" is not a CSV file (.csv, .tsv, .txt) or workbook (.xlsx, .ods)`,
-              {
-                code: 'UNSUPPORTED_FORMAT',
-              },
-            );
-          }
-          const month = new Date().toISOString().slice(0, 7);
-          const relative = path.join(month, `${randomUUID()}${path.extname(name).toLowerCase()}`);
-          const full = path.join(ingest.uploadRoot, relative);
-          stored = { relative, full, name, mime: part.mimetype, format, bytes: 0 };
-          await mkdir(path.dirname(full), { recursive: true });
-          const counter = byteCounter(ingest.maxFileSizeBytes);
-          // The size limit applies while streaming: the upload stops (413) before it can fill the disk,
-          // and the rest of the request body is never read.
-          await pipeline(part.file, counter.stream, createWriteStream(full, { flags: 'wx' }));
-          stored.bytes = counter.bytes();
-        }
-        if (!stored) throw new ValidationError('the upload has no file (field "file")', { field: 'file' });
         const catalogId = Number(fields.catalog ?? fields.catalogId);
         if (!Number.isInteger(catalogId) || catalogId < 1) {
           throw new ValidationError('catalog must be a catalog id', { field: 'catalog' });
@@ -171,14 +121,47 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           .status(201)
           .send({ doc: fileDoc(created.file, created.jobs), message: 'Ingest file created' });
       } catch (error) {
-        if (stored) await rm(stored.full, { force: true });
-        const code = (error as { code?: string }).code;
-        if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FILE_TOO_LARGE') {
-          // The rest of the body is not read: the connection closes after the answer.
-          reply.header('connection', 'close');
-          throw payloadTooLarge(ingest.maxFileSizeBytes);
-        }
+        await rm(stored.full, { force: true });
         throw error;
+      }
+    },
+  );
+
+  app.post(
+    '/api/ingest/preview',
+    {
+      schema: {
+        tags: ['ingestion'],
+        summary: 'Detected fields and mappings of a file, before anything is written',
+        description:
+          'multipart/form-data with `file` and optional `settings` (JSON, its `fieldMapping` is applied as on upload). ' +
+          'Reads the first 1,000 rows of each sheet and answers the detected field types and timestamp, coordinate, ' +
+          'address, title and id columns, with the first rows. The file is deleted afterwards; no record is created.',
+        consumes: ['multipart/form-data'],
+        response: { 200: SchemaPreview, ...errorResponses(400, 413) },
+      },
+    },
+    async (request, reply) => {
+      const { fields, stored } = await receiveUpload(request, reply, ingest);
+      try {
+        let mapping: unknown;
+        try {
+          mapping = fields.settings
+            ? (JSON.parse(fields.settings) as { fieldMapping?: unknown }).fieldMapping
+            : undefined;
+        } catch {
+          throw new ValidationError('settings must be JSON', { field: 'settings' });
+        }
+        const settings = parseIngestSettings(mapping ? { fieldMapping: mapping } : undefined, undefined);
+        const sheets = await previewIngestSchema(
+          { files: ingest.files },
+          { storedPath: stored.relative, format: stored.format },
+          await sheetsOf(ingest, stored),
+          settings.fieldMapping,
+        );
+        return { fileName: stored.name, format: stored.format, sheets };
+      } finally {
+        await rm(stored.full, { force: true });
       }
     },
   );
@@ -231,6 +214,85 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
   progressRoute('ingest');
   progressRoute('import');
 };
+
+type StoredUpload = {
+  relative: string;
+  full: string;
+  name: string;
+  mime: string;
+  format: FileFormat;
+  bytes: number;
+};
+
+/**
+ * Streams the multipart upload's one file to disk under the size limit and collects its fields. A
+ * declared Content-Length over the limit is refused before the body is read; a longer stream is cut
+ * off as soon as it passes the limit (413, connection closed, partial file removed).
+ */
+async function receiveUpload(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ingest: IngestHttpDeps,
+): Promise<{ fields: Record<string, string>; stored: StoredUpload }> {
+  if (!request.isMultipart()) {
+    throw new DomainError('validation', 'send the file as multipart/form-data', {
+      code: 'NOT_MULTIPART',
+    });
+  }
+  const declared = Number(request.headers['content-length'] ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > ingest.maxFileSizeBytes + 2 * 1024 * 1024) {
+    // Refused before a byte of the body is read.
+    reply.header('connection', 'close');
+    throw payloadTooLarge(ingest.maxFileSizeBytes);
+  }
+  const fields: Record<string, string> = {};
+  let stored: StoredUpload | null = null;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        fields[part.fieldname] = String(part.value);
+        continue;
+      }
+      if (part.fieldname !== 'file' || stored) {
+        part.file.resume();
+        throw new ValidationError('send exactly one file, in the field "file"', { field: 'file' });
+      }
+      const name = path.basename(part.filename || 'upload.csv').slice(0, 255);
+      const format = FORMATS[path.extname(name).toLowerCase()];
+      if (!format) {
+        part.file.resume();
+        throw new DomainError(
+          'validation',
+          `"${name}" is not a CSV file (.csv, .tsv, .txt) or workbook (.xlsx, .ods)`,
+          {
+            code: 'UNSUPPORTED_FORMAT',
+          },
+        );
+      }
+      const month = new Date().toISOString().slice(0, 7);
+      const relative = path.join(month, `${randomUUID()}${path.extname(name).toLowerCase()}`);
+      const full = path.join(ingest.uploadRoot, relative);
+      stored = { relative, full, name, mime: part.mimetype, format, bytes: 0 };
+      await mkdir(path.dirname(full), { recursive: true });
+      const counter = byteCounter(ingest.maxFileSizeBytes);
+      // The size limit applies while streaming: the upload stops (413) before it can fill the disk,
+      // and the rest of the request body is never read.
+      await pipeline(part.file, counter.stream, createWriteStream(full, { flags: 'wx' }));
+      stored.bytes = counter.bytes();
+    }
+    if (!stored) throw new ValidationError('the upload has no file (field "file")', { field: 'file' });
+    return { fields, stored };
+  } catch (error) {
+    if (stored) await rm(stored.full, { force: true });
+    const code = (error as { code?: string }).code;
+    if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FILE_TOO_LARGE') {
+      // The rest of the body is not read: the connection closes after the answer.
+      reply.header('connection', 'close');
+      throw payloadTooLarge(ingest.maxFileSizeBytes);
+    }
+    throw error;
+  }
+}
 
 /** One job per sheet: a workbook's sheet names are read (only its small workbook part) at upload. */
 async function sheetsOf(ingest: IngestHttpDeps, stored: { relative: string; format: FileFormat }) {
