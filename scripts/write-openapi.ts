@@ -18,6 +18,18 @@ const app = await buildHttpApp(
       environment: { missingVariables: () => [] },
     },
     readApi: { events: new Proxy({}, { get: () => unused }) as EventReader },
+    ingest: {
+      store: new Proxy({}, { get: () => unused }) as never,
+      queue: { enqueueIngestJob: unused },
+      quotas: { consume: unused },
+      clock: { now: () => new Date() },
+      retry: loadConfig({}).ingest.retry,
+      uploadRoot: '/nonexistent',
+      files: new Proxy({}, { get: () => unused }) as never,
+      maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
+      currentUserId: () => null,
+      schedules: new Proxy({}, { get: () => unused }) as never,
+    },
   },
   { logLevel: 'silent', bodyLimitBytes: loadConfig({}).bodyLimitBytes },
 );

@@ -2,15 +2,26 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
+import { systemClock } from './adapters/clock/system-clock.ts';
 import { type Config, missingVariables } from './adapters/config/environment.ts';
+import { localSourceFiles } from './adapters/files/local-source-files.ts';
+import { buildGeocoder } from './adapters/geocoding/build-geocoder.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
+import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
+import { cronerSchedule } from './adapters/jobs/croner-schedule.ts';
+import { pgBossIngestQueue, startIngestWorker } from './adapters/jobs/ingest-worker.ts';
+import { pgBossScheduleQueue, startScheduleWorkers } from './adapters/jobs/schedule-workers.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
 import { postgresEventReader } from './adapters/postgres/event-reader.ts';
+import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
+import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
+import { unlimitedQuotaGate } from './adapters/quotas/unlimited-quota-gate.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
+import { webhookTokens } from './adapters/security/webhook-tokens.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
 // adapters and the use cases, and hands them to the HTTP app and the workers.
@@ -64,6 +75,45 @@ export async function composeServices(
     process.stderr.write(`job queue: ${error.message}\n`);
   });
 
+  const ingestRoot = path.join(config.dataDir, 'ingest');
+  const ingestStore = postgresIngestStore(pool);
+  const ingestQueue = pgBossIngestQueue(boss);
+  const sourceFiles = localSourceFiles(ingestRoot);
+  // Replaced by the accounts work's quota accounting (issue 3).
+  const quotas = unlimitedQuotaGate;
+  const workerLog = (line: string) => {
+    if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);
+  };
+  const scheduleDeps = {
+    schedules: postgresScheduleStore(pool),
+    store: ingestStore,
+    cron: cronerSchedule,
+    tokens: webhookTokens,
+    queue: pgBossScheduleQueue(boss),
+    quotas,
+    clock: systemClock,
+  };
+  if (roles.workers) {
+    await startScheduleWorkers(
+      boss,
+      { ...scheduleDeps, fetcher: guardedUrlFetcher(config.ingest.fetch, ingestRoot), ingestQueue },
+      workerLog,
+    );
+    await startIngestWorker(
+      boss,
+      {
+        store: ingestStore,
+        files: sourceFiles,
+        geocoder: buildGeocoder(config.ingest.geocoder, pool),
+        queue: ingestQueue,
+        clock: systemClock,
+        retry: config.ingest.retry,
+        batchSize: config.ingest.batchSize,
+      },
+      { concurrency: config.ingest.concurrency, log: workerLog },
+    );
+  }
+
   let http: FastifyInstance | undefined;
   if (roles.http) {
     http = await buildHttpApp(
@@ -75,6 +125,19 @@ export async function composeServices(
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
         readApi: { events: postgresEventReader(pool) },
+        ingest: {
+          store: ingestStore,
+          queue: ingestQueue,
+          quotas,
+          clock: systemClock,
+          retry: config.ingest.retry,
+          uploadRoot: ingestRoot,
+          files: sourceFiles,
+          maxFileSizeBytes: config.ingest.maxFileSizeBytes,
+          // The session layer (issue 3) supplies the signed-in user; until then uploads are anonymous.
+          currentUserId: () => null,
+          schedules: scheduleDeps,
+        },
       },
       { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes },
     );

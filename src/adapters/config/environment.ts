@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type IngestConfig, loadIngestConfig } from './ingest-config.ts';
 
 // Configuration comes from environment variables only. Every variable is validated up front so that
 // a bad deployment fails at start-up with a message naming each offending variable.
@@ -23,6 +24,8 @@ export type Config = {
   scraperApiKey: string | undefined;
   /** Largest request body accepted, in bytes (uploads have their own limit). */
   bodyLimitBytes: number;
+  /** Ingestion: retry policy, upload size limit, batch size, geocoder (see ingest-config.ts). */
+  ingest: IngestConfig;
 };
 
 export type ConfigProblem = { variable: string; problem: string };
@@ -70,6 +73,7 @@ export function loadConfig(env: Env = process.env): Config {
     scraperRunnerUrl: read('SCRAPER_RUNNER_URL', httpUrl, undefined),
     scraperApiKey: read('SCRAPER_API_KEY', minLength(16), undefined),
     bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
+    ingest: loadIngestConfig(read),
   };
 
   for (const variable of missingVariables(config)) {

@@ -6,6 +6,10 @@ import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
+import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
+import { ingestJobRoutes } from './routes/ingest-jobs.ts';
+import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
+import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -14,6 +18,7 @@ export type HttpDeps = {
   health: HealthDeps;
   version: string;
   readApi: ReadApiDeps;
+  ingest: IngestHttpDeps;
 };
 
 export type HttpOptions = {
@@ -54,6 +59,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
 
   app.addSchema(ErrorBody);
   app.addSchema(HealthReportSchema);
+  for (const schema of INGEST_SHARED_SCHEMAS) app.addSchema(schema);
   installErrorHandling(app);
 
   await app.register(swagger, {
@@ -70,6 +76,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
         { name: 'system', description: 'Health and service metadata' },
         { name: 'events', description: 'Public read API: events, map clusters, histograms and counts' },
         { name: 'sources', description: 'Public read API: catalogs and datasets' },
+        {
+          name: 'ingestion',
+          description: 'File uploads, the staged ingestion pipeline, progress and recovery',
+        },
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -87,6 +97,9 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
 
   await app.register(healthRoutes, { health: deps.health });
   await app.register(v1EventRoutes, deps.readApi);
+  await app.register(ingestRoutes, { ingest: deps.ingest });
+  await app.register(ingestJobRoutes, { ingest: deps.ingest });
+  await app.register(scheduledIngestRoutes, { ingest: deps.ingest });
   return app;
 }
 

@@ -7,8 +7,46 @@ export type QueueRole = 'api' | 'worker' | 'migrate';
 
 export type QueueDefinition = { name: string; options?: Parameters<PgBoss['createQueue']>[1] };
 
+export const INGEST_PROCESS_QUEUE = 'ingest-process';
+export const SCHEDULE_MANAGER_QUEUE = 'schedule-manager-job';
+export const SCHEDULED_FETCH_QUEUE = 'scheduled-ingest-fetch';
+/** Automatic retries of a scheduled fetch that failed transiently: the spec's 3 attempts, 30 s doubling, capped at 300 s. */
+export const SCHEDULED_FETCH_RETRIES = 3;
+
 /** Queues grow with the features that own them; each entry names the job its worker handles. */
-export const QUEUES: QueueDefinition[] = [];
+export const QUEUES: QueueDefinition[] = [
+  {
+    // One ingestion job's staged workflow (src/application/ingest/run-ingest-job.ts). The workflow
+    // applies the spec's retry policy itself; pg-boss's own retries cover a worker that died
+    // (its heartbeat stops and the job is handed to another worker). `singleton` with the ingest job
+    // id as key: never two workers on the same ingest job.
+    name: INGEST_PROCESS_QUEUE,
+    options: {
+      policy: 'singleton',
+      retryLimit: 20,
+      retryDelay: 1,
+      heartbeatSeconds: 10,
+      expireInSeconds: 6 * 3600,
+    },
+  },
+  {
+    // Every 60 s (pg-boss cron, once per minute across the cluster): queue the scheduled imports
+    // that are due. Also the home of the scrapers' scheduling later.
+    name: SCHEDULE_MANAGER_QUEUE,
+    options: { policy: 'singleton', retryLimit: 0, expireInSeconds: 300 },
+  },
+  {
+    // One scheduled import run: fetch the URL and hand the file to the ingestion pipeline.
+    name: SCHEDULED_FETCH_QUEUE,
+    options: {
+      retryLimit: SCHEDULED_FETCH_RETRIES,
+      retryDelay: 30,
+      retryBackoff: true,
+      retryDelayMax: 300,
+      expireInSeconds: 3600,
+    },
+  },
+];
 
 export async function startJobQueue(
   connectionString: string,
@@ -23,6 +61,8 @@ export async function startJobQueue(
     // Only workers run pg-boss's maintenance and cron; API processes just send jobs.
     supervise: role === 'worker',
     schedule: role === 'worker',
+    // Finds jobs of workers that died (stopped heartbeats) within seconds rather than a minute.
+    superviseIntervalSeconds: 10,
     migrate: true,
   });
   boss.on('error', onError);

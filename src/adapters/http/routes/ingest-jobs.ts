@@ -1,0 +1,172 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import { recommendIngestRecoveries } from '../../../application/ingest/recommend-ingest-recoveries.ts';
+import { resetIngestJob } from '../../../application/ingest/reset-ingest-job.ts';
+import { retryIngestJob } from '../../../application/ingest/retry-ingest-job.ts';
+import { reviseIngestJob } from '../../../application/ingest/revise-ingest-job.ts';
+import { NotFoundError } from '../../../domain/errors.ts';
+import { ID_STRATEGIES } from '../../../domain/ingest/rows.ts';
+import { errorResponses } from '../error-body.ts';
+import type { IngestHttpDeps } from './ingest.ts';
+import { jobDoc } from './ingest-docs.ts';
+import { Recommendations, ResetResult, RetryRefusal, RetrySuccess } from './ingest-schemas.ts';
+
+// Ingest jobs: read, approve or reconfigure (PATCH), and the recovery endpoints, under the current
+// `/api/ingest-jobs` names and the earlier `/api/import-jobs` aliases.
+
+const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+const NoQuery = Type.Object({}, { additionalProperties: false });
+const Literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+const ConfigPatch = Type.Object(
+  {
+    fieldMapping: Type.Optional(
+      Type.Object(
+        Object.fromEntries(
+          ['timestamp', 'latitude', 'longitude', 'coordinates', 'address', 'title', 'id'].map((k) => [
+            k,
+            Type.Optional(Type.String({ minLength: 1 })),
+          ]),
+        ),
+        { additionalProperties: false },
+      ),
+    ),
+    idStrategy: Type.Optional(Literals(ID_STRATEGIES)),
+    duplicateHandling: Type.Optional(Literals(['skip', 'update'])),
+    geocoding: Type.Optional(Type.Boolean()),
+    schemaMode: Type.Optional(Literals(['strict', 'additive', 'flexible'])),
+  },
+  { additionalProperties: false },
+);
+
+export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = async (app, { ingest }) => {
+  for (const base of ['/api/ingest-jobs', '/api/import-jobs']) {
+    const earlier = base === '/api/import-jobs';
+    const tags = ['ingestion'];
+
+    app.get(
+      `${base}/failed/recommendations`,
+      {
+        schema: {
+          tags,
+          summary: `One recommendation per failed job${earlier ? ' (earlier alias)' : ''}`,
+          querystring: NoQuery,
+          response: { 200: Recommendations, ...errorResponses(400) },
+        },
+      },
+      async () => recommendIngestRecoveries({ store: ingest.store, retry: ingest.retry }),
+    );
+
+    app.get(
+      `${base}/:id`,
+      {
+        schema: {
+          tags,
+          summary: 'An ingest job',
+          params: IdParams,
+          querystring: NoQuery,
+          response: { 200: Type.Ref('IngestJobDoc'), ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: number };
+        const job = await ingest.store.getJob(id);
+        if (!job)
+          throw new NotFoundError(`ingest job ${id} does not exist`, { code: 'INGEST_JOB_NOT_FOUND' });
+        return jobDoc(job);
+      },
+    );
+
+    app.patch(
+      `${base}/:id`,
+      {
+        schema: {
+          tags,
+          summary: 'Approve a job in review (or a schema change) or adjust its settings',
+          description:
+            '`approved: true` on a job in needs-review continues its workflow (create-schema-version, geocode-batch, ' +
+            'create-events); on a job that failed for a breaking schema change it validates again accepting the change. ' +
+            'New `config` on a failed or reviewed job restarts it from analyze-duplicates.',
+          params: IdParams,
+          querystring: NoQuery,
+          body: Type.Object(
+            { approved: Type.Optional(Type.Boolean()), config: Type.Optional(ConfigPatch) },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({ doc: Type.Ref('IngestJobDoc'), message: Type.String() }),
+            ...errorResponses(400, 404, 409),
+          },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: number };
+        const body = request.body as { approved?: boolean; config?: Record<string, unknown> };
+        const { job, restartedAt } = await reviseIngestJob(
+          { store: ingest.store, queue: ingest.queue },
+          id,
+          body,
+        );
+        return {
+          doc: jobDoc(job),
+          message: restartedAt ? `Updated; the workflow continues at ${restartedAt}` : 'Updated',
+        };
+      },
+    );
+
+    app.post(
+      `${base}/:id/retry`,
+      {
+        schema: {
+          tags,
+          summary: 'Retry a failed job at its recovery stage',
+          params: IdParams,
+          querystring: NoQuery,
+          response: {
+            200: RetrySuccess,
+            400: Type.Union([RetryRefusal('not_retryable', 400), Type.Ref('ErrorBody')]),
+            403: RetryRefusal('quota_exceeded', 403),
+            ...errorResponses(404),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { id } = request.params as { id: number };
+        const result = await retryIngestJob(
+          {
+            store: ingest.store,
+            queue: ingest.queue,
+            quotas: ingest.quotas,
+            clock: ingest.clock,
+            retry: ingest.retry,
+          },
+          id,
+          ingest.currentUserId(request),
+        );
+        return reply.status(result.success ? 200 : result.statusCode).send(result);
+      },
+    );
+
+    app.post(
+      `${base}/:id/reset`,
+      {
+        schema: {
+          tags,
+          summary: 'Reset a job to a stage',
+          description:
+            'Allowed stages: ANALYZE_DUPLICATES, DETECT_SCHEMA, VALIDATE_SCHEMA, GEOCODE_BATCH (kebab-case accepted). ' +
+            "Clears that stage's and later stages' progress; events already created are not deleted.",
+          params: IdParams,
+          querystring: NoQuery,
+          body: Type.Object({ stage: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+          response: { 200: ResetResult, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: number };
+        const { stage } = request.body as { stage: string };
+        return resetIngestJob({ store: ingest.store, queue: ingest.queue }, id, stage);
+      },
+    );
+  }
+};

@@ -1,0 +1,213 @@
+import { Type } from 'typebox';
+
+// Response shapes of the ingestion endpoints (spec: GET /api/ingest/{ingestId}/progress, Ingestion
+// recovery endpoints). Shared by the route files and registered once for OpenAPI.
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
+const Loose = (description: string) => Type.Object({}, { additionalProperties: true, description });
+
+export const IngestJobDoc = Type.Object(
+  {
+    id: Type.Number(),
+    ingestFile: Type.Number(),
+    sheetIndex: Type.Number(),
+    sheetName: NullableString,
+    dataset: NullableNumber,
+    datasetName: NullableString,
+    stage: Type.String({ description: 'kebab-case stage, or needs-review / completed / failed' }),
+    config: Loose('field mapping, id strategy, duplicate handling, geocoding, schema mode'),
+    errorLog: Type.Union([
+      Loose('lastError, code, failedStage, classification, recoveryAttempt, failedAt'),
+      Type.Null(),
+    ]),
+    reviewReasons: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    approvedAt: NullableString,
+    retryAttempts: Type.Number(),
+    lastRetryAt: NullableString,
+    nextRetryAt: NullableString,
+    failedAt: NullableString,
+    completedAt: NullableString,
+    createdAt: Type.String(),
+  },
+  { $id: 'IngestJobDoc' },
+);
+
+export const IngestFileDoc = Type.Object(
+  {
+    id: Type.Number(),
+    originalName: Type.String(),
+    status: Type.String(),
+    catalog: NullableNumber,
+    datasets: Type.Array(Type.Number()),
+    sizeBytes: Type.Number(),
+    format: Type.String(),
+    source: Type.String(),
+    uploadedBy: NullableNumber,
+    settings: Loose('settings chosen on upload'),
+    errorLog: Type.Array(Type.String()),
+    jobs: Type.Array(Type.Ref('IngestJobDoc')),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+    completedAt: NullableString,
+  },
+  { $id: 'IngestFileDoc' },
+);
+
+const Stage = Type.Object({
+  name: Type.String(),
+  displayName: Type.String(),
+  status: Type.Union(['pending', 'in_progress', 'completed', 'skipped'].map((s) => Type.Literal(s))),
+  progress: Type.Number({ minimum: 0, maximum: 100 }),
+  weight: Type.Number(),
+  startedAt: NullableString,
+  completedAt: NullableString,
+  batches: Type.Object({ current: Type.Number(), total: Type.Number() }),
+  currentBatch: Type.Object({
+    rowsProcessed: Type.Number(),
+    rowsTotal: Type.Number(),
+    percentage: Type.Number(),
+  }),
+  performance: Type.Object({ rowsPerSecond: NullableNumber, estimatedSecondsRemaining: NullableNumber }),
+});
+
+const Duplicates = Type.Object({ internal: Type.Number(), external: Type.Number() });
+
+const ProgressCommon = {
+  id: Type.Union([Type.String(), Type.Number()]),
+  status: Type.String(),
+  originalName: Type.String(),
+  catalogId: NullableNumber,
+  datasetsCount: Type.Number(),
+  datasetsProcessed: Type.Number(),
+  overallProgress: Type.Number({ minimum: 0, maximum: 100 }),
+  estimatedCompletionTime: NullableString,
+  errorLog: Type.Optional(Type.Array(Type.String())),
+  completedAt: Type.Optional(Type.String()),
+  createdAt: Type.String(),
+};
+
+export const IngestProgress = Type.Object(
+  {
+    type: Type.Literal('ingest-file'),
+    ...ProgressCommon,
+    jobs: Type.Array(
+      Type.Object({
+        id: Type.Number(),
+        datasetId: NullableNumber,
+        datasetName: Type.Optional(Type.String()),
+        currentStage: Type.String(),
+        overallProgress: Type.Number({ minimum: 0, maximum: 100 }),
+        estimatedCompletionTime: NullableString,
+        stages: Type.Array(Stage),
+        errors: Type.Number(),
+        duplicates: Duplicates,
+        schemaValidation: Type.Optional(Loose('validRows, invalidRows, drift, requiresApproval')),
+        results: Type.Optional(Loose('created, updated, duplicates, invalid, geocoded')),
+      }),
+    ),
+  },
+  { $id: 'IngestProgress' },
+);
+
+export const ImportProgress = Type.Object(
+  {
+    type: Type.Literal('import-file'),
+    ...ProgressCommon,
+    jobs: Type.Array(
+      Type.Object({
+        id: Type.Number(),
+        datasetId: NullableNumber,
+        stage: Type.String({
+          description:
+            'UPLOAD, SCHEMA_DETECTION, AWAITING_APPROVAL, VALIDATION, GEOCODING, PROCESSING, COMPLETED, FAILED',
+        }),
+        progress: Type.Number(),
+        rowsTotal: Type.Number(),
+        rowsProcessed: Type.Number(),
+        batchNumber: Type.Number(),
+        errors: Type.Number(),
+        duplicates: Duplicates,
+        schemaValidation: Type.Optional(Loose('validRows, invalidRows, drift')),
+        geocodingProgress: Type.Optional(Type.Object({ current: Type.Number(), total: Type.Number() })),
+        results: Type.Optional(Loose('created, updated, duplicates, invalid, geocoded')),
+      }),
+    ),
+  },
+  { $id: 'ImportProgress' },
+);
+
+export const RetrySuccess = Type.Object({
+  success: Type.Literal(true),
+  action: Type.Literal('retry_scheduled'),
+  message: Type.String(),
+  retryScheduled: Type.Literal(true),
+  nextRetryAt: Type.String(),
+});
+
+export const RetryRefusal = (action: string, status: number) =>
+  Type.Object({
+    success: Type.Literal(false),
+    action: Type.Literal(action),
+    error: Type.String(),
+    statusCode: Type.Literal(status),
+  });
+
+export const ResetResult = Type.Object({
+  success: Type.Boolean(),
+  message: Type.String(),
+  stage: Type.String(),
+});
+
+export const Recommendations = Type.Object({
+  recommendations: Type.Array(
+    Type.Object({
+      importJobId: Type.Number(),
+      importFileName: Type.String(),
+      stage: Type.String(),
+      failedAt: Type.String(),
+      errorClassification: Type.Object({
+        type: Type.String({ description: 'recoverable | permanent | user_action_required' }),
+        retryable: Type.Boolean(),
+        reason: Type.String(),
+      }),
+      recommendedAction: Type.Union(
+        [
+          'automatic_retry',
+          'wait_for_quota_reset',
+          'manual_intervention',
+          'approve_schema_changes',
+          'max_retries_exceeded',
+        ].map((a) => Type.Literal(a)),
+      ),
+      retryCount: Type.Number(),
+      nextRetryAt: Type.Optional(Type.String()),
+      details: Type.String(),
+    }),
+  ),
+});
+
+export const SchemaPreview = Type.Object({
+  fileName: Type.String(),
+  format: Type.String(),
+  sheets: Type.Array(
+    Type.Object({
+      index: Type.Number(),
+      name: Type.Union([Type.String(), Type.Null()]),
+      rowsSampled: Type.Number(),
+      fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String(), nullable: Type.Boolean() })),
+      mapping: Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description: 'timestamp, latitude, longitude, coordinates, address, title, id',
+        },
+      ),
+      sample: Type.Array(Type.Array(Type.String())),
+      problem: Type.Optional(Type.String()),
+    }),
+  ),
+});
+
+/** Schemas referenced by `$ref` from the ingestion routes, registered once at the root. */
+export const INGEST_SHARED_SCHEMAS = [IngestJobDoc, IngestFileDoc, IngestProgress, ImportProgress];

@@ -1,0 +1,233 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import {
+  createScheduledIngest,
+  triggerByWebhook,
+  triggerScheduledIngest,
+  updateScheduledIngest,
+} from '../../../application/ingest/scheduled-ingests.ts';
+import { NotFoundError } from '../../../domain/errors.ts';
+import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
+import type { ScheduledIngest, ScheduledRun } from '../../../ports/schedule-store.ts';
+import { errorResponses } from '../error-body.ts';
+import type { IngestHttpDeps } from './ingest.ts';
+
+// Scheduled URL imports (`scheduled-ingests`, alias `scheduled-imports`) and the webhook trigger.
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const ScheduleDoc = Type.Object({
+  id: Type.Number(),
+  name: Type.String(),
+  url: Type.String(),
+  schedule: NullableString,
+  enabled: Type.Boolean(),
+  catalog: Type.Number(),
+  dataset: Type.Union([Type.Number(), Type.Null()]),
+  settings: Type.Object({}, { additionalProperties: true }),
+  nextRunAt: NullableString,
+  lastRunAt: NullableString,
+  lastStatus: NullableString,
+  lastError: NullableString,
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+const RunDoc = Type.Object({
+  id: Type.Number(),
+  scheduledIngest: Type.Number(),
+  dueAt: Type.String(),
+  triggeredBy: Type.String(),
+  status: Type.String(),
+});
+const Saved = Type.Object({
+  doc: ScheduleDoc,
+  message: Type.String(),
+  webhookToken: Type.Optional(
+    Type.String({
+      description: 'The webhook token (64 hex); shown only when issued, never stored in clear.',
+    }),
+  ),
+});
+const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+const NoQuery = Type.Object({}, { additionalProperties: false });
+
+const scheduleDoc = (s: ScheduledIngest) => ({
+  id: s.id,
+  name: s.name,
+  url: s.url,
+  schedule: s.schedule,
+  enabled: s.enabled,
+  catalog: s.catalogId,
+  dataset: s.datasetId,
+  settings: s.settings,
+  nextRunAt: s.nextRunAt,
+  lastRunAt: s.lastRunAt,
+  lastStatus: s.lastStatus,
+  lastError: s.lastError,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
+const runDoc = (r: ScheduledRun) => ({
+  id: r.id,
+  scheduledIngest: r.scheduledIngestId,
+  dueAt: r.dueAt,
+  triggeredBy: r.triggeredBy,
+  status: r.status,
+});
+const withToken = (token: string | null) => (token ? { webhookToken: token } : {});
+
+export const scheduledIngestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = async (
+  app,
+  { ingest },
+) => {
+  const deps = ingest.schedules;
+  for (const base of ['/api/scheduled-ingests', '/api/scheduled-imports']) {
+    const tags = ['ingestion'];
+    app.post(
+      base,
+      {
+        schema: {
+          tags,
+          summary: 'Create a scheduled URL import',
+          description:
+            'Fetches `url` on a five-field UTC cron `schedule` (checked every 60 s; null for webhook and manual runs only) and ' +
+            'imports it like an upload, through the needs-review stage. The answer carries the webhook token once.',
+          querystring: NoQuery,
+          body: Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 255 }),
+              url: Type.String({ minLength: 1, maxLength: 2048 }),
+              schedule: Type.Optional(
+                Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()]),
+              ),
+              enabled: Type.Optional(Type.Boolean()),
+              catalog: Type.Integer({ minimum: 1 }),
+              dataset: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+              settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 201: Saved, ...errorResponses(400, 403, 404) },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as {
+          name: string;
+          url: string;
+          schedule?: string | null;
+          enabled?: boolean;
+          catalog: number;
+          dataset?: number | null;
+          settings?: Record<string, unknown>;
+        };
+        const { schedule, webhookToken } = await createScheduledIngest(deps, {
+          name: body.name,
+          url: body.url,
+          schedule: body.schedule ?? null,
+          enabled: body.enabled ?? true,
+          catalogId: body.catalog,
+          datasetId: body.dataset ?? null,
+          settings: parseIngestSettings(body.settings, undefined),
+          userId: ingest.currentUserId(request),
+        });
+        return reply.status(201).send({
+          doc: scheduleDoc(schedule),
+          message: 'Scheduled import created',
+          ...withToken(webhookToken),
+        });
+      },
+    );
+
+    app.get(
+      `${base}/:id`,
+      {
+        schema: {
+          tags,
+          summary: 'A scheduled URL import',
+          params: IdParams,
+          querystring: NoQuery,
+          response: { 200: ScheduleDoc, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: number };
+        const schedule = await deps.schedules.get(id);
+        if (!schedule)
+          throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
+        return scheduleDoc(schedule);
+      },
+    );
+
+    app.patch(
+      `${base}/:id`,
+      {
+        schema: {
+          tags,
+          summary: 'Rename, reschedule, disable or enable a scheduled import',
+          description: 'Disabling revokes the webhook token; enabling issues a new one, returned once.',
+          params: IdParams,
+          querystring: NoQuery,
+          body: Type.Object(
+            {
+              name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+              schedule: Type.Optional(
+                Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()]),
+              ),
+              enabled: Type.Optional(Type.Boolean()),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Saved, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: number };
+        const { schedule, webhookToken } = await updateScheduledIngest(deps, id, request.body as never);
+        return { doc: scheduleDoc(schedule), message: 'Updated', ...withToken(webhookToken) };
+      },
+    );
+
+    app.post(
+      `${base}/:id/trigger`,
+      {
+        schema: {
+          tags,
+          summary: 'Run a scheduled import now',
+          params: IdParams,
+          querystring: NoQuery,
+          response: {
+            202: Type.Object({ success: Type.Literal(true), run: RunDoc }),
+            ...errorResponses(400, 404, 409),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { id } = request.params as { id: number };
+        const run = await triggerScheduledIngest(deps, id);
+        return reply.status(202).send({ success: true, run: runDoc(run) });
+      },
+    );
+  }
+
+  app.post(
+    '/api/webhooks/trigger/:token',
+    {
+      schema: {
+        tags: ['ingestion'],
+        summary: 'Trigger a scheduled import by its webhook token',
+        description:
+          'No header: the 64-hex token in the URL is the credential. 404 for an unknown or disabled token.',
+        params: Type.Object({ token: Type.String({ maxLength: 128 }) }, { additionalProperties: false }),
+        querystring: NoQuery,
+        response: {
+          202: Type.Object({ success: Type.Literal(true), run: RunDoc }),
+          ...errorResponses(400, 404, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { token } = request.params as { token: string };
+      const run = await triggerByWebhook(deps, token);
+      return reply.status(202).send({ success: true, run: runDoc(run) });
+    },
+  );
+};

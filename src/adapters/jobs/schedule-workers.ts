@@ -1,0 +1,42 @@
+import type { PgBoss } from 'pg-boss';
+import { fetchScheduledIngest } from '../../application/ingest/fetch-scheduled-ingest.ts';
+import { runScheduleManager, type ScheduleDeps } from '../../application/ingest/scheduled-ingests.ts';
+import type { IngestQueue } from '../../ports/ingest-ports.ts';
+import type { ScheduleQueue, UrlFetcher } from '../../ports/schedule-store.ts';
+import { SCHEDULE_MANAGER_QUEUE, SCHEDULED_FETCH_QUEUE, SCHEDULED_FETCH_RETRIES } from './job-queue.ts';
+
+type FetchJobData = { runId: number };
+
+export function pgBossScheduleQueue(boss: PgBoss): ScheduleQueue {
+  return {
+    async enqueueScheduledFetch(runId) {
+      await boss.send(SCHEDULED_FETCH_QUEUE, { runId } satisfies FetchJobData);
+    },
+  };
+}
+
+/** The schedule manager on pg-boss's cron (every minute, UTC) and the fetch worker. */
+export async function startScheduleWorkers(
+  boss: PgBoss,
+  deps: ScheduleDeps & { fetcher: UrlFetcher; ingestQueue: IngestQueue },
+  log: (line: string) => void,
+): Promise<void> {
+  await boss.schedule(SCHEDULE_MANAGER_QUEUE, '* * * * *', {}, { tz: 'UTC' });
+  await boss.work(SCHEDULE_MANAGER_QUEUE, async () => {
+    const { queued } = await runScheduleManager(deps);
+    if (queued) log(`schedule manager: queued ${queued} scheduled import(s)`);
+  });
+  await boss.work<FetchJobData>(
+    SCHEDULED_FETCH_QUEUE,
+    { localConcurrency: 2, pollingIntervalSeconds: 1 },
+    async ([job]) => {
+      if (!job) return;
+      const outcome = await fetchScheduledIngest(deps, job.data.runId, {
+        final: job.retryCount >= SCHEDULED_FETCH_RETRIES,
+      });
+      log(`scheduled run ${job.data.runId}: ${outcome.status}`);
+      // A transient failure goes back to pg-boss, which retries with the spec's backoff.
+      if (outcome.status === 'retry') throw new Error(outcome.error);
+    },
+  );
+}

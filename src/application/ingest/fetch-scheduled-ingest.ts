@@ -1,0 +1,72 @@
+import { NotFoundError } from '../../domain/errors.ts';
+import { classifyFailure } from '../../domain/ingest/failures.ts';
+import type { IngestQueue } from '../../ports/ingest-ports.ts';
+import type { UrlFetcher } from '../../ports/schedule-store.ts';
+import { createIngestFile } from './create-ingest-file.ts';
+import { failureFacts } from './run-ingest-job.ts';
+import type { ScheduleDeps } from './scheduled-ingests.ts';
+
+// One scheduled run: fetch the URL (SSRF guard, size and time limits) and hand the file to the
+// ingestion pipeline as an automated import (so it goes through needs-review). The first run creates
+// the dataset and the schedule keeps it for the next runs. A failed run is recorded on its row and
+// does not stand in the way of the next scheduled one.
+
+export type FetchOutcome =
+  { status: 'imported'; ingestFileId: number } | { status: 'failed' | 'retry'; error: string };
+
+export async function fetchScheduledIngest(
+  deps: ScheduleDeps & { fetcher: UrlFetcher; ingestQueue: IngestQueue },
+  runId: number,
+  attempt: { final: boolean },
+): Promise<FetchOutcome> {
+  const run = await deps.schedules.getRun(runId);
+  if (!run) throw new NotFoundError(`scheduled run ${runId} does not exist`);
+  if (run.status === 'imported') return { status: 'imported', ingestFileId: run.ingestFileId ?? 0 };
+  const schedule = await deps.schedules.get(run.scheduledIngestId);
+  if (!schedule) return { status: 'failed', error: 'the schedule was deleted' };
+  await deps.schedules.finishRun(runId, { status: 'fetching' });
+  const relative = `scheduled/${schedule.id}/run-${run.id}-${run.triggeredBy}.csv`;
+  try {
+    const quota = await deps.quotas.consume(schedule.createdBy, 'urlFetchesPerDay', 1);
+    if (!quota.ok)
+      throw Object.assign(new Error(`urlFetchesPerDay quota reached (limit ${quota.limit})`), {
+        code: 'QUOTA_EXCEEDED',
+      });
+    const fetched = await deps.fetcher.fetchToFile(schedule.url, relative);
+    const settings = {
+      ...schedule.settings,
+      targets: {
+        0: schedule.datasetId ? { datasetId: schedule.datasetId } : { newDataset: { title: schedule.name } },
+      },
+    };
+    const created = await createIngestFile(
+      { store: deps.store, queue: deps.ingestQueue, quotas: deps.quotas },
+      {
+        originalName: fetched.fileName.endsWith('.csv') ? fetched.fileName : `${fetched.fileName}.csv`,
+        storedPath: relative,
+        sizeBytes: fetched.bytes,
+        mimeType: fetched.contentType,
+        format: 'csv',
+        source: run.triggeredBy === 'webhook' ? 'webhook' : 'scheduled',
+        catalogId: schedule.catalogId,
+        userId: schedule.createdBy,
+        settings,
+        sheets: [null],
+      },
+    );
+    const datasetId = created.jobs[0]?.datasetId ?? null;
+    if (!schedule.datasetId && datasetId) await deps.schedules.update(schedule.id, { datasetId });
+    await deps.schedules.finishRun(runId, { status: 'imported', ingestFileId: created.file.id });
+    return { status: 'imported', ingestFileId: created.file.id };
+  } catch (error) {
+    const facts = failureFacts(error);
+    const classification = classifyFailure(facts);
+    const message = `${facts.message} (${classification.type})`;
+    if (classification.type === 'recoverable' && !attempt.final) {
+      await deps.schedules.finishRun(runId, { status: 'fetching', error: message });
+      return { status: 'retry', error: message };
+    }
+    await deps.schedules.finishRun(runId, { status: 'failed', error: message });
+    return { status: 'failed', error: message };
+  }
+}

@@ -1,0 +1,94 @@
+import { NotFoundError } from '../../domain/errors.ts';
+import {
+  fileProgress,
+  importJobView,
+  type JobRecordForProgress,
+  jobView,
+} from '../../domain/ingest/progress.ts';
+import type { Clock } from '../../ports/ingest-ports.ts';
+import type { IngestJob, IngestStore } from '../../ports/ingest-store.ts';
+
+// The progress view of an ingest file (spec: GET /api/ingest/{ingestId}/progress) and the earlier
+// import-named variant.
+
+async function jobRecords(store: IngestStore, jobs: IngestJob[]): Promise<JobRecordForProgress[]> {
+  return Promise.all(
+    jobs.map(async (job) => {
+      const stages = await store.stages(job.id);
+      const output = <T>(stage: string) => stages.find((s) => s.stage === stage)?.output as T | undefined;
+      const analyzed = output<{ rowsTotal: number; internal: number; external: number }>(
+        'analyze-duplicates',
+      );
+      const validated = output<{
+        invalidRows: number;
+        validRows: number;
+        drift: unknown;
+        rowErrors: unknown[];
+      }>('validate-schema');
+      const created = stages.find((s) => s.stage === 'create-events');
+      const geocode = stages.find((s) => s.stage === 'geocode-batch');
+      const invalid = Math.max(validated?.invalidRows ?? 0, created?.counters.invalid ?? 0);
+      return {
+        id: job.id,
+        datasetId: job.datasetId,
+        datasetName: job.datasetName,
+        stage: job.stage,
+        stages,
+        errors: invalid,
+        duplicates: { internal: analyzed?.internal ?? 0, external: analyzed?.external ?? 0 },
+        schemaValidation: validated
+          ? {
+              isValid: true,
+              validRows: validated.validRows,
+              invalidRows: validated.invalidRows,
+              drift: validated.drift,
+              ...(job.reviewReasons ? { requiresApproval: !job.approvedAt, reasons: job.reviewReasons } : {}),
+            }
+          : null,
+        results:
+          created?.status === 'completed' || created?.status === 'in_progress'
+            ? { ...created.counters }
+            : null,
+        geocoding: geocode ? { total: geocode.rowsTotal, done: geocode.rowsProcessed } : null,
+        rowsTotal: analyzed?.rowsTotal ?? 0,
+      };
+    }),
+  );
+}
+
+export async function getIngestProgress(
+  deps: { store: IngestStore; clock: Clock },
+  fileId: number,
+  variant: 'ingest' | 'import',
+) {
+  const file = await deps.store.getFile(fileId);
+  if (!file)
+    throw new NotFoundError(`ingest file ${fileId} does not exist`, { code: 'INGEST_FILE_NOT_FOUND' });
+  const jobs = await deps.store.jobsOfFile(fileId);
+  const records = await jobRecords(deps.store, jobs);
+  const now = deps.clock.now().getTime();
+  const views = records.map((record) => jobView(record, now));
+  const overall = fileProgress(views);
+  const processed = jobs.filter((job) => job.stage === 'completed' || job.stage === 'failed').length;
+  const common = {
+    id: file.id,
+    status: file.status,
+    originalName: file.originalName,
+    catalogId: file.catalogId,
+    datasetsCount: jobs.length,
+    datasetsProcessed: processed,
+    overallProgress: overall.overallProgress,
+    estimatedCompletionTime: overall.estimatedCompletionTime,
+    ...(file.errorLog.length ? { errorLog: file.errorLog } : {}),
+    ...(file.completedAt ? { completedAt: file.completedAt } : {}),
+    createdAt: file.createdAt,
+  };
+  if (variant === 'import') {
+    return {
+      type: 'import-file' as const,
+      ...common,
+      jobs: records.map((record) => importJobView(record, now)),
+    };
+  }
+  return { type: 'ingest-file' as const, ...common, jobs: views };
+}

@@ -1,0 +1,549 @@
+import type { Location, NewEvent } from '../../domain/events.ts';
+import {
+  canRetry,
+  classifyFailure,
+  type FailureFacts,
+  IngestFailure,
+  needsUser,
+  permanent,
+  type RetryPolicy,
+  retryDelayMs,
+} from '../../domain/ingest/failures.ts';
+import { geocodingReviewReason, reviewReasons } from '../../domain/ingest/review.ts';
+import {
+  addressToGeocode,
+  checkRow,
+  type ColumnPositions,
+  columnPositions,
+  rowToEvent,
+  uniqueIdFor,
+} from '../../domain/ingest/rows.ts';
+import {
+  assertUsableHeader,
+  compareSchemas,
+  type DetectedSchema,
+  describeDrift,
+  detectSchema,
+  type SchemaDrift,
+} from '../../domain/ingest/schema.ts';
+import { TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
+import type { Clock, Geocoder, IngestQueue, SourceFiles } from '../../ports/ingest-ports.ts';
+import type {
+  GeocodeOutcome,
+  IngestFile,
+  IngestJob,
+  IngestStore,
+  JobErrorLog,
+  StoredStage,
+} from '../../ports/ingest-store.ts';
+
+// The staged ingestion workflow for one job (one dataset or sheet). Each stage is a task whose output
+// is stored: a restarted run returns the stored output of completed tasks instead of running them
+// again, and starts the first unfinished task from its beginning (event creation continues after the
+// last batch it committed, because each batch commits with its progress).
+
+export type IngestDeps = {
+  store: IngestStore;
+  files: SourceFiles;
+  geocoder: Geocoder | null;
+  queue: IngestQueue;
+  clock: Clock;
+  retry: RetryPolicy;
+  batchSize: number;
+};
+
+export const SAMPLE_ROWS = 1000;
+const PROGRESS_EVERY = 10_000;
+const GEOCODE_BATCH = 200;
+const MAX_ROW_ERRORS = 50;
+
+type AnalyzeOutput = {
+  rowsTotal: number;
+  columns: number;
+  idColumn: string | null;
+  internal: number;
+  external: number;
+};
+type ValidateOutput = {
+  validRows: number;
+  /** Valid rows without coordinates of their own but with an address: geocode-batch's work. */
+  addressRows?: number;
+  invalidRows: number;
+  rowErrors: { row: number; field: string; message: string }[];
+  drift: SchemaDrift | null;
+};
+type GeocodeOutput = { addresses: number; found: number; failed: number };
+
+type Context = { job: IngestJob; file: IngestFile; records: Map<TaskStage, StoredStage> };
+
+/** The result a stage task returns: its output, or a request for a human decision. */
+type TaskResult = { output: unknown; skipped?: boolean } | { needsReview: string[]; output: unknown };
+
+export type RunOutcome = 'completed' | 'needs-review' | 'retry-scheduled' | 'failed' | 'nothing-to-do';
+
+export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<RunOutcome> {
+  const job = await deps.store.getJob(jobId);
+  if (!job || job.stage === 'completed' || job.stage === 'failed' || job.stage === 'needs-review') {
+    return 'nothing-to-do';
+  }
+  const file = await deps.store.getFile(job.ingestFileId);
+  if (!file) return 'nothing-to-do';
+  const records = new Map((await deps.store.stages(jobId)).map((record) => [record.stage, record]));
+  const context: Context = { job, file, records };
+  let current: TaskStage = 'analyze-duplicates';
+  try {
+    for (const stage of TASK_STAGES) {
+      current = stage;
+      const record = records.get(stage);
+      if (record && (record.status === 'completed' || record.status === 'skipped')) continue;
+      const started = await deps.store.startStage(jobId, stage);
+      records.set(stage, started);
+      const result = await TASKS[stage](deps, context, started);
+      if ('needsReview' in result) {
+        await deps.store.completeStage(jobId, stage, 'completed', result.output);
+        await deps.store.markNeedsReview(jobId, result.needsReview);
+        await deps.store.refreshFileStatus(file.id);
+        return 'needs-review';
+      }
+      await deps.store.completeStage(jobId, stage, result.skipped ? 'skipped' : 'completed', result.output);
+      records.set(stage, {
+        ...started,
+        status: result.skipped ? 'skipped' : 'completed',
+        output: result.output,
+      });
+    }
+    await deps.store.markCompleted(jobId, completionWarnings(context));
+    await deps.store.refreshFileStatus(file.id);
+    return 'completed';
+  } catch (error) {
+    const outcome = await handleFailure(deps, job, current, error);
+    await deps.store.refreshFileStatus(file.id);
+    return outcome;
+  }
+}
+
+/** What the classification needs to know, lifted from whatever was thrown. */
+export function failureFacts(error: unknown): FailureFacts {
+  if (error instanceof IngestFailure)
+    return { message: error.message, code: error.code, declared: error.classification };
+  const err = error as { message?: unknown; code?: unknown; status?: unknown; cause?: { code?: unknown } };
+  const code =
+    typeof err?.code === 'string'
+      ? err.code
+      : typeof err?.cause?.code === 'string'
+        ? err.cause.code
+        : undefined;
+  return {
+    message: typeof err?.message === 'string' ? err.message : String(error),
+    code,
+    httpStatus: typeof err?.status === 'number' ? err.status : undefined,
+  };
+}
+
+async function handleFailure(
+  deps: IngestDeps,
+  job: IngestJob,
+  stage: TaskStage,
+  error: unknown,
+): Promise<RunOutcome> {
+  const facts = failureFacts(error);
+  const classification = classifyFailure(facts);
+  const now = deps.clock.now();
+  const errorLog: JobErrorLog = {
+    lastError: facts.message,
+    ...(facts.code ? { code: facts.code } : {}),
+    failedStage: stage,
+    classification,
+    failedAt: now.toISOString(),
+  };
+  if (classification.type === 'recoverable' && canRetry(deps.retry, job.retryAttempts)) {
+    const attempt = job.retryAttempts + 1;
+    const nextRetryAt = new Date(now.getTime() + retryDelayMs(deps.retry, attempt));
+    // The failed task restarts from its beginning; completed tasks keep their stored output.
+    await deps.store.scheduleRetry(job.id, {
+      attempts: attempt,
+      nextRetryAt: nextRetryAt.toISOString(),
+      restartStage: stage,
+      errorLog: {
+        ...errorLog,
+        recoveryAttempt: {
+          attempt,
+          previousError: facts.message,
+          recoveryStage: stage,
+          classification: classification.type,
+        },
+      },
+    });
+    await deps.queue.enqueueIngestJob(job.id, { startAfter: nextRetryAt });
+    return 'retry-scheduled';
+  }
+  await deps.store.markFailed(job.id, errorLog);
+  return 'failed';
+}
+
+/** Reads every data row of the job's sheet with its 1-based row number, after checking the header. */
+async function* dataRows(
+  deps: IngestDeps,
+  context: Context,
+): AsyncGenerator<{ header: string[]; values: string[]; row: number }> {
+  let header: string[] | null = null;
+  let row = 0;
+  for await (const values of deps.files.rows(context.file, context.job.sheetIndex)) {
+    if (!header) {
+      header = values;
+      assertUsableHeader(header);
+      continue;
+    }
+    if (values.length === 1 && values[0] === '') continue;
+    row += 1;
+    yield { header, values, row };
+  }
+  if (!header) throw permanent('INVALID_FORMAT', 'the file is empty');
+}
+
+async function readHeaderAndSample(
+  deps: IngestDeps,
+  context: Context,
+): Promise<{ header: string[]; sample: string[][] }> {
+  let header: string[] = [];
+  const sample: string[][] = [];
+  for await (const { header: h, values } of dataRows(deps, context)) {
+    header = h;
+    sample.push(values);
+    if (sample.length >= SAMPLE_ROWS) break;
+  }
+  if (sample.length === 0) throw permanent('NO_ROWS', 'the file has a header but no data rows');
+  return { header, sample };
+}
+
+function outputOf<T>(context: Context, stage: TaskStage): T {
+  const record = context.records.get(stage);
+  if (!record || record.output === null || record.output === undefined) {
+    throw new Error(`stage ${stage} has no stored output`);
+  }
+  return record.output as T;
+}
+
+function idColumnIndex(header: string[], schema: DetectedSchema | null, context: Context): number {
+  const named = context.job.config.fieldMapping.id ?? schema?.mapping.id;
+  return named ? header.indexOf(named) : -1;
+}
+
+const TASKS: Record<
+  TaskStage,
+  (deps: IngestDeps, context: Context, record: StoredStage) => Promise<TaskResult>
+> = {
+  async 'analyze-duplicates'(deps, context) {
+    const { job } = context;
+    const datasetId = requireDataset(job);
+    const checkExternal = await deps.store.datasetHasEvents(datasetId);
+    const seen = new Set<string>();
+    let internal = 0;
+    let external = 0;
+    let rowsTotal = 0;
+    let idIndex = -2;
+    let idColumn: string | null = null;
+    let header: string[] = [];
+    let pending: string[] = [];
+    const flushExternal = async () => {
+      if (checkExternal && pending.length) external += await deps.store.countExisting(datasetId, pending);
+      pending = [];
+    };
+    for await (const { header: h, values, row } of dataRows(deps, context)) {
+      if (idIndex === -2) {
+        header = h;
+        // Only the id column matters here; a full detection runs in the next stage.
+        const schema = detectSchema(header, [values], job.config.fieldMapping);
+        idIndex = idColumnIndex(header, schema, context);
+        idColumn = idIndex >= 0 ? (header[idIndex] ?? null) : null;
+      }
+      rowsTotal = row;
+      const key = uniqueIdFor(values, idIndex, job.config.idStrategy);
+      if (key.ok) {
+        if (seen.has(key.id)) internal += 1;
+        else {
+          seen.add(key.id);
+          pending.push(key.id);
+          if (pending.length >= 5000) await flushExternal();
+        }
+      }
+      if (row % PROGRESS_EVERY === 0) {
+        await deps.store.reportProgress(job.id, 'analyze-duplicates', { rowsTotal: row, rowsProcessed: row });
+      }
+    }
+    await flushExternal();
+    if (rowsTotal === 0) {
+      if (header.length === 0) await readHeaderAndSample(deps, context); // throws the precise error
+      throw permanent('NO_ROWS', 'the file has a header but no data rows');
+    }
+    await deps.store.reportProgress(job.id, 'analyze-duplicates', { rowsTotal, rowsProcessed: rowsTotal });
+    const output: AnalyzeOutput = { rowsTotal, columns: header.length, idColumn, internal, external };
+    return { output };
+  },
+
+  async 'detect-schema'(deps, context) {
+    const { header, sample } = await readHeaderAndSample(deps, context);
+    const schema = detectSchema(header, sample, context.job.config.fieldMapping);
+    await deps.store.reportProgress(context.job.id, 'detect-schema', {
+      rowsTotal: sample.length,
+      rowsProcessed: sample.length,
+    });
+    for (const [key, column] of Object.entries(context.job.config.fieldMapping)) {
+      if (column && !header.includes(column)) {
+        throw needsUser(
+          'MAPPING_INVALID',
+          `settings.fieldMapping.${key} names column "${column}", which the file does not have`,
+        );
+      }
+    }
+    if (!schema.mapping.timestamp) {
+      throw needsUser(
+        'NO_TIMESTAMP',
+        `no timestamp column found among ${header.length} column(s) (${header.slice(0, 10).join(', ')}${header.length > 10 ? ', ...' : ''}); ` +
+          'name one in settings.fieldMapping.timestamp',
+      );
+    }
+    return { output: schema };
+  },
+
+  async 'validate-schema'(deps, context) {
+    const { job } = context;
+    const schema = outputOf<DetectedSchema>(context, 'detect-schema');
+    const analyzed = outputOf<AnalyzeOutput>(context, 'analyze-duplicates');
+    const current = await deps.store.latestSchema(requireDataset(job));
+    const drift = current ? compareSchemas(current.fields, schema.fields, job.config.schemaMode) : null;
+    if (drift?.breaking && !job.approvedAt && context.file.source === 'upload') {
+      throw needsUser(
+        'SCHEMA_DRIFT',
+        `the file's schema breaks the dataset's current schema (version ${current?.version}, mode ${job.config.schemaMode}): ${describeDrift(drift)}; approve the change to continue`,
+      );
+    }
+    let columns: ColumnPositions | null = null;
+    let invalidRows = 0;
+    let validRows = 0;
+    let addressRows = 0;
+    const rowErrors: ValidateOutput['rowErrors'] = [];
+    for await (const { header, values, row } of dataRows(deps, context)) {
+      columns ??= columnPositions(header, schema.mapping);
+      const result = checkRow(header, values, columns);
+      if (result.ok) {
+        validRows += 1;
+        if (!result.location && addressToGeocode(values, columns)) addressRows += 1;
+      } else {
+        invalidRows += 1;
+        if (rowErrors.length < MAX_ROW_ERRORS) rowErrors.push({ row, ...result.problem });
+      }
+      if (row % PROGRESS_EVERY === 0) {
+        await deps.store.reportProgress(job.id, 'validate-schema', {
+          rowsTotal: analyzed.rowsTotal,
+          rowsProcessed: row,
+        });
+      }
+    }
+    await deps.store.reportProgress(job.id, 'validate-schema', {
+      rowsTotal: analyzed.rowsTotal,
+      rowsProcessed: analyzed.rowsTotal,
+    });
+    if (validRows === 0) {
+      const first = rowErrors[0];
+      throw needsUser(
+        'NO_VALID_ROWS',
+        `none of the ${invalidRows} row(s) is valid${first ? `; row ${first.row}: ${first.field} ${first.message}` : ''}`,
+      );
+    }
+    const output: ValidateOutput = { validRows, addressRows, invalidRows, rowErrors, drift };
+    return { output };
+  },
+
+  async 'needs-review'(_deps, context) {
+    if (context.file.source === 'upload') return { output: { reasons: [] }, skipped: true };
+    const analyzed = outputOf<AnalyzeOutput>(context, 'analyze-duplicates');
+    const validated = outputOf<ValidateOutput>(context, 'validate-schema');
+    const reasons = reviewReasons({
+      rowsTotal: analyzed.rowsTotal,
+      duplicates: analyzed.internal + analyzed.external,
+      invalidRows: validated.invalidRows,
+      drift: validated.drift,
+    });
+    if (reasons.length && !context.job.approvedAt) return { needsReview: reasons, output: { reasons } };
+    return { output: { reasons } };
+  },
+
+  async 'create-schema-version'(deps, context) {
+    const schema = outputOf<DetectedSchema>(context, 'detect-schema');
+    const validated = outputOf<ValidateOutput>(context, 'validate-schema');
+    const datasetId = requireDataset(context.job);
+    const current = await deps.store.latestSchema(datasetId);
+    const unchanged =
+      current &&
+      validated.drift &&
+      !validated.drift.added.length &&
+      !validated.drift.removed.length &&
+      !validated.drift.changed.length;
+    if (unchanged) return { output: { version: current.version, created: false } };
+    const version = await deps.store.createSchemaVersion(
+      datasetId,
+      context.job.id,
+      schema.fields,
+      schema.mapping,
+    );
+    return { output: { version, created: true } };
+  },
+
+  async 'geocode-batch'(deps, context, record) {
+    const { job } = context;
+    const schema = outputOf<DetectedSchema>(context, 'detect-schema');
+    const validated = outputOf<ValidateOutput>(context, 'validate-schema');
+    // Validation counted the rows that need an address looked up; none means no pass over the file.
+    if (!job.config.geocoding || !deps.geocoder || !schema.mapping.address || validated.addressRows === 0) {
+      return { output: { addresses: 0, found: 0, failed: 0 } satisfies GeocodeOutput, skipped: true };
+    }
+    const addresses = new Set<string>();
+    let columns: ColumnPositions | null = null;
+    for await (const { header, values } of dataRows(deps, context)) {
+      columns ??= columnPositions(header, schema.mapping);
+      const address = addressToGeocode(values, columns);
+      if (address) addresses.add(address);
+    }
+    if (addresses.size === 0)
+      return { output: { addresses: 0, found: 0, failed: 0 } satisfies GeocodeOutput, skipped: true };
+    // Addresses a previous attempt already resolved stay resolved.
+    const done =
+      record.rowsProcessed > 0 ? await deps.store.jobGeocodes(job.id) : new Map<string, GeocodeOutcome>();
+    const todo = [...addresses].filter((address) => !done.has(address));
+    const batchesTotal = Math.ceil(addresses.size / GEOCODE_BATCH);
+    let processed = done.size;
+    for (let i = 0; i < todo.length; i += GEOCODE_BATCH) {
+      const batch = todo.slice(i, i + GEOCODE_BATCH);
+      const results = await deps.geocoder.geocode(batch);
+      processed += batch.length;
+      await deps.store.saveJobGeocodes(job.id, results, {
+        rowsTotal: addresses.size,
+        rowsProcessed: processed,
+        batchesTotal,
+        batchesCurrent: Math.ceil(processed / GEOCODE_BATCH),
+        batchRowsTotal: batch.length,
+        batchRowsProcessed: batch.length,
+      });
+    }
+    const all = await deps.store.jobGeocodes(job.id);
+    const failed = [...all.values()].filter((outcome) => 'failure' in outcome).length;
+    const output: GeocodeOutput = { addresses: addresses.size, found: addresses.size - failed, failed };
+    const reason = context.file.source === 'upload' ? null : geocodingReviewReason(addresses.size, failed);
+    if (reason && !job.approvedAt) return { needsReview: [reason], output };
+    return { output };
+  },
+
+  async 'create-events'(deps, context, record) {
+    const { job } = context;
+    const datasetId = requireDataset(job);
+    const schema = outputOf<DetectedSchema>(context, 'detect-schema');
+    const analyzed = outputOf<AnalyzeOutput>(context, 'analyze-duplicates');
+    const geocodes =
+      context.records.get('geocode-batch')?.status === 'completed'
+        ? await deps.store.jobGeocodes(job.id)
+        : null;
+    // Continue after the last committed batch: its events and these counters committed together.
+    const resumeAfter = record.rowsProcessed;
+    const counters = {
+      created: record.counters.created ?? 0,
+      updated: record.counters.updated ?? 0,
+      duplicates: record.counters.duplicates ?? 0,
+      invalid: record.counters.invalid ?? 0,
+      geocoded: record.counters.geocoded ?? 0,
+    };
+    const batchesTotal = Math.ceil(analyzed.rowsTotal / deps.batchSize);
+    const seen = new Set<string>();
+    let columns: ColumnPositions | null = null;
+    let idIndex = -2;
+    let batch: NewEvent[] = [];
+    let batchDuplicates = 0;
+    let batchInvalid = 0;
+    let batchGeocoded = 0;
+    let lastRow = resumeAfter;
+    const flush = async (row: number) => {
+      const { inserted, updated } = await deps.store.commitEventBatch(
+        job.id,
+        datasetId,
+        batch,
+        job.config.duplicateHandling,
+        {
+          rowsTotal: analyzed.rowsTotal,
+          rowsProcessed: row,
+          batchesTotal,
+          batchesCurrent: Math.ceil(row / deps.batchSize),
+          batchRowsTotal: deps.batchSize,
+          batchRowsProcessed: deps.batchSize,
+        },
+        ({ inserted, updated }) => ({
+          created: counters.created + inserted,
+          updated: counters.updated + updated,
+          duplicates: counters.duplicates + batchDuplicates + (batch.length - inserted - updated),
+          invalid: counters.invalid + batchInvalid,
+          geocoded: counters.geocoded + batchGeocoded,
+        }),
+      );
+      counters.created += inserted;
+      counters.updated += updated;
+      counters.duplicates += batchDuplicates + (batch.length - inserted - updated);
+      counters.invalid += batchInvalid;
+      counters.geocoded += batchGeocoded;
+      batch = [];
+      batchDuplicates = 0;
+      batchInvalid = 0;
+      batchGeocoded = 0;
+    };
+    for await (const { header, values, row } of dataRows(deps, context)) {
+      if (idIndex === -2) {
+        columns = columnPositions(header, schema.mapping);
+        idIndex = idColumnIndex(header, schema, context);
+      }
+      const cols = columns as ColumnPositions;
+      const key = uniqueIdFor(values, idIndex, job.config.idStrategy);
+      // Internal duplicates: the first occurrence wins, also across a resume.
+      const duplicate = key.ok && seen.has(key.id);
+      if (key.ok) seen.add(key.id);
+      if (row <= resumeAfter) continue;
+      lastRow = row;
+      if (!key.ok) batchInvalid += 1;
+      else if (duplicate) batchDuplicates += 1;
+      else {
+        let geocoded: Location | null = null;
+        if (geocodes) {
+          const address = addressToGeocode(values, cols);
+          const outcome = address ? geocodes.get(address) : undefined;
+          if (outcome && 'location' in outcome) geocoded = outcome.location;
+        }
+        const result = rowToEvent(header, values, cols, key.id, geocoded);
+        if (result.ok) {
+          if (geocoded && result.event.location === geocoded) batchGeocoded += 1;
+          batch.push(result.event);
+        } else batchInvalid += 1;
+      }
+      if (row % deps.batchSize === 0) await flush(row);
+    }
+    if (lastRow > resumeAfter || batch.length) await flush(lastRow);
+    return { output: { ...counters, rowsTotal: analyzed.rowsTotal } };
+  },
+};
+
+/** A completed job that skipped invalid rows says so in its errorLog. */
+function completionWarnings(context: Context): JobErrorLog | null {
+  const validated = context.records.get('validate-schema')?.output as ValidateOutput | undefined;
+  const analyzed = context.records.get('analyze-duplicates')?.output as AnalyzeOutput | undefined;
+  if (!validated || validated.invalidRows === 0) return null;
+  const first = validated.rowErrors[0];
+  return {
+    lastError:
+      `${validated.invalidRows} of ${analyzed?.rowsTotal ?? validated.invalidRows + validated.validRows} rows were invalid and not imported` +
+      (first ? `; row ${first.row}: ${first.field} ${first.message}` : ''),
+    code: 'INVALID_ROWS',
+    rowErrors: validated.rowErrors,
+  };
+}
+
+function requireDataset(job: IngestJob): number {
+  if (job.datasetId === null)
+    throw permanent('MISSING_CONFIG', 'the job has no target dataset (was it deleted?)');
+  return job.datasetId;
+}

@@ -1,0 +1,163 @@
+import { DomainError, NotFoundError } from '../../domain/errors.ts';
+import {
+  assertFetchableUrl,
+  isWebhookTokenShape,
+  type ScheduleTrigger,
+} from '../../domain/ingest/schedules.ts';
+import type { Clock, QuotaGate } from '../../ports/ingest-ports.ts';
+import type { IngestStore } from '../../ports/ingest-store.ts';
+import type {
+  CronSchedule,
+  ScheduledIngest,
+  ScheduledRun,
+  ScheduleQueue,
+  ScheduleStore,
+  WebhookTokens,
+} from '../../ports/schedule-store.ts';
+
+// Scheduled URL imports: create and change schedules (the webhook token rotates on disable and
+// enable), trigger a run by hand or by webhook. Running the schedule manager and fetching are
+// separate use cases.
+
+export type ScheduleDeps = {
+  schedules: ScheduleStore;
+  store: IngestStore;
+  cron: CronSchedule;
+  tokens: WebhookTokens;
+  queue: ScheduleQueue;
+  quotas: QuotaGate;
+  clock: Clock;
+};
+
+export type NewSchedule = Pick<
+  ScheduledIngest,
+  'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'
+> & { userId: number | null };
+
+function nextRun(deps: ScheduleDeps, schedule: string | null, enabled: boolean): string | null {
+  if (!schedule || !enabled) return null;
+  return deps.cron.nextAfter(schedule, deps.clock.now())?.toISOString() ?? null;
+}
+
+/** Returns the schedule and its webhook token, which is shown this once. */
+export async function createScheduledIngest(
+  deps: ScheduleDeps,
+  input: NewSchedule,
+): Promise<{ schedule: ScheduledIngest; webhookToken: string | null }> {
+  const url = assertFetchableUrl(input.url);
+  if (input.schedule) deps.cron.validate(input.schedule);
+  if (!(await deps.store.catalogExists(input.catalogId))) {
+    throw new NotFoundError(`catalog ${input.catalogId} does not exist`, { code: 'CATALOG_NOT_FOUND' });
+  }
+  if (input.datasetId !== null && !(await deps.store.datasetInCatalog(input.datasetId, input.catalogId))) {
+    throw new DomainError('validation', `dataset ${input.datasetId} is not in catalog ${input.catalogId}`, {
+      code: 'DATASET_NOT_IN_CATALOG',
+    });
+  }
+  if (input.schedule && input.enabled) {
+    const quota = await deps.quotas.consume(input.userId, 'activeSchedules', 1);
+    if (!quota.ok) {
+      throw new DomainError('quota_exceeded', `activeSchedules quota reached (limit ${quota.limit})`, {
+        code: 'QUOTA_EXCEEDED',
+      });
+    }
+  }
+  const token = input.enabled ? deps.tokens.generate() : null;
+  const schedule = await deps.schedules.create({
+    name: input.name,
+    url,
+    schedule: input.schedule,
+    enabled: input.enabled,
+    catalogId: input.catalogId,
+    datasetId: input.datasetId,
+    settings: input.settings,
+    createdBy: input.userId,
+    nextRunAt: nextRun(deps, input.schedule, input.enabled),
+    webhookTokenHash: token?.hash ?? null,
+  });
+  return { schedule, webhookToken: token?.token ?? null };
+}
+
+/** Disabling revokes the webhook token; enabling issues a new one (returned this once). */
+export async function updateScheduledIngest(
+  deps: ScheduleDeps,
+  id: number,
+  change: { name?: string; schedule?: string | null; enabled?: boolean },
+): Promise<{ schedule: ScheduledIngest; webhookToken: string | null }> {
+  const current = await deps.schedules.get(id);
+  if (!current)
+    throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
+  if (change.schedule) deps.cron.validate(change.schedule);
+  const enabled = change.enabled ?? current.enabled;
+  const schedule = change.schedule === undefined ? current.schedule : change.schedule;
+  let token: { token: string; hash: string } | null = null;
+  let webhookTokenHash: string | null | undefined;
+  if (change.enabled === false && current.enabled) webhookTokenHash = null;
+  if (change.enabled === true && !current.enabled) {
+    token = deps.tokens.generate();
+    webhookTokenHash = token.hash;
+  }
+  const updated = await deps.schedules.update(id, {
+    ...(change.name !== undefined ? { name: change.name } : {}),
+    schedule,
+    enabled,
+    nextRunAt: nextRun(deps, schedule, enabled),
+    ...(webhookTokenHash !== undefined ? { webhookTokenHash } : {}),
+  });
+  if (!updated)
+    throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
+  return { schedule: updated, webhookToken: token?.token ?? null };
+}
+
+async function startRun(deps: ScheduleDeps, schedule: ScheduledIngest, dueAt: Date, by: ScheduleTrigger) {
+  const run = await deps.schedules.claimRun(schedule.id, dueAt, by);
+  if (run) await deps.queue.enqueueScheduledFetch(run.id);
+  return run;
+}
+
+export async function triggerScheduledIngest(deps: ScheduleDeps, id: number): Promise<ScheduledRun> {
+  const schedule = await deps.schedules.get(id);
+  if (!schedule)
+    throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
+  const run = await startRun(deps, schedule, deps.clock.now(), 'manual');
+  if (!run)
+    throw new DomainError('conflict', 'a run was triggered at this very moment already', {
+      code: 'RUN_EXISTS',
+    });
+  return run;
+}
+
+/** The token in the URL is the credential: unknown, malformed and disabled tokens are all a 404. */
+export async function triggerByWebhook(deps: ScheduleDeps, token: string): Promise<ScheduledRun> {
+  const notFound = new NotFoundError('no enabled scheduled import has this webhook token', {
+    code: 'WEBHOOK_NOT_FOUND',
+  });
+  if (!isWebhookTokenShape(token)) throw notFound;
+  const schedule = await deps.schedules.byTokenHash(deps.tokens.hash(token));
+  if (!schedule || !schedule.enabled) throw notFound;
+  const run = await startRun(deps, schedule, deps.clock.now(), 'webhook');
+  if (!run)
+    throw new DomainError('conflict', 'a run was triggered at this very moment already', {
+      code: 'RUN_EXISTS',
+    });
+  return run;
+}
+
+/**
+ * The schedule manager (every 60 s, `schedule-manager-job`): queues a run for each schedule whose
+ * next run time has come and moves the next run time on. A run row per (schedule, due time) is
+ * claimed first, so any number of managers running at once queue each due time once.
+ */
+export async function runScheduleManager(deps: ScheduleDeps): Promise<{ queued: number }> {
+  const now = deps.clock.now();
+  let queued = 0;
+  for (const schedule of await deps.schedules.due(now)) {
+    if (!schedule.nextRunAt || !schedule.schedule) continue;
+    if (await startRun(deps, schedule, new Date(schedule.nextRunAt), 'schedule')) queued += 1;
+    // A run that was missed while no manager ran is queued once; the next time is after now.
+    await deps.schedules.update(schedule.id, {
+      nextRunAt: deps.cron.nextAfter(schedule.schedule, now)?.toISOString() ?? null,
+    });
+  }
+  return { queued };
+}

@@ -1,0 +1,54 @@
+import { ValidationError } from '../errors.ts';
+
+// Scheduled URL imports: which schedules are due, and what a schedule's fields must look like.
+
+export type ScheduleTrigger = 'schedule' | 'manual' | 'webhook';
+
+/** Due when enabled, scheduled, and its next run time has come (the manager looks every minute). */
+export function isDue(
+  schedule: { enabled: boolean; schedule: string | null; nextRunAt: string | null },
+  now: Date,
+): boolean {
+  return (
+    schedule.enabled &&
+    schedule.schedule !== null &&
+    schedule.nextRunAt !== null &&
+    Date.parse(schedule.nextRunAt) <= now.getTime()
+  );
+}
+
+/** Five fields (minute hour day-of-month month day-of-week), evaluated in UTC; seconds are not offered. */
+export function assertFiveFieldCron(expression: string): string {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length !== 5) {
+    throw new ValidationError(
+      `schedule "${expression}" must have five fields (minute hour day month weekday)`,
+      {
+        field: 'schedule',
+      },
+    );
+  }
+  return fields.join(' ');
+}
+
+/** Only http(s) URLs with a host; whether the host may be reached is the fetcher's SSRF guard's call. */
+export function assertFetchableUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ValidationError(`"${raw}" is not a URL`, { field: 'url' });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ValidationError('the URL must start with http:// or https://', { field: 'url' });
+  }
+  if (url.username || url.password) {
+    throw new ValidationError('credentials in the URL are not accepted', { field: 'url' });
+  }
+  return url.toString();
+}
+
+/** Webhook tokens are 64 hex characters (32 random bytes); anything else cannot be one. */
+export function isWebhookTokenShape(token: string): boolean {
+  return /^[0-9a-f]{64}$/.test(token);
+}

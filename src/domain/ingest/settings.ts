@@ -1,0 +1,157 @@
+import { ValidationError } from '../errors.ts';
+import { type DuplicateHandling, ID_STRATEGIES, type IdStrategy } from './rows.ts';
+import type { FieldMapping, SchemaMode } from './schema.ts';
+
+// The import settings a user chooses on upload (or a schedule stores), validated once here.
+
+export type DatasetTarget = { datasetId: number } | { newDataset: { title: string } };
+
+export type JobConfig = {
+  fieldMapping: FieldMapping;
+  idStrategy: IdStrategy;
+  duplicateHandling: DuplicateHandling;
+  geocoding: boolean;
+  schemaMode: SchemaMode;
+};
+
+export type IngestSettings = JobConfig & {
+  /** Target per sheet index; sheet 0 is the only sheet of a CSV. Missing sheets get a new dataset. */
+  targets: Record<number, DatasetTarget>;
+};
+
+export const DEFAULT_JOB_CONFIG: JobConfig = {
+  fieldMapping: {},
+  idStrategy: 'auto',
+  duplicateHandling: 'skip',
+  geocoding: true,
+  schemaMode: 'additive',
+};
+
+const MAPPING_KEYS = ['timestamp', 'latitude', 'longitude', 'coordinates', 'address', 'title', 'id'] as const;
+
+type Raw = Record<string, unknown>;
+
+function isObject(value: unknown): value is Raw {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: string, fallback: T): T {
+  if (value === undefined || value === null || value === '') return fallback;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  throw new ValidationError(`${field} must be one of ${allowed.join(', ')}`, { field });
+}
+
+function parseTarget(value: unknown, field: string): DatasetTarget {
+  if (value === 'new' || value === undefined || value === null) return { newDataset: { title: '' } };
+  if (typeof value === 'number' && Number.isInteger(value) && value > 0) return { datasetId: value };
+  if (typeof value === 'string' && /^[1-9]\d*$/.test(value)) return { datasetId: Number(value) };
+  if (isObject(value) && typeof value.datasetId === 'number') return parseTarget(value.datasetId, field);
+  if (isObject(value) && isObject(value.newDataset)) {
+    const title = value.newDataset.title;
+    if (typeof title !== 'string' || title.trim().length > 255) {
+      throw new ValidationError(`${field}.newDataset.title must be a string of at most 255 characters`, {
+        field,
+      });
+    }
+    return { newDataset: { title: title.trim() } };
+  }
+  throw new ValidationError(`${field} must be a dataset id, "new" or {newDataset: {title}}`, { field });
+}
+
+/** Settings from the upload's `settings` field (JSON) and its `dataset` field. */
+export function parseIngestSettings(raw: unknown, dataset: unknown): IngestSettings {
+  const input: Raw = raw === undefined || raw === null ? {} : isObject(raw) ? raw : notObject();
+  const known = new Set([
+    'fieldMapping',
+    'idStrategy',
+    'duplicateHandling',
+    'geocoding',
+    'schemaMode',
+    'sheets',
+    'dataset',
+  ]);
+  for (const key of Object.keys(input)) {
+    if (!known.has(key))
+      throw new ValidationError(`settings: unknown setting "${key}"`, { field: `settings.${key}` });
+  }
+  const mapping: FieldMapping = {};
+  if (input.fieldMapping !== undefined) {
+    if (!isObject(input.fieldMapping))
+      throw new ValidationError('settings.fieldMapping must be an object', {
+        field: 'settings.fieldMapping',
+      });
+    for (const [key, value] of Object.entries(input.fieldMapping)) {
+      if (!(MAPPING_KEYS as readonly string[]).includes(key)) {
+        throw new ValidationError(
+          `settings.fieldMapping: unknown field "${key}" (known: ${MAPPING_KEYS.join(', ')})`,
+          {
+            field: `settings.fieldMapping.${key}`,
+          },
+        );
+      }
+      if (typeof value !== 'string' || value === '') {
+        throw new ValidationError(`settings.fieldMapping.${key} must be a column name`, {
+          field: `settings.fieldMapping.${key}`,
+        });
+      }
+      mapping[key as keyof FieldMapping] = value;
+    }
+  }
+  if (input.geocoding !== undefined && typeof input.geocoding !== 'boolean') {
+    throw new ValidationError('settings.geocoding must be true or false', { field: 'settings.geocoding' });
+  }
+  const targets: Record<number, DatasetTarget> = { 0: parseTarget(dataset ?? input.dataset, 'dataset') };
+  if (input.sheets !== undefined) {
+    if (!Array.isArray(input.sheets))
+      throw new ValidationError('settings.sheets must be an array', { field: 'settings.sheets' });
+    input.sheets.forEach((sheet, i) => {
+      if (!isObject(sheet) || !Number.isInteger(sheet.sheetIndex) || (sheet.sheetIndex as number) < 0) {
+        throw new ValidationError(`settings.sheets[${i}].sheetIndex must be a sheet number from 0`, {
+          field: 'settings.sheets',
+        });
+      }
+      targets[sheet.sheetIndex as number] = parseTarget(sheet.dataset, `settings.sheets[${i}].dataset`);
+    });
+  }
+  return {
+    fieldMapping: mapping,
+    idStrategy: oneOf(input.idStrategy, ID_STRATEGIES, 'settings.idStrategy', DEFAULT_JOB_CONFIG.idStrategy),
+    duplicateHandling: oneOf(
+      input.duplicateHandling,
+      ['skip', 'update'] as const,
+      'settings.duplicateHandling',
+      'skip',
+    ),
+    geocoding: (input.geocoding as boolean | undefined) ?? true,
+    schemaMode: oneOf(
+      input.schemaMode,
+      ['strict', 'additive', 'flexible'] as const,
+      'settings.schemaMode',
+      'additive',
+    ),
+    targets,
+  };
+}
+
+function notObject(): never {
+  throw new ValidationError('settings must be a JSON object', { field: 'settings' });
+}
+
+/** A dataset slug from a title: lower case ASCII words joined by dashes, with a suffix for uniqueness. */
+export function datasetSlug(title: string, suffix: string): string {
+  const base = title
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80)
+    .replace(/-+$/, '');
+  return `${base || 'dataset'}-${suffix}`;
+}
+
+/** "usgs-earthquakes.csv" -> "usgs-earthquakes"; a sheet name is appended for workbooks. */
+export function datasetTitleFor(originalName: string, sheetName: string | null): string {
+  const stem = originalName.replace(/\.[^.]+$/, '').trim() || 'Import';
+  return (sheetName ? `${stem} - ${sheetName}` : stem).slice(0, 255);
+}

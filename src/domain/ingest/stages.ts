@@ -1,0 +1,157 @@
+import { ValidationError } from '../errors.ts';
+
+// The ingestion pipeline's stages in the spec's order. Kebab-case names are current; the UPPER_CASE
+// names of the earlier variant are accepted on input (reset, recovery) and shown by the earlier
+// progress endpoint.
+
+export const STAGES = [
+  'analyze-duplicates',
+  'detect-schema',
+  'validate-schema',
+  'needs-review',
+  'create-schema-version',
+  'geocode-batch',
+  'create-events',
+  'completed',
+  'failed',
+] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** The stages that are tasks (they do work and store an output); `completed` and `failed` are outcomes. */
+export const TASK_STAGES = [
+  'analyze-duplicates',
+  'detect-schema',
+  'validate-schema',
+  'needs-review',
+  'create-schema-version',
+  'geocode-batch',
+  'create-events',
+] as const satisfies readonly Stage[];
+export type TaskStage = (typeof TASK_STAGES)[number];
+
+/** After approval of NEEDS_REVIEW the ingest-process workflow runs only these. */
+export const PROCESS_STAGES: readonly TaskStage[] = [
+  'create-schema-version',
+  'geocode-batch',
+  'create-events',
+];
+
+export const STAGE_STATUSES = ['pending', 'in_progress', 'completed', 'skipped'] as const;
+export type StageStatus = (typeof STAGE_STATUSES)[number];
+
+export const LEGACY_STAGE_NAMES = {
+  'analyze-duplicates': 'ANALYZE_DUPLICATES',
+  'detect-schema': 'DETECT_SCHEMA',
+  'validate-schema': 'VALIDATE_SCHEMA',
+  'needs-review': 'NEEDS_REVIEW',
+  'create-schema-version': 'CREATE_SCHEMA_VERSION',
+  'geocode-batch': 'GEOCODE_BATCH',
+  'create-events': 'CREATE_EVENTS',
+  completed: 'COMPLETED',
+  failed: 'FAILED',
+} as const satisfies Record<Stage, string>;
+export type LegacyStage = (typeof LEGACY_STAGE_NAMES)[Stage];
+
+export const STAGE_DISPLAY_NAMES: Record<TaskStage, string> = {
+  'analyze-duplicates': 'Analyze duplicates',
+  'detect-schema': 'Detect schema',
+  'validate-schema': 'Validate schema',
+  'needs-review': 'Needs review',
+  'create-schema-version': 'Create schema version',
+  'geocode-batch': 'Geocode',
+  'create-events': 'Create events',
+};
+
+/**
+ * Share of the overall progress each task stands for, roughly in proportion to the time it takes on
+ * a typical file: event creation dominates, geocoding is next when it runs.
+ */
+export const STAGE_WEIGHTS: Record<TaskStage, number> = {
+  'analyze-duplicates': 10,
+  'detect-schema': 5,
+  'validate-schema': 5,
+  'needs-review': 0,
+  'create-schema-version': 2,
+  'geocode-batch': 20,
+  'create-events': 58,
+};
+
+/** The earlier progress view's coarser stage names (`/api/import/{id}/progress`). */
+export const IMPORT_PROGRESS_STAGE: Record<Stage, string> = {
+  'analyze-duplicates': 'UPLOAD',
+  'detect-schema': 'SCHEMA_DETECTION',
+  'validate-schema': 'VALIDATION',
+  'needs-review': 'AWAITING_APPROVAL',
+  'create-schema-version': 'VALIDATION',
+  'geocode-batch': 'GEOCODING',
+  'create-events': 'PROCESSING',
+  completed: 'COMPLETED',
+  failed: 'FAILED',
+};
+
+export function isStage(value: string): value is Stage {
+  return (STAGES as readonly string[]).includes(value);
+}
+
+export function isTaskStage(value: string): value is TaskStage {
+  return (TASK_STAGES as readonly string[]).includes(value);
+}
+
+/** `detect-schema`, `DETECT_SCHEMA` or `detect_schema` -> `detect-schema`; anything else is a validation error. */
+export function parseStage(value: string): Stage {
+  const normalised = value.trim().toLowerCase().replaceAll('_', '-');
+  if (isStage(normalised)) return normalised;
+  throw new ValidationError(`"${value}" is not an ingestion stage`, { field: 'stage' });
+}
+
+export function legacyStageName(stage: Stage): LegacyStage {
+  return LEGACY_STAGE_NAMES[stage];
+}
+
+/** Stages after `stage` in pipeline order (the ones whose progress a reset clears). */
+export function stagesFrom(stage: TaskStage): TaskStage[] {
+  return TASK_STAGES.slice(TASK_STAGES.indexOf(stage));
+}
+
+/**
+ * Recovery stage selection (earlier variant): where a failed job restarts. A stage whose input is
+ * the previous stage's output restarts one step earlier, so that its input is rebuilt too: a new
+ * schema version is validated again, and events are created from freshly geocoded rows.
+ */
+const RECOVERY_STAGE: Partial<Record<Stage, TaskStage>> = {
+  'analyze-duplicates': 'analyze-duplicates',
+  'detect-schema': 'detect-schema',
+  'validate-schema': 'validate-schema',
+  'create-schema-version': 'validate-schema',
+  'geocode-batch': 'geocode-batch',
+  'create-events': 'geocode-batch',
+};
+
+export function recoveryStage(failedStage: Stage): TaskStage {
+  const stage = RECOVERY_STAGE[failedStage];
+  if (!stage) {
+    throw new ValidationError(`a job that failed at "${failedStage}" has no recovery stage`, {
+      field: 'stage',
+    });
+  }
+  return stage;
+}
+
+/** The stages `POST /api/ingest-jobs/{id}/reset` accepts. */
+export const RESETTABLE_STAGES: readonly TaskStage[] = [
+  'analyze-duplicates',
+  'detect-schema',
+  'validate-schema',
+  'geocode-batch',
+];
+
+export function parseResetStage(value: string): TaskStage {
+  const stage = parseStage(value);
+  if (!(RESETTABLE_STAGES as readonly string[]).includes(stage)) {
+    throw new ValidationError(
+      `cannot reset to "${value}": allowed stages are ${RESETTABLE_STAGES.map(legacyStageName).join(', ')}`,
+      { field: 'stage' },
+    );
+  }
+  return stage as TaskStage;
+}

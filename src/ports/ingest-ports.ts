@@ -1,0 +1,50 @@
+import type { GeocodeOutcome } from './ingest-store.ts';
+
+/** The file rows of one sheet: the header first, then each record as strings. */
+export interface SourceFiles {
+  rows(
+    file: { storedPath: string; format: 'csv' | 'xlsx' | 'ods' },
+    sheetIndex: number,
+  ): AsyncIterable<string[]>;
+  remove(storedPath: string): Promise<void>;
+  /** Sheet names of a workbook (one job each); a CSV has one unnamed sheet. */
+  sheets(file: { storedPath: string; format: 'csv' | 'xlsx' | 'ods' }): Promise<(string | null)[]>;
+}
+
+export interface Geocoder {
+  /** Cache key of the provider (a geocoder's answers are cached per provider). */
+  readonly name: string;
+  /** Each distinct address once; failures (nothing found, low confidence, (0,0)) are outcomes, transient errors throw. */
+  geocode(addresses: string[]): Promise<Map<string, GeocodeOutcome>>;
+}
+
+export interface IngestQueue {
+  enqueueIngestJob(jobId: number, options?: { startAfter?: Date }): Promise<void>;
+}
+
+export type QuotaName =
+  | 'fileUploadsPerDay'
+  | 'urlFetchesPerDay'
+  | 'importJobsPerDay'
+  | 'activeSchedules'
+  | 'totalEvents'
+  | 'eventsPerImport'
+  | 'maxFileSizeMB';
+
+export type QuotaDecision =
+  { ok: true } | { ok: false; quota: QuotaName; limit: number; resetsAt: string | null };
+
+/** Quota accounting of the accounts work (issue 3); the ingestion pipeline only asks. */
+export interface QuotaGate {
+  consume(userId: number | null, quota: QuotaName, amount: number): Promise<QuotaDecision>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+/** Answers of a remote geocoder kept across jobs and processes, so each address is asked once. */
+export interface GeocodeCache {
+  get(provider: string, queries: string[]): Promise<Map<string, GeocodeOutcome>>;
+  put(provider: string, results: Map<string, GeocodeOutcome>): Promise<void>;
+}

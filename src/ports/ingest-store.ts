@@ -1,0 +1,151 @@
+import type { Location, NewEvent } from '../domain/events.ts';
+import type { Classification } from '../domain/ingest/failures.ts';
+import type { StageRecord } from '../domain/ingest/progress.ts';
+import type { DuplicateHandling } from '../domain/ingest/rows.ts';
+import type { FieldMapping, FieldSchema } from '../domain/ingest/schema.ts';
+import type { IngestSettings, JobConfig } from '../domain/ingest/settings.ts';
+import type { Stage, StageStatus, TaskStage } from '../domain/ingest/stages.ts';
+
+export type FileFormat = 'csv' | 'xlsx' | 'ods';
+export type IngestSource = 'upload' | 'scheduled' | 'webhook' | 'scraper';
+export type IngestFileStatus = 'pending' | 'processing' | 'needs-review' | 'completed' | 'partial' | 'failed';
+
+export type IngestFile = {
+  id: number;
+  originalName: string;
+  storedPath: string;
+  sizeBytes: number;
+  mimeType: string | null;
+  format: FileFormat;
+  source: IngestSource;
+  status: IngestFileStatus;
+  catalogId: number | null;
+  uploadedBy: number | null;
+  settings: IngestSettings;
+  errorLog: string[];
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+};
+
+/**
+ * A failed job: the last failure with its classification. A completed job that skipped invalid rows:
+ * lastError says how many, rowErrors lists the first ones.
+ */
+export type JobErrorLog = {
+  lastError: string;
+  code?: string | undefined;
+  failedStage?: Stage;
+  classification?: Classification;
+  failedAt?: string;
+  recoveryAttempt?: { attempt: number; previousError: string; recoveryStage: string; classification: string };
+  rowErrors?: { row: number; field: string; message: string }[];
+};
+
+export type IngestJob = {
+  id: number;
+  ingestFileId: number;
+  sheetIndex: number;
+  sheetName: string | null;
+  datasetId: number | null;
+  datasetName: string | null;
+  stage: Stage;
+  config: JobConfig;
+  errorLog: JobErrorLog | null;
+  reviewReasons: string[] | null;
+  approvedAt: string | null;
+  retryAttempts: number;
+  lastRetryAt: string | null;
+  nextRetryAt: string | null;
+  failedAt: string | null;
+  completedAt: string | null;
+  createdAt: string;
+};
+
+export type StoredStage = StageRecord & { counters: Record<string, number>; output: unknown };
+
+export type NewIngestFile = Omit<
+  IngestFile,
+  'id' | 'status' | 'errorLog' | 'createdAt' | 'updatedAt' | 'completedAt'
+>;
+export type NewIngestJob = {
+  sheetIndex: number;
+  sheetName: string | null;
+  datasetId: number;
+  config: JobConfig;
+};
+
+export type Progress = {
+  rowsTotal?: number;
+  rowsProcessed: number;
+  batchesTotal?: number;
+  batchesCurrent?: number;
+  batchRowsTotal?: number;
+  batchRowsProcessed?: number;
+};
+
+export type GeocodeOutcome = { location: Location; confidence: number } | { failure: string };
+
+export type SchemaVersion = { version: number; fields: FieldSchema[]; mapping: FieldMapping };
+
+export type FailedJobSummary = IngestJob & { fileName: string };
+
+export interface IngestStore {
+  createFile(file: NewIngestFile, jobs: NewIngestJob[]): Promise<{ file: IngestFile; jobs: IngestJob[] }>;
+  getFile(id: number): Promise<IngestFile | null>;
+  getJob(id: number): Promise<IngestJob | null>;
+  jobsOfFile(fileId: number): Promise<IngestJob[]>;
+  stages(jobId: number): Promise<StoredStage[]>;
+  /** Marks the stage in progress and the job as being at it; returns the record (with counters to resume from). */
+  startStage(jobId: number, stage: TaskStage): Promise<StoredStage>;
+  reportProgress(jobId: number, stage: TaskStage, progress: Progress): Promise<void>;
+  completeStage(
+    jobId: number,
+    stage: TaskStage,
+    status: Extract<StageStatus, 'completed' | 'skipped'>,
+    output: unknown,
+  ): Promise<void>;
+  markNeedsReview(jobId: number, reasons: string[]): Promise<void>;
+  markCompleted(jobId: number, warnings: JobErrorLog | null): Promise<void>;
+  markFailed(jobId: number, errorLog: JobErrorLog): Promise<void>;
+  scheduleRetry(
+    jobId: number,
+    retry: { attempts: number; nextRetryAt: string; restartStage: TaskStage; errorLog: JobErrorLog },
+  ): Promise<void>;
+  /** Puts the job back at `stage`, clearing the records of it and every later stage (events stay). */
+  resetToStage(jobId: number, stage: TaskStage): Promise<void>;
+  /** Records an approval (of drift or a review) and/or new settings for the job. */
+  revise(jobId: number, change: { approved: boolean; config: JobConfig | null }): Promise<void>;
+  /** Recomputes the file's status from its jobs (the aggregate of all sheets). */
+  refreshFileStatus(fileId: number): Promise<IngestFile | null>;
+  failedJobs(): Promise<FailedJobSummary[]>;
+
+  createDataset(
+    catalogId: number,
+    title: string,
+    userId: number | null,
+  ): Promise<{ id: number; title: string }>;
+  datasetInCatalog(datasetId: number, catalogId: number): Promise<boolean>;
+  catalogExists(catalogId: number): Promise<boolean>;
+  /** How many of these unique ids the dataset already holds. */
+  countExisting(datasetId: number, uniqueIds: string[]): Promise<number>;
+  datasetHasEvents(datasetId: number): Promise<boolean>;
+  /** Stores a batch of events and the stage's progress and counters in one transaction. */
+  commitEventBatch(
+    jobId: number,
+    datasetId: number,
+    events: NewEvent[],
+    handling: DuplicateHandling,
+    progress: Progress,
+    counters: (stored: { inserted: number; updated: number }) => Record<string, number>,
+  ): Promise<{ inserted: number; updated: number }>;
+  latestSchema(datasetId: number): Promise<SchemaVersion | null>;
+  createSchemaVersion(
+    datasetId: number,
+    jobId: number,
+    fields: FieldSchema[],
+    mapping: FieldMapping,
+  ): Promise<number>;
+  jobGeocodes(jobId: number): Promise<Map<string, GeocodeOutcome>>;
+  saveJobGeocodes(jobId: number, results: Map<string, GeocodeOutcome>, progress: Progress): Promise<void>;
+}

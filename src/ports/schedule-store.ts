@@ -1,0 +1,83 @@
+import type { ScheduleTrigger } from '../domain/ingest/schedules.ts';
+import type { IngestSettings } from '../domain/ingest/settings.ts';
+
+export type ScheduledIngest = {
+  id: number;
+  name: string;
+  url: string;
+  schedule: string | null;
+  enabled: boolean;
+  catalogId: number;
+  datasetId: number | null;
+  settings: IngestSettings;
+  createdBy: number | null;
+  nextRunAt: string | null;
+  lastRunAt: string | null;
+  lastStatus: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type ScheduledRun = {
+  id: number;
+  scheduledIngestId: number;
+  dueAt: string;
+  triggeredBy: ScheduleTrigger;
+  status: 'queued' | 'fetching' | 'imported' | 'failed';
+  ingestFileId: number | null;
+  error: string | null;
+};
+
+export type NewScheduledIngest = Omit<
+  ScheduledIngest,
+  'id' | 'lastRunAt' | 'lastStatus' | 'lastError' | 'createdAt' | 'updatedAt'
+> & { webhookTokenHash: string | null };
+
+export interface ScheduleStore {
+  create(input: NewScheduledIngest): Promise<ScheduledIngest>;
+  get(id: number): Promise<ScheduledIngest | null>;
+  update(
+    id: number,
+    change: Partial<Pick<ScheduledIngest, 'name' | 'schedule' | 'enabled' | 'nextRunAt' | 'datasetId'>> & {
+      webhookTokenHash?: string | null;
+    },
+  ): Promise<ScheduledIngest | null>;
+  /** Enabled schedules whose next run time has come. */
+  due(now: Date): Promise<ScheduledIngest[]>;
+  countActive(userId: number | null): Promise<number>;
+  byTokenHash(hash: string): Promise<ScheduledIngest | null>;
+  /** Records a run for that due time unless one exists: the one place that makes runs happen once. */
+  claimRun(scheduleId: number, dueAt: Date, by: ScheduleTrigger): Promise<ScheduledRun | null>;
+  getRun(id: number): Promise<ScheduledRun | null>;
+  finishRun(
+    runId: number,
+    outcome: { status: 'fetching' | 'imported' | 'failed'; ingestFileId?: number; error?: string },
+  ): Promise<void>;
+}
+
+/** Fetches a URL to a file with an SSRF guard and limits on size and time. */
+export interface UrlFetcher {
+  /** `destination` is relative to the ingest file root, like IngestFile.storedPath. */
+  fetchToFile(
+    url: string,
+    destination: string,
+  ): Promise<{ bytes: number; contentType: string | null; fileName: string }>;
+}
+
+/** Next run times of five-field UTC cron expressions. */
+export interface CronSchedule {
+  /** Throws a validation error for an expression it cannot run. */
+  validate(expression: string): void;
+  nextAfter(expression: string, after: Date): Date | null;
+}
+
+/** Webhook tokens: 64 hex characters from 32 random bytes, stored only as a hash. */
+export interface WebhookTokens {
+  generate(): { token: string; hash: string };
+  hash(token: string): string;
+}
+
+export interface ScheduleQueue {
+  enqueueScheduledFetch(runId: number): Promise<void>;
+}

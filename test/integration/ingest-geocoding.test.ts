@@ -1,0 +1,176 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { Type } from 'typebox';
+import { row, sql } from '../../src/adapters/postgres/database.ts';
+import { ingestApp, jobRow, type UploadedDoc, upload, waitForFile } from '../fixtures/ingest/client.ts';
+
+// Geocoding through the offline gazetteer and through a Nominatim-compatible HTTP server on
+// loopback that answers well, slowly, with errors or with garbage.
+
+const CSV = [
+  'time,place,title',
+  '2026-01-01T00:00:00Z,Berlin,a',
+  '2026-01-02T00:00:00Z,Paris,b',
+  '2026-01-03T00:00:00Z,Berlin,c',
+  '2026-01-04T00:00:00Z,Qwxzzy Nowhere,d',
+].join('\n');
+
+const Located = row(Type.Object({ title: Type.String(), lat: Type.Union([Type.Number(), Type.Null()]) }));
+
+type Behaviour = (query: string, request: number) => { status: number; body: string } | 'hang';
+
+async function fakeNominatim(t: Test, behaviour: Behaviour) {
+  const queries: string[] = [];
+  const server = http.createServer((request, response) => {
+    const query = new URL(request.url ?? '/', 'http://x').searchParams.get('q') ?? '';
+    queries.push(query);
+    const answer = behaviour(query, queries.length);
+    if (answer === 'hang') return;
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, queries };
+}
+
+const place = (lat: number, lon: number, importance: number) =>
+  JSON.stringify([{ lat: String(lat), lon: String(lon), importance }]);
+
+const nominatimApp = (t: Test, url: string) =>
+  ingestApp(t, {
+    geocoder: { kind: 'nominatim', url, requestsPerSecond: 200, timeoutMs: 300, minConfidence: 0.5 },
+  });
+
+t.test('the offline gazetteer locates rows by their place names', async (t) => {
+  const { app, db, catalogId } = await ingestApp(t);
+  const doc = (
+    (await upload(app, catalogId, { name: 'places.csv', content: CSV })).json() as { doc: UploadedDoc }
+  ).doc;
+  const progress = await waitForFile(app, doc.id);
+  t.equal(progress.status, 'completed');
+  const geocode = progress.jobs[0]?.stages.find((s) => s.name === 'geocode-batch');
+  t.equal(geocode?.status, 'completed');
+  t.equal(progress.jobs[0]?.results?.geocoded, 3);
+  const rows = await db.pool.any(
+    sql.type(Located)`select title, round(st_y(location))::float8 as lat from events order by title`,
+  );
+  t.same(rows, [
+    { title: 'a', lat: 53 },
+    { title: 'b', lat: 49 },
+    { title: 'c', lat: 53 },
+    { title: 'd', lat: null },
+  ]);
+});
+
+t.test('geocoding off: rows without coordinates are stored without a location', async (t) => {
+  const { app, catalogId } = await ingestApp(t);
+  const response = await upload(
+    app,
+    catalogId,
+    { name: 'places.csv', content: CSV },
+    { settings: JSON.stringify({ geocoding: false }) },
+  );
+  const progress = await waitForFile(app, (response.json() as { doc: UploadedDoc }).doc.id);
+  t.equal(progress.jobs[0]?.stages.find((s) => s.name === 'geocode-batch')?.status, 'skipped');
+  t.equal(progress.jobs[0]?.results?.created, 4);
+});
+
+t.test(
+  'Nominatim: each distinct address asked once and cached; (0,0) and low confidence are failures',
+  async (t) => {
+    const server = await fakeNominatim(t, (query) => {
+      if (query === 'Berlin') return { status: 200, body: place(52.52, 13.4, 0.8) };
+      if (query === 'Paris') return { status: 200, body: place(0, 0, 0.9) };
+      return { status: 200, body: place(10, 10, 0.1) };
+    });
+    const { app, db, catalogId } = await nominatimApp(t, server.url);
+    const doc = (
+      (await upload(app, catalogId, { name: 'places.csv', content: CSV })).json() as { doc: UploadedDoc }
+    ).doc;
+    const progress = await waitForFile(app, doc.id);
+    t.equal(progress.status, 'completed');
+    t.same([...server.queries].sort(), ['Berlin', 'Paris', 'Qwxzzy Nowhere']);
+    t.equal(progress.jobs[0]?.results?.geocoded, 2, 'only the two Berlin rows');
+    const failures = await db.pool.any(
+      sql.type(row(Type.Object({ query: Type.String(), failure: Type.Union([Type.String(), Type.Null()]) })))`
+      select query, failure from geocode_cache order by query`,
+    );
+    t.same(failures, [
+      { query: 'Berlin', failure: null },
+      { query: 'Paris', failure: 'resolved to (0,0)' },
+      { query: 'Qwxzzy Nowhere', failure: 'low confidence (0.1)' },
+    ]);
+    const again = (
+      (await upload(app, catalogId, { name: 'again.csv', content: CSV })).json() as { doc: UploadedDoc }
+    ).doc;
+    await waitForFile(app, again.id);
+    t.equal(server.queries.length, 3, 'the second import is answered from the cache');
+  },
+);
+
+t.test('Nominatim answering 429 then 500: the stage is retried and completes', async (t) => {
+  const server = await fakeNominatim(t, (_query, n) =>
+    n === 1
+      ? { status: 429, body: '{}' }
+      : n === 2
+        ? { status: 500, body: 'oops' }
+        : { status: 200, body: place(1, 1, 0.9) },
+  );
+  const { app, catalogId } = await nominatimApp(t, server.url);
+  const doc = (
+    (await upload(app, catalogId, { name: 'places.csv', content: CSV })).json() as { doc: UploadedDoc }
+  ).doc;
+  const progress = await waitForFile(app, doc.id);
+  t.equal(progress.status, 'completed');
+  const job = await jobRow(app, doc.jobs[0]?.id as number);
+  t.equal(job.retryAttempts, 2, 'two automatic retries');
+  t.equal(progress.jobs[0]?.results?.geocoded, 4);
+});
+
+for (const [label, behaviour, pattern] of [
+  ['garbage', () => ({ status: 200, body: '<html>not json</html>' }), /not JSON/],
+  ['a timeout', () => 'hang' as const, /did not answer within 300 ms/],
+] as [string, Behaviour, RegExp][]) {
+  t.test(
+    `Nominatim answering ${label}: retried ${3} times, then failed as recoverable with max_retries_exceeded`,
+    async (t) => {
+      const server = await fakeNominatim(t, behaviour);
+      const { app, db, catalogId } = await nominatimApp(t, server.url);
+      const doc = (
+        (await upload(app, catalogId, { name: 'places.csv', content: CSV })).json() as { doc: UploadedDoc }
+      ).doc;
+      const progress = await waitForFile(app, doc.id);
+      t.equal(progress.status, 'failed');
+      const job = await jobRow(app, doc.jobs[0]?.id as number);
+      t.equal(job.retryAttempts, 3);
+      t.match(job.errorLog, { lastError: pattern, classification: { type: 'recoverable', retryable: true } });
+      t.equal(server.queries.length, 4, 'the first attempt and three retries');
+      const recommendations = (
+        await app.inject({ method: 'GET', url: '/api/ingest-jobs/failed/recommendations' })
+      ).json() as {
+        recommendations: {
+          importJobId: number;
+          stage: string;
+          recommendedAction: string;
+          retryCount: number;
+        }[];
+      };
+      t.match(recommendations.recommendations, [
+        {
+          importJobId: doc.jobs[0]?.id,
+          stage: 'GEOCODE_BATCH',
+          recommendedAction: 'max_retries_exceeded',
+          retryCount: 3,
+        },
+      ]);
+      const events = await db.pool.oneFirst(
+        sql.type(row(Type.Object({ n: Type.Number() })))`select count(*)::int as n from events`,
+      );
+      t.equal(events, 0, 'nothing half-written');
+    },
+  );
+}

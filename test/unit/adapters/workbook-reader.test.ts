@@ -1,0 +1,79 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import {
+  excelSerialToIso,
+  workbookRows,
+  workbookSheetNames,
+} from '../../../src/adapters/files/workbook-reader.ts';
+import { ods, xlsx } from '../../fixtures/ingest/workbooks.ts';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'chronomap-workbook-'));
+const save = (name: string, bytes: Buffer) => {
+  const file = path.join(dir, name);
+  writeFileSync(file, bytes);
+  return file;
+};
+const collect = async (rows: AsyncIterable<string[]>) => {
+  const all: string[][] = [];
+  for await (const row of rows) all.push(row);
+  return all;
+};
+
+const SHEETS = [
+  {
+    name: 'Quakes & more',
+    rows: [
+      ['time', 'place', 'mag'],
+      [{ date: 46108.5 }, 'Köln <centre>', 4.5],
+      [{ dateIso: '2026-03-27T10:00:00Z' }, 'Paris', 3],
+    ],
+  },
+  {
+    name: 'Second',
+    rows: [
+      ['time', 'title'],
+      ['2026-01-01T00:00:00Z', 'b'],
+    ],
+  },
+];
+
+t.test('excel serial days', async (t) => {
+  t.equal(excelSerialToIso(25569), '1970-01-01T00:00:00.000Z');
+  t.equal(excelSerialToIso(46108.5), '2026-03-27T12:00:00.000Z');
+});
+
+t.test('XLSX: sheet names, shared and inline strings, numbers, dates in a date style', async (t) => {
+  const file = save('book.xlsx', xlsx(SHEETS));
+  t.same(await workbookSheetNames(file, 'xlsx'), ['Quakes & more', 'Second']);
+  t.same(await collect(workbookRows(file, 'xlsx', 0)), [
+    ['time', 'place', 'mag'],
+    ['2026-03-27T12:00:00.000Z', 'Köln <centre>', '4.5'],
+    ['2026-03-27T10:00:00Z', 'Paris', '3'],
+  ]);
+  t.same(await collect(workbookRows(file, 'xlsx', 1)), [
+    ['time', 'title'],
+    ['2026-01-01T00:00:00Z', 'b'],
+  ]);
+});
+
+t.test('ODS: repeated empty cells and a million repeated empty rows cost nothing', async (t) => {
+  const file = save('book.ods', ods(SHEETS));
+  t.same(await workbookSheetNames(file, 'ods'), ['Quakes & more', 'Second']);
+  const rows = await collect(workbookRows(file, 'ods', 0));
+  t.same(rows, [
+    ['time', 'place', 'mag'],
+    ['2026-03-27T12:00:00Z', 'Köln <centre>', '4.5'],
+    ['2026-03-27T10:00:00Z', 'Paris', '3'],
+  ]);
+});
+
+t.test('a zip bomb is refused, not inflated', async (t) => {
+  const file = save('bomb.xlsx', xlsx(SHEETS, { bombSheet: 0 }));
+  t.same(await workbookSheetNames(file, 'xlsx'), ['Quakes & more', 'Second'], 'the small parts are read');
+  await t.rejects(collect(workbookRows(file, 'xlsx', 0)), { code: 'INVALID_FORMAT', message: /zip bomb/ });
+  await t.rejects(workbookSheetNames(save('not.xlsx', Buffer.from('time,title\n')), 'xlsx'), {
+    message: /not a ZIP/,
+  });
+});

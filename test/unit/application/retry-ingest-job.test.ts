@@ -1,0 +1,109 @@
+import t from 'tap';
+import { retryIngestJob } from '../../../src/application/ingest/retry-ingest-job.ts';
+import { DEFAULT_RETRY_POLICY } from '../../../src/domain/ingest/failures.ts';
+import { DEFAULT_JOB_CONFIG } from '../../../src/domain/ingest/settings.ts';
+import type { QuotaGate } from '../../../src/ports/ingest-ports.ts';
+import type { IngestJob, IngestStore } from '../../../src/ports/ingest-store.ts';
+
+// The retry use case with hand-written fakes: quota, retryability and the recovery stage.
+
+const failedJob = (overrides: Partial<IngestJob> = {}): IngestJob => ({
+  id: 7,
+  ingestFileId: 3,
+  sheetIndex: 0,
+  sheetName: null,
+  datasetId: 1,
+  datasetName: 'd',
+  stage: 'failed',
+  config: DEFAULT_JOB_CONFIG,
+  errorLog: {
+    lastError: 'connect ECONNREFUSED',
+    code: 'ECONNREFUSED',
+    failedStage: 'create-events',
+    classification: { type: 'recoverable', retryable: true, reason: 'network error (ECONNREFUSED)' },
+    failedAt: '2026-01-01T00:00:00.000Z',
+  },
+  reviewReasons: null,
+  approvedAt: null,
+  retryAttempts: 1,
+  lastRetryAt: null,
+  nextRetryAt: null,
+  failedAt: '2026-01-01T00:00:00.000Z',
+  completedAt: null,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  ...overrides,
+});
+
+function fakes(job: IngestJob, quota: QuotaGate) {
+  const calls: string[] = [];
+  const store = {
+    getJob: async () => job,
+    resetToStage: async (_id: number, stage: string) => {
+      calls.push(`reset ${stage}`);
+    },
+    scheduleRetry: async (_id: number, retry: { attempts: number; restartStage: string }) => {
+      calls.push(`schedule ${retry.restartStage} #${retry.attempts}`);
+    },
+    refreshFileStatus: async () => null,
+  } as unknown as IngestStore;
+  const queue = {
+    enqueueIngestJob: async (id: number, options?: { startAfter?: Date }) => {
+      calls.push(`enqueue ${id} at ${options?.startAfter?.toISOString()}`);
+    },
+  };
+  const clock = { now: () => new Date('2026-02-01T00:00:00.000Z') };
+  return { deps: { store, queue, quotas: quota, clock, retry: DEFAULT_RETRY_POLICY }, calls };
+}
+
+const allow: QuotaGate = { consume: async () => ({ ok: true }) };
+const refuse: QuotaGate = {
+  consume: async () => ({
+    ok: false,
+    quota: 'importJobsPerDay',
+    limit: 10,
+    resetsAt: '2026-02-02T00:00:00.000Z',
+  }),
+};
+
+t.test(
+  'a retryable failure restarts at its recovery stage after the backoff of the next attempt',
+  async (t) => {
+    const { deps, calls } = fakes(failedJob(), allow);
+    const result = await retryIngestJob(deps, 7, 42);
+    t.same(result, {
+      success: true,
+      action: 'retry_scheduled',
+      message: 'job 7 restarts at geocode-batch (attempt 2)',
+      retryScheduled: true,
+      nextRetryAt: '2026-02-01T00:01:00.000Z',
+    });
+    t.same(calls, [
+      'reset geocode-batch',
+      'schedule geocode-batch #2',
+      'enqueue 7 at 2026-02-01T00:01:00.000Z',
+    ]);
+  },
+);
+
+t.test('an exhausted import quota blocks the retry with 403 quota_exceeded', async (t) => {
+  const { deps, calls } = fakes(failedJob(), refuse);
+  t.same(await retryIngestJob(deps, 7, 42), {
+    success: false,
+    action: 'quota_exceeded',
+    error: 'daily import quota reached (limit 10); retry after 2026-02-02T00:00:00.000Z',
+    statusCode: 403,
+  });
+  t.same(calls, [], 'nothing was scheduled');
+});
+
+t.test('a permanent failure is not retryable (400), before the quota is even asked', async (t) => {
+  const job = failedJob({
+    errorLog: {
+      lastError: 'the file is empty',
+      failedStage: 'analyze-duplicates',
+      classification: { type: 'permanent', retryable: false, reason: 'the file is empty' },
+    },
+  });
+  const { deps } = fakes(job, refuse);
+  t.match(await retryIngestJob(deps, 7, null), { success: false, action: 'not_retryable', statusCode: 400 });
+});
