@@ -23,14 +23,26 @@ const scrapers = [
 ];
 const pool = scrapers.flatMap((s) => Array.from({ length: s.weight }, () => s));
 
-function processCount(name: string): number {
+function count(args: string[]): number {
   try {
-    return Number(execFileSync('pgrep', ['-c', '-x', name], { encoding: 'utf8' }).trim());
+    return Number(execFileSync('pgrep', ['-c', ...args], { encoding: 'utf8' }).trim());
   } catch {
     return 0; // pgrep exits 1 when there is none
   }
 }
-const processes = () => ({ podman: processCount('podman'), conmon: processCount('conmon'), git: processCount('git') });
+const runIds = new Set<string>();
+function ourConmons(): number {
+  let lines: string[];
+  try {
+    lines = execFileSync('pgrep', ['-af', 'conmon'], { encoding: 'utf8' }).split('\n');
+  } catch {
+    return 0;
+  }
+  return lines.filter((line) => runIds.has(/-n chronomap-run-([0-9a-f-]{36})/.exec(line)?.[1] ?? '')).length;
+}
+// Only what this runner could have left: its own child processes (podman, git) and the conmon
+// monitors of its scraper containers. Other podman users and runners on the host do not count.
+const processes = () => ({ children: count(['-P', String(process.pid)]), conmon: ourConmons() });
 
 const before = processes();
 const rssBefore = process.memoryUsage().rss;
@@ -44,7 +56,9 @@ await Promise.all(Array.from({ length: concurrency }, async (_, worker) => {
   while (Date.now() < deadline) {
     const scraper = pool[n++ % pool.length] as (typeof pool)[number];
     const start = performance.now();
-    const r = await postRun(runner.url, { run_id: randomUUID(), runtime: 'python', entrypoint: 'main.py', code: { 'main.py': scraper.source }, limits: scraper.limits });
+    const runId = randomUUID();
+    runIds.add(runId);
+    const r = await postRun(runner.url, { run_id: runId, runtime: 'python', entrypoint: 'main.py', code: { 'main.py': scraper.source }, limits: scraper.limits });
     durations.push(performance.now() - start);
     const outcome = r.status === 200 ? String(r.json.status) : `http ${r.status}`;
     outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
@@ -65,8 +79,8 @@ console.log(`  outcomes                   ${JSON.stringify(outcomes)}   unexpect
 console.log(`  POST /run                  p50 ${ms(quantile(durations, 0.5))}  p95 ${ms(quantile(durations, 0.95))}  max ${ms(Math.max(...durations))}`);
 console.log(`  leaked containers          ${containers.length}`);
 console.log(`  leaked workspaces          ${workspaces.length}`);
-console.log(`  processes before -> after  podman ${before.podman}->${after.podman}  conmon ${before.conmon}->${after.conmon}  git ${before.git}->${after.git}`);
+console.log(`  processes before -> after  runner children ${before.children}->${after.children}  scraper conmon ${before.conmon}->${after.conmon}`);
 console.log(`  runner rss                 ${(rssBefore / 1048576).toFixed(0)} MB -> ${(rssAfter / 1048576).toFixed(0)} MB`);
-const leaked = containers.length + workspaces.length + Math.max(0, after.conmon - before.conmon) + Math.max(0, after.git - before.git) + Math.max(0, after.podman - before.podman);
+const leaked = containers.length + workspaces.length + Math.max(0, after.conmon - before.conmon) + Math.max(0, after.children - before.children);
 console.log(leaked === 0 && unexpected === 0 ? '  result                     no leaks' : '  result                     LEAK OR UNEXPECTED OUTCOME');
 process.exitCode = leaked === 0 && unexpected === 0 ? 0 : 1;
