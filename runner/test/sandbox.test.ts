@@ -16,6 +16,9 @@ const hostService = createServer((socket) => socket.end('hello from the host\n')
 await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
 t.teardown(() => hostService.close());
 const servicePort = (hostService.address() as { port: number }).port;
+// The runner API itself, listening on every address as a deployed runner does.
+await h.app.listen({ port: 0, host: '0.0.0.0' });
+const runnerApiPort = (h.app.server.address() as { port: number }).port;
 const gateway = spawnSync('podman', ['network', 'inspect', h.config.network, '--format', '{{range .Subnets}}{{.Gateway}}{{end}}'], { encoding: 'utf8' }).stdout.trim();
 const hostAddress = spawnSync('sh', ['-c', "ip -4 route get 1.1.1.1 | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p'"], { encoding: 'utf8' }).stdout.trim() || '127.0.0.1';
 
@@ -223,7 +226,7 @@ output.save()
 scenario('the host and its services are unreachable from the sandbox', async (t) => {
   const targets = [
     ['127.0.0.1', servicePort], [gateway, servicePort], [hostAddress, servicePort],
-    [gateway, 5432], [hostAddress, 5432], ['127.0.0.1', 5432], [gateway, h.config.port], [hostAddress, h.config.port],
+    [gateway, 5432], [hostAddress, 5432], ['127.0.0.1', 5432], [gateway, runnerApiPort], [hostAddress, runnerApiPort],
   ];
   const { body } = await h.run(py(`
 import socket, concurrent.futures
