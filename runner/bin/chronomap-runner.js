@@ -6,6 +6,5 @@ if (major < 24) {
   process.stderr.write(`chronomap-runner: Node.js 24 or newer is required (this is ${process.version}); run it through npm or node_modules/.bin/node\n`);
   process.exit(1);
 }
-process.removeAllListeners('warning');
 const { main } = await import('../src/main.ts');
 await main();

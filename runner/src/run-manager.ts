@@ -219,7 +219,7 @@ export class RunManager {
     });
     const entry = `/scraper/${request.entrypoint}`;
     run.phase = 'running';
-    const container = startContainer(config.podmanPath, {
+    const container = startContainer({
       name: `chronomap-run-${run.runId}`,
       instanceLabel: this.instanceLabel,
       image: request.runtime === 'python' ? config.imagePython : config.imageNode,
@@ -233,7 +233,7 @@ export class RunManager {
       network: config.network,
       dnsServers: config.dnsServers,
       seccompProfile: config.seccompProfile,
-    }, config.maxLogBytes);
+    }, { podman: config.podmanPath, maxLogBytes: config.maxLogBytes, createTimeoutMs: config.createTimeoutSecs * 1000 });
     run.container = container;
     if (run.stopReason) container.stop(run.stopReason);
     const timer = setTimeout(() => this.halt(run, 'timeout'), timeoutSecs * 1000);

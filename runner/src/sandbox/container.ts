@@ -32,7 +32,6 @@ export interface RunningContainer {
 }
 
 const COMMAND_TIMEOUT_MS = 30_000;
-const CREATE_TIMEOUT_MS = 30_000;
 
 /** Runs a podman command to completion, killed if it hangs past `timeoutMs`. */
 export function podmanCommand(podman: string, args: string[], timeoutMs = COMMAND_TIMEOUT_MS): Promise<{ code: number; stdout: string; stderr: string; timedOut: boolean }> {
@@ -67,19 +66,26 @@ function serialised<T>(task: () => Promise<T>): Promise<T> {
   return next;
 }
 
-async function createContainer(podman: string, spec: SandboxSpec): Promise<string | undefined> {
+async function createContainer(podman: string, spec: SandboxSpec, timeoutMs: number): Promise<string | undefined> {
   const args = podmanCreateArgs(spec);
   let last = '';
   for (let attempt = 1; attempt <= 2; attempt++) {
-    const created = await serialised(() => podmanCommand(podman, args, CREATE_TIMEOUT_MS));
+    const created = await serialised(() => podmanCommand(podman, args, timeoutMs));
     if (created.code === 0) return undefined;
     if (!created.timedOut) return created.stderr.trim() || `podman create exited with ${created.code}`;
-    last = `podman create did not finish within ${CREATE_TIMEOUT_MS / 1000} s (killed after ${attempt} attempts)`;
+    last = `podman create did not finish within ${timeoutMs / 1000} s (killed after ${attempt} attempts)`;
   }
   return last;
 }
 
-export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: number): RunningContainer {
+export interface ContainerOptions {
+  podman: string;
+  maxLogBytes: number;
+  createTimeoutMs: number;
+}
+
+export function startContainer(spec: SandboxSpec, options: ContainerOptions): RunningContainer {
+  const { podman, maxLogBytes } = options;
   let stopReason: StopReason | undefined;
   let attached: ReturnType<typeof spawn> | undefined;
   const timers: NodeJS.Timeout[] = [];
@@ -97,7 +103,7 @@ export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: n
   };
 
   const result = (async (): Promise<ContainerResult> => {
-    const createError = await createContainer(podman, spec);
+    const createError = await createContainer(podman, spec, options.createTimeoutMs);
     if (createError !== undefined) {
       await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
       return { exitCode: -1, stdout: '', stderr: '', stopReason, engineError: createError };

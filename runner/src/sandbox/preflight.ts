@@ -61,7 +61,7 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
   const workspace = await createWorkspace(config.dataDir, `probe-${randomUUID()}`);
   try {
     await writeEnvFile(workspace.envFile, {});
-    const running = startContainer(config.podmanPath, {
+    const running = startContainer({
       name: `chronomap-probe-${randomUUID()}`,
       instanceLabel: 'probe',
       image: config.imagePython,
@@ -75,7 +75,7 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
       network: config.network,
       dnsServers: config.dnsServers,
       seccompProfile: config.seccompProfile,
-    }, 64 * 1024);
+    }, { podman: config.podmanPath, maxLogBytes: 64 * 1024, createTimeoutMs: config.createTimeoutSecs * 1000 });
     const result = await running.result;
     if (result.engineError !== undefined || result.exitCode !== 0) {
       const detail = result.engineError ?? `exit ${result.exitCode}: ${result.stderr.trim()}`;
