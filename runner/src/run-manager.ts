@@ -236,7 +236,13 @@ export class RunManager {
     }, { podman: config.podmanPath, maxLogBytes: config.maxLogBytes, createTimeoutMs: config.createTimeoutSecs * 1000 });
     run.container = container;
     if (run.stopReason) container.stop(run.stopReason);
-    const timer = setTimeout(() => this.halt(run, 'timeout'), timeoutSecs * 1000);
+    // The scraper's time starts when its container does, not while it waits for its turn to
+    // be created (creation is serialised and bounded by its own watchdog).
+    let timer: NodeJS.Timeout | undefined;
+    let ended = false;
+    void container.started.then(() => {
+      if (!ended) timer = setTimeout(() => this.halt(run, 'timeout'), timeoutSecs * 1000);
+    });
     // The output cap is also checked while the scraper runs, so a runaway writer is stopped
     // long before it fills the disk (the fsize ulimit bounds each single file meanwhile).
     let checking = false;
@@ -249,19 +255,20 @@ export class RunManager {
         checking = false;
       }
     }, 200);
-    let ended;
+    let outcome;
     try {
-      ended = await container.result;
+      outcome = await container.result;
     } finally {
+      ended = true;
       clearTimeout(timer);
       clearInterval(watcher);
     }
     run.phase = 'collecting';
-    const { stdout, stderr, exitCode } = ended;
-    if (ended.engineError !== undefined) {
-      throw new RunnerError(500, 'SANDBOX_ERROR', 'the container engine could not start the sandbox', ended.engineError);
+    const { stdout, stderr, exitCode } = outcome;
+    if (outcome.engineError !== undefined) {
+      throw new RunnerError(500, 'SANDBOX_ERROR', 'the container engine could not start the sandbox', outcome.engineError);
     }
-    switch (ended.stopReason ?? run.stopReason) {
+    switch (outcome.stopReason ?? run.stopReason) {
       case 'timeout':
         return finish({ status: 'timeout', exit_code: exitCode, stdout, stderr, error: `the scraper ran longer than its ${timeoutSecs} s limit`, code: 'TIMEOUT' });
       case 'output-too-large':

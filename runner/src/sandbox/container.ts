@@ -28,6 +28,8 @@ export interface ContainerResult {
 
 export interface RunningContainer {
   result: Promise<ContainerResult>;
+  /** Resolves when the container is created and about to start (the scraper's clock starts). */
+  started: Promise<void>;
   stop(reason: StopReason): void;
 }
 
@@ -88,6 +90,8 @@ export function startContainer(spec: SandboxSpec, options: ContainerOptions): Ru
   const { podman, maxLogBytes } = options;
   let stopReason: StopReason | undefined;
   let attached: ReturnType<typeof spawn> | undefined;
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
   const timers: NodeJS.Timeout[] = [];
 
   const stop = (reason: StopReason) => {
@@ -115,6 +119,7 @@ export function startContainer(spec: SandboxSpec, options: ContainerOptions): Ru
     }
     const stdout = new CappedText(maxLogBytes);
     const stderr = new CappedText(maxLogBytes);
+    markStarted();
     const child = spawn(podman, ['start', '--attach', spec.name], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     attached = child;
     child.stdout.on('data', (c: Buffer) => stdout.push(c));
@@ -134,5 +139,5 @@ export function startContainer(spec: SandboxSpec, options: ContainerOptions): Ru
     if (stopReason !== undefined || engineError !== undefined) await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
     return { exitCode, stdout: stdout.text(), stderr: errText, stopReason, engineError };
   })();
-  return { result, stop };
+  return { result, started, stop };
 }
