@@ -29,18 +29,26 @@ const scrapers = [
 ];
 const pool = scrapers.flatMap((s) => Array.from({ length: s.weight }, () => s));
 
-function processCount(name: string): number {
+function count(args: string[]): number {
   try {
-    return Number(execFileSync('pgrep', ['-c', '-x', name], { encoding: 'utf8' }).trim());
+    return Number(execFileSync('pgrep', ['-c', ...args], { encoding: 'utf8' }).trim());
   } catch {
     return 0; // pgrep exits 1 when there is none
   }
 }
-const processes = () => ({
-  podman: processCount('podman'),
-  conmon: processCount('conmon'),
-  git: processCount('git'),
-});
+const runIds = new Set<string>();
+function ourConmons(): number {
+  let lines: string[];
+  try {
+    lines = execFileSync('pgrep', ['-af', 'conmon'], { encoding: 'utf8' }).split('\n');
+  } catch {
+    return 0;
+  }
+  return lines.filter((line) => runIds.has(/-n chronomap-run-([0-9a-f-]{36})/.exec(line)?.[1] ?? '')).length;
+}
+// Only what this runner could have left: its own child processes (podman, git) and the conmon
+// monitors of its scraper containers. Other podman users and runners on the host do not count.
+const processes = () => ({ children: count(['-P', String(process.pid)]), conmon: ourConmons() });
 
 const before = processes();
 const rssBefore = process.memoryUsage().rss;
@@ -55,8 +63,10 @@ await Promise.all(
     while (Date.now() < deadline) {
       const scraper = pool[n++ % pool.length] as (typeof pool)[number];
       const start = performance.now();
+      const runId = randomUUID();
+      runIds.add(runId);
       const r = await postRun(runner.url, {
-        run_id: randomUUID(),
+        run_id: runId,
         runtime: 'python',
         entrypoint: 'main.py',
         code: { 'main.py': scraper.source },
@@ -96,7 +106,7 @@ console.log(
 console.log(`  leaked containers          ${containers.length}`);
 console.log(`  leaked workspaces          ${workspaces.length}`);
 console.log(
-  `  processes before -> after  podman ${before.podman}->${after.podman}  conmon ${before.conmon}->${after.conmon}  git ${before.git}->${after.git}`,
+  `  processes before -> after  runner children ${before.children}->${after.children}  scraper conmon ${before.conmon}->${after.conmon}`,
 );
 console.log(
   `  runner rss                 ${(rssBefore / 1048576).toFixed(0)} MB -> ${(rssAfter / 1048576).toFixed(0)} MB`,
@@ -105,8 +115,7 @@ const leaked =
   containers.length +
   workspaces.length +
   Math.max(0, after.conmon - before.conmon) +
-  Math.max(0, after.git - before.git) +
-  Math.max(0, after.podman - before.podman);
+  Math.max(0, after.children - before.children);
 console.log(
   leaked === 0 && unexpected === 0
     ? '  result                     no leaks'

@@ -8,6 +8,5 @@ if (major < 24) {
   );
   process.exit(1);
 }
-process.removeAllListeners('warning');
 const { main } = await import('../src/main.ts');
 await main();

@@ -19,6 +19,8 @@ export interface RunnerConfig {
   /** Operator flag for tests: allow git hosts that resolve to loopback addresses. */
   allowLoopbackGit: boolean;
   cloneTimeoutSecs: number;
+  /** How long `podman create` may take before it is killed and retried (see sandbox/container.ts). */
+  createTimeoutSecs: number;
   cpus: number;
   network: string;
   dnsServers: string[];
@@ -83,6 +85,7 @@ const KNOWN = new Set([
   'SCRAPER_DATA_DIR',
   'SCRAPER_ALLOW_LOOPBACK_GIT',
   'SCRAPER_CLONE_TIMEOUT',
+  'SCRAPER_CREATE_TIMEOUT',
   'SCRAPER_CPUS',
   'SCRAPER_NETWORK',
   'SCRAPER_DNS',
@@ -122,6 +125,7 @@ export function loadConfig(env: Env = process.env): RunnerConfig {
     nodeEnv: text(env, 'NODE_ENV', 'development'),
     allowLoopbackGit: flag(env, 'SCRAPER_ALLOW_LOOPBACK_GIT'),
     cloneTimeoutSecs: integer(env, 'SCRAPER_CLONE_TIMEOUT', 60, 1, 3600),
+    createTimeoutSecs: integer(env, 'SCRAPER_CREATE_TIMEOUT', 30, 1, 600),
     cpus: decimal(env, 'SCRAPER_CPUS', 1, 0.1, 64),
     network: text(env, 'SCRAPER_NETWORK', 'scraper-sandbox', /^[A-Za-z0-9][A-Za-z0-9_.-]*$/),
     dnsServers: dns,

@@ -250,7 +250,6 @@ export class RunManager {
     const entry = `/scraper/${request.entrypoint}`;
     run.phase = 'running';
     const container = startContainer(
-      config.podmanPath,
       {
         name: `chronomap-run-${run.runId}`,
         instanceLabel: this.instanceLabel,
@@ -266,11 +265,21 @@ export class RunManager {
         dnsServers: config.dnsServers,
         seccompProfile: config.seccompProfile,
       },
-      config.maxLogBytes,
+      {
+        podman: config.podmanPath,
+        maxLogBytes: config.maxLogBytes,
+        createTimeoutMs: config.createTimeoutSecs * 1000,
+      },
     );
     run.container = container;
     if (run.stopReason) container.stop(run.stopReason);
-    const timer = setTimeout(() => this.halt(run, 'timeout'), timeoutSecs * 1000);
+    // The scraper's time starts when its container does, not while it waits for its turn to
+    // be created (creation is serialised and bounded by its own watchdog).
+    let timer: NodeJS.Timeout | undefined;
+    let ended = false;
+    void container.started.then(() => {
+      if (!ended) timer = setTimeout(() => this.halt(run, 'timeout'), timeoutSecs * 1000);
+    });
     // The output cap is also checked while the scraper runs, so a runaway writer is stopped
     // long before it fills the disk (the fsize ulimit bounds each single file meanwhile).
     let checking = false;
@@ -283,24 +292,25 @@ export class RunManager {
         checking = false;
       }
     }, 200);
-    let ended;
+    let outcome;
     try {
-      ended = await container.result;
+      outcome = await container.result;
     } finally {
+      ended = true;
       clearTimeout(timer);
       clearInterval(watcher);
     }
     run.phase = 'collecting';
-    const { stdout, stderr, exitCode } = ended;
-    if (ended.engineError !== undefined) {
+    const { stdout, stderr, exitCode } = outcome;
+    if (outcome.engineError !== undefined) {
       throw new RunnerError(
         500,
         'SANDBOX_ERROR',
         'the container engine could not start the sandbox',
-        ended.engineError,
+        outcome.engineError,
       );
     }
-    switch (ended.stopReason ?? run.stopReason) {
+    switch (outcome.stopReason ?? run.stopReason) {
       case 'timeout':
         return finish({
           status: 'timeout',

@@ -1,7 +1,7 @@
 // Real podman: what a scraper can and cannot do inside the sandbox. Cases run concurrently up
 // to the harness's concurrency limit to keep the suite short on two cores.
 import { createServer } from 'node:net';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import t, { type Test } from 'tap';
 import { csvOf, csvRecords, makeHarness } from './support/harness.ts';
 
@@ -24,6 +24,9 @@ const hostService = createServer((socket) => socket.end('hello from the host\n')
 await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
 t.teardown(() => hostService.close());
 const servicePort = (hostService.address() as { port: number }).port;
+// The runner API itself, listening on every address as a deployed runner does.
+await h.app.listen({ port: 0, host: '0.0.0.0' });
+const runnerApiPort = (h.app.server.address() as { port: number }).port;
 const gateway = spawnSync(
   'podman',
   ['network', 'inspect', h.config.network, '--format', '{{range .Subnets}}{{.Gateway}}{{end}}'],
@@ -33,6 +36,36 @@ const hostAddress =
   spawnSync('sh', ['-c', "ip -4 route get 1.1.1.1 | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p'"], {
     encoding: 'utf8',
   }).stdout.trim() || '127.0.0.1';
+
+// An "internet" host: a network namespace of our own at 203.0.113.2 (TEST-NET-3, not a range
+// the firewall drops), routed through this host like any outside address.
+const wanNs = `chronomap-wan-${process.pid}`;
+const wanIf = `cmw${process.pid % 100000}`;
+const sh = (cmd: string) => spawnSync('sh', ['-c', cmd], { encoding: 'utf8' });
+sh(`ip netns add ${wanNs} && ip link add ${wanIf}a type veth peer name ${wanIf}b && ip link set ${wanIf}b netns ${wanNs} &&
+  ip addr add 203.0.113.1/24 dev ${wanIf}a && ip link set ${wanIf}a up &&
+  ip netns exec ${wanNs} sh -c 'ip addr add 203.0.113.2/24 dev ${wanIf}b && ip link set ${wanIf}b up && ip link set lo up && ip route add default via 203.0.113.1'`);
+const wanServer = spawn(
+  'ip',
+  [
+    'netns',
+    'exec',
+    wanNs,
+    '/usr/bin/python3',
+    '-c',
+    `
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("203.0.113.2", 8080)); s.listen()
+while True:
+    c, _ = s.accept(); c.sendall(b"hello from the outside"); c.close()
+`,
+  ],
+  { stdio: 'ignore' },
+);
+t.teardown(() => {
+  wanServer.kill('SIGKILL');
+  sh(`ip netns del ${wanNs}; ip link del ${wanIf}a 2>/dev/null`);
+});
 
 t.test(
   "control: a container on podman's default network (no firewall rules) reaches the stand-in service",
@@ -285,8 +318,8 @@ scenario('the host and its services are unreachable from the sandbox', async (t)
     [gateway, 5432],
     [hostAddress, 5432],
     ['127.0.0.1', 5432],
-    [gateway, h.config.port],
-    [hostAddress, h.config.port],
+    [gateway, runnerApiPort],
+    [hostAddress, runnerApiPort],
   ];
   const { body } = await h.run(
     py(`
@@ -308,6 +341,25 @@ output.save()
   t.equal(body.status, 'success', body.stderr);
   for (const [target, result] of csvRecords(body).slice(1))
     t.not(result, 'reachable', `${target}: ${result}`);
+});
+
+scenario('outbound traffic to an outside address is allowed', async (t) => {
+  const { body } = await h.run(
+    py(`
+import socket
+from chronomap.scraper import output
+for attempt in range(20):
+    try:
+        c = socket.create_connection(("203.0.113.2", 8080), timeout=3)
+        break
+    except ConnectionRefusedError:
+        import time; time.sleep(0.25)  # the stand-in host may still be starting
+output.write_row({"reply": c.recv(100).decode()})
+output.save()
+`),
+  );
+  t.equal(body.status, 'success', body.stderr);
+  t.same(csvRecords(body)[1], ['hello from the outside']);
 });
 
 scenario('packages cannot be installed at run time', async (t) => {

@@ -28,11 +28,12 @@ export interface ContainerResult {
 
 export interface RunningContainer {
   result: Promise<ContainerResult>;
+  /** Resolves when the container is created and about to start (the scraper's clock starts). */
+  started: Promise<void>;
   stop(reason: StopReason): void;
 }
 
 const COMMAND_TIMEOUT_MS = 30_000;
-const CREATE_TIMEOUT_MS = 30_000;
 
 /** Runs a podman command to completion, killed if it hangs past `timeoutMs`. */
 export function podmanCommand(
@@ -71,21 +72,34 @@ function serialised<T>(task: () => Promise<T>): Promise<T> {
   return next;
 }
 
-async function createContainer(podman: string, spec: SandboxSpec): Promise<string | undefined> {
+async function createContainer(
+  podman: string,
+  spec: SandboxSpec,
+  timeoutMs: number,
+): Promise<string | undefined> {
   const args = podmanCreateArgs(spec);
   let last = '';
   for (let attempt = 1; attempt <= 2; attempt++) {
-    const created = await serialised(() => podmanCommand(podman, args, CREATE_TIMEOUT_MS));
+    const created = await serialised(() => podmanCommand(podman, args, timeoutMs));
     if (created.code === 0) return undefined;
     if (!created.timedOut) return created.stderr.trim() || `podman create exited with ${created.code}`;
-    last = `podman create did not finish within ${CREATE_TIMEOUT_MS / 1000} s (killed after ${attempt} attempts)`;
+    last = `podman create did not finish within ${timeoutMs / 1000} s (killed after ${attempt} attempts)`;
   }
   return last;
 }
 
-export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: number): RunningContainer {
+export interface ContainerOptions {
+  podman: string;
+  maxLogBytes: number;
+  createTimeoutMs: number;
+}
+
+export function startContainer(spec: SandboxSpec, options: ContainerOptions): RunningContainer {
+  const { podman, maxLogBytes } = options;
   let stopReason: StopReason | undefined;
   let attached: ReturnType<typeof spawn> | undefined;
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
   const timers: NodeJS.Timeout[] = [];
 
   const stop = (reason: StopReason) => {
@@ -101,7 +115,7 @@ export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: n
   };
 
   const result = (async (): Promise<ContainerResult> => {
-    const createError = await createContainer(podman, spec);
+    const createError = await createContainer(podman, spec, options.createTimeoutMs);
     if (createError !== undefined) {
       await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
       return { exitCode: -1, stdout: '', stderr: '', stopReason, engineError: createError };
@@ -113,6 +127,7 @@ export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: n
     }
     const stdout = new CappedText(maxLogBytes);
     const stderr = new CappedText(maxLogBytes);
+    markStarted();
     const child = spawn(podman, ['start', '--attach', spec.name], {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -147,5 +162,5 @@ export function startContainer(podman: string, spec: SandboxSpec, maxLogBytes: n
       await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
     return { exitCode, stdout: stdout.text(), stderr: errText, stopReason, engineError };
   })();
-  return { result, stop };
+  return { result, started, stop };
 }

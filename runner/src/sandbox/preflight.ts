@@ -69,7 +69,6 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
   try {
     await writeEnvFile(workspace.envFile, {});
     const running = startContainer(
-      config.podmanPath,
       {
         name: `chronomap-probe-${randomUUID()}`,
         instanceLabel: 'probe',
@@ -85,7 +84,7 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
         dnsServers: config.dnsServers,
         seccompProfile: config.seccompProfile,
       },
-      64 * 1024,
+      { podman: config.podmanPath, maxLogBytes: 64 * 1024, createTimeoutMs: config.createTimeoutSecs * 1000 },
     );
     const result = await running.result;
     if (result.engineError !== undefined || result.exitCode !== 0) {
