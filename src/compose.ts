@@ -2,14 +2,22 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
-import { type Config, missingVariables } from './adapters/config/environment.ts';
+import { loadAccessPolicy } from './adapters/config/access-policy.ts';
+import { type Config, missingVariables, resolveSessionSecret } from './adapters/config/environment.ts';
+import type { AccountsDeps } from './adapters/http/accounts.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
+import { postgresFeatureFlagStore } from './adapters/postgres/feature-flag-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
+import { postgresRateLimitCounter } from './adapters/postgres/rate-limit-counter.ts';
+import { postgresSessionStore } from './adapters/postgres/session-store.ts';
+import { postgresUserStore } from './adapters/postgres/user-store.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
+import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
+import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
 // adapters and the use cases, and hands them to the HTTP app and the workers.
@@ -65,6 +73,7 @@ export async function composeServices(
 
   let http: FastifyInstance | undefined;
   if (roles.http) {
+    const accounts = composeAccounts(config, pool);
     http = await buildHttpApp(
       {
         version: VERSION,
@@ -73,6 +82,7 @@ export async function composeServices(
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
+        accounts,
       },
       { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes },
     );
@@ -87,6 +97,28 @@ export async function composeServices(
       await boss.stop({ graceful: true, timeout: 10_000 });
       await pool.end();
     },
+  };
+}
+
+/** Accounts, sessions, access policy, quotas and rate limits, all kept in Postgres. */
+export function composeAccounts(config: Config, pool: DatabasePool): AccountsDeps {
+  const users = postgresUserStore(pool);
+  const sessions = postgresSessionStore(pool);
+  const passwords = scryptPasswordHasher();
+  const policy = loadAccessPolicy(config.quotasFile);
+  const now = () => new Date();
+  return {
+    login: {
+      users,
+      sessions,
+      passwords,
+      tokens: hmacTokenSigner(resolveSessionSecret(config)),
+      rateLimits: postgresRateLimitCounter(pool),
+      policy,
+      now,
+    },
+    account: { users, sessions, passwords },
+    flags: postgresFeatureFlagStore(pool),
   };
 }
 

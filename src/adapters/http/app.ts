@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { HealthDeps } from '../../application/check-health.ts';
+import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from './accounts.ts';
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
@@ -12,6 +13,8 @@ import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 export type HttpDeps = {
   health: HealthDeps;
   version: string;
+  /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
+  accounts: AccountsDeps;
 };
 
 export type HttpOptions = {
@@ -53,6 +56,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   app.addSchema(ErrorBody);
   app.addSchema(HealthReportSchema);
   installErrorHandling(app);
+  // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
+  await installAccountHooks(app, deps.accounts);
 
   await app.register(swagger, {
     openapi: {
@@ -64,7 +69,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
           'Events on a map and a timeline. `/api/v1/*` is the stable public read API; other `/api/*` routes are internal ' +
           'and may change. Every error answers `{error, message?, details?, code?}`.',
       },
-      tags: [{ name: 'system', description: 'Health and service metadata' }],
+      tags: [
+        { name: 'system', description: 'Health and service metadata' },
+        { name: 'accounts', description: 'Login, registration and your own account (internal API)' },
+      ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
@@ -80,6 +88,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   }));
 
   await app.register(healthRoutes, { health: deps.health });
+  await registerAccountRoutes(app, deps.accounts);
   return app;
 }
 
