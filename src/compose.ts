@@ -10,14 +10,17 @@ import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
+import { postgresCollectionRepository } from './adapters/postgres/collection-repository.ts';
 import { postgresFeatureFlagStore } from './adapters/postgres/feature-flag-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
+import { postgresQuotaUsageStore } from './adapters/postgres/quota-usage-store.ts';
 import { postgresRateLimitCounter } from './adapters/postgres/rate-limit-counter.ts';
 import { postgresSessionStore } from './adapters/postgres/session-store.ts';
 import { postgresUserStore } from './adapters/postgres/user-store.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
 import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
+import { quotaService } from './application/quota-service.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
 // adapters and the use cases, and hands them to the HTTP app and the workers.
@@ -107,6 +110,7 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
   const passwords = scryptPasswordHasher();
   const policy = loadAccessPolicy(config.quotasFile);
   const now = () => new Date();
+  const quotas = quotaService({ usage: postgresQuotaUsageStore(pool), users, policy, now });
   return {
     login: {
       users,
@@ -119,6 +123,13 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
     },
     account: { users, sessions, passwords },
     flags: postgresFeatureFlagStore(pool),
+    quotas,
+    collections: {
+      repository: postgresCollectionRepository(pool),
+      passwords,
+      quotas,
+      defaultTrustLevel: policy.defaultTrustLevel,
+    },
   };
 }
 

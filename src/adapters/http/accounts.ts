@@ -1,11 +1,14 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
+import type { CollectionDeps } from '../../application/collection-documents.ts';
 import type { LoginDeps } from '../../application/log-in.ts';
 import type { AccountDeps } from '../../application/manage-account.ts';
 import type { FeatureFlagStore } from '../../ports/feature-flag-store.ts';
+import type { QuotaService } from '../../ports/quota-service.ts';
 import { installAuthentication } from './authentication.ts';
 import { installRateLimits } from './rate-limit.ts';
 import { authRoutes, authSchemas } from './routes/auth.ts';
+import { collectionRoutes, collectionSchemas } from './routes/collections.ts';
 import { UserSchema } from './schemas.ts';
 
 // Accounts, access control, quotas and rate limits as one HTTP area: the cross-cutting hooks
@@ -15,13 +18,15 @@ export type AccountsDeps = {
   login: LoginDeps;
   account: AccountDeps;
   flags: FeatureFlagStore;
+  collections: CollectionDeps;
+  quotas: QuotaService;
 };
 
 /** Hooks that every route sees; call before registering any route plugin. */
 export async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
   await app.register(cookie);
   app.addSchema(UserSchema);
-  for (const schema of authSchemas) app.addSchema(schema);
+  for (const schema of [...authSchemas, ...collectionSchemas]) app.addSchema(schema);
   installAuthentication(app, deps.login);
   installRateLimits(app, { counter: deps.login.rateLimits, policy: deps.login.policy, now: deps.login.now });
 }
@@ -33,4 +38,5 @@ export async function registerAccountRoutes(app: FastifyInstance, deps: Accounts
     flags: deps.flags,
     defaultTrustLevel: deps.login.policy.defaultTrustLevel,
   });
+  await app.register(collectionRoutes, deps.collections);
 }

@@ -72,6 +72,11 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
       tags: [
         { name: 'system', description: 'Health and service metadata' },
         { name: 'accounts', description: 'Login, registration and your own account (internal API)' },
+        {
+          name: 'collections',
+          description:
+            'Payload CMS-style collection endpoints with collection-level access control (internal API)',
+        },
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
