@@ -56,8 +56,8 @@ t.test('malformed input is a ValidationError naming the problem', async (t) => {
     [{ [`where${'[or][0]'.repeat(8)}[title][equals]`]: 'x' }, /too deeply/],
   ];
   for (const [query, message] of cases) {
-    t.throws(() => parse(query), ValidationError, Object.keys(query)[0]);
-    t.throws(() => parse(query), { message }, Object.keys(query)[0]);
+    t.throws(() => parse(query), ValidationError, Object.keys(query)[0] ?? '');
+    t.throws(() => parse(query), { message }, Object.keys(query)[0] ?? '');
   }
   const many = Object.fromEntries(
     Array.from({ length: 51 }, (_, i) => [`where[or][${i}][id][equals]`, String(i)]),
