@@ -7,6 +7,7 @@ import { parse, stringify } from 'yaml';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
+import type { QuotaName } from '../../src/domain/quotas.ts';
 import type { Role, TrustLevel } from '../../src/domain/users.ts';
 import { testApp } from './app.ts';
 import type { TestDatabase } from './database.ts';
@@ -20,7 +21,7 @@ export const PASSWORD = 'correct horse battery staple';
 // Cheap scrypt parameters for fixtures; the stored hash carries them, so login verifies quickly.
 const fastHasher = scryptPasswordHasher({ N: 1024 });
 
-type RawPolicy = Record<string, unknown> & { quotas: Record<string, { levels: Record<number, unknown> }> };
+type RawPolicy = Record<string, unknown> & { quotas: Record<QuotaName, { levels: Record<number, unknown> }> };
 
 /** A quotas file: config/quotas.yaml with generous login limits, changed by `change`. */
 export function policyFile(t: Test, change: (policy: RawPolicy) => void = () => {}): string {

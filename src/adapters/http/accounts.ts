@@ -9,6 +9,7 @@ import { installAuthentication } from './authentication.ts';
 import { installRateLimits } from './rate-limit.ts';
 import { authRoutes, authSchemas } from './routes/auth.ts';
 import { collectionRoutes, collectionSchemas } from './routes/collections.ts';
+import { quotaRoutes } from './routes/quotas.ts';
 import { UserSchema } from './schemas.ts';
 
 // Accounts, access control, quotas and rate limits as one HTTP area: the cross-cutting hooks
@@ -39,4 +40,5 @@ export async function registerAccountRoutes(app: FastifyInstance, deps: Accounts
     defaultTrustLevel: deps.login.policy.defaultTrustLevel,
   });
   await app.register(collectionRoutes, deps.collections);
+  await app.register(quotaRoutes, { quotas: deps.quotas, now: deps.login.now });
 }
