@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { isUnlimited } from '../../../domain/access.ts';
-import { nextDailyReset, type QuotaName } from '../../../domain/quotas.ts';
+import { nextDailyReset, QUOTA_NAMES, type QuotaName } from '../../../domain/quotas.ts';
 import type { QuotaService, QuotaStatus } from '../../../ports/quota-service.ts';
 import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
@@ -28,16 +28,7 @@ const CeilingEarlier = Type.Object({
   description: Type.String(),
 });
 
-const COUNTED: QuotaName[] = [
-  'fileUploadsPerDay',
-  'urlFetchesPerDay',
-  'importJobsPerDay',
-  'activeSchedules',
-  'totalEvents',
-  'eventsPerImport',
-  'scraperRepos',
-  'scraperRunsPerDay',
-];
+const COUNTED = QUOTA_NAMES.filter((name) => name !== 'maxFileSizeMB');
 
 const shape = <
   T extends typeof Counted | typeof CountedEarlier,
