@@ -9,6 +9,7 @@ import { installAuthentication } from './authentication.ts';
 import { installRateLimits } from './rate-limit.ts';
 import { authRoutes, authSchemas } from './routes/auth.ts';
 import { collectionRoutes, collectionSchemas } from './routes/collections.ts';
+import { featureFlagRoutes, featureFlagSchemas } from './routes/feature-flags.ts';
 import { quotaRoutes } from './routes/quotas.ts';
 import { UserSchema } from './schemas.ts';
 
@@ -27,7 +28,7 @@ export type AccountsDeps = {
 export async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
   await app.register(cookie);
   app.addSchema(UserSchema);
-  for (const schema of [...authSchemas, ...collectionSchemas]) app.addSchema(schema);
+  for (const schema of [...authSchemas, ...collectionSchemas, ...featureFlagSchemas]) app.addSchema(schema);
   installAuthentication(app, deps.login);
   installRateLimits(app, { counter: deps.login.rateLimits, policy: deps.login.policy, now: deps.login.now });
 }
@@ -41,4 +42,5 @@ export async function registerAccountRoutes(app: FastifyInstance, deps: Accounts
   });
   await app.register(collectionRoutes, deps.collections);
   await app.register(quotaRoutes, { quotas: deps.quotas, now: deps.login.now });
+  await app.register(featureFlagRoutes, { flags: deps.flags });
 }
