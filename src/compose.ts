@@ -111,12 +111,13 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
   const policy = loadAccessPolicy(config.quotasFile);
   const now = () => new Date();
   const quotas = quotaService({ usage: postgresQuotaUsageStore(pool), users, policy, now });
+  const secret = resolveSessionSecret(config);
   return {
     login: {
       users,
       sessions,
       passwords,
-      tokens: hmacTokenSigner(resolveSessionSecret(config)),
+      tokens: hmacTokenSigner(secret),
       rateLimits: postgresRateLimitCounter(pool),
       policy,
       now,
@@ -130,6 +131,7 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
       quotas,
       defaultTrustLevel: policy.defaultTrustLevel,
     },
+    csrfSecret: secret,
   };
 }
 

@@ -4,6 +4,7 @@ import type { CollectionDeps } from '../../application/collection-documents.ts';
 import type { LoginDeps } from '../../application/log-in.ts';
 import type { AccountDeps } from '../../application/manage-account.ts';
 import type { FeatureFlagStore } from '../../ports/feature-flag-store.ts';
+import { dashboardRoutes } from '../admin/dashboard.ts';
 import type { QuotaService } from '../../ports/quota-service.ts';
 import { installAuthentication } from './authentication.ts';
 import { installRateLimits } from './rate-limit.ts';
@@ -22,6 +23,8 @@ export type AccountsDeps = {
   flags: FeatureFlagStore;
   collections: CollectionDeps;
   quotas: QuotaService;
+  /** Keys the dashboard's CSRF tokens (derived from SESSION_SECRET). */
+  csrfSecret: string;
 };
 
 /** Hooks that every route sees; call before registering any route plugin. */
@@ -43,4 +46,11 @@ export async function registerAccountRoutes(app: FastifyInstance, deps: Accounts
   await app.register(collectionRoutes, deps.collections);
   await app.register(quotaRoutes, { quotas: deps.quotas, now: deps.login.now });
   await app.register(featureFlagRoutes, { flags: deps.flags });
+  await app.register(dashboardRoutes, {
+    login: deps.login,
+    collections: deps.collections,
+    flags: deps.flags,
+    quotas: deps.quotas,
+    csrfSecret: deps.csrfSecret,
+  });
 }
