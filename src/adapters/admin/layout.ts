@@ -22,6 +22,8 @@ h2 { font-size:1.15rem; margin:2rem 0 .75rem; }
 .stats { display:grid; grid-template-columns:repeat(auto-fit, minmax(180px, 1fr)); gap:1rem; }
 .stat { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:1rem 1.25rem; }
 .stat b { display:block; font-size:1.8rem; }
+a.stat { text-decoration:none; color:inherit; }
+a.stat:hover { border-color:var(--accent); }
 .stat span { color:var(--muted); }
 table { width:100%; border-collapse:collapse; background:var(--card); border:1px solid var(--line); border-radius:10px; overflow:hidden; }
 th, td { text-align:left; padding:.6rem .8rem; border-bottom:1px solid var(--line); vertical-align:middle; }
@@ -31,14 +33,16 @@ tr:last-child td { border-bottom:0; }
 .badge { display:inline-block; padding:.1rem .55rem; border-radius:999px; font-size:.8em; font-weight:600; }
 .badge.public { background:var(--ok-bg); color:var(--ok); }
 .badge.private { background:#fff3c4; color:#8d6100; }
-.badge.admin { background:#e0e8f9; color:#243b53; }
+.badge.on { background:var(--ok-bg); color:var(--ok); }
+.badge.off { background:#e4e7eb; color:#52606d; }
+.flags div { padding:.3rem 0; }
 form.inline { display:flex; gap:.5rem; align-items:center; margin:0; flex-wrap:wrap; }
 form.stack { display:grid; gap:.9rem; max-width:520px; }
 label { display:grid; gap:.3rem; font-weight:600; font-size:.92em; }
 label.check { display:flex; gap:.6rem; align-items:flex-start; font-weight:400; }
 label.check input { margin-top:.3rem; }
 input[type=text], input[type=email], input[type=password], textarea, select {
-  font:inherit; padding:.5rem .65rem; border:1px solid #bcccdc; border-radius:6px; background:#fff; width:100%; }
+  font:inherit; font-weight:400; padding:.5rem .65rem; border:1px solid #bcccdc; border-radius:6px; background:#fff; width:100%; }
 select.small { width:auto; padding:.3rem .5rem; }
 textarea { min-height:5rem; }
 button { font:inherit; font-weight:600; padding:.5rem 1rem; border-radius:6px; border:1px solid var(--accent); background:var(--accent); color:var(--accent-ink); cursor:pointer; }

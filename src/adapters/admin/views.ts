@@ -41,11 +41,12 @@ export function overviewView(
       <div class="stat"><b>${counts.events}</b><span>events</span></div>
     </div>
     <h2>Feature flags</h2>
-    <div class="card">
+    <div class="card flags">
       ${FEATURE_FLAG_NAMES.map(
         (name) =>
           html`<div>
-            ${flags[name] ? '✅' : '⛔'} <b>${name}</b>
+            ${flags[name] ? html`<span class="badge on">on</span>` : html`<span class="badge off">off</span>`}
+            <b>${name}</b>
             <span class="muted">— ${FEATURE_FLAGS[name].description}</span>
           </div>`,
       )}
