@@ -155,7 +155,14 @@ export async function createDocument(
       break;
     }
   }
-  const id = await deps.repository.insert(collection, values);
+  let id: number;
+  try {
+    id = await deps.repository.insert(collection, values);
+  } catch (error) {
+    // The event was counted before the insert; one that was never stored gives its unit back.
+    if (collection === 'events' && viewer) await deps.quotas.release(viewer.id, 'totalEvents', 1);
+    throw error;
+  }
   return findDocument(deps, collection, viewer, id);
 }
 

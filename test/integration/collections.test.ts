@@ -153,6 +153,17 @@ t.test('collections API in Payload conventions', async (t) => {
       eventTimestamp: '2024-05-01T12:00:00.000Z',
       isValid: true,
     });
+    const again = await ownerApi('POST', '/api/events', {
+      dataset: datasetId,
+      uniqueId: 'e-1',
+      eventTimestamp: '2024-05-02T12:00:00Z',
+    });
+    t.equal(again.statusCode, 409, 'a uniqueId is stored once per dataset');
+    t.match(
+      (await ownerApi('GET', '/api/quotas')).json().quotas.totalEvents,
+      { used: 1 },
+      'the refused event gave its unit back',
+    );
     const events = await ownerApi('GET', '/api/events?where[eventTimestamp][less_than]=2025-01-01');
     t.equal(events.json().totalDocs, 1);
 
