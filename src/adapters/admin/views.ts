@@ -148,6 +148,25 @@ function pager(base: string, paging: { page: number; totalPages: number }): Html
   </p>`;
 }
 
+function table(headers: string[], rows: Html[], empty: string): Html {
+  return html`<table>
+    <thead>
+      <tr>
+        ${headers.map((header) => html`<th>${header}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${
+        rows.length === 0
+          ? html`<tr>
+              <td colspan="${headers.length}" class="muted">${empty}</td>
+            </tr>`
+          : rows
+      }
+    </tbody>
+  </table>`;
+}
+
 function describedFields(values: Record<string, unknown>): Html {
   return html`<div class="row">
       <label
@@ -178,37 +197,22 @@ export function catalogsView(
   datasetCounts: Map<number, number>,
 ): Html {
   return html`<h1>Catalogs</h1>
-    <table>
-      <thead>
-        <tr>
-          <th>Title</th>
-          <th>Slug</th>
-          <th>Visibility</th>
-          <th>Datasets</th>
-          <th>Owner</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          catalogs.length === 0
-            ? html`<tr>
-                <td colspan="5" class="muted">No catalogs yet.</td>
-              </tr>`
-            : catalogs.map(
-                (c) =>
-                  html`<tr>
-                    <td><a href="/dashboard/catalogs/${c.id}">${c.title}</a></td>
-                    <td class="muted">${c.slug}</td>
-                    <td>${visibility(c.isPublic)}</td>
-                    <td>${datasetCounts.get(c.id) ?? 0}</td>
-                    <td class="muted">
-                      ${typeof c.createdBy === 'number' ? (owners.get(c.createdBy) ?? `#${c.createdBy}`) : '—'}
-                    </td>
-                  </tr>`,
-              )
-        }
-      </tbody>
-    </table>
+    ${table(
+      ['Title', 'Slug', 'Visibility', 'Datasets', 'Owner'],
+      catalogs.map(
+        (c) =>
+          html`<tr>
+            <td><a href="/dashboard/catalogs/${c.id}">${c.title}</a></td>
+            <td class="muted">${c.slug}</td>
+            <td>${visibility(c.isPublic)}</td>
+            <td>${datasetCounts.get(c.id) ?? 0}</td>
+            <td class="muted">
+              ${typeof c.createdBy === 'number' ? (owners.get(c.createdBy) ?? `#${c.createdBy}`) : '—'}
+            </td>
+          </tr>`,
+      ),
+      'No catalogs yet.',
+    )}
     <h2>New catalog</h2>
     <form method="post" action="/dashboard/catalogs" class="card stack">
       ${csrfField(csrf)} ${describedFields({})}
@@ -224,44 +228,27 @@ export function catalogView(csrf: string, catalog: Doc, datasets: Doc[]): Html {
       <div class="actions"><button type="submit">Save catalog</button></div>
     </form>
     <h2>Datasets</h2>
-    <table>
-      <thead>
-        <tr>
-          <th>Title</th>
-          <th>Slug</th>
-          <th>Visibility</th>
-          <th></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          datasets.length === 0
-            ? html`<tr>
-                <td colspan="4" class="muted">No datasets yet.</td>
-              </tr>`
-            : datasets.map(
-                (d) =>
-                  html`<tr>
-                    <td><a href="/dashboard/datasets/${d.id}">${d.title}</a></td>
-                    <td class="muted">${d.slug}</td>
-                    <td>${visibility(d.isPublic)}</td>
-                    <td>
-                      <form method="post" action="/dashboard/datasets/${d.id}/visibility" class="inline">
-                        ${csrfField(csrf)}<input
-                          type="hidden"
-                          name="isPublic"
-                          value="${d.isPublic ? 'off' : 'on'}"
-                        />
-                        <button type="submit" class="secondary small">
-                          Make ${d.isPublic ? 'private' : 'public'}
-                        </button>
-                      </form>
-                    </td>
-                  </tr>`,
-              )
-        }
-      </tbody>
-    </table>
+    ${table(
+      ['Title', 'Slug', 'Visibility', ''],
+      datasets.map(
+        (d) =>
+          html`<tr>
+            <td><a href="/dashboard/datasets/${d.id}">${d.title}</a></td>
+            <td class="muted">${d.slug}</td>
+            <td>${visibility(d.isPublic)}</td>
+            <td>
+              <form method="post" action="/dashboard/datasets/${d.id}/visibility" class="inline">
+                ${csrfField(csrf)}
+                <input type="hidden" name="isPublic" value="${d.isPublic ? 'off' : 'on'}" />
+                <button type="submit" class="secondary small">
+                  Make ${d.isPublic ? 'private' : 'public'}
+                </button>
+              </form>
+            </td>
+          </tr>`,
+      ),
+      'No datasets yet.',
+    )}
     <h2>New dataset</h2>
     <form method="post" action="/dashboard/catalogs/${catalog.id}/datasets" class="card stack">
       ${csrfField(csrf)} ${describedFields({ isPublic: true })}
