@@ -21,6 +21,7 @@ import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
 import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
 import { quotaService } from './application/quota-service.ts';
+import type { QuotaService } from './ports/quota-service.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
 // adapters and the use cases, and hands them to the HTTP app and the workers.
@@ -103,6 +104,19 @@ export async function composeServices(
   };
 }
 
+/**
+ * The QuotaService for any process (workers included): `consume(userId, quota, amount)` and friends,
+ * with limits from the quotas file and usage in Postgres.
+ */
+export function composeQuotas(config: Config, pool: DatabasePool): QuotaService {
+  return quotaService({
+    usage: postgresQuotaUsageStore(pool),
+    users: postgresUserStore(pool),
+    policy: loadAccessPolicy(config.quotasFile),
+    now: () => new Date(),
+  });
+}
+
 /** Accounts, sessions, access policy, quotas and rate limits, all kept in Postgres. */
 export function composeAccounts(config: Config, pool: DatabasePool): AccountsDeps {
   const users = postgresUserStore(pool);
@@ -110,7 +124,7 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
   const passwords = scryptPasswordHasher();
   const policy = loadAccessPolicy(config.quotasFile);
   const now = () => new Date();
-  const quotas = quotaService({ usage: postgresQuotaUsageStore(pool), users, policy, now });
+  const quotas = composeQuotas(config, pool);
   const secret = resolveSessionSecret(config);
   return {
     login: {
