@@ -42,6 +42,13 @@ t.test('anonymous /api/v1 calls are limited per IP, with the spec body and heade
   t.equal(limited.headers['x-ratelimit-limit'], '3');
   t.equal(limited.headers['x-ratelimit-reset'], body.retryAfter);
   t.equal((await call('203.0.113.8')).statusCode, 200, 'another IP has its own count');
+  const register = await app.inject({
+    method: 'POST',
+    url: '/api/auth/register',
+    remoteAddress: '203.0.113.7',
+    payload: { email: 'late@example.org', password: 'long enough password' },
+  });
+  t.equal(register.statusCode, 429, 'registration shares the anonymous budget of its IP');
   t.equal(
     (await app.inject({ method: 'GET', url: '/api/health' })).statusCode,
     200,

@@ -152,6 +152,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/auth/register',
     {
+      // Each registration costs a password hash: anonymous callers get the per-IP request windows.
+      config: { rateLimit: true },
       schema: {
         tags,
         summary: 'Create an account (enumeration-safe)',
@@ -160,7 +162,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
           'New accounts start at the default trust level of config/quotas.yaml.',
         querystring: NoQuery,
         body: Credentials,
-        response: { 200: MessageSchema, ...errorResponses(400, 403) },
+        response: { 200: MessageSchema, ...errorResponses(400, 403, 429) },
       },
     },
     async (request) => {
