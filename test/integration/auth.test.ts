@@ -2,8 +2,15 @@ import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { hmacTokenSigner } from '../../src/adapters/security/hmac-token-signer.ts';
+import { buildHttpApp } from '../../src/adapters/http/app.ts';
 import { REGISTRATION_MESSAGE } from '../../src/application/register-account.ts';
+import { composeAccounts } from '../../src/compose.ts';
+import { testConfig } from '../helpers/app.ts';
 import { accountsApp, PASSWORD, TEST_SESSION_SECRET } from '../helpers/accounts.ts';
+
+const unused = () => {
+  throw new Error('not called by these tests');
+};
 
 t.test('login, me and logout', async (t) => {
   const { app, createUser } = await accountsApp(t);
@@ -49,18 +56,33 @@ t.test('login, me and logout', async (t) => {
     t.same(me.json(), { user: null });
   });
 
-  t.test('Secure cookie when served over HTTPS (behind a proxy)', async (t) => {
-    const { app: proxied, createUser: create } = await accountsApp(t);
+  t.test('Secure cookie when served over HTTPS (behind a trusted proxy)', async (t) => {
+    const { db, createUser: create } = await accountsApp(t);
     const other = await create();
-    // trustProxy is off: x-forwarded-proto is ignored, so test the flag through the protocol getter.
-    const response = await proxied.inject({
-      method: 'POST',
-      url: '/api/users/login',
-      payload: { email: other.email, password: PASSWORD },
-      headers: { 'x-forwarded-proto': 'https' },
-    });
-    t.equal(response.statusCode, 200);
-    t.notOk(response.cookies[0]?.secure, 'an untrusted forwarded header does not make it Secure');
+    const loginOver = async (trustProxy: boolean) => {
+      const proxied = await buildHttpApp(
+        {
+          version: 'test',
+          health: {
+            database: { ping: unused, postgis: unused, pendingMigrations: unused },
+            environment: { missingVariables: () => [] },
+          },
+          accounts: composeAccounts(testConfig({ sessionSecret: TEST_SESSION_SECRET }), db.pool),
+        },
+        { logLevel: 'silent', bodyLimitBytes: 1024 * 1024, trustProxy },
+      );
+      t.teardown(() => proxied.close());
+      const response = await proxied.inject({
+        method: 'POST',
+        url: '/api/users/login',
+        payload: { email: other.email, password: PASSWORD },
+        headers: { 'x-forwarded-proto': 'https' },
+      });
+      t.equal(response.statusCode, 200);
+      return response.cookies.find((c) => c.name === 'payload-token');
+    };
+    t.equal((await loginOver(true))?.secure, true, 'HTTPS at the proxy: Secure');
+    t.notOk((await loginOver(false))?.secure, 'an untrusted forwarded header does not make it Secure');
   });
 
   t.test('logout revokes the token and clears the cookie', async (t) => {

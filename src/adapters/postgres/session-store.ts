@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from 'typebox';
-import type { TrustLevel } from '../../domain/users.ts';
 import type { SessionStore } from '../../ports/session-store.ts';
 import { type DatabasePool, row, sql } from './database.ts';
+import { toStoredUser } from './user-store.ts';
 
 const SessionUser = Type.Object({
   id: Type.Number(),
@@ -29,9 +29,7 @@ export function postgresSessionStore(pool: DatabasePool): SessionStore {
         select u.id, u.email, u.role, u.trust_level
         from sessions s join users u on u.id = s.user_id
         where s.id = ${sessionId} and s.revoked_at is null and s.expires_at > now()`);
-      return found
-        ? { id: found.id, email: found.email, role: found.role, trustLevel: found.trust_level as TrustLevel }
-        : null;
+      return found ? toStoredUser(found) : null;
     },
     async revoke(sessionId) {
       await pool.query(sql.unsafe`

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { TrustLevel } from '../../domain/users.ts';
-import type { DeletionSummary, UserStore, UserWithPassword } from '../../ports/user-store.ts';
+import type { DeletionSummary, StoredUser, UserStore, UserWithPassword } from '../../ports/user-store.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 
 const RoleSchema = Type.Union([Type.Literal('admin'), Type.Literal('user')]);
@@ -28,20 +28,19 @@ const SummaryRow = Type.Object({
   sessions: Type.Number(),
 });
 
-function toUser(stored: {
-  id: number;
-  email: string;
-  role: 'admin' | 'user';
-  trust_level: number;
-  password_hash: string;
-}): UserWithPassword {
+type UserColumns = { id: number; email: string; role: 'admin' | 'user'; trust_level: number };
+
+export function toStoredUser(stored: UserColumns): StoredUser {
   return {
     id: stored.id,
     email: stored.email,
     role: stored.role,
     trustLevel: stored.trust_level as TrustLevel,
-    passwordHash: stored.password_hash,
   };
+}
+
+function toUser(stored: UserColumns & { password_hash: string }): UserWithPassword {
+  return { ...toStoredUser(stored), passwordHash: stored.password_hash };
 }
 
 export function postgresUserStore(pool: DatabasePool): UserStore {
@@ -66,13 +65,7 @@ export function postgresUserStore(pool: DatabasePool): UserStore {
               trust_level = excluded.trust_level,
               updated_at = now()
         returning id, email, role, trust_level, (xmax = 0) as created`);
-      return {
-        id: stored.id,
-        email: stored.email,
-        role: stored.role,
-        trustLevel: stored.trust_level as TrustLevel,
-        created: stored.created,
-      };
+      return { ...toStoredUser(stored), created: stored.created };
     },
     async createIfAbsent(user) {
       const inserted = await pool.maybeOne(sql.type(row(Type.Object({ id: Type.Number() })))`
