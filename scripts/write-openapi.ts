@@ -4,8 +4,9 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../src/adapters/config/environment.ts';
 import { buildHttpApp } from '../src/adapters/http/app.ts';
-import { VERSION } from '../src/compose.ts';
 import type { EventReader } from '../src/ports/event-reader.ts';
+import type { DatabasePool } from '../src/adapters/postgres/database.ts';
+import { composeAccounts, VERSION } from '../src/compose.ts';
 
 const unused = () => {
   throw new Error('not called while generating the document');
@@ -30,6 +31,8 @@ const app = await buildHttpApp(
       currentUserId: () => null,
       schedules: new Proxy({}, { get: () => unused }) as never,
     },
+    // Adapters only keep the pool; nothing queries it while the document is generated.
+    accounts: composeAccounts(loadConfig({ NODE_ENV: 'test' }), {} as DatabasePool),
   },
   { logLevel: 'silent', bodyLimitBytes: loadConfig({}).bodyLimitBytes },
 );

@@ -3,9 +3,11 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { systemClock } from './adapters/clock/system-clock.ts';
-import { type Config, missingVariables } from './adapters/config/environment.ts';
 import { localSourceFiles } from './adapters/files/local-source-files.ts';
 import { buildGeocoder } from './adapters/geocoding/build-geocoder.ts';
+import { loadAccessPolicy } from './adapters/config/access-policy.ts';
+import { type Config, missingVariables, resolveSessionSecret } from './adapters/config/environment.ts';
+import type { AccountsDeps } from './adapters/http/accounts.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
 import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
 import { cronerSchedule } from './adapters/jobs/croner-schedule.ts';
@@ -22,6 +24,16 @@ import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { unlimitedQuotaGate } from './adapters/quotas/unlimited-quota-gate.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
+import { postgresCollectionRepository } from './adapters/postgres/collection-repository.ts';
+import { postgresFeatureFlagStore } from './adapters/postgres/feature-flag-store.ts';
+import { postgresQuotaUsageStore } from './adapters/postgres/quota-usage-store.ts';
+import { postgresRateLimitCounter } from './adapters/postgres/rate-limit-counter.ts';
+import { postgresSessionStore } from './adapters/postgres/session-store.ts';
+import { postgresUserStore } from './adapters/postgres/user-store.ts';
+import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
+import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
+import { quotaService } from './application/quota-service.ts';
+import type { QuotaService } from './ports/quota-service.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
 // adapters and the use cases, and hands them to the HTTP app and the workers.
@@ -116,6 +128,7 @@ export async function composeServices(
 
   let http: FastifyInstance | undefined;
   if (roles.http) {
+    const accounts = composeAccounts(config, pool);
     http = await buildHttpApp(
       {
         version: VERSION,
@@ -138,6 +151,7 @@ export async function composeServices(
           currentUserId: () => null,
           schedules: scheduleDeps,
         },
+        accounts,
       },
       { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes },
     );
@@ -152,6 +166,51 @@ export async function composeServices(
       await boss.stop({ graceful: true, timeout: 10_000 });
       await pool.end();
     },
+  };
+}
+
+/**
+ * The QuotaService for any process (workers included): `consume(userId, quota, amount)` and friends,
+ * with limits from the quotas file and usage in Postgres.
+ */
+export function composeQuotas(config: Config, pool: DatabasePool): QuotaService {
+  return quotaService({
+    usage: postgresQuotaUsageStore(pool),
+    users: postgresUserStore(pool),
+    policy: loadAccessPolicy(config.quotasFile),
+    now: () => new Date(),
+  });
+}
+
+/** Accounts, sessions, access policy, quotas and rate limits, all kept in Postgres. */
+export function composeAccounts(config: Config, pool: DatabasePool): AccountsDeps {
+  const users = postgresUserStore(pool);
+  const sessions = postgresSessionStore(pool);
+  const passwords = scryptPasswordHasher();
+  const policy = loadAccessPolicy(config.quotasFile);
+  const now = () => new Date();
+  const quotas = composeQuotas(config, pool);
+  const secret = resolveSessionSecret(config);
+  return {
+    login: {
+      users,
+      sessions,
+      passwords,
+      tokens: hmacTokenSigner(secret),
+      rateLimits: postgresRateLimitCounter(pool),
+      policy,
+      now,
+    },
+    account: { users, sessions, passwords },
+    flags: postgresFeatureFlagStore(pool),
+    quotas,
+    collections: {
+      repository: postgresCollectionRepository(pool),
+      passwords,
+      quotas,
+      defaultTrustLevel: policy.defaultTrustLevel,
+    },
+    csrfSecret: secret,
   };
 }
 

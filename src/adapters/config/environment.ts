@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type IngestConfig, loadIngestConfig } from './ingest-config.ts';
@@ -26,6 +28,8 @@ export type Config = {
   bodyLimitBytes: number;
   /** Ingestion: retry policy, upload size limit, batch size, geocoder (see ingest-config.ts). */
   ingest: IngestConfig;
+  /** Quotas, rate limits and the default trust level (QUOTAS_CONFIG; default config/quotas.yaml). */
+  quotasFile: string;
 };
 
 export type ConfigProblem = { variable: string; problem: string };
@@ -74,6 +78,11 @@ export function loadConfig(env: Env = process.env): Config {
     scraperApiKey: read('SCRAPER_API_KEY', minLength(16), undefined),
     bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
     ingest: loadIngestConfig(read),
+    quotasFile: read(
+      'QUOTAS_CONFIG',
+      (raw) => path.resolve(raw),
+      path.join(projectRoot, 'config', 'quotas.yaml'),
+    ),
   };
 
   for (const variable of missingVariables(config)) {
@@ -92,6 +101,33 @@ export function missingVariables(config: Config): string[] {
   if (config.nodeEnv === 'production' && !config.databaseUrl) missing.push('DATABASE_URL');
   if (config.scraperRunnerUrl && !config.scraperApiKey) missing.push('SCRAPER_API_KEY');
   return missing;
+}
+
+/**
+ * SESSION_SECRET, or outside production a secret generated once and kept in
+ * `<dataDir>/session-secret` (so tokens survive restarts). Production must set it.
+ */
+export function resolveSessionSecret(config: Config): string {
+  if (config.sessionSecret) return config.sessionSecret;
+  if (config.nodeEnv === 'production')
+    throw new ConfigError([{ variable: 'SESSION_SECRET', problem: requiredBecause('SESSION_SECRET') }]);
+  const file = path.join(config.dataDir, 'session-secret');
+  mkdirSync(config.dataDir, { recursive: true });
+  // Written aside then linked into place: when several processes start at once, exactly one link
+  // succeeds and nobody ever reads a half-written file.
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(draft, randomBytes(32).toString('base64url'), { mode: 0o600 });
+  try {
+    linkSync(draft, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(draft);
+  }
+  const secret = readFileSync(file, 'utf8').trim();
+  if (secret.length < 32)
+    throw new Error(`${file} holds a secret shorter than 32 characters; delete it to regenerate`);
+  return secret;
 }
 
 function requiredBecause(variable: string): string {

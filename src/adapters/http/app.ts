@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { HealthDeps } from '../../application/check-health.ts';
+import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from './accounts.ts';
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
@@ -17,8 +18,11 @@ import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 export type HttpDeps = {
   health: HealthDeps;
   version: string;
-  readApi: ReadApiDeps;
-  ingest: IngestHttpDeps;
+  /** Feature areas are optional so a test (or a slimmer process) can build the app with only what it needs. */
+  readApi?: ReadApiDeps;
+  ingest?: IngestHttpDeps;
+  /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
+  accounts: AccountsDeps;
 };
 
 export type HttpOptions = {
@@ -61,6 +65,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   app.addSchema(HealthReportSchema);
   for (const schema of INGEST_SHARED_SCHEMAS) app.addSchema(schema);
   installErrorHandling(app);
+  // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
+  await installAccountHooks(app, deps.accounts);
 
   await app.register(swagger, {
     openapi: {
@@ -80,6 +86,12 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
           name: 'ingestion',
           description: 'File uploads, the staged ingestion pipeline, progress and recovery',
         },
+        { name: 'accounts', description: 'Login, registration and your own account (internal API)' },
+        {
+          name: 'collections',
+          description:
+            'Payload CMS-style collection endpoints with collection-level access control (internal API)',
+        },
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -96,10 +108,13 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   }));
 
   await app.register(healthRoutes, { health: deps.health });
-  await app.register(v1EventRoutes, deps.readApi);
-  await app.register(ingestRoutes, { ingest: deps.ingest });
-  await app.register(ingestJobRoutes, { ingest: deps.ingest });
-  await app.register(scheduledIngestRoutes, { ingest: deps.ingest });
+  if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
+  if (deps.ingest) {
+    await app.register(ingestRoutes, { ingest: deps.ingest });
+    await app.register(ingestJobRoutes, { ingest: deps.ingest });
+    await app.register(scheduledIngestRoutes, { ingest: deps.ingest });
+  }
+  await registerAccountRoutes(app, deps.accounts);
   return app;
 }
 

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, type DomainErrorKind, ValidationError } from '../../domain/errors.ts';
+import { RateLimitedError } from '../../domain/rate-limits.ts';
 import { type ErrorBodyShape, reasonPhrase } from './error-body.ts';
+import { sendRateLimited } from './rate-limit.ts';
 
 // One place turns every failure into the spec's error body. Domain errors map to statuses here
 // (never the other way round); anything unexpected is a 500 that reveals nothing internal.
@@ -18,6 +20,8 @@ const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // The spec gives rate limits their own body and headers.
+    if (error instanceof RateLimitedError) return sendRateLimited(reply, error);
     const { status, body } = toErrorResponse(error);
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ status, code: body.code }, body.message ?? body.error);

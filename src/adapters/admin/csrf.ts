@@ -1,0 +1,47 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+// CSRF protection for the dashboard's forms: a random value in an HttpOnly, SameSite=Strict cookie,
+// and in every form an HMAC of that value and the login session. A forged cross-site post has
+// neither the cookie's value nor the secret, so it cannot produce the token.
+
+export const CSRF_COOKIE = 'chronomap-csrf';
+export const CSRF_FIELD = '_csrf';
+
+export type Csrf = {
+  /** The token for forms on this page; sets the cookie when the browser has none yet. */
+  token(request: FastifyRequest, reply: FastifyReply): string;
+  verify(request: FastifyRequest, submitted: unknown): boolean;
+};
+
+export function csrfProtection(secret: string): Csrf {
+  const key = createHmac('sha256', secret).update('chronomap dashboard csrf').digest();
+  const sign = (nonce: string, sessionId: string | null) =>
+    createHmac('sha256', key)
+      .update(`${nonce}|${sessionId ?? ''}`)
+      .digest('base64url');
+  return {
+    token(request, reply) {
+      let nonce = request.cookies[CSRF_COOKIE];
+      if (!nonce || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) {
+        nonce = randomBytes(32).toString('base64url');
+        reply.setCookie(CSRF_COOKIE, nonce, {
+          path: '/dashboard',
+          httpOnly: true,
+          sameSite: 'strict',
+          secure: request.protocol === 'https',
+        });
+        // Later forms on this response read the same value.
+        request.cookies[CSRF_COOKIE] = nonce;
+      }
+      return sign(nonce, request.sessionId);
+    },
+    verify(request, submitted) {
+      const nonce = request.cookies[CSRF_COOKIE];
+      if (!nonce || typeof submitted !== 'string') return false;
+      const expected = Buffer.from(sign(nonce, request.sessionId));
+      const given = Buffer.from(submitted);
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import cookie from '@fastify/cookie';
+import type { FastifyInstance } from 'fastify';
+import type { CollectionDeps } from '../../application/collection-documents.ts';
+import type { LoginDeps } from '../../application/log-in.ts';
+import type { AccountDeps } from '../../application/manage-account.ts';
+import type { FeatureFlagStore } from '../../ports/feature-flag-store.ts';
+import { dashboardRoutes } from '../admin/dashboard.ts';
+import type { QuotaService } from '../../ports/quota-service.ts';
+import { installAuthentication } from './authentication.ts';
+import { installRateLimits } from './rate-limit.ts';
+import { authRoutes, authSchemas } from './routes/auth.ts';
+import { collectionRoutes, collectionSchemas } from './routes/collections.ts';
+import { featureFlagRoutes, featureFlagSchemas } from './routes/feature-flags.ts';
+import { quotaRoutes } from './routes/quotas.ts';
+import { UserSchema } from './schemas.ts';
+
+// Accounts, access control, quotas and rate limits as one HTTP area: the cross-cutting hooks
+// (who is calling, how often) on the root instance, then the route plugins.
+
+export type AccountsDeps = {
+  login: LoginDeps;
+  account: AccountDeps;
+  flags: FeatureFlagStore;
+  collections: CollectionDeps;
+  quotas: QuotaService;
+  /** Keys the dashboard's CSRF tokens (derived from SESSION_SECRET). */
+  csrfSecret: string;
+};
+
+/** Hooks that every route sees; call before registering any route plugin. */
+export async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
+  await app.register(cookie);
+  app.addSchema(UserSchema);
+  for (const schema of [...authSchemas, ...collectionSchemas, ...featureFlagSchemas]) app.addSchema(schema);
+  installAuthentication(app, deps.login);
+  installRateLimits(app, { counter: deps.login.rateLimits, policy: deps.login.policy, now: deps.login.now });
+}
+
+export async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
+  await app.register(authRoutes, {
+    login: deps.login,
+    account: deps.account,
+    flags: deps.flags,
+    defaultTrustLevel: deps.login.policy.defaultTrustLevel,
+  });
+  await app.register(collectionRoutes, deps.collections);
+  await app.register(quotaRoutes, { quotas: deps.quotas, now: deps.login.now });
+  await app.register(featureFlagRoutes, { flags: deps.flags });
+  await app.register(dashboardRoutes, {
+    login: deps.login,
+    collections: deps.collections,
+    flags: deps.flags,
+    quotas: deps.quotas,
+    csrfSecret: deps.csrfSecret,
+  });
+}

@@ -1,0 +1,68 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isUnlimited } from '../../domain/access.ts';
+import type { AccessPolicy } from '../../domain/quotas.ts';
+import { decideRate, type RateDecision, RateLimitedError } from '../../domain/rate-limits.ts';
+import type { RateLimitCounter } from '../../ports/rate-limit-counter.ts';
+
+// Request rate limits kept in Postgres, so every API process counts the same requests. Routes opt
+// in with `config: { rateLimit: true }`; everything under /api/v1 is limited without asking.
+// Logged-in callers are counted per account (windows by trust level), anonymous ones per IP.
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    rateLimit?: boolean;
+  }
+}
+
+export const RATE_LIMITED_PREFIXES = ['/api/v1/'];
+
+export type RateLimitDeps = { counter: RateLimitCounter; policy: AccessPolicy; now: () => Date };
+
+function applies(request: FastifyRequest): boolean {
+  if (request.routeOptions.config?.rateLimit) return true;
+  const path = request.url.split('?')[0] ?? '';
+  return RATE_LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix));
+}
+
+export function setRateHeaders(reply: FastifyReply, decision: RateDecision): void {
+  reply.header('X-RateLimit-Limit', String(decision.limit));
+  reply.header('X-RateLimit-Remaining', String(decision.remaining));
+  reply.header('X-RateLimit-Reset', decision.reset.toISOString());
+}
+
+/** The spec's 429: `{success: false, error, message, limitType, retryAfter}` plus headers. */
+export function sendRateLimited(reply: FastifyReply, error: RateLimitedError): FastifyReply {
+  const { decision } = error;
+  setRateHeaders(reply, decision);
+  reply.header('Retry-After', String(decision.retryAfterSeconds));
+  return reply.status(429).send({
+    success: false,
+    error: 'Rate limit exceeded',
+    message: error.message,
+    code: 'RATE_LIMITED',
+    limitType: decision.limitType,
+    retryAfter: decision.reset.toISOString(),
+  });
+}
+
+export function installRateLimits(app: FastifyInstance, deps: RateLimitDeps): void {
+  // preHandler: after authentication (onRequest) and after validation, so bad requests cost nothing.
+  app.addHook('preHandler', async (request, reply) => {
+    if (!applies(request)) return;
+    const viewer = request.viewer;
+    if (viewer && isUnlimited(viewer)) return;
+    const windows = viewer
+      ? deps.policy.rateLimits.byTrustLevel[viewer.trustLevel]
+      : deps.policy.rateLimits.anonymous;
+    if (!windows || windows.length === 0) return;
+    const key = viewer ? `user:${viewer.id}` : `ip:${request.ip}`;
+    const now = deps.now();
+    const decision = decideRate(await deps.counter.hit(key, windows, now), now);
+    if (!decision.allowed) throw new RateLimitedError(decision, rateMessage(decision.limitType));
+    setRateHeaders(reply, decision);
+  });
+}
+
+function rateMessage(limitType: string): string {
+  return `Too many requests: the ${limitType} rate limit is reached; retry after the time in retryAfter`;
+}

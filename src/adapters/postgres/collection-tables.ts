@@ -1,0 +1,137 @@
+import type { FragmentSqlToken } from 'slonik';
+import type { Viewer } from '../../domain/access.ts';
+import type { CollectionSlug } from '../../domain/collections.ts';
+import { sql } from './database.ts';
+import { visibleCatalogCondition, visibleDatasetCondition } from './visibility.ts';
+import type { ColumnMap } from './where-sql.ts';
+
+// How each collection of domain/collections.ts sits in the database: its FROM clause, the column
+// behind each filterable field, the JSON document it answers, who may read which rows, and the
+// columns a write may set. Everything here is fixed text; callers supply values only.
+
+export type WritableColumn = {
+  column: string;
+  kind: 'text' | 'int' | 'bool' | 'timestamptz' | 'jsonb' | 'point';
+};
+
+export type CollectionTable = {
+  table: string;
+  from: FragmentSqlToken;
+  id: FragmentSqlToken;
+  columns: ColumnMap;
+  doc: FragmentSqlToken;
+  readable(viewer: Viewer): FragmentSqlToken;
+  writable: Record<string, WritableColumn>;
+};
+
+const iso = (column: FragmentSqlToken) =>
+  sql.fragment`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const t = (name: string) => sql.fragment`${sql.identifier(['t', name])}`;
+
+const number = (name: string) => ({ sql: t(name), type: 'number' as const });
+const text = (name: string) => ({ sql: t(name), type: 'string' as const });
+const bool = (name: string) => ({ sql: t(name), type: 'boolean' as const });
+const date = (name: string) => ({ sql: t(name), type: 'date' as const });
+
+const timestamps = { createdAt: date('created_at'), updatedAt: date('updated_at') };
+
+// Catalogs and datasets describe themselves with the same columns.
+const describedColumns = {
+  slug: text('slug'),
+  title: text('title'),
+  description: text('description'),
+  isPublic: bool('is_public'),
+  createdBy: number('created_by'),
+  ...timestamps,
+};
+const describedDoc = sql.fragment`'slug', t.slug, 'title', t.title, 'description', t.description,
+  'isPublic', t.is_public, 'createdBy', t.created_by,
+  'createdAt', ${iso(t('created_at'))}, 'updatedAt', ${iso(t('updated_at'))}`;
+const describedWritable: Record<string, WritableColumn> = {
+  slug: { column: 'slug', kind: 'text' },
+  title: { column: 'title', kind: 'text' },
+  description: { column: 'description', kind: 'text' },
+  isPublic: { column: 'is_public', kind: 'bool' },
+  createdBy: { column: 'created_by', kind: 'int' },
+};
+
+export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
+  users: {
+    table: 'users',
+    from: sql.fragment`users t`,
+    id: t('id'),
+    columns: {
+      id: number('id'),
+      email: text('email'),
+      role: text('role'),
+      trustLevel: number('trust_level'),
+      ...timestamps,
+    },
+    doc: sql.fragment`json_build_object('id', t.id, 'email', t.email, 'role', t.role, 'trustLevel', t.trust_level,
+      'createdAt', ${iso(t('created_at'))}, 'updatedAt', ${iso(t('updated_at'))})`,
+    // Users see their own row only; admins see everyone; anonymous callers nobody.
+    readable: (viewer) =>
+      viewer === null
+        ? sql.fragment`false`
+        : viewer.role === 'admin'
+          ? sql.fragment`true`
+          : sql.fragment`t.id = ${viewer.id}`,
+    writable: {
+      email: { column: 'email', kind: 'text' },
+      passwordHash: { column: 'password_hash', kind: 'text' },
+      role: { column: 'role', kind: 'text' },
+      trustLevel: { column: 'trust_level', kind: 'int' },
+    },
+  },
+  catalogs: {
+    table: 'catalogs',
+    from: sql.fragment`catalogs t`,
+    id: t('id'),
+    columns: { id: number('id'), ...describedColumns },
+    doc: sql.fragment`json_build_object('id', t.id, ${describedDoc})`,
+    readable: (viewer) => visibleCatalogCondition(viewer, 't'),
+    writable: describedWritable,
+  },
+  datasets: {
+    table: 'datasets',
+    from: sql.fragment`datasets t join catalogs c on c.id = t.catalog_id`,
+    id: t('id'),
+    columns: { id: number('id'), catalog: number('catalog_id'), ...describedColumns },
+    doc: sql.fragment`json_build_object('id', t.id, 'catalog', t.catalog_id, ${describedDoc})`,
+    readable: (viewer) => visibleDatasetCondition(viewer, { dataset: 't', catalog: 'c' }),
+    writable: { catalog: { column: 'catalog_id', kind: 'int' }, ...describedWritable },
+  },
+  events: {
+    table: 'events',
+    from: sql.fragment`events t join datasets d on d.id = t.dataset_id join catalogs c on c.id = d.catalog_id`,
+    id: t('id'),
+    columns: {
+      id: number('id'),
+      dataset: number('dataset_id'),
+      catalog: number('catalog_id'),
+      uniqueId: text('unique_id'),
+      title: text('title'),
+      eventTimestamp: date('event_timestamp'),
+      isValid: bool('is_valid'),
+      ...timestamps,
+    },
+    doc: sql.fragment`json_build_object('id', t.id, 'dataset', t.dataset_id, 'catalog', t.catalog_id,
+      'uniqueId', t.unique_id, 'title', t.title, 'data', t.data,
+      'location', case when t.location is null then null
+        else json_build_object('longitude', st_x(t.location), 'latitude', st_y(t.location)) end,
+      'eventTimestamp', ${iso(t('event_timestamp'))}, 'isValid', t.is_valid,
+      'createdAt', ${iso(t('created_at'))}, 'updatedAt', ${iso(t('updated_at'))})`,
+    readable: (viewer) => visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' }),
+    writable: {
+      dataset: { column: 'dataset_id', kind: 'int' },
+      catalog: { column: 'catalog_id', kind: 'int' },
+      uniqueId: { column: 'unique_id', kind: 'text' },
+      title: { column: 'title', kind: 'text' },
+      data: { column: 'data', kind: 'jsonb' },
+      location: { column: 'location', kind: 'point' },
+      eventTimestamp: { column: 'event_timestamp', kind: 'timestamptz' },
+      isValid: { column: 'is_valid', kind: 'bool' },
+    },
+  },
+};

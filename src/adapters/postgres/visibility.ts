@@ -1,0 +1,43 @@
+import type { FragmentSqlToken } from 'slonik';
+import { datasetVisibility, type Viewer } from '../../domain/access.ts';
+import { sql } from './database.ts';
+
+// The SQL twin of the access rule in domain/access.ts (canReadCatalog / canReadDataset), for
+// queries that must filter in the database: the collections API, the /api/v1 read API and the
+// admin pages. test/integration/access.test.ts checks that both give the same answers.
+//
+// Use, with the aliases of your query:
+//   where ${visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' })}   -- datasets d join catalogs c
+//   where e.dataset_id in (${visibleDatasetIds(viewer)})                        -- events only
+
+export type HierarchyAliases = { dataset: string; catalog: string };
+
+function column(alias: string, name: string): FragmentSqlToken {
+  return sql.fragment`${sql.identifier([alias, name])}`;
+}
+
+/** True for the catalogs the viewer may see: admins all, owners theirs, everyone the public ones. */
+export function visibleCatalogCondition(viewer: Viewer, catalogAlias: string): FragmentSqlToken {
+  const rule = datasetVisibility(viewer);
+  if (rule.kind === 'all') return sql.fragment`true`;
+  if (rule.ownerId === null) return sql.fragment`${column(catalogAlias, 'is_public')}`;
+  return sql.fragment`(${column(catalogAlias, 'is_public')} or ${column(catalogAlias, 'created_by')} = ${rule.ownerId})`;
+}
+
+/** True for the datasets the viewer may see (and so for their events); needs the catalog joined. */
+export function visibleDatasetCondition(viewer: Viewer, aliases: HierarchyAliases): FragmentSqlToken {
+  const rule = datasetVisibility(viewer);
+  if (rule.kind === 'all') return sql.fragment`true`;
+  const isPublic = sql.fragment`(${column(aliases.catalog, 'is_public')} and ${column(aliases.dataset, 'is_public')})`;
+  if (rule.ownerId === null) return isPublic;
+  return sql.fragment`(${isPublic} or ${column(aliases.catalog, 'created_by')} = ${rule.ownerId} or ${column(
+    aliases.dataset,
+    'created_by',
+  )} = ${rule.ownerId})`;
+}
+
+/** A subquery of the ids of the datasets the viewer may see: `events.dataset_id in (...)`. */
+export function visibleDatasetIds(viewer: Viewer): FragmentSqlToken {
+  return sql.fragment`select vd.id from datasets vd join catalogs vc on vc.id = vd.catalog_id
+    where ${visibleDatasetCondition(viewer, { dataset: 'vd', catalog: 'vc' })}`;
+}

@@ -1,0 +1,115 @@
+import { DomainError } from './errors.ts';
+import type { Role, TrustLevel } from './users.ts';
+
+// The one access rule for the catalog > dataset > event hierarchy. The collections API, the /api/v1
+// read API (through the SQL twin in adapters/postgres/visibility.ts) and the admin pages all ask
+// these functions, so "who may see what" is decided in one place.
+
+/** Who is asking: a logged-in user, or null for an anonymous caller. */
+export type Viewer = { id: number; email: string; role: Role; trustLevel: TrustLevel } | null;
+
+export type CatalogAccessFacts = { isPublic: boolean; createdBy: number | null };
+export type DatasetAccessFacts = { isPublic: boolean; createdBy: number | null };
+
+export function isAdmin(viewer: Viewer): boolean {
+  return viewer?.role === 'admin';
+}
+
+/** Admins and level 5 have no quotas and no rate limits. */
+export function isUnlimited(viewer: Exclude<Viewer, null>): boolean {
+  return viewer.role === 'admin' || viewer.trustLevel === 5;
+}
+
+export function ownsCatalog(viewer: Viewer, catalog: CatalogAccessFacts): boolean {
+  return viewer !== null && catalog.createdBy === viewer.id;
+}
+
+/** A catalog is visible to admins, its owner, and everyone when it is public. */
+export function canReadCatalog(viewer: Viewer, catalog: CatalogAccessFacts): boolean {
+  return isAdmin(viewer) || ownsCatalog(viewer, catalog) || catalog.isPublic;
+}
+
+/**
+ * A dataset inherits its catalog's permission and may restrict it further: anonymous callers and
+ * other users see it only when both the catalog and the dataset are public; the owner of the
+ * catalog (or of the dataset) and admins always see it. Events inherit their dataset's rule.
+ */
+export function canReadDataset(
+  viewer: Viewer,
+  catalog: CatalogAccessFacts,
+  dataset: DatasetAccessFacts,
+): boolean {
+  if (isAdmin(viewer) || ownsCatalog(viewer, catalog)) return true;
+  if (viewer !== null && dataset.createdBy === viewer.id) return true;
+  return catalog.isPublic && dataset.isPublic;
+}
+
+/** Changing a catalog, or anything below it, is for its owner and admins. */
+export function canWriteCatalog(viewer: Viewer, catalog: CatalogAccessFacts): boolean {
+  return isAdmin(viewer) || ownsCatalog(viewer, catalog);
+}
+
+export function canWriteDataset(
+  viewer: Viewer,
+  catalog: CatalogAccessFacts,
+  dataset: DatasetAccessFacts,
+): boolean {
+  return canWriteCatalog(viewer, catalog) || (viewer !== null && dataset.createdBy === viewer.id);
+}
+
+/**
+ * What the SQL side needs to express the dataset rule: everything for admins, otherwise public
+ * catalogs' public datasets plus what the viewer owns.
+ */
+export type DatasetVisibility = { kind: 'all' } | { kind: 'public-or-owned'; ownerId: number | null };
+
+export function datasetVisibility(viewer: Viewer): DatasetVisibility {
+  if (isAdmin(viewer)) return { kind: 'all' };
+  return { kind: 'public-or-owned', ownerId: viewer?.id ?? null };
+}
+
+export class UnauthorizedError extends DomainError {
+  constructor(message = 'Authentication required', code = 'UNAUTHENTICATED') {
+    super('unauthorized', message, { code });
+    this.name = 'UnauthorizedError';
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  constructor(message = 'You are not allowed to do this', code = 'FORBIDDEN') {
+    super('forbidden', message, { code });
+    this.name = 'ForbiddenError';
+  }
+}
+
+export function requireViewer(viewer: Viewer): Exclude<Viewer, null> {
+  if (viewer === null) throw new UnauthorizedError();
+  return viewer;
+}
+
+export function requireAdmin(viewer: Viewer): Exclude<Viewer, null> {
+  const user = requireViewer(viewer);
+  if (user.role !== 'admin') throw new ForbiddenError('Only an admin may do this', 'ADMIN_ONLY');
+  return user;
+}
+
+/**
+ * Changes to a user's role or trust level: only admins, and nobody raises their own standing
+ * (an admin may not demote themselves either, which would lock the last admin out).
+ */
+export function checkStandingChange(
+  viewer: Viewer,
+  target: { id: number; role: Role; trustLevel: TrustLevel },
+  change: { role?: Role; trustLevel?: TrustLevel },
+): void {
+  const roleChanges = change.role !== undefined && change.role !== target.role;
+  const levelChanges = change.trustLevel !== undefined && change.trustLevel !== target.trustLevel;
+  if (!roleChanges && !levelChanges) return;
+  const user = requireViewer(viewer);
+  if (user.role !== 'admin') {
+    throw new ForbiddenError('Only an admin may change a role or trust level', 'STANDING_CHANGE_FORBIDDEN');
+  }
+  if (user.id === target.id && roleChanges) {
+    throw new ForbiddenError('An admin cannot change their own role', 'STANDING_CHANGE_FORBIDDEN');
+  }
+}

@@ -1,0 +1,72 @@
+import type { FieldWhitelist } from './where.ts';
+
+// The collections exposed at /api/{collection}, with the fields a caller may filter and sort on.
+// A later collection (ingest-files, scraper-runs...) adds an entry here, its columns in
+// adapters/postgres/collection-tables.ts and its access rules in application/collection-documents.ts.
+
+const timestamps = { createdAt: { type: 'date' }, updatedAt: { type: 'date' } } as const;
+
+/** Catalogs and datasets describe themselves the same way. */
+const described = {
+  slug: { type: 'string' },
+  title: { type: 'string' },
+  description: { type: 'string' },
+  isPublic: { type: 'boolean' },
+  createdBy: { type: 'number' },
+  ...timestamps,
+} as const;
+
+export const COLLECTION_FIELDS = {
+  users: {
+    id: { type: 'number' },
+    email: { type: 'string' },
+    role: { type: 'string' },
+    trustLevel: { type: 'number' },
+    ...timestamps,
+  },
+  catalogs: { id: { type: 'number' }, ...described },
+  datasets: { id: { type: 'number' }, catalog: { type: 'number' }, ...described },
+  events: {
+    id: { type: 'number' },
+    dataset: { type: 'number' },
+    catalog: { type: 'number' },
+    uniqueId: { type: 'string' },
+    title: { type: 'string' },
+    eventTimestamp: { type: 'date' },
+    isValid: { type: 'boolean' },
+    ...timestamps,
+  },
+} as const satisfies Record<string, FieldWhitelist>;
+
+export type CollectionSlug = keyof typeof COLLECTION_FIELDS;
+export const COLLECTION_SLUGS = Object.keys(COLLECTION_FIELDS) as CollectionSlug[];
+
+export const COLLECTION_PAGING = { defaultLimit: 10, maxLimit: 1000 };
+
+export type Page = {
+  totalDocs: number;
+  limit: number;
+  page: number;
+  totalPages: number;
+  hasNextPage: boolean;
+  hasPrevPage: boolean;
+  nextPage: number | null;
+  prevPage: number | null;
+  pagingCounter: number;
+};
+
+/** Payload's paging fields for a page of `limit` out of `totalDocs`. */
+export function pageOf(totalDocs: number, limit: number, page: number): Page {
+  const totalPages = Math.max(1, Math.ceil(totalDocs / limit));
+  return {
+    totalDocs,
+    limit,
+    page,
+    totalPages,
+    hasNextPage: page < totalPages,
+    hasPrevPage: page > 1,
+    nextPage: page < totalPages ? page + 1 : null,
+    prevPage: page > 1 ? page - 1 : null,
+    pagingCounter: (page - 1) * limit + 1,
+  };
+}

@@ -1,0 +1,166 @@
+import { DomainError, ValidationError } from './errors.ts';
+import type { TrustLevel } from './users.ts';
+
+// Quota rules: which quotas exist, how each is counted, and what a trust level allows. The numbers
+// come from config/quotas.yaml (parsed and checked by parseAccessPolicy below).
+
+export const QUOTA_NAMES = [
+  'fileUploadsPerDay',
+  'urlFetchesPerDay',
+  'importJobsPerDay',
+  'activeSchedules',
+  'totalEvents',
+  'eventsPerImport',
+  'maxFileSizeMB',
+  'scraperRepos',
+  'scraperRunsPerDay',
+] as const;
+export type QuotaName = (typeof QUOTA_NAMES)[number];
+
+/**
+ * daily: usage counted per UTC day, reset at midnight UTC; total: a lifetime or concurrent count
+ * (taken when something is created, released when it goes away); perItem: a ceiling on one item
+ * (one import's events, one file's size) with nothing to count.
+ */
+export type QuotaPeriod = 'daily' | 'total' | 'perItem';
+
+/** null means unlimited. */
+export type QuotaLimit = number | null;
+
+export type QuotaRule = { period: QuotaPeriod; description: string; limits: Record<TrustLevel, QuotaLimit> };
+
+export type RateWindowName = 'burst' | 'hourly' | 'daily';
+export type RateWindow = { name: RateWindowName; seconds: number; limit: number };
+
+export type AccessPolicy = {
+  defaultTrustLevel: TrustLevel;
+  tokenTtlSeconds: number;
+  quotas: Record<QuotaName, QuotaRule>;
+  /** Request windows by trust level (null: unlimited) and for anonymous callers (per IP). */
+  rateLimits: { anonymous: RateWindow[]; byTrustLevel: Record<TrustLevel, RateWindow[] | null> };
+  /** Login attempts, counted per email and per client IP. */
+  loginAttempts: { perEmail: RateWindow[]; perIp: RateWindow[] };
+};
+
+export const LIFETIME_PERIOD = '1970-01-01';
+
+/** The key of the period a usage counts against: the UTC day for daily quotas. */
+export function periodStart(period: QuotaPeriod, now: Date): string {
+  return period === 'daily' ? now.toISOString().slice(0, 10) : LIFETIME_PERIOD;
+}
+
+/** Next midnight UTC, when daily quotas reset. */
+export function nextDailyReset(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+}
+
+export function quotaLimit(
+  policy: AccessPolicy,
+  quota: QuotaName,
+  subject: { role: string; trustLevel: TrustLevel },
+): QuotaLimit {
+  if (subject.role === 'admin') return null;
+  return policy.quotas[quota].limits[subject.trustLevel];
+}
+
+export class QuotaExceededError extends DomainError {
+  readonly quota: QuotaName;
+
+  constructor(quota: QuotaName, limit: number, message?: string) {
+    super('quota_exceeded', message ?? `Quota ${quota} exceeded (limit ${limit})`, {
+      code: 'QUOTA_EXCEEDED',
+    });
+    this.name = 'QuotaExceededError';
+    this.quota = quota;
+  }
+}
+
+// ---- parsing config/quotas.yaml ----
+
+const LEVELS: TrustLevel[] = [0, 1, 2, 3, 4, 5];
+const WINDOW_NAMES: RateWindowName[] = ['burst', 'hourly', 'daily'];
+
+type Raw = Record<string, unknown>;
+
+function object(value: unknown, where: string): Raw {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ValidationError(`${where} must be a mapping`);
+  }
+  return value as Raw;
+}
+
+function count(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new ValidationError(`${where} must be a whole number >= 0 (got ${JSON.stringify(value)})`);
+  }
+  return value;
+}
+
+function limit(value: unknown, where: string): QuotaLimit {
+  return value === 'unlimited' ? null : count(value, where);
+}
+
+function level(value: unknown, where: string): TrustLevel {
+  const n = count(value, where);
+  if (n > 5) throw new ValidationError(`${where} must be a trust level from 0 to 5`);
+  return n as TrustLevel;
+}
+
+function windows(value: unknown, where: string): RateWindow[] {
+  const raw = object(value, where);
+  const result: RateWindow[] = [];
+  for (const [name, spec] of Object.entries(raw)) {
+    if (!WINDOW_NAMES.includes(name as RateWindowName)) {
+      throw new ValidationError(`${where}.${name}: unknown window (use ${WINDOW_NAMES.join(', ')})`);
+    }
+    const window = object(spec, `${where}.${name}`);
+    const seconds = count(window.seconds, `${where}.${name}.seconds`);
+    if (seconds < 1) throw new ValidationError(`${where}.${name}.seconds must be at least 1`);
+    result.push({
+      name: name as RateWindowName,
+      seconds,
+      limit: count(window.limit, `${where}.${name}.limit`),
+    });
+  }
+  return result.sort((a, b) => a.seconds - b.seconds);
+}
+
+/** Checks the parsed YAML and names the first offending key. */
+export function parseAccessPolicy(input: unknown): AccessPolicy {
+  const raw = object(input, 'config');
+  const quotasRaw = object(raw.quotas, 'quotas');
+  const quotas = {} as Record<QuotaName, QuotaRule>;
+  for (const name of QUOTA_NAMES) {
+    const rule = object(quotasRaw[name], `quotas.${name}`);
+    const period = rule.period;
+    if (period !== 'daily' && period !== 'total' && period !== 'perItem') {
+      throw new ValidationError(`quotas.${name}.period must be daily, total or perItem`);
+    }
+    const levels = object(rule.levels, `quotas.${name}.levels`);
+    const limits = {} as Record<TrustLevel, QuotaLimit>;
+    for (const l of LEVELS) limits[l] = limit(levels[l], `quotas.${name}.levels.${l}`);
+    quotas[name] = { period, description: String(rule.description ?? name), limits };
+  }
+  const unknown = Object.keys(quotasRaw).filter((key) => !QUOTA_NAMES.includes(key as QuotaName));
+  if (unknown.length > 0) throw new ValidationError(`quotas: unknown quota ${unknown.join(', ')}`);
+
+  const rates = object(raw.rateLimits, 'rateLimits');
+  const byLevelRaw = object(rates.byTrustLevel, 'rateLimits.byTrustLevel');
+  const byTrustLevel = {} as Record<TrustLevel, RateWindow[] | null>;
+  for (const l of LEVELS) {
+    const spec = byLevelRaw[l];
+    byTrustLevel[l] = spec === 'unlimited' ? null : windows(spec, `rateLimits.byTrustLevel.${l}`);
+  }
+  const ttl = count(raw.tokenTtlSeconds, 'tokenTtlSeconds');
+  if (ttl < 60) throw new ValidationError('tokenTtlSeconds must be at least 60');
+  return {
+    defaultTrustLevel: level(raw.defaultTrustLevel, 'defaultTrustLevel'),
+    tokenTtlSeconds: ttl,
+    quotas,
+    rateLimits: { anonymous: windows(rates.anonymous, 'rateLimits.anonymous'), byTrustLevel },
+    loginAttempts: {
+      perEmail: windows(object(raw.loginAttempts, 'loginAttempts').perEmail, 'loginAttempts.perEmail'),
+      perIp: windows(object(raw.loginAttempts, 'loginAttempts').perIp, 'loginAttempts.perIp'),
+    },
+  };
+}

@@ -1,0 +1,7 @@
+import type { FeatureFlagName } from '../domain/feature-flags.ts';
+
+export interface FeatureFlagStore {
+  /** Stored values only; defaults are applied by the domain. */
+  read(): Promise<Partial<Record<FeatureFlagName, boolean>>>;
+  write(values: Partial<Record<FeatureFlagName, boolean>>, by: number): Promise<void>;
+}

@@ -1,0 +1,8 @@
+import type { RateWindow } from '../domain/quotas.ts';
+import type { WindowCount } from '../domain/rate-limits.ts';
+
+/** Shared counters (in the database, so every API process sees the same numbers). */
+export interface RateLimitCounter {
+  /** Counts one hit on `key` in each window and returns the counts after it. */
+  hit(key: string, windows: RateWindow[], now: Date): Promise<WindowCount[]>;
+}

@@ -1,0 +1,102 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Test } from 'tap';
+import { parse, stringify } from 'yaml';
+import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { postgresUserStore } from '../../src/adapters/postgres/user-store.ts';
+import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
+import type { QuotaName } from '../../src/domain/quotas.ts';
+import type { Role, TrustLevel } from '../../src/domain/users.ts';
+import { testApp } from './app.ts';
+import type { TestDatabase } from './database.ts';
+
+// Accounts for integration tests: an app with a known session secret and a quotas file the test
+// may change, users created straight in the database, and logins through the API.
+
+export const TEST_SESSION_SECRET = 'test-session-secret-that-is-long-enough-0123456789';
+export const PASSWORD = 'correct horse battery staple';
+
+// Cheap scrypt parameters for fixtures; the stored hash carries them, so login verifies quickly.
+const fastHasher = scryptPasswordHasher({ N: 1024 });
+
+type RawPolicy = Record<string, unknown> & { quotas: Record<QuotaName, { levels: Record<number, unknown> }> };
+
+/** A quotas file: config/quotas.yaml with generous login limits, changed by `change`. */
+export function policyFile(t: Test, change: (policy: RawPolicy) => void = () => {}): string {
+  const raw = parse(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8')) as RawPolicy;
+  const generous = { burst: { seconds: 60, limit: 10_000 } };
+  raw.loginAttempts = { perEmail: generous, perIp: generous };
+  change(raw);
+  const dir = mkdtempSync(path.join(tmpdir(), 'chronomap-policy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'quotas.yaml');
+  writeFileSync(file, stringify(raw));
+  return file;
+}
+
+export type TestUser = { id: number; email: string; password: string; role: Role; trustLevel: TrustLevel };
+
+export type AccountsApp = {
+  app: FastifyInstance;
+  db: TestDatabase;
+  createUser(options?: { email?: string; role?: Role; trustLevel?: TrustLevel }): Promise<TestUser>;
+  login(user: TestUser): Promise<string>;
+  as(token: string | null): Requester;
+};
+
+export type Requester = (
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT',
+  url: string,
+  payload?: unknown,
+) => Promise<LightMyRequestResponse>;
+
+let counter = 0;
+
+export async function accountsApp(
+  t: Test,
+  options: { policy?: (policy: RawPolicy) => void } = {},
+): Promise<AccountsApp> {
+  const { app, db } = await testApp(t, {
+    config: { sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t, options.policy) },
+  });
+  const users = postgresUserStore(db.pool);
+  const as =
+    (token: string | null): Requester =>
+    (method, url, payload) =>
+      app.inject({
+        method,
+        url,
+        ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+        ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+      });
+  return {
+    app,
+    db,
+    async createUser(opts = {}) {
+      counter += 1;
+      const email = opts.email ?? `user${counter}-${process.pid}@example.org`;
+      const role = opts.role ?? 'user';
+      const trustLevel = opts.trustLevel ?? 1;
+      const stored = await users.upsert({
+        email,
+        passwordHash: await fastHasher.hash(PASSWORD),
+        role,
+        trustLevel,
+      });
+      return { id: stored.id, email, password: PASSWORD, role, trustLevel };
+    },
+    async login(user) {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/users/login',
+        payload: { email: user.email, password: user.password },
+      });
+      if (response.statusCode !== 200)
+        throw new Error(`login failed: ${response.statusCode} ${response.body}`);
+      return response.json().token as string;
+    },
+    as,
+  };
+}
