@@ -21,7 +21,7 @@ import { postgresEventReader } from './adapters/postgres/event-reader.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
-import { unlimitedQuotaGate } from './adapters/quotas/unlimited-quota-gate.ts';
+import { accountQuotaGate } from './adapters/quotas/account-quota-gate.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
 import { postgresCollectionRepository } from './adapters/postgres/collection-repository.ts';
@@ -91,8 +91,7 @@ export async function composeServices(
   const ingestStore = postgresIngestStore(pool);
   const ingestQueue = pgBossIngestQueue(boss);
   const sourceFiles = localSourceFiles(ingestRoot);
-  // Replaced by the accounts work's quota accounting (issue 3).
-  const quotas = unlimitedQuotaGate;
+  const quotas = accountQuotaGate(composeQuotas(config, pool));
   const workerLog = (line: string) => {
     if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);
   };
@@ -147,8 +146,7 @@ export async function composeServices(
           uploadRoot: ingestRoot,
           files: sourceFiles,
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
-          // The session layer (issue 3) supplies the signed-in user; until then uploads are anonymous.
-          currentUserId: () => null,
+          currentUserId: (request) => request.viewer?.id ?? null,
           schedules: scheduleDeps,
         },
         accounts,

@@ -7,13 +7,14 @@
 //   node bench/read-api/run.ts [--requests 40] [--duration 10] [--connections 50] [--skip-baselines]
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import Supercluster from 'supercluster';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { clusterLevel } from '../../src/domain/clustering.ts';
 import { seededRandom } from '../../test/helpers/v1-fixture.ts';
@@ -124,9 +125,26 @@ async function fetchOk(target: string): Promise<void> {
   }
 }
 
+/** The shipped policy with the anonymous rate limit lifted: the benchmark is one IP firing thousands of requests. */
+function benchPolicyFile(): string {
+  const policy = parseYaml(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8'));
+  const window = (seconds: number) => ({ seconds, limit: 1_000_000_000 });
+  policy.rateLimits.anonymous = { burst: window(10), hourly: window(3600), daily: window(86400) };
+  const file = path.join(os.tmpdir(), `chronomap-bench-quotas-${process.pid}.yaml`);
+  writeFileSync(file, stringifyYaml(policy));
+  return file;
+}
+
 async function startServer(databaseUrl: string): Promise<{ base: string; child: ChildProcess }> {
   const child = spawn(path.join(projectRoot, 'bin', 'chronomap'), ['api'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      QUOTAS_CONFIG: benchPolicyFile(),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const base = await new Promise<string>((resolve, reject) => {

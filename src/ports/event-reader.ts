@@ -5,8 +5,10 @@ import type { EventFilter, Page, Sort } from '../domain/read-query.ts';
 // one place in the adapter (today every catalog and dataset is public; the accounts work plugs its
 // rule in there).
 
-export type Viewer = { kind: 'anonymous' } | { kind: 'user'; userId: number; role: 'admin' | 'user' };
-export const ANONYMOUS: Viewer = { kind: 'anonymous' };
+/** Who is reading: the signed-in user, or null when anonymous (the one access rule decides what they see). */
+import type { Viewer } from '../domain/access.ts';
+
+export type { Viewer };
 
 export type EventView = {
   id: number;

@@ -36,6 +36,16 @@ export function policyFile(t: Test, change: (policy: RawPolicy) => void = () => 
   return file;
 }
 
+/** Policy change for tests that fire many anonymous /api/v1 requests from one IP (the rate limit is tested on its own). */
+export function unlimitedAnonymousReads(raw: RawPolicy): void {
+  const window = (seconds: number) => ({ seconds, limit: 1_000_000_000 });
+  (raw.rateLimits as Record<string, unknown>).anonymous = {
+    burst: window(10),
+    hourly: window(3600),
+    daily: window(86400),
+  };
+}
+
 export type TestUser = { id: number; email: string; password: string; role: Role; trustLevel: TrustLevel };
 
 export type AccountsApp = {

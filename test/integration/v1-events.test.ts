@@ -1,3 +1,4 @@
+import { policyFile, unlimitedAnonymousReads } from '../helpers/accounts.ts';
 import type { Test } from 'tap';
 import t from 'tap';
 import { sql } from '../../src/adapters/postgres/database.ts';
@@ -90,7 +91,7 @@ const FILTERS: Array<{
 const WORLD_BOUNDS = { north: 90, south: -90, east: 180, west: -180 };
 
 t.test('read API on the fixture', async (t) => {
-  const { app, db } = await testApp(t);
+  const { app, db } = await testApp(t, { config: { quotasFile: policyFile(t, unlimitedAnonymousReads) } });
   const fixture: Fixture = await loadReadFixture(db.pool);
 
   t.test('/events: the spec shape, every field typed, pagination with all eight fields', async (t) => {
@@ -316,7 +317,7 @@ t.test('read API on the fixture', async (t) => {
 });
 
 t.test('bad parameters: 400 with the spec error body naming the parameter', async (t) => {
-  const { app } = await testApp(t);
+  const { app } = await testApp(t, { config: { quotasFile: policyFile(t, unlimitedAnonymousReads) } });
   const world = { north: 90, south: -90, east: 180, west: -180 };
   const cases: Array<[string, Params, string]> = [
     ['/api/v1/events', { bounds: '{"north": 5,' }, 'bounds'],

@@ -1,3 +1,4 @@
+import { policyFile, unlimitedAnonymousReads } from '../helpers/accounts.ts';
 import t from 'tap';
 import { testApp } from '../helpers/app.ts';
 import { expectedEvents, getJson, loadReadFixture, type Params, SAME_SPOT } from '../helpers/v1-fixture.ts';
@@ -35,7 +36,7 @@ const VIEWS: Array<{ name: string; params: Params }> = [
 const ZOOMS = [0, 2, 4, 6, 8, 9, 10, 12, 15, 16, 20];
 
 t.test('geo and temporal on the fixture', async (t) => {
-  const { app, db } = await testApp(t);
+  const { app, db } = await testApp(t, { config: { quotasFile: policyFile(t, unlimitedAnonymousReads) } });
   const fixture = await loadReadFixture(db.pool);
 
   t.test('/events/geo: GeoJSON in the spec shape, every field typed', async (t) => {

@@ -17,7 +17,9 @@ import {
   splitRange,
 } from '../../domain/time-ranges.ts';
 import type { ClusterView, EventReader, Viewer } from '../../ports/event-reader.ts';
+import { datasetVisibility } from '../../domain/access.ts';
 import { type DatabasePool, row, sql } from './database.ts';
+import { visibleDatasetCondition } from './visibility.ts';
 
 // The read model of /api/v1 on PostgreSQL + PostGIS (tables and triggers in
 // migrations/0200_read_api.sql).
@@ -43,12 +45,12 @@ type Scope = {
 
 /**
  * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
- * may see everything. Access control comes with the accounts work: until then every catalog and
- * dataset is public. This is the one place to plug the rule in, e.g.
- * `sql.fragment\`(c.is_public and d.is_public) or c.created_by = ${viewer.userId}\``.
+ * may see everything (admins), so their queries carry no condition at all. The rule is the one of
+ * src/domain/access.ts, shared with the collections API and the dashboard.
  */
-function visibility(_viewer: Viewer): Fragment | null {
-  return null;
+function visibility(viewer: Viewer): Fragment | null {
+  if (datasetVisibility(viewer).kind === 'all') return null;
+  return visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' });
 }
 
 const EventRow = row(

@@ -1,8 +1,8 @@
 import type { QuotaGate } from '../../ports/ingest-ports.ts';
 
 /**
- * Allows everything. A stand-in until the accounts branch (issue 3) lands its quota accounting,
- * which replaces this adapter in src/compose.ts; it does not pretend to count or enforce anything.
+ * Allows everything, counting nothing: for tests of the pipeline that are not about quotas. The
+ * service itself uses accountQuotaGate (src/compose.ts).
  */
 export const unlimitedQuotaGate: QuotaGate = {
   async consume() {

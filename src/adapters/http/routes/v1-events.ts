@@ -16,7 +16,7 @@ import {
   MAX_LIMIT,
   MAX_ZOOM,
 } from '../../../domain/read-query.ts';
-import { ANONYMOUS, type EventReader, type Viewer } from '../../../ports/event-reader.ts';
+import type { EventReader, Viewer } from '../../../ports/event-reader.ts';
 import { errorResponses } from '../error-body.ts';
 
 // The stable public read API, /api/v1, exactly in the spec's shapes. Parameters are declared here
@@ -25,9 +25,9 @@ import { errorResponses } from '../error-body.ts';
 
 export type ReadApiDeps = { events: EventReader };
 
-/** Who is asking. Every caller is anonymous until the accounts work supplies sessions. */
-function viewerOf(_request: FastifyRequest): Viewer {
-  return ANONYMOUS;
+/** Who is asking: set by the account hooks from the session cookie or bearer token (null: anonymous). */
+function viewerOf(request: FastifyRequest): Viewer {
+  return request.viewer ?? null;
 }
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
