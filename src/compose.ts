@@ -151,7 +151,7 @@ export async function composeServices(
         },
         accounts,
       },
-      { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes },
+      { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy },
     );
   }
 

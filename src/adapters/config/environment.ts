@@ -26,6 +26,8 @@ export type Config = {
   scraperApiKey: string | undefined;
   /** Largest request body accepted, in bytes (uploads have their own limit). */
   bodyLimitBytes: number;
+  /** Behind a TLS-terminating proxy: trust X-Forwarded-* for client IPs (rate limits) and Secure cookies. */
+  trustProxy: boolean;
   /** Ingestion: retry policy, upload size limit, batch size, geocoder (see ingest-config.ts). */
   ingest: IngestConfig;
   /** Quotas, rate limits and the default trust level (QUOTAS_CONFIG; default config/quotas.yaml). */
@@ -77,6 +79,7 @@ export function loadConfig(env: Env = process.env): Config {
     scraperRunnerUrl: read('SCRAPER_RUNNER_URL', httpUrl, undefined),
     scraperApiKey: read('SCRAPER_API_KEY', minLength(16), undefined),
     bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
+    trustProxy: read('TRUST_PROXY', oneOf(['true', 'false'] as const), 'false') === 'true',
     ingest: loadIngestConfig(read),
     quotasFile: read(
       'QUOTAS_CONFIG',

@@ -48,3 +48,9 @@ t.test('a runner URL needs the shared key of at least 16 characters', async (t) 
   t.same(missingVariables(ok), []);
   t.same(missingVariables({ ...ok, scraperApiKey: undefined }), ['SCRAPER_API_KEY']);
 });
+
+t.test('TRUST_PROXY is an explicit true or false', async (t) => {
+  t.equal(loadConfig({}).trustProxy, false);
+  t.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+  t.throws(() => loadConfig({ TRUST_PROXY: 'yes' }), /TRUST_PROXY: must be one of true, false/);
+});
