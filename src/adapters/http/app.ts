@@ -5,6 +5,7 @@ import type { HealthDeps } from '../../application/check-health.ts';
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
+import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -12,6 +13,9 @@ import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 export type HttpDeps = {
   health: HealthDeps;
   version: string;
+  scrapers?: ScraperUseCases;
+  /** Who is calling; the accounts plugin replaces the default (request.user). Tests inject their own. */
+  authenticate?: Authenticate;
 };
 
 export type HttpOptions = {
@@ -64,7 +68,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
           'Events on a map and a timeline. `/api/v1/*` is the stable public read API; other `/api/*` routes are internal ' +
           'and may change. Every error answers `{error, message?, details?, code?}`.',
       },
-      tags: [{ name: 'system', description: 'Health and service metadata' }],
+      tags: [
+        { name: 'system', description: 'Health and service metadata' },
+        { name: 'scrapers', description: 'Scraper repos, scrapers and runs (internal)' },
+      ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
@@ -80,6 +87,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   }));
 
   await app.register(healthRoutes, { health: deps.health });
+  await app.register(scraperRoutes, {
+    scrapers: deps.scrapers,
+    ...(deps.authenticate ? { authenticate: deps.authenticate } : {}),
+  });
   return app;
 }
 

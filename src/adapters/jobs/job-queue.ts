@@ -1,4 +1,5 @@
 import { PgBoss } from 'pg-boss';
+import { SCRAPER_QUEUES } from './scraper-jobs.ts';
 
 // pg-boss keeps its own schema in the same database. This is the one place that creates its queues,
 // so every process (api, worker, start) agrees on their options.
@@ -8,7 +9,7 @@ export type QueueRole = 'api' | 'worker' | 'migrate';
 export type QueueDefinition = { name: string; options?: Parameters<PgBoss['createQueue']>[1] };
 
 /** Queues grow with the features that own them; each entry names the job its worker handles. */
-export const QUEUES: QueueDefinition[] = [];
+export const QUEUES: QueueDefinition[] = [...SCRAPER_QUEUES];
 
 export async function startJobQueue(
   connectionString: string,
