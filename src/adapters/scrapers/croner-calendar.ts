@@ -7,7 +7,10 @@ export function cronerCalendar(): CronCalendar {
     previous(expression, at) {
       const cron = new Cron(expression, { mode: '5-part', timezone: 'UTC', paused: true });
       try {
-        return cron.previousRuns(1, at)[0] ?? null;
+        // previousRuns excludes an occurrence exactly at the reference; the schedule manager's own
+        // minute must count as due, so look from just after it.
+        const found = cron.previousRuns(1, new Date(at.getTime() + 1))[0] ?? null;
+        return found && found.getTime() <= at.getTime() ? found : null;
       } finally {
         cron.stop();
       }
