@@ -94,7 +94,7 @@ t.test('sync reconciles scrapers by slug: create, update, delete, keep a running
   await deps.scrapers.update(events.id, { autoImport: true, envVars: { CITY: 'berlin' } });
   const changed = MANIFEST.replace('Events', 'City events')
     .replace('0 * * * *', '*/10 * * * *')
-    .replace(/  - \{ name: Venues.*\n/, '  - { name: Shows, slug: shows, entrypoint: main.py }\n');
+    .replace(/ {2}- \{ name: Venues.*\n/, '  - { name: Shows, slug: shows, entrypoint: main.py }\n');
   await updateScraperRepoSource(deps, owner, repo.id, {
     sourceType: 'upload',
     code: { 'scrapers.yml': changed, 'main.py': '' },
@@ -127,7 +127,7 @@ t.test('sync reconciles scrapers by slug: create, update, delete, keep a running
   t.ok(run && (await deps.runs.start(run.id)));
   await updateScraperRepoSource(deps, owner, repo.id, {
     sourceType: 'upload',
-    code: { 'scrapers.yml': MANIFEST.replace(/  - \{ name: Venues.*\n/, ''), 'main.py': '' },
+    code: { 'scrapers.yml': MANIFEST.replace(/ {2}- \{ name: Venues.*\n/, ''), 'main.py': '' },
   });
   // The syncs queued by the edits above ran (here: were consumed by this test).
   await db.pool.query(sql.unsafe`delete from pgboss.job where name = 'scraper-repo-sync-job'`);
