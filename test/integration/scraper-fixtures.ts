@@ -9,7 +9,9 @@ import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
 import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
 import { httpRunnerClient } from '../../src/adapters/runner/runner-client.ts';
+import { createScraperRepo } from '../../src/application/scrapers/create-scraper-repo.ts';
 import type { ScraperDeps } from '../../src/application/scrapers/scraper-deps.ts';
+import { syncScraperRepo } from '../../src/application/scrapers/sync-scraper-repo.ts';
 import { composeScraperDeps } from '../../src/compose.ts';
 import type { RunnerClient } from '../../src/ports/runner-client.ts';
 import { testConfig } from '../helpers/app.ts';
@@ -130,3 +132,30 @@ export const WRITES_TWO_ROWS = [
   'output.save()',
   '',
 ].join('\n');
+
+/** An owner, an upload repo with `code`, synced; returns its first scraper. */
+export async function syncedScraper(
+  deps: ScraperDeps,
+  pool: DatabasePool,
+  code: Record<string, string>,
+  trustLevel = 3,
+) {
+  const owner = await createUser(pool, trustLevel);
+  const slug = `repo-${Math.random().toString(36).slice(2, 8)}`;
+  const repo = await createScraperRepo(deps, owner, { name: slug, slug, sourceType: 'upload', code });
+  const synced = await syncScraperRepo(deps, repo.id);
+  if (synced.status !== 'synced') throw new Error(`sync failed: ${JSON.stringify(synced)}`);
+  const [scraper] = await deps.scrapers.listByRepo(repo.id);
+  if (!scraper) throw new Error('no scraper after sync');
+  return { owner, repo, scraper };
+}
+
+export async function runnerMetrics(url: string): Promise<{ total_runs: number; active_runs: number }> {
+  const response = await fetch(`${url}/metrics`);
+  return (await response.json()) as { total_runs: number; active_runs: number };
+}
+
+/** Waits (without a deadline of its own: tap's file timeout bounds it) until the runner reports the run active. */
+export async function untilActive(client: RunnerClient, runId: string): Promise<void> {
+  while (!(await client.status(runId)).active) await new Promise((resolve) => setTimeout(resolve, 100));
+}
