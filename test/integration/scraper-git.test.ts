@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -64,7 +64,6 @@ execFileSync(
 );
 process.env.GIT_SSL_CAINFO = certFile;
 
-const { readFileSync } = await import('node:fs');
 const server = createServer({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, (req, res) => {
   const url = new URL(req.url ?? '/', 'https://127.0.0.1');
   const backend = spawn('git', ['http-backend'], {
