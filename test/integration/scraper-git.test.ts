@@ -10,7 +10,9 @@ import { createScraperRepo } from '../../src/application/scrapers/create-scraper
 import { syncScraperRepo } from '../../src/application/scrapers/sync-scraper-repo.ts';
 import { ManifestUnreadableError } from '../../src/domain/scrapers/errors.ts';
 import { testDatabase } from '../helpers/database.ts';
-import { createUser, scraperDeps } from './scraper-fixtures.ts';
+import { createUser, scraperDeps, startRealRunner } from './scraper-fixtures.ts';
+import { executeScraperRun } from '../../src/application/scrapers/execute-scraper-run.ts';
+import { triggerScraperRun } from '../../src/application/scrapers/trigger-scraper-run.ts';
 import { yamlManifestSource } from '../../src/adapters/scrapers/yaml-manifest-source.ts';
 
 // A git repo served over HTTPS on loopback (git http-backend behind a node https server with a
@@ -36,7 +38,11 @@ function makeRepo(name: string, files: Record<string, string>) {
   run(['clone', '-q', '--bare', source, path.join(work, 'served', `${name}.git`)], work);
   run(['config', 'uploadpack.allowFilter', 'true'], path.join(work, 'served', `${name}.git`));
 }
-makeRepo('scrapers', { 'scrapers.yml': MANIFEST, 'main.py': 'print(1)\n', 'big.bin': 'x'.repeat(200_000) });
+makeRepo('scrapers', {
+  'scrapers.yml': MANIFEST,
+  'main.py': 'from chronomap.scraper import output\noutput.write_row({"from": "git"})\noutput.save()\n',
+  'big.bin': 'x'.repeat(200_000),
+});
 makeRepo('empty', { 'README.md': 'no manifest here\n' });
 
 const keyFile = path.join(work, 'key.pem');
@@ -142,10 +148,12 @@ t.test('without the flag loopback and private hosts are refused before git runs'
     t.ok(isPublicAddress(address), address);
 });
 
-t.test('a git repo is synced from its manifest', async (t) => {
+t.test('a git repo is synced from its manifest and run by the real runner, which clones it', async (t) => {
   const db = await testDatabase(t);
+  const runner = await startRealRunner(t, { SCRAPER_ALLOW_LOOPBACK_GIT: 'true', GIT_SSL_CAINFO: certFile });
   const deps = await scraperDeps(t, db, {
     manifests: yamlManifestSource(gitManifestReader({ allowLoopback: true })),
+    runner: runner.client,
   });
   const owner = await createUser(db.pool, 3);
   const repo = await createScraperRepo(deps, owner, {
@@ -156,5 +164,10 @@ t.test('a git repo is synced from its manifest', async (t) => {
     gitBranch: 'main',
   });
   t.match(await syncScraperRepo(deps, repo.id), { status: 'synced', result: { created: ['from-git'] } });
-  t.match(await deps.scrapers.listByRepo(repo.id), [{ slug: 'from-git', schedule: '0 6 * * *' }]);
+  const [scraper] = await deps.scrapers.listByRepo(repo.id);
+  t.match(scraper, { slug: 'from-git', schedule: '0 6 * * *' });
+  const { run } = await triggerScraperRun(deps, owner, scraper?.id ?? 0);
+  t.match(await executeScraperRun(deps, run.id), { outcome: 'finished', status: 'success' });
+  const done = await deps.runs.get(run.id);
+  t.equal(Buffer.from(done?.resultFile ?? '', 'base64').toString('utf8'), 'from\r\ngit\r\n');
 });
