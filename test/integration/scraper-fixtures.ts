@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -155,7 +155,24 @@ export async function runnerMetrics(url: string): Promise<{ total_runs: number; 
   return (await response.json()) as { total_runs: number; active_runs: number };
 }
 
-/** Waits (without a deadline of its own: tap's file timeout bounds it) until the runner reports the run active. */
-export async function untilActive(client: RunnerClient, runId: string): Promise<void> {
-  while (!(await client.status(runId)).active) await new Promise((resolve) => setTimeout(resolve, 100));
+/**
+ * Waits (without a deadline of its own: tap's file timeout bounds it) until the runner reports the
+ * run active, or in the given phase (`running` once its container has started).
+ */
+export async function untilActive(client: RunnerClient, runId: string, phase?: string): Promise<void> {
+  for (;;) {
+    const status = await client.status(runId);
+    if (status.active && (!phase || status.phase === phase)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Removes the container of a run whose runner was killed (podman names it after the run). */
+export function removeRunContainer(t: Test, runId: string): void {
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        execFile('podman', ['rm', '-f', '--ignore', `chronomap-run-${runId}`], () => resolve());
+      }),
+  );
 }

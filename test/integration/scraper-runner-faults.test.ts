@@ -13,6 +13,7 @@ import {
   scraperDeps,
   startRealRunner,
   syncedScraper,
+  removeRunContainer,
   untilActive,
 } from './scraper-fixtures.ts';
 
@@ -89,7 +90,8 @@ t.test(
 
     const { run } = await triggerScraperRun(deps, owner, scraper.id);
     const executing = executeScraperRun(deps, run.id);
-    await untilActive(runner.client, run.runId);
+    removeRunContainer(t, run.runId);
+    await untilActive(runner.client, run.runId, 'running');
     runner.process.kill('SIGKILL');
     await executing;
     t.match(await deps.runs.get(run.id), { status: 'failed', errorCode: 'RUNNER_UNAVAILABLE' });
