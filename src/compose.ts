@@ -12,8 +12,14 @@ import { buildHttpApp } from './adapters/http/app.ts';
 import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
 import { cronerSchedule } from './adapters/jobs/croner-schedule.ts';
 import { pgBossIngestQueue, startIngestWorker } from './adapters/jobs/ingest-worker.ts';
-import { pgBossScheduleQueue, startScheduleWorkers } from './adapters/jobs/schedule-workers.ts';
+import { startScheduleManager } from './adapters/jobs/schedule-manager.ts';
+import {
+  pgBossScheduleQueue,
+  scheduledIngestsTask,
+  startScheduleWorkers,
+} from './adapters/jobs/schedule-workers.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
+import { pgBossScraperJobs, startScraperWorkers } from './adapters/jobs/scraper-jobs.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
@@ -22,7 +28,6 @@ import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { unlimitedQuotaGate } from './adapters/quotas/unlimited-quota-gate.ts';
-import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
 import { postgresCollectionRepository } from './adapters/postgres/collection-repository.ts';
 import { postgresFeatureFlagStore } from './adapters/postgres/feature-flag-store.ts';
@@ -34,6 +39,31 @@ import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
 import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
 import { quotaService } from './application/quota-service.ts';
 import type { QuotaService } from './ports/quota-service.ts';
+import {
+  postgresActorDirectory,
+  postgresScraperQuotaGate,
+} from './adapters/postgres/scraper-collaborators.ts';
+import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store.ts';
+import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
+import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
+import { httpRunnerClient } from './adapters/runner/runner-client.ts';
+import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
+import { cronerCalendar } from './adapters/scrapers/croner-calendar.ts';
+import { gitManifestReader } from './adapters/scrapers/git-manifest-reader.ts';
+import {
+  cryptoWebhookTokens,
+  environmentFeatureFlags,
+  ingestionNotInstalled,
+  uuidRunIds,
+} from './adapters/scrapers/scraper-support.ts';
+import { yamlManifestSource } from './adapters/scrapers/yaml-manifest-source.ts';
+import { cleanUpStuckRuns } from './application/scrapers/clean-up-stuck-runs.ts';
+import { executeScraperRun } from './application/scrapers/execute-scraper-run.ts';
+import { requestRepoSync } from './application/scrapers/request-repo-sync.ts';
+import { scheduleDueScrapers } from './application/scrapers/schedule-due-scrapers.ts';
+import type { ScraperDeps } from './application/scrapers/scraper-deps.ts';
+import { syncScraperRepo } from './application/scrapers/sync-scraper-repo.ts';
+import { triggerScraperRun } from './application/scrapers/trigger-scraper-run.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
 // adapters and the use cases, and hands them to the HTTP app and the workers.
@@ -105,6 +135,7 @@ export async function composeServices(
     quotas,
     clock: systemClock,
   };
+  const scrapers = composeScraperDeps(config, pool, boss);
   if (roles.workers) {
     await startScheduleWorkers(
       boss,
@@ -123,6 +154,23 @@ export async function composeServices(
         batchSize: config.ingest.batchSize,
       },
       { concurrency: config.ingest.concurrency, log: workerLog },
+    );
+    await startScraperWorkers(boss, {
+      executeRun: (runId) => executeScraperRun(scrapers, runId),
+      syncRepo: (repoId) => syncScraperRepo(scrapers, repoId),
+    });
+    // The spec's one schedule-manager-job: one worker, one cron, every feature's periodic work.
+    await startScheduleManager(
+      boss,
+      [
+        { name: 'scraper schedules', run: () => scheduleDueScrapers(scrapers) },
+        { name: 'stuck scraper runs', run: () => cleanUpStuckRuns(scrapers) },
+        scheduledIngestsTask(scheduleDeps, workerLog),
+      ],
+      {
+        onTaskError: (task, error) =>
+          process.stderr.write(`schedule manager: ${task}: ${describeCause(error)}\n`),
+      },
     );
   }
 
@@ -152,6 +200,10 @@ export async function composeServices(
           schedules: scheduleDeps,
         },
         accounts,
+        scrapers: {
+          triggerRun: (actor, scraperId) => triggerScraperRun(scrapers, actor, scraperId),
+          requestSync: (actor, repoId) => requestRepoSync(scrapers, actor, repoId),
+        },
       },
       { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes },
     );
@@ -211,6 +263,33 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
       defaultTrustLevel: policy.defaultTrustLevel,
     },
     csrfSecret: secret,
+  };
+}
+
+/**
+ * The scraper subsystem's adapters. Stand-ins until other work lands (docs/scrapers.md, "Wiring"):
+ * the flag comes from CHRONOMAP_ENABLE_SCRAPERS, quotas are counted on the scraper tables, and
+ * auto-import reports that the ingestion pipeline is not installed.
+ */
+export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgBoss): ScraperDeps {
+  return {
+    repos: postgresScraperRepoStore(pool),
+    scrapers: postgresScraperStore(pool),
+    runs: postgresScraperRunStore(pool),
+    runner:
+      config.scraperRunnerUrl && config.scraperApiKey
+        ? httpRunnerClient(config.scraperRunnerUrl, config.scraperApiKey)
+        : null,
+    jobs: pgBossScraperJobs(boss),
+    flags: environmentFeatureFlags(config.enableScrapers),
+    quotas: postgresScraperQuotaGate(pool),
+    ingest: ingestionNotInstalled(),
+    actors: postgresActorDirectory(pool),
+    tokens: cryptoWebhookTokens(),
+    manifests: yamlManifestSource(gitManifestReader({ allowLoopback: config.scraperAllowLoopbackGit })),
+    cron: cronerCalendar(),
+    runIds: uuidRunIds(),
+    now: () => new Date(),
   };
 }
 

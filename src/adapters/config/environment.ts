@@ -24,6 +24,10 @@ export type Config = {
   sessionSecret: string | undefined;
   scraperRunnerUrl: string | undefined;
   scraperApiKey: string | undefined;
+  /** `enableScrapers` until the accounts work brings the admin's feature-flag store (off by default). */
+  enableScrapers: boolean;
+  /** Tests only: let a git repo's host resolve to loopback when its manifest is read. */
+  scraperAllowLoopbackGit: boolean;
   /** Largest request body accepted, in bytes (uploads have their own limit). */
   bodyLimitBytes: number;
   /** Ingestion: retry policy, upload size limit, batch size, geocoder (see ingest-config.ts). */
@@ -76,6 +80,8 @@ export function loadConfig(env: Env = process.env): Config {
     sessionSecret: read('SESSION_SECRET', minLength(32), undefined),
     scraperRunnerUrl: read('SCRAPER_RUNNER_URL', httpUrl, undefined),
     scraperApiKey: read('SCRAPER_API_KEY', minLength(16), undefined),
+    enableScrapers: read('CHRONOMAP_ENABLE_SCRAPERS', boolean, false),
+    scraperAllowLoopbackGit: read('SCRAPER_ALLOW_LOOPBACK_GIT', boolean, false),
     bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
     ingest: loadIngestConfig(read),
     quotasFile: read(
@@ -146,6 +152,12 @@ function requiredBecause(variable: string): string {
 function nonEmpty(raw: string): string {
   if (raw.trim() === '') throw new Error('must not be blank');
   return raw;
+}
+
+function boolean(raw: string): boolean {
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new Error(`must be true or false (got "${raw}")`);
 }
 
 function oneOf<T extends string>(allowed: readonly T[]) {
