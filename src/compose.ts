@@ -37,6 +37,7 @@ import { postgresSessionStore } from './adapters/postgres/session-store.ts';
 import { postgresUserStore } from './adapters/postgres/user-store.ts';
 import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
 import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
+import { isFeatureEnabled } from './application/feature-flags.ts';
 import { quotaService } from './application/quota-service.ts';
 import type { QuotaService } from './ports/quota-service.ts';
 import {
@@ -52,7 +53,6 @@ import { cronerCalendar } from './adapters/scrapers/croner-calendar.ts';
 import { gitManifestReader } from './adapters/scrapers/git-manifest-reader.ts';
 import {
   cryptoWebhookTokens,
-  environmentFeatureFlags,
   ingestionNotInstalled,
   uuidRunIds,
 } from './adapters/scrapers/scraper-support.ts';
@@ -267,9 +267,9 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
 }
 
 /**
- * The scraper subsystem's adapters. Stand-ins until other work lands (docs/scrapers.md, "Wiring"):
- * the flag comes from CHRONOMAP_ENABLE_SCRAPERS, quotas are counted on the scraper tables, and
- * auto-import reports that the ingestion pipeline is not installed.
+ * The scraper subsystem's adapters. The flag is the admin's feature-flag store; the stand-ins left
+ * (docs/scrapers.md, "Wiring"): quotas are counted on the scraper tables, and auto-import reports
+ * that the ingestion pipeline is not installed.
  */
 export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgBoss): ScraperDeps {
   return {
@@ -281,7 +281,8 @@ export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgB
         ? httpRunnerClient(config.scraperRunnerUrl, config.scraperApiKey)
         : null,
     jobs: pgBossScraperJobs(boss),
-    flags: environmentFeatureFlags(config.enableScrapers),
+    // The admin's switch (PATCH /api/feature-flags), read on every check so it takes effect at once.
+    flags: { isEnabled: (flag) => isFeatureEnabled(postgresFeatureFlagStore(pool), flag) },
     quotas: postgresScraperQuotaGate(pool),
     ingest: ingestionNotInstalled(),
     actors: postgresActorDirectory(pool),

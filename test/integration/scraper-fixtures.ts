@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
 import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
+import { postgresFeatureFlagStore } from '../../src/adapters/postgres/feature-flag-store.ts';
 import { httpRunnerClient } from '../../src/adapters/runner/runner-client.ts';
 import { createScraperRepo } from '../../src/application/scrapers/create-scraper-repo.ts';
 import type { ScraperDeps } from '../../src/application/scrapers/scraper-deps.ts';
@@ -36,7 +37,17 @@ export async function openBoss(t: Test, db: TestDatabase): Promise<PgBoss> {
   return boss;
 }
 
-/** The scraper deps of the composition root on the test database, with some replaced. */
+/** What an admin does with PATCH /api/feature-flags: switch `enableScrapers` in the flag store. */
+export async function switchScrapers(pool: DatabasePool, enabled: boolean): Promise<void> {
+  const admin = await createUser(pool, 0, 'admin');
+  await postgresFeatureFlagStore(pool).write({ enableScrapers: enabled }, admin.id);
+}
+
+/**
+ * The scraper deps of the composition root on the test database, with some replaced. By default
+ * the admin has switched scrapers on in the flag store; `enableScrapers: false` gives deps that see
+ * the flag off (without switching it off for the other deps of the same test).
+ */
 export async function scraperDeps(
   t: Test,
   db: TestDatabase,
@@ -44,8 +55,10 @@ export async function scraperDeps(
 ): Promise<ScraperDeps & { boss: PgBoss }> {
   const boss = await openBoss(t, db);
   const { enableScrapers = true, ...rest } = overrides;
-  const deps = composeScraperDeps(testConfig({ enableScrapers }), db.pool, boss);
-  return { ...deps, ...rest, boss };
+  if (enableScrapers) await switchScrapers(db.pool, true);
+  const off: Partial<ScraperDeps> = enableScrapers ? {} : { flags: { isEnabled: async () => false } };
+  const deps = composeScraperDeps(testConfig(), db.pool, boss);
+  return { ...deps, ...off, ...rest, boss };
 }
 
 function runnerDirectory(): string {

@@ -5,7 +5,10 @@ import { createScraperRepo } from '../../src/application/scrapers/create-scraper
 import { syncScraperRepo } from '../../src/application/scrapers/sync-scraper-repo.ts';
 import { updateScraperRepoSource } from '../../src/application/scrapers/update-scraper-repo-source.ts';
 import { testDatabase } from '../helpers/database.ts';
-import { createUser, pythonRepo, scraperDeps } from './scraper-fixtures.ts';
+import { composeScraperDeps } from '../../src/compose.ts';
+import { accountsApp } from '../helpers/accounts.ts';
+import { testConfig } from '../helpers/app.ts';
+import { createUser, openBoss, pythonRepo, scraperDeps } from './scraper-fixtures.ts';
 
 const MANIFEST = `
 defaults:
@@ -56,6 +59,28 @@ t.test('creating a repo: flag, trust level, path traversal and the repos quota a
     select count(*)::int as count from pgboss.job where name = 'scraper-repo-sync-job'`);
   t.equal(queued, 7, 'each created repo queued its sync');
 });
+
+t.test(
+  "the flag is the admin's feature-flag store: off by default, on after PATCH /api/feature-flags",
+  async (t) => {
+    const { app, db, createUser: createAccount, login } = await accountsApp(t);
+    const deps = composeScraperDeps(testConfig(), db.pool, await openBoss(t, db));
+    const trusted = await createAccount({ trustLevel: 3 });
+    const actor = { id: trusted.id, role: trusted.role, trustLevel: trusted.trustLevel };
+    const input = { name: 'Events', slug: 'events', sourceType: 'upload', code: pythonRepo('print(1)') };
+
+    await t.rejects(createScraperRepo(deps, actor, input), { kind: 'forbidden', code: 'SCRAPERS_DISABLED' });
+    const admin = await login(await createAccount({ role: 'admin', trustLevel: 5 }));
+    const switched = await app.inject({
+      method: 'PATCH',
+      url: '/api/feature-flags',
+      headers: { authorization: `Bearer ${admin}` },
+      payload: { enableScrapers: true },
+    });
+    t.equal(switched.statusCode, 200);
+    t.match(await createScraperRepo(deps, actor, input), { slug: 'events', createdBy: trusted.id });
+  },
+);
 
 t.test('sync reconciles scrapers by slug: create, update, delete, keep a running one', async (t) => {
   const db = await testDatabase(t);

@@ -15,7 +15,14 @@ import {
 import type { Actor } from '../../src/domain/scrapers/access.ts';
 import { testApp } from '../helpers/app.ts';
 import { testDatabase } from '../helpers/database.ts';
-import { createUser, pythonRepo, scraperDeps, syncedScraper, WRITES_TWO_ROWS } from './scraper-fixtures.ts';
+import {
+  createUser,
+  pythonRepo,
+  scraperDeps,
+  switchScrapers,
+  syncedScraper,
+  WRITES_TWO_ROWS,
+} from './scraper-fixtures.ts';
 
 const unused = () => {
   throw new Error('not called by these tests');
@@ -44,7 +51,8 @@ async function appWithTestUsers(deps: ScraperDeps, users: Map<string, Actor>): P
 }
 
 t.test('without the accounts plugin nobody is authenticated: 401, in the spec error body', async (t) => {
-  const { app } = await testApp(t, { config: { enableScrapers: true } });
+  const { app, db } = await testApp(t);
+  await switchScrapers(db.pool, true);
   for (const url of ['/api/scrapers/1/run', '/api/scraper-repos/1/sync']) {
     const response = await app.inject({ method: 'POST', url });
     t.equal(response.statusCode, 401, url);

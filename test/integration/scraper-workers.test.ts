@@ -9,6 +9,7 @@ import {
   RUNNER_KEY,
   runnerMetrics,
   startRealRunner,
+  switchScrapers,
   WRITES_TWO_ROWS,
 } from './scraper-fixtures.ts';
 
@@ -21,8 +22,9 @@ t.test(
   'two composed workers sync a repo and run each queued run exactly once through the real runner',
   async (t) => {
     const runner = await startRealRunner(t, { SCRAPER_MAX_CONCURRENT: '8' });
-    const config = { enableScrapers: true, scraperRunnerUrl: runner.url, scraperApiKey: RUNNER_KEY };
+    const config = { scraperRunnerUrl: runner.url, scraperApiKey: RUNNER_KEY };
     const { app, services, db } = await testApp(t, { workers: true, config });
+    await switchScrapers(db.pool, true);
     const other = await composeServices(testConfig(config), db.url, { http: false, workers: true });
     t.teardown(() => other.close());
     const deps = composeScraperDeps(testConfig(config), services.pool, services.boss);

@@ -24,8 +24,6 @@ export type Config = {
   sessionSecret: string | undefined;
   scraperRunnerUrl: string | undefined;
   scraperApiKey: string | undefined;
-  /** `enableScrapers` until the accounts work brings the admin's feature-flag store (off by default). */
-  enableScrapers: boolean;
   /** Tests only: let a git repo's host resolve to loopback when its manifest is read. */
   scraperAllowLoopbackGit: boolean;
   /** Largest request body accepted, in bytes (uploads have their own limit). */
@@ -80,7 +78,6 @@ export function loadConfig(env: Env = process.env): Config {
     sessionSecret: read('SESSION_SECRET', minLength(32), undefined),
     scraperRunnerUrl: read('SCRAPER_RUNNER_URL', httpUrl, undefined),
     scraperApiKey: read('SCRAPER_API_KEY', minLength(16), undefined),
-    enableScrapers: read('CHRONOMAP_ENABLE_SCRAPERS', boolean, false),
     scraperAllowLoopbackGit: read('SCRAPER_ALLOW_LOOPBACK_GIT', boolean, false),
     bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
     ingest: loadIngestConfig(read),

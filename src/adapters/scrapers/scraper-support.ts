@@ -1,11 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tokenFromBytes } from '../../domain/scrapers/webhooks.ts';
-import type {
-  FeatureFlags,
-  IngestFileCreator,
-  RunIds,
-  WebhookTokens,
-} from '../../ports/scraper-collaborators.ts';
+import type { IngestFileCreator, RunIds, WebhookTokens } from '../../ports/scraper-collaborators.ts';
 
 /** Webhook tokens from 32 bytes of node:crypto randomness, stored as SHA-256 hex. */
 export function cryptoWebhookTokens(): WebhookTokens {
@@ -17,14 +12,6 @@ export function cryptoWebhookTokens(): WebhookTokens {
 
 export function uuidRunIds(): RunIds {
   return { next: () => randomUUID() };
-}
-
-/**
- * `enableScrapers` read from CHRONOMAP_ENABLE_SCRAPERS (off unless set to true). When the accounts
- * work lands, the admin's feature-flag store replaces this adapter in src/compose.ts.
- */
-export function environmentFeatureFlags(enableScrapers: boolean): FeatureFlags {
-  return { isEnabled: async (flag) => flag === 'enableScrapers' && enableScrapers };
 }
 
 /**

@@ -2,24 +2,25 @@ import type { FastifyRequest } from 'fastify';
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../../src/adapters/config/environment.ts';
 import { userFromRequest } from '../../../src/adapters/http/routes/scrapers.ts';
-import { environmentFeatureFlags } from '../../../src/adapters/scrapers/scraper-support.ts';
 
-// The seams other work plugs into: the flag variable, and the user an accounts plugin puts on the request.
+// The seams other work plugs into: configuration variables, and the user an accounts plugin puts on the request.
 
 t.test(
-  'CHRONOMAP_ENABLE_SCRAPERS: off by default, true/false/1/0, anything else names the variable',
+  'SCRAPER_ALLOW_LOOPBACK_GIT: off by default, true/false/1/0, anything else names the variable',
   async (t) => {
-    t.equal(loadConfig({}).enableScrapers, false);
-    t.equal(loadConfig({ CHRONOMAP_ENABLE_SCRAPERS: 'true' }).enableScrapers, true);
-    t.equal(loadConfig({ CHRONOMAP_ENABLE_SCRAPERS: '0' }).enableScrapers, false);
-    t.throws(() => loadConfig({ CHRONOMAP_ENABLE_SCRAPERS: 'yes' }), {
+    t.equal(loadConfig({}).scraperAllowLoopbackGit, false);
+    t.equal(loadConfig({ SCRAPER_ALLOW_LOOPBACK_GIT: 'true' }).scraperAllowLoopbackGit, true);
+    t.equal(loadConfig({ SCRAPER_ALLOW_LOOPBACK_GIT: '0' }).scraperAllowLoopbackGit, false);
+    t.throws(() => loadConfig({ SCRAPER_ALLOW_LOOPBACK_GIT: 'yes' }), {
       constructor: ConfigError,
-      message: /CHRONOMAP_ENABLE_SCRAPERS: must be true or false/,
+      message: /SCRAPER_ALLOW_LOOPBACK_GIT: must be true or false/,
     });
-    t.equal(await environmentFeatureFlags(true).isEnabled('enableScrapers'), true);
-    t.equal(await environmentFeatureFlags(false).isEnabled('enableScrapers'), false);
   },
 );
+
+t.test('enableScrapers is no longer read from the environment: the admin switches it', async (t) => {
+  t.notOk('enableScrapers' in loadConfig({ CHRONOMAP_ENABLE_SCRAPERS: 'true' }));
+});
 
 t.test('the default authenticate reads request.user, and nothing else', async (t) => {
   const request = (user: unknown) =>
