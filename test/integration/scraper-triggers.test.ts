@@ -13,10 +13,15 @@ import {
   triggerScraperWebhookOr404,
 } from '../../src/application/scrapers/trigger-scraper-webhook.ts';
 import type { Actor } from '../../src/domain/scrapers/access.ts';
-import { testApp } from '../helpers/app.ts';
+import { composeScraperDeps } from '../../src/compose.ts';
+import { createScraperRepo } from '../../src/application/scrapers/create-scraper-repo.ts';
+import { syncScraperRepo } from '../../src/application/scrapers/sync-scraper-repo.ts';
+import { accountsApp } from '../helpers/accounts.ts';
+import { testApp, testConfig } from '../helpers/app.ts';
 import { testDatabase } from '../helpers/database.ts';
 import {
   createUser,
+  openBoss,
   pythonRepo,
   scraperDeps,
   switchScrapers,
@@ -50,7 +55,7 @@ async function appWithTestUsers(deps: ScraperDeps, users: Map<string, Actor>): P
   );
 }
 
-t.test('without the accounts plugin nobody is authenticated: 401, in the spec error body', async (t) => {
+t.test('anonymous callers are not authenticated: 401, in the spec error body', async (t) => {
   const { app, db } = await testApp(t);
   await switchScrapers(db.pool, true);
   for (const url of ['/api/scrapers/1/run', '/api/scraper-repos/1/sync']) {
@@ -65,6 +70,52 @@ t.test('without the accounts plugin nobody is authenticated: 401, in the spec er
   const invalid = await app.inject({ method: 'POST', url: '/api/scrapers/abc/run' });
   t.equal(invalid.statusCode, 400);
   t.equal(invalid.json().code, 'INVALID_PARAMETER');
+});
+
+t.test('a real login authenticates the scraper routes: bearer token and payload-token cookie', async (t) => {
+  const { app, db, createUser: createAccount, login } = await accountsApp(t);
+  await switchScrapers(db.pool, true);
+  const deps = composeScraperDeps(testConfig(), db.pool, await openBoss(t, db));
+  const account = await createAccount({ trustLevel: 3 });
+  const owner = { id: account.id, role: account.role, trustLevel: account.trustLevel };
+  const repo = await createScraperRepo(deps, owner, {
+    name: 'Events',
+    slug: 'events',
+    sourceType: 'upload',
+    code: pythonRepo(WRITES_TWO_ROWS),
+  });
+  t.equal((await syncScraperRepo(deps, repo.id)).status, 'synced');
+  const [scraper] = await deps.scrapers.listByRepo(repo.id);
+  if (!scraper) throw new Error('no scraper after sync');
+  const token = await login(account);
+  const strangerToken = await login(await createAccount({ trustLevel: 4 }));
+
+  const byBearer = await app.inject({
+    method: 'POST',
+    url: `/api/scrapers/${scraper.id}/run`,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  t.equal(byBearer.statusCode, 200);
+  t.match(await deps.runs.get(byBearer.json().run.id), { status: 'queued', triggeredByUser: account.id });
+
+  const bySession = await app.inject({
+    method: 'POST',
+    url: `/api/scraper-repos/${repo.id}/sync`,
+    cookies: { 'payload-token': token },
+  });
+  t.equal(bySession.statusCode, 200, 'the session cookie of a browser login');
+  t.match(bySession.json(), { message: 'sync queued', repo: repo.id, syncStatus: 'pending' });
+
+  const stranger = await app.inject({
+    method: 'POST',
+    url: `/api/scrapers/${scraper.id}/run`,
+    headers: { authorization: `Bearer ${strangerToken}` },
+  });
+  t.equal(stranger.statusCode, 403, 'a logged-in user who does not own the repo');
+  for (const headers of [{ authorization: 'Bearer not-a-token' }, {}]) {
+    const refused = await app.inject({ method: 'POST', url: `/api/scrapers/${scraper.id}/run`, headers });
+    t.equal(refused.statusCode, 401);
+  }
 });
 
 t.test('POST /api/scrapers/{id}/run and /api/scraper-repos/{id}/sync: 200, 403, 404, 429', async (t) => {

@@ -25,7 +25,7 @@ export type HttpDeps = {
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
   accounts?: AccountsDeps;
   scrapers?: ScraperUseCases;
-  /** Who is calling; the accounts plugin replaces the default (request.user). Tests inject their own. */
+  /** Who is calling for the scraper routes; by default the accounts hooks' request.viewer. Tests inject their own. */
   authenticate?: Authenticate;
 };
 

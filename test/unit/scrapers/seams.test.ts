@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../../src/adapters/config/environment.ts';
-import { userFromRequest } from '../../../src/adapters/http/routes/scrapers.ts';
+import { viewerFromRequest } from '../../../src/adapters/http/routes/scrapers.ts';
 
 // The seams other work plugs into: configuration variables, and the user an accounts plugin puts on the request.
 
@@ -22,19 +22,27 @@ t.test('enableScrapers is no longer read from the environment: the admin switche
   t.notOk('enableScrapers' in loadConfig({ CHRONOMAP_ENABLE_SCRAPERS: 'true' }));
 });
 
-t.test('the default authenticate reads request.user, and nothing else', async (t) => {
-  const request = (user: unknown) =>
-    ({ user, headers: { authorization: 'Bearer x' } }) as unknown as FastifyRequest;
-  t.same(await userFromRequest(request({ id: 3, role: 'admin', trustLevel: 1, email: 'a@b.c' })), {
+t.test('the default authenticate reads request.viewer, and nothing else', async (t) => {
+  const request = (viewer: unknown) =>
+    ({
+      viewer,
+      user: { id: 9, role: 'admin', trustLevel: 5 },
+      headers: { authorization: 'Bearer x' },
+    }) as unknown as FastifyRequest;
+  t.same(await viewerFromRequest(request({ id: 3, role: 'admin', trustLevel: 1, email: 'a@b.c' })), {
     id: 3,
     role: 'admin',
     trustLevel: 1,
   });
-  t.same(await userFromRequest(request({ id: 4, role: 'user', trustLevel: '4' })), {
+  t.same(await viewerFromRequest(request({ id: 4, role: 'user', trustLevel: 4, email: 'd@e.f' })), {
     id: 4,
     role: 'user',
     trustLevel: 4,
   });
-  t.equal(await userFromRequest(request(undefined)), null, 'a bearer header alone authenticates nobody');
-  t.equal(await userFromRequest(request({ email: 'no-id@example.org' })), null);
+  t.equal(
+    await viewerFromRequest(request(null)),
+    null,
+    'a bearer header or request.user alone authenticates nobody',
+  );
+  t.equal(await viewerFromRequest(request(undefined)), null, 'an app without the accounts hooks');
 });

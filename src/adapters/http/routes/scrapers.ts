@@ -7,8 +7,8 @@ import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
 import { errorResponses } from '../error-body.ts';
 
 // Scraper triggers of the main application (spec: Scraper endpoints). Who is calling comes from
-// `authenticate`: by default the `request.user` that the accounts plugin sets (session cookie or
-// bearer token); until that plugin is registered nobody is authenticated and the answer is 401.
+// `authenticate`: by default the `request.viewer` that the accounts hooks set (the `payload-token`
+// session cookie or a bearer token); without those hooks nobody is authenticated and the answer is 401.
 
 export type ScraperUseCases = {
   triggerRun(actor: Actor, scraperId: number): Promise<{ run: ScraperRun; jobId: string | null }>;
@@ -26,15 +26,12 @@ export type ScraperRouteOptions = {
   authenticate?: Authenticate;
 };
 
-/** The user the accounts plugin put on the request, if any. */
-export const userFromRequest: Authenticate = (request) => {
-  const user = (request as FastifyRequest & { user?: Partial<Actor> | null }).user;
-  if (!user || typeof user.id !== 'number') return null;
-  return {
-    id: user.id,
-    role: user.role === 'admin' ? 'admin' : 'user',
-    trustLevel: Number(user.trustLevel ?? 0),
-  };
+/** The user the accounts hooks put on the request (`request.viewer`), if any. */
+export const viewerFromRequest: Authenticate = (request) => {
+  // Undefined rather than null when the app was built without the accounts hooks.
+  const viewer = (request as Partial<Pick<FastifyRequest, 'viewer'>>).viewer;
+  if (!viewer) return null;
+  return { id: viewer.id, role: viewer.role === 'admin' ? 'admin' : 'user', trustLevel: viewer.trustLevel };
 };
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
@@ -72,7 +69,7 @@ const RateLimitBody = Type.Object({
 });
 
 export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app, options) => {
-  const authenticate = options.authenticate ?? userFromRequest;
+  const authenticate = options.authenticate ?? viewerFromRequest;
 
   const actorOf = async (request: FastifyRequest): Promise<Actor> => {
     const actor = await authenticate(request);
