@@ -27,6 +27,7 @@ import { postgresEventReader } from './adapters/postgres/event-reader.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
+import { accountsScraperQuotaGate } from './adapters/quotas/accounts-scraper-quota-gate.ts';
 import { unlimitedQuotaGate } from './adapters/quotas/unlimited-quota-gate.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
 import { postgresCollectionRepository } from './adapters/postgres/collection-repository.ts';
@@ -40,10 +41,7 @@ import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher
 import { isFeatureEnabled } from './application/feature-flags.ts';
 import { quotaService } from './application/quota-service.ts';
 import type { QuotaService } from './ports/quota-service.ts';
-import {
-  postgresActorDirectory,
-  postgresScraperQuotaGate,
-} from './adapters/postgres/scraper-collaborators.ts';
+import { postgresActorDirectory } from './adapters/postgres/scraper-collaborators.ts';
 import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store.ts';
 import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
 import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
@@ -267,13 +265,14 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
 }
 
 /**
- * The scraper subsystem's adapters. The flag is the admin's feature-flag store; the stand-ins left
- * (docs/scrapers.md, "Wiring"): quotas are counted on the scraper tables, and auto-import reports
+ * The scraper subsystem's adapters. The flag is the admin's feature-flag store and the quotas are
+ * the accounts QuotaService's; the stand-in left (docs/scrapers.md, "Wiring"): auto-import reports
  * that the ingestion pipeline is not installed.
  */
 export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgBoss): ScraperDeps {
+  const repos = postgresScraperRepoStore(pool);
   return {
-    repos: postgresScraperRepoStore(pool),
+    repos,
     scrapers: postgresScraperStore(pool),
     runs: postgresScraperRunStore(pool),
     runner:
@@ -283,7 +282,7 @@ export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgB
     jobs: pgBossScraperJobs(boss),
     // The admin's switch (PATCH /api/feature-flags), read on every check so it takes effect at once.
     flags: { isEnabled: (flag) => isFeatureEnabled(postgresFeatureFlagStore(pool), flag) },
-    quotas: postgresScraperQuotaGate(pool),
+    quotas: accountsScraperQuotaGate(composeQuotas(config, pool), repos),
     ingest: ingestionNotInstalled(),
     actors: postgresActorDirectory(pool),
     tokens: cryptoWebhookTokens(),

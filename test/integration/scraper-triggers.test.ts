@@ -16,7 +16,7 @@ import type { Actor } from '../../src/domain/scrapers/access.ts';
 import { composeScraperDeps } from '../../src/compose.ts';
 import { createScraperRepo } from '../../src/application/scrapers/create-scraper-repo.ts';
 import { syncScraperRepo } from '../../src/application/scrapers/sync-scraper-repo.ts';
-import { accountsApp } from '../helpers/accounts.ts';
+import { accountsApp, policyFile } from '../helpers/accounts.ts';
 import { testApp, testConfig } from '../helpers/app.ts';
 import { testDatabase } from '../helpers/database.ts';
 import {
@@ -117,6 +117,53 @@ t.test('a real login authenticates the scraper routes: bearer token and payload-
     t.equal(refused.statusCode, 401);
   }
 });
+
+t.test(
+  'scraper quotas are the accounts quotas: limits from the quotas file, usage in GET /api/quotas',
+  async (t) => {
+    // One repo and one run a day for trust level 3, in the quotas file of both the app and the deps.
+    const oneOfEach: Parameters<typeof policyFile>[1] = (policy) => {
+      policy.quotas.scraperRepos.levels[3] = 1;
+      policy.quotas.scraperRunsPerDay.levels[3] = 1;
+    };
+    const { app, db, createUser: createAccount, login } = await accountsApp(t, { policy: oneOfEach });
+    await switchScrapers(db.pool, true);
+    const config = testConfig({ quotasFile: policyFile(t, oneOfEach) });
+    const deps = composeScraperDeps(config, db.pool, await openBoss(t, db));
+    const account = await createAccount({ trustLevel: 3 });
+    const owner = { id: account.id, role: account.role, trustLevel: account.trustLevel };
+    const input = (slug: string) => ({
+      name: slug,
+      slug,
+      sourceType: 'upload',
+      code: pythonRepo(WRITES_TWO_ROWS),
+    });
+    const repo = await createScraperRepo(deps, owner, input('one'));
+    await t.rejects(createScraperRepo(deps, owner, input('two')), {
+      kind: 'quota_exceeded',
+      code: 'SCRAPER_REPOS_QUOTA_EXCEEDED',
+    });
+    t.equal((await syncScraperRepo(deps, repo.id)).status, 'synced');
+    const [scraper] = await deps.scrapers.listByRepo(repo.id);
+    if (!scraper) throw new Error('no scraper after sync');
+    const token = await login(account);
+    const run = (url: string) =>
+      app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` } });
+
+    t.equal((await run(`/api/scrapers/${scraper.id}/run`)).statusCode, 200);
+    t.same(await deps.quotas.consume(owner, 'scraperRunsPerDay', 1), { ok: true }, 'the run starts');
+    const quotas = await app.inject({
+      method: 'GET',
+      url: '/api/quotas',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    t.match(quotas.json().quotas.scraperRunsPerDay, { used: 1, limit: 1, remaining: 0 });
+    const spent = await run(`/api/scrapers/${scraper.id}/run`);
+    t.equal(spent.statusCode, 429);
+    t.equal(spent.json().message, 'the daily limit of 1 scraper runs is reached');
+    t.match(await deps.quotas.consume(owner, 'scraperRunsPerDay', 1), { ok: false, limit: 1, used: 1 });
+  },
+);
 
 t.test('POST /api/scrapers/{id}/run and /api/scraper-repos/{id}/sync: 200, 403, 404, 429', async (t) => {
   const db = await testDatabase(t);
