@@ -49,11 +49,8 @@ import { httpRunnerClient } from './adapters/runner/runner-client.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { cronerCalendar } from './adapters/scrapers/croner-calendar.ts';
 import { gitManifestReader } from './adapters/scrapers/git-manifest-reader.ts';
-import {
-  cryptoWebhookTokens,
-  ingestionNotInstalled,
-  uuidRunIds,
-} from './adapters/scrapers/scraper-support.ts';
+import { cryptoWebhookTokens, uuidRunIds } from './adapters/scrapers/scraper-support.ts';
+import { pipelineIngestFileCreator } from './adapters/scrapers/pipeline-ingest-file-creator.ts';
 import { yamlManifestSource } from './adapters/scrapers/yaml-manifest-source.ts';
 import { cleanUpStuckRuns } from './application/scrapers/clean-up-stuck-runs.ts';
 import { executeScraperRun } from './application/scrapers/execute-scraper-run.ts';
@@ -265,9 +262,8 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
 }
 
 /**
- * The scraper subsystem's adapters. The flag is the admin's feature-flag store and the quotas are
- * the accounts QuotaService's; the stand-in left (docs/scrapers.md, "Wiring"): auto-import reports
- * that the ingestion pipeline is not installed.
+ * The scraper subsystem's adapters: the flag is the admin's feature-flag store, the quotas are the
+ * accounts QuotaService's, and auto-import hands the CSV to the ingestion pipeline.
  */
 export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgBoss): ScraperDeps {
   const repos = postgresScraperRepoStore(pool);
@@ -283,7 +279,14 @@ export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgB
     // The admin's switch (PATCH /api/feature-flags), read on every check so it takes effect at once.
     flags: { isEnabled: (flag) => isFeatureEnabled(postgresFeatureFlagStore(pool), flag) },
     quotas: accountsScraperQuotaGate(composeQuotas(config, pool), repos),
-    ingest: ingestionNotInstalled(),
+    ingest: pipelineIngestFileCreator({
+      pool,
+      store: postgresIngestStore(pool),
+      queue: pgBossIngestQueue(boss),
+      // Ingestion's own quota gate, as for uploads (replaced there by the accounts quotas later).
+      quotas: unlimitedQuotaGate,
+      uploadRoot: path.join(config.dataDir, 'ingest'),
+    }),
     actors: postgresActorDirectory(pool),
     tokens: cryptoWebhookTokens(),
     manifests: yamlManifestSource(gitManifestReader({ allowLoopback: config.scraperAllowLoopbackGit })),

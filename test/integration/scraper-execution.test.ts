@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
@@ -5,12 +8,16 @@ import { executeScraperRun } from '../../src/application/scrapers/execute-scrape
 import { triggerScraperRun } from '../../src/application/scrapers/trigger-scraper-run.ts';
 import { DailyQuotaExceededError } from '../../src/domain/scrapers/errors.ts';
 import type { IngestFileCreator } from '../../src/ports/scraper-collaborators.ts';
+import { composeScraperDeps } from '../../src/compose.ts';
+import { testConfig } from '../helpers/app.ts';
 import { testDatabase } from '../helpers/database.ts';
 import {
+  openBoss,
   pythonRepo,
   runnerMetrics,
   scraperDeps,
   startRealRunner,
+  switchScrapers,
   syncedScraper,
   WRITES_TWO_ROWS,
 } from './scraper-fixtures.ts';
@@ -92,8 +99,13 @@ t.test(
       error: null,
     });
 
-    // Without the ingestion pipeline (this build's adapter), the failure is on the run, the CSV too.
-    const standalone = await scraperDeps(t, db, { runner: runner.client });
+    // When the pipeline refuses the file, the failure is on the run, the CSV too.
+    const refusing: IngestFileCreator = {
+      async createFromCsv() {
+        throw new Error('the pipeline refused the file');
+      },
+    };
+    const standalone = await scraperDeps(t, db, { runner: runner.client, ingest: refusing });
     const second = await triggerScraperRun(standalone, owner, scraper.id);
     t.same(await executeScraperRun(standalone, second.run.id), {
       outcome: 'finished',
@@ -102,7 +114,7 @@ t.test(
     });
     const failedImport = await standalone.runs.get(second.run.id);
     t.match(failedImport, { status: 'success', errorCode: 'IMPORT_FAILED', ingestFileId: null });
-    t.match(failedImport?.error, /^auto-import failed: the ingestion pipeline is not installed/);
+    t.match(failedImport?.error, /^auto-import failed: the pipeline refused the file/);
     t.equal(Buffer.from(failedImport?.resultFile ?? '', 'base64').toString('utf8'), CSV);
 
     // autoImport without a target dataset: nothing is imported, the CSV stays.
@@ -114,6 +126,59 @@ t.test(
       imported: false,
     });
     t.equal(created.length, 1);
+  },
+);
+
+t.test(
+  'auto-import through the ingestion pipeline: an ingest-files record (source scraper) and its job',
+  async (t) => {
+    const db = await testDatabase(t);
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'chronomap-scraper-import-'));
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+    await switchScrapers(db.pool, true);
+    const boss = await openBoss(t, db);
+    const deps = { ...composeScraperDeps(testConfig({ dataDir }), db.pool, boss), runner: runner.client };
+    const { owner, scraper } = await syncedScraper(deps, db.pool, pythonRepo(WRITES_TWO_ROWS));
+    const target = await datasetId(db.pool);
+    await deps.scrapers.update(scraper.id, { autoImport: true, targetDatasetId: target });
+
+    const { run } = await triggerScraperRun(deps, owner, scraper.id);
+    t.same(await executeScraperRun(deps, run.id), { outcome: 'finished', status: 'success', imported: true });
+    const recorded = await deps.runs.get(run.id);
+    t.match(recorded, { status: 'success', resultFile: null, error: null });
+    const file = await db.pool.one(
+      sql.type(
+        row(
+          Type.Object({
+            id: Type.Number(),
+            source: Type.String(),
+            format: Type.String(),
+            stored_path: Type.String(),
+            uploaded_by: Type.Union([Type.Number(), Type.Null()]),
+            original_name: Type.String(),
+            dataset_id: Type.Union([Type.Number(), Type.Null()]),
+          }),
+        ),
+      )`
+      select f.id, f.source, f.format, f.stored_path, f.uploaded_by, f.original_name, j.dataset_id
+      from ingest_files f join ingest_jobs j on j.ingest_file_id = f.id`,
+    );
+    t.match(file, {
+      id: recorded?.ingestFileId,
+      source: 'scraper',
+      format: 'csv',
+      uploaded_by: owner.id,
+      original_name: /^events-.*\.csv$/,
+      dataset_id: target,
+    });
+    t.equal(
+      readFileSync(path.join(dataDir, 'ingest', file.stored_path), 'utf8'),
+      CSV,
+      'the CSV as the runner gave it',
+    );
+    const queued = await db.pool.oneFirst(sql.type(row(Type.Object({ count: Type.Number() })))`
+    select count(*)::int as count from pgboss.job where name = 'ingest-process'`);
+    t.equal(queued, 1, "the pipeline's job is queued");
   },
 );
 
