@@ -59,6 +59,7 @@ import { scheduleDueScrapers } from './application/scrapers/schedule-due-scraper
 import type { ScraperDeps } from './application/scrapers/scraper-deps.ts';
 import { syncScraperRepo } from './application/scrapers/sync-scraper-repo.ts';
 import { triggerScraperRun } from './application/scrapers/trigger-scraper-run.ts';
+import { triggerScraperWebhook } from './application/scrapers/trigger-scraper-webhook.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
 // adapters and the use cases, and hands them to the HTTP app and the workers.
@@ -197,6 +198,7 @@ export async function composeServices(
         accounts,
         scrapers: {
           triggerRun: (actor, scraperId) => triggerScraperRun(scrapers, actor, scraperId),
+          triggerWebhook: (token) => triggerScraperWebhook(scrapers, token),
           requestSync: (actor, repoId) => requestRepoSync(scrapers, actor, repoId),
         },
       },

@@ -47,6 +47,7 @@ async function appWithTestUsers(deps: ScraperDeps, users: Map<string, Actor>): P
       },
       scrapers: {
         triggerRun: (actor, id) => triggerScraperRun(deps, actor, id),
+        triggerWebhook: (token) => triggerScraperWebhook(deps, token),
         requestSync: (actor, id) => requestRepoSync(deps, actor, id),
       },
       authenticate: (request) => users.get(String(request.headers['x-test-user'])) ?? null,
@@ -162,6 +163,41 @@ t.test(
     t.equal(spent.statusCode, 429);
     t.equal(spent.json().message, 'the daily limit of 1 scraper runs is reached');
     t.match(await deps.quotas.consume(owner, 'scraperRunsPerDay', 1), { ok: false, limit: 1, used: 1 });
+  },
+);
+
+t.test(
+  'POST /api/webhooks/trigger/{token} is shared: a scraper token queues a run, others 404',
+  async (t) => {
+    const { app, db } = await testApp(t);
+    await switchScrapers(db.pool, true);
+    const deps = composeScraperDeps(testConfig(), db.pool, await openBoss(t, db));
+    const { owner, scraper } = await syncedScraper(deps, db.pool, pythonRepo(WRITES_TWO_ROWS));
+    const token = (await setScraperWebhook(deps, owner, scraper.id, true)).token ?? '';
+    const trigger = (value: string) => app.inject({ method: 'POST', url: `/api/webhooks/trigger/${value}` });
+
+    const queued = await trigger(token);
+    t.equal(queued.statusCode, 202);
+    const body = queued.json();
+    t.match(body, {
+      success: true,
+      jobId: /^[0-9a-f-]{36}$/,
+      run: { scraper: scraper.id, status: 'queued', triggeredBy: 'webhook', runId: /^[0-9a-f-]{36}$/ },
+    });
+    t.match(await deps.runs.get(body.run.id), { status: 'queued', triggeredBy: 'webhook' });
+
+    for (const unknown of ['0'.repeat(64), 'not-a-token']) {
+      const missing = await trigger(unknown);
+      t.equal(missing.statusCode, 404, unknown);
+      t.equal(missing.json().code, 'WEBHOOK_NOT_FOUND');
+    }
+    await switchScrapers(db.pool, false);
+    const off = await trigger(token);
+    t.equal(off.statusCode, 403, 'scrapers switched off');
+    t.equal(off.json().code, 'SCRAPERS_DISABLED');
+    await switchScrapers(db.pool, true);
+    await setScraperWebhook(deps, owner, scraper.id, false);
+    t.equal((await trigger(token)).statusCode, 404, 'a disabled webhook');
   },
 );
 

@@ -117,7 +117,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });
     await app.register(ingestJobRoutes, { ingest: deps.ingest });
-    await app.register(scheduledIngestRoutes, { ingest: deps.ingest });
+    await app.register(scheduledIngestRoutes, {
+      ingest: deps.ingest,
+      ...(deps.scrapers ? { triggerScraperWebhook: deps.scrapers.triggerWebhook } : {}),
+    });
   }
   if (deps.accounts) await registerAccountRoutes(app, deps.accounts);
   await app.register(scraperRoutes, {

@@ -12,6 +12,8 @@ import { errorResponses } from '../error-body.ts';
 
 export type ScraperUseCases = {
   triggerRun(actor: Actor, scraperId: number): Promise<{ run: ScraperRun; jobId: string | null }>;
+  /** The scraper half of the shared webhook endpoint: null when no live scraper webhook has the token. */
+  triggerWebhook(token: string): Promise<{ run: ScraperRun; jobId: string | null } | null>;
   requestSync(
     actor: Actor,
     repoId: number,
@@ -36,17 +38,29 @@ export const viewerFromRequest: Authenticate = (request) => {
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
+export const QueuedScraperRunDoc = Type.Object({
+  id: Type.Integer(),
+  runId: Type.String({ description: "The runner's run_id (UUID)" }),
+  scraper: Type.Integer(),
+  status: Type.Literal('queued'),
+  triggeredBy: Type.Union([Type.Literal('manual'), Type.Literal('webhook'), Type.Literal('schedule')]),
+  queuedAt: Type.String({ format: 'date-time' }),
+});
+
 const QueuedRunBody = Type.Object({
   message: Type.String(),
   jobId: Type.Union([Type.String(), Type.Null()]),
-  run: Type.Object({
-    id: Type.Integer(),
-    runId: Type.String({ description: "The runner's run_id (UUID)" }),
-    scraper: Type.Integer(),
-    status: Type.Literal('queued'),
-    triggeredBy: Type.Union([Type.Literal('manual'), Type.Literal('webhook'), Type.Literal('schedule')]),
-    queuedAt: Type.String({ format: 'date-time' }),
-  }),
+  run: QueuedScraperRunDoc,
+});
+
+/** A run just queued, as the run and webhook endpoints answer it. */
+export const queuedScraperRunDoc = (run: ScraperRun) => ({
+  id: run.id,
+  runId: run.runId,
+  scraper: run.scraperId,
+  status: 'queued' as const,
+  triggeredBy: run.triggeredBy,
+  queuedAt: run.queuedAt,
 });
 
 const SyncQueuedBody = Type.Object({
@@ -102,18 +116,7 @@ export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app
       const actor = await actorOf(request);
       try {
         const { run, jobId } = await useCases().triggerRun(actor, request.params.id);
-        return {
-          message: 'run queued',
-          jobId,
-          run: {
-            id: run.id,
-            runId: run.runId,
-            scraper: run.scraperId,
-            status: 'queued' as const,
-            triggeredBy: run.triggeredBy,
-            queuedAt: run.queuedAt,
-          },
-        };
+        return { message: 'run queued', jobId, run: queuedScraperRunDoc(run) };
       } catch (error) {
         if (!(error instanceof DailyQuotaExceededError)) throw error;
         const seconds = Math.max(0, Math.ceil((error.resetAt.getTime() - Date.now()) / 1000));
