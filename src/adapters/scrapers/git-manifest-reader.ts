@@ -7,52 +7,19 @@ import path from 'node:path';
 import { ManifestUnreadableError } from '../../domain/scrapers/errors.ts';
 import { MANIFEST_FILE } from '../../domain/scrapers/repos.ts';
 import type { GitManifestReader } from './yaml-manifest-source.ts';
+import { isForbiddenAddress } from '../security/forbidden-addresses.ts';
 
 // Reads `scrapers.yml` of a git repo on the main application's side, with the runner's outbound
 // rules: https only, the host must resolve to public addresses (pinned for git so DNS cannot
 // change its answer in between), no redirects. Only the manifest's blob is fetched: a shallow,
 // blob-less clone without checkout, then `git show`. Loopback is allowed only with the test flag.
 
-const NON_PUBLIC = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
-}
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 
 export function isPublicAddress(address: string): boolean {
-  const type = isIPv6(address) ? 'ipv6' : 'ipv4';
-  const mapped = type === 'ipv6' ? address.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i)?.[1] : undefined;
-  if (mapped) return !NON_PUBLIC.check(mapped, 'ipv4');
-  return !NON_PUBLIC.check(address, type);
+  return !isForbiddenAddress(address);
 }
 
 export type GitReaderOptions = { allowLoopback?: boolean; timeoutMs?: number; maxManifestBytes?: number };
