@@ -12,8 +12,14 @@ import { buildHttpApp } from './adapters/http/app.ts';
 import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
 import { cronerSchedule } from './adapters/jobs/croner-schedule.ts';
 import { pgBossIngestQueue, startIngestWorker } from './adapters/jobs/ingest-worker.ts';
-import { pgBossScheduleQueue, startScheduleWorkers } from './adapters/jobs/schedule-workers.ts';
+import { startScheduleManager } from './adapters/jobs/schedule-manager.ts';
+import {
+  pgBossScheduleQueue,
+  scheduledIngestsTask,
+  startScheduleWorkers,
+} from './adapters/jobs/schedule-workers.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
+import { pgBossScraperJobs, startScraperWorkers } from './adapters/jobs/scraper-jobs.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
@@ -23,6 +29,7 @@ import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { accountQuotaGate } from './adapters/quotas/account-quota-gate.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
+import { accountsScraperQuotaGate } from './adapters/quotas/accounts-scraper-quota-gate.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
 import { postgresCollectionRepository } from './adapters/postgres/collection-repository.ts';
 import { postgresFeatureFlagStore } from './adapters/postgres/feature-flag-store.ts';
@@ -32,8 +39,27 @@ import { postgresSessionStore } from './adapters/postgres/session-store.ts';
 import { postgresUserStore } from './adapters/postgres/user-store.ts';
 import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
 import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
+import { isFeatureEnabled } from './application/feature-flags.ts';
 import { quotaService } from './application/quota-service.ts';
 import type { QuotaService } from './ports/quota-service.ts';
+import { postgresActorDirectory } from './adapters/postgres/scraper-collaborators.ts';
+import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store.ts';
+import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
+import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
+import { httpRunnerClient } from './adapters/runner/runner-client.ts';
+import { cronerCalendar } from './adapters/scrapers/croner-calendar.ts';
+import { gitManifestReader } from './adapters/scrapers/git-manifest-reader.ts';
+import { cryptoWebhookTokens, uuidRunIds } from './adapters/scrapers/scraper-support.ts';
+import { pipelineIngestFileCreator } from './adapters/scrapers/pipeline-ingest-file-creator.ts';
+import { yamlManifestSource } from './adapters/scrapers/yaml-manifest-source.ts';
+import { cleanUpStuckRuns } from './application/scrapers/clean-up-stuck-runs.ts';
+import { executeScraperRun } from './application/scrapers/execute-scraper-run.ts';
+import { requestRepoSync } from './application/scrapers/request-repo-sync.ts';
+import { scheduleDueScrapers } from './application/scrapers/schedule-due-scrapers.ts';
+import type { ScraperDeps } from './application/scrapers/scraper-deps.ts';
+import { syncScraperRepo } from './application/scrapers/sync-scraper-repo.ts';
+import { triggerScraperRun } from './application/scrapers/trigger-scraper-run.ts';
+import { triggerScraperWebhook } from './application/scrapers/trigger-scraper-webhook.ts';
 
 // The composition root: the only module that knows every adapter. It builds the pool, pg-boss, the
 // adapters and the use cases, and hands them to the HTTP app and the workers.
@@ -104,6 +130,7 @@ export async function composeServices(
     quotas,
     clock: systemClock,
   };
+  const scrapers = composeScraperDeps(config, pool, boss);
   if (roles.workers) {
     await startScheduleWorkers(
       boss,
@@ -122,6 +149,23 @@ export async function composeServices(
         batchSize: config.ingest.batchSize,
       },
       { concurrency: config.ingest.concurrency, log: workerLog },
+    );
+    await startScraperWorkers(boss, {
+      executeRun: (runId) => executeScraperRun(scrapers, runId),
+      syncRepo: (repoId) => syncScraperRepo(scrapers, repoId),
+    });
+    // The spec's one schedule-manager-job: one worker, one cron, every feature's periodic work.
+    await startScheduleManager(
+      boss,
+      [
+        { name: 'scraper schedules', run: () => scheduleDueScrapers(scrapers) },
+        { name: 'stuck scraper runs', run: () => cleanUpStuckRuns(scrapers) },
+        scheduledIngestsTask(scheduleDeps, workerLog),
+      ],
+      {
+        onTaskError: (task, error) =>
+          process.stderr.write(`schedule manager: ${task}: ${describeCause(error)}\n`),
+      },
     );
   }
 
@@ -150,6 +194,11 @@ export async function composeServices(
           schedules: scheduleDeps,
         },
         accounts,
+        scrapers: {
+          triggerRun: (actor, scraperId) => triggerScraperRun(scrapers, actor, scraperId),
+          triggerWebhook: (token) => triggerScraperWebhook(scrapers, token),
+          requestSync: (actor, repoId) => requestRepoSync(scrapers, actor, repoId),
+        },
       },
       { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy },
     );
@@ -209,6 +258,41 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
       defaultTrustLevel: policy.defaultTrustLevel,
     },
     csrfSecret: secret,
+  };
+}
+
+/**
+ * The scraper subsystem's adapters: the flag is the admin's feature-flag store, the quotas are the
+ * accounts QuotaService's, and auto-import hands the CSV to the ingestion pipeline.
+ */
+export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgBoss): ScraperDeps {
+  const repos = postgresScraperRepoStore(pool);
+  return {
+    repos,
+    scrapers: postgresScraperStore(pool),
+    runs: postgresScraperRunStore(pool),
+    runner:
+      config.scraperRunnerUrl && config.scraperApiKey
+        ? httpRunnerClient(config.scraperRunnerUrl, config.scraperApiKey)
+        : null,
+    jobs: pgBossScraperJobs(boss),
+    // The admin's switch (PATCH /api/feature-flags), read on every check so it takes effect at once.
+    flags: { isEnabled: (flag) => isFeatureEnabled(postgresFeatureFlagStore(pool), flag) },
+    quotas: accountsScraperQuotaGate(composeQuotas(config, pool), repos),
+    ingest: pipelineIngestFileCreator({
+      pool,
+      store: postgresIngestStore(pool),
+      queue: pgBossIngestQueue(boss),
+      // The same quota gate as uploads: the auto-import counts against the scraper owner's quotas.
+      quotas: accountQuotaGate(composeQuotas(config, pool)),
+      uploadRoot: path.join(config.dataDir, 'ingest'),
+    }),
+    actors: postgresActorDirectory(pool),
+    tokens: cryptoWebhookTokens(),
+    manifests: yamlManifestSource(gitManifestReader({ allowLoopback: config.scraperAllowLoopbackGit })),
+    cron: cronerCalendar(),
+    runIds: uuidRunIds(),
+    now: () => new Date(),
   };
 }
 

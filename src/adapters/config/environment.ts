@@ -24,6 +24,8 @@ export type Config = {
   sessionSecret: string | undefined;
   scraperRunnerUrl: string | undefined;
   scraperApiKey: string | undefined;
+  /** Tests only: let a git repo's host resolve to loopback when its manifest is read. */
+  scraperAllowLoopbackGit: boolean;
   /** Largest request body accepted, in bytes (uploads have their own limit). */
   bodyLimitBytes: number;
   /** Behind a TLS-terminating proxy: trust X-Forwarded-* for client IPs (rate limits) and Secure cookies. */
@@ -78,6 +80,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionSecret: read('SESSION_SECRET', minLength(32), undefined),
     scraperRunnerUrl: read('SCRAPER_RUNNER_URL', httpUrl, undefined),
     scraperApiKey: read('SCRAPER_API_KEY', minLength(16), undefined),
+    scraperAllowLoopbackGit: read('SCRAPER_ALLOW_LOOPBACK_GIT', boolean, false),
     bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
     trustProxy: read('TRUST_PROXY', oneOf(['true', 'false'] as const), 'false') === 'true',
     ingest: loadIngestConfig(read),
@@ -149,6 +152,12 @@ function requiredBecause(variable: string): string {
 function nonEmpty(raw: string): string {
   if (raw.trim() === '') throw new Error('must not be blank');
   return raw;
+}
+
+function boolean(raw: string): boolean {
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new Error(`must be true or false (got "${raw}")`);
 }
 
 function oneOf<T extends string>(allowed: readonly T[]) {

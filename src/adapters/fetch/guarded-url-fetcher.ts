@@ -3,59 +3,21 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { permanent } from '../../domain/ingest/failures.ts';
 import type { UrlFetcher } from '../../ports/schedule-store.ts';
+import { isForbiddenAddress } from '../security/forbidden-addresses.ts';
+
+export { isForbiddenAddress };
 
 // Fetches user-supplied URLs (scheduled imports) without letting them reach the service's own
 // network: every address a host name resolves to is checked against private, loopback, link-local,
 // multicast and reserved ranges, and the connection goes to the address that was checked (no second
 // DNS answer to rebind to). Redirects are followed (at most 3) and checked again. The size limit
 // applies while streaming and the whole fetch has a deadline.
-
-const blocked = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv6');
-}
-
-/** Whether an address is off limits for fetches of user-supplied URLs. */
-export function isForbiddenAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return blocked.check(mapped[1], 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
 
 export type FetchLimits = { maxBytes: number; timeoutMs: number; allowPrivateAddresses: boolean };
 

@@ -11,6 +11,7 @@ import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
 import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
+import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -22,7 +23,10 @@ export type HttpDeps = {
   readApi?: ReadApiDeps;
   ingest?: IngestHttpDeps;
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
-  accounts: AccountsDeps;
+  accounts?: AccountsDeps;
+  scrapers?: ScraperUseCases;
+  /** Who is calling for the scraper routes; by default the accounts hooks' request.viewer. Tests inject their own. */
+  authenticate?: Authenticate;
 };
 
 export type HttpOptions = {
@@ -66,7 +70,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   for (const schema of INGEST_SHARED_SCHEMAS) app.addSchema(schema);
   installErrorHandling(app);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
-  await installAccountHooks(app, deps.accounts);
+  if (deps.accounts) await installAccountHooks(app, deps.accounts);
 
   await app.register(swagger, {
     openapi: {
@@ -92,6 +96,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
           description:
             'Payload CMS-style collection endpoints with collection-level access control (internal API)',
         },
+        { name: 'scrapers', description: 'Scraper repos, scrapers and runs (internal)' },
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -112,9 +117,16 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });
     await app.register(ingestJobRoutes, { ingest: deps.ingest });
-    await app.register(scheduledIngestRoutes, { ingest: deps.ingest });
+    await app.register(scheduledIngestRoutes, {
+      ingest: deps.ingest,
+      ...(deps.scrapers ? { triggerScraperWebhook: deps.scrapers.triggerWebhook } : {}),
+    });
   }
-  await registerAccountRoutes(app, deps.accounts);
+  if (deps.accounts) await registerAccountRoutes(app, deps.accounts);
+  await app.register(scraperRoutes, {
+    scrapers: deps.scrapers,
+    ...(deps.authenticate ? { authenticate: deps.authenticate } : {}),
+  });
   return app;
 }
 

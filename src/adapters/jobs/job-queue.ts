@@ -1,4 +1,5 @@
 import { PgBoss } from 'pg-boss';
+import { SCRAPER_QUEUES } from './scraper-jobs.ts';
 
 // pg-boss keeps its own schema in the same database. This is the one place that creates its queues,
 // so every process (api, worker, start) agrees on their options.
@@ -30,10 +31,12 @@ export const QUEUES: QueueDefinition[] = [
     },
   },
   {
-    // Every 60 s (pg-boss cron, once per minute across the cluster): queue the scheduled imports
-    // that are due. Also the home of the scrapers' scheduling later.
+    // Every 60 s (pg-boss cron, once per minute across the cluster): the one schedule manager of
+    // the spec, whose tasks queue due scraper runs, fail stuck scraper runs and queue due scheduled
+    // imports (schedule-manager.ts). `stately`: one queued and one active pass at most, so a slow
+    // pass is not piled upon.
     name: SCHEDULE_MANAGER_QUEUE,
-    options: { policy: 'singleton', retryLimit: 0, expireInSeconds: 300 },
+    options: { policy: 'stately', retryLimit: 0, expireInSeconds: 300 },
   },
   {
     // One scheduled import run: fetch the URL and hand the file to the ingestion pipeline.
@@ -46,6 +49,7 @@ export const QUEUES: QueueDefinition[] = [
       expireInSeconds: 3600,
     },
   },
+  ...SCRAPER_QUEUES,
 ];
 
 export async function startJobQueue(

@@ -3,7 +3,8 @@ import { fetchScheduledIngest } from '../../application/ingest/fetch-scheduled-i
 import { runScheduleManager, type ScheduleDeps } from '../../application/ingest/scheduled-ingests.ts';
 import type { IngestQueue } from '../../ports/ingest-ports.ts';
 import type { ScheduleQueue, UrlFetcher } from '../../ports/schedule-store.ts';
-import { SCHEDULE_MANAGER_QUEUE, SCHEDULED_FETCH_QUEUE, SCHEDULED_FETCH_RETRIES } from './job-queue.ts';
+import { SCHEDULED_FETCH_QUEUE, SCHEDULED_FETCH_RETRIES } from './job-queue.ts';
+import type { ScheduleManagerTask } from './schedule-manager.ts';
 
 type FetchJobData = { runId: number };
 
@@ -15,17 +16,23 @@ export function pgBossScheduleQueue(boss: PgBoss): ScheduleQueue {
   };
 }
 
-/** The schedule manager on pg-boss's cron (every minute, UTC) and the fetch worker. */
+/** Scheduled imports' share of the shared every-minute schedule manager (schedule-manager.ts). */
+export function scheduledIngestsTask(deps: ScheduleDeps, log: (line: string) => void): ScheduleManagerTask {
+  return {
+    name: 'scheduled ingests',
+    async run() {
+      const { queued } = await runScheduleManager(deps);
+      if (queued) log(`schedule manager: queued ${queued} scheduled import(s)`);
+    },
+  };
+}
+
+/** The worker that fetches one due scheduled import (queued by the schedule manager's task). */
 export async function startScheduleWorkers(
   boss: PgBoss,
   deps: ScheduleDeps & { fetcher: UrlFetcher; ingestQueue: IngestQueue },
   log: (line: string) => void,
 ): Promise<void> {
-  await boss.schedule(SCHEDULE_MANAGER_QUEUE, '* * * * *', {}, { tz: 'UTC' });
-  await boss.work(SCHEDULE_MANAGER_QUEUE, async () => {
-    const { queued } = await runScheduleManager(deps);
-    if (queued) log(`schedule manager: queued ${queued} scheduled import(s)`);
-  });
   await boss.work<FetchJobData>(
     SCHEDULED_FETCH_QUEUE,
     { localConcurrency: 2, pollingIntervalSeconds: 1 },

@@ -11,6 +11,7 @@ import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { ScheduledIngest, ScheduledRun } from '../../../ports/schedule-store.ts';
 import { errorResponses } from '../error-body.ts';
 import type { IngestHttpDeps } from './ingest.ts';
+import { QueuedScraperRunDoc, queuedScraperRunDoc, type ScraperUseCases } from './scrapers.ts';
 
 // Scheduled URL imports (`scheduled-ingests`, alias `scheduled-imports`) and the webhook trigger.
 
@@ -75,9 +76,15 @@ const runDoc = (r: ScheduledRun) => ({
 });
 const withToken = (token: string | null) => (token ? { webhookToken: token } : {});
 
-export const scheduledIngestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = async (
+export type ScheduledIngestRouteOptions = {
+  ingest: IngestHttpDeps;
+  /** Scrapers share the webhook endpoint; their lookup goes first, scheduled imports second. */
+  triggerScraperWebhook?: ScraperUseCases['triggerWebhook'];
+};
+
+export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptions> = async (
   app,
-  { ingest },
+  { ingest, triggerScraperWebhook },
 ) => {
   const deps = ingest.schedules;
   for (const base of ['/api/scheduled-ingests', '/api/scheduled-imports']) {
@@ -213,19 +220,34 @@ export const scheduledIngestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps 
     {
       schema: {
         tags: ['ingestion'],
-        summary: 'Trigger a scheduled import by its webhook token',
+        summary: "Trigger a scraper's run or a scheduled import by its webhook token",
         description:
-          'No header: the 64-hex token in the URL is the credential. 404 for an unknown or disabled token.',
+          'No header: the 64-hex token in the URL is the credential. A scraper webhook queues a run ' +
+          '(`run.scraper`); a scheduled-import webhook starts a run (`run.scheduledIngest`). 404 for an ' +
+          'unknown or disabled token; 403 while scrapers are switched off, 429 when the owner has no runs left today.',
         params: Type.Object({ token: Type.String({ maxLength: 128 }) }, { additionalProperties: false }),
         querystring: NoQuery,
         response: {
-          202: Type.Object({ success: Type.Literal(true), run: RunDoc }),
-          ...errorResponses(400, 404, 409),
+          202: Type.Union([
+            Type.Object({
+              success: Type.Literal(true),
+              jobId: Type.Union([Type.String(), Type.Null()]),
+              run: QueuedScraperRunDoc,
+            }),
+            Type.Object({ success: Type.Literal(true), run: RunDoc }),
+          ]),
+          ...errorResponses(400, 403, 404, 409, 429),
         },
       },
     },
     async (request, reply) => {
       const { token } = request.params as { token: string };
+      const scraperRun = triggerScraperWebhook ? await triggerScraperWebhook(token) : null;
+      if (scraperRun) {
+        return reply
+          .status(202)
+          .send({ success: true, jobId: scraperRun.jobId, run: queuedScraperRunDoc(scraperRun.run) });
+      }
       const run = await triggerByWebhook(deps, token);
       return reply.status(202).send({ success: true, run: runDoc(run) });
     },

@@ -1,0 +1,163 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { DomainError } from '../../../domain/errors.ts';
+import type { Actor } from '../../../domain/scrapers/access.ts';
+import { DailyQuotaExceededError } from '../../../domain/scrapers/errors.ts';
+import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
+import { errorResponses } from '../error-body.ts';
+
+// Scraper triggers of the main application (spec: Scraper endpoints). Who is calling comes from
+// `authenticate`: by default the `request.viewer` that the accounts hooks set (the `payload-token`
+// session cookie or a bearer token); without those hooks nobody is authenticated and the answer is 401.
+
+export type ScraperUseCases = {
+  triggerRun(actor: Actor, scraperId: number): Promise<{ run: ScraperRun; jobId: string | null }>;
+  /** The scraper half of the shared webhook endpoint: null when no live scraper webhook has the token. */
+  triggerWebhook(token: string): Promise<{ run: ScraperRun; jobId: string | null } | null>;
+  requestSync(
+    actor: Actor,
+    repoId: number,
+  ): Promise<{ repoId: number; jobId: string | null; syncStatus: 'pending' }>;
+};
+
+export type Authenticate = (request: FastifyRequest) => Promise<Actor | null> | Actor | null;
+
+export type ScraperRouteOptions = {
+  /** Absent in a process built without the scraper subsystem: the routes answer 503. */
+  scrapers: ScraperUseCases | undefined;
+  authenticate?: Authenticate;
+};
+
+/** The user the accounts hooks put on the request (`request.viewer`), if any. */
+export const viewerFromRequest: Authenticate = (request) => {
+  // Undefined rather than null when the app was built without the accounts hooks.
+  const viewer = (request as Partial<Pick<FastifyRequest, 'viewer'>>).viewer;
+  if (!viewer) return null;
+  return { id: viewer.id, role: viewer.role === 'admin' ? 'admin' : 'user', trustLevel: viewer.trustLevel };
+};
+
+const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+
+export const QueuedScraperRunDoc = Type.Object({
+  id: Type.Integer(),
+  runId: Type.String({ description: "The runner's run_id (UUID)" }),
+  scraper: Type.Integer(),
+  status: Type.Literal('queued'),
+  triggeredBy: Type.Union([Type.Literal('manual'), Type.Literal('webhook'), Type.Literal('schedule')]),
+  queuedAt: Type.String({ format: 'date-time' }),
+});
+
+const QueuedRunBody = Type.Object({
+  message: Type.String(),
+  jobId: Type.Union([Type.String(), Type.Null()]),
+  run: QueuedScraperRunDoc,
+});
+
+/** A run just queued, as the run and webhook endpoints answer it. */
+export const queuedScraperRunDoc = (run: ScraperRun) => ({
+  id: run.id,
+  runId: run.runId,
+  scraper: run.scraperId,
+  status: 'queued' as const,
+  triggeredBy: run.triggeredBy,
+  queuedAt: run.queuedAt,
+});
+
+const SyncQueuedBody = Type.Object({
+  message: Type.String(),
+  repo: Type.Integer(),
+  jobId: Type.Union([Type.String(), Type.Null()], {
+    description: 'null when a sync of this repo was already waiting: that one will read the latest code',
+  }),
+  syncStatus: Type.Literal('pending'),
+});
+
+/** The spec's rate-limit error, used for the spent daily runs quota. */
+const RateLimitBody = Type.Object({
+  success: Type.Literal(false),
+  error: Type.String(),
+  message: Type.String(),
+  limitType: Type.Union([Type.Literal('burst'), Type.Literal('hourly'), Type.Literal('daily')]),
+  retryAfter: Type.String({ format: 'date-time' }),
+  code: Type.Optional(Type.String()),
+});
+
+export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app, options) => {
+  const authenticate = options.authenticate ?? viewerFromRequest;
+
+  const actorOf = async (request: FastifyRequest): Promise<Actor> => {
+    const actor = await authenticate(request);
+    if (!actor)
+      throw new DomainError('unauthorized', 'log in or send a bearer token', { code: 'UNAUTHORIZED' });
+    return actor;
+  };
+  const useCases = (): ScraperUseCases => {
+    if (!options.scrapers) {
+      throw new DomainError('unavailable', 'the scraper subsystem is not set up in this process', {
+        code: 'SCRAPERS_UNAVAILABLE',
+      });
+    }
+    return options.scrapers;
+  };
+
+  app.post<{ Params: { id: number } }>(
+    '/api/scrapers/:id/run',
+    {
+      schema: {
+        tags: ['scrapers'],
+        summary: 'Queue a run of a scraper now',
+        description:
+          'The repo owner (trust level 3 or more) or an admin. 429 with the rate-limit body when the daily runs quota is spent.',
+        params: IdParams,
+        response: { 200: QueuedRunBody, 429: RateLimitBody, ...errorResponses(400, 401, 403, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      const actor = await actorOf(request);
+      try {
+        const { run, jobId } = await useCases().triggerRun(actor, request.params.id);
+        return { message: 'run queued', jobId, run: queuedScraperRunDoc(run) };
+      } catch (error) {
+        if (!(error instanceof DailyQuotaExceededError)) throw error;
+        const seconds = Math.max(0, Math.ceil((error.resetAt.getTime() - Date.now()) / 1000));
+        return reply
+          .status(429)
+          .header('Retry-After', String(seconds))
+          .header('X-RateLimit-Limit', String(error.limit))
+          .header('X-RateLimit-Remaining', '0')
+          .header('X-RateLimit-Reset', error.resetAt.toISOString())
+          .send({
+            success: false as const,
+            error: 'Rate limit exceeded',
+            message: error.message,
+            limitType: 'daily' as const,
+            retryAfter: error.resetAt.toISOString(),
+            code: error.code ?? 'SCRAPER_RUNS_QUOTA_EXCEEDED',
+          });
+      }
+    },
+  );
+
+  app.post<{ Params: { id: number } }>(
+    '/api/scraper-repos/:id/sync',
+    {
+      schema: {
+        tags: ['scrapers'],
+        summary: "Queue a sync of a scraper repo's manifest",
+        description: 'The repo owner or an admin. Rapid requests collapse into one sync.',
+        params: IdParams,
+        response: { 200: SyncQueuedBody, ...errorResponses(400, 401, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const actor = await actorOf(request);
+      const queued = await useCases().requestSync(actor, request.params.id);
+      return {
+        message: 'sync queued',
+        repo: queued.repoId,
+        jobId: queued.jobId,
+        syncStatus: queued.syncStatus,
+      };
+    },
+  );
+};

@@ -1,0 +1,60 @@
+import { Cron } from 'croner';
+import { parse, YAMLParseError } from 'yaml';
+import { ManifestUnreadableError } from '../../domain/scrapers/errors.ts';
+import { MANIFEST_FILE } from '../../domain/scrapers/repos.ts';
+import type { ManifestSource } from '../../ports/scraper-collaborators.ts';
+
+/** Reads the raw text of a git repo's manifest; see git-manifest-reader.ts. */
+export type GitManifestReader = (gitUrl: string, branch: string) => Promise<string>;
+
+/**
+ * `scrapers.yml` from an uploaded code map, or from a git repo through `readGit`, parsed with
+ * `yaml` (the domain validates the parsed value). YAML syntax errors name line and column.
+ */
+export function yamlManifestSource(readGit: GitManifestReader): ManifestSource {
+  return {
+    async load(repo) {
+      let text: string;
+      if (repo.sourceType === 'upload') {
+        const content = repo.code?.[MANIFEST_FILE];
+        if (content === undefined)
+          throw new ManifestUnreadableError(`${MANIFEST_FILE}: not found at the repo root`);
+        text = content;
+      } else {
+        if (!repo.gitUrl || !repo.gitBranch)
+          throw new ManifestUnreadableError('the repo has no git URL or branch');
+        text = await readGit(repo.gitUrl, repo.gitBranch);
+      }
+      return parseManifestText(text);
+    },
+    cronProblem: cronProblem,
+  };
+}
+
+export function parseManifestText(text: string): unknown {
+  try {
+    // Aliases are refused outright (maxAliasCount 0): a manifest never needs them, and a billion
+    // laughs document would otherwise expand in the worker.
+    return parse(text, { maxAliasCount: 0, uniqueKeys: true, prettyErrors: true });
+  } catch (error) {
+    if (error instanceof YAMLParseError) {
+      const where = error.linePos?.[0]
+        ? ` (line ${error.linePos[0].line}, column ${error.linePos[0].col})`
+        : '';
+      throw new ManifestUnreadableError(
+        `${MANIFEST_FILE}: invalid YAML${where}: ${error.message.split('\n')[0]}`,
+      );
+    }
+    throw new ManifestUnreadableError(`${MANIFEST_FILE}: ${(error as Error).message}`);
+  }
+}
+
+/** croner in five-field mode, UTC: undefined when valid, else its reason. */
+export function cronProblem(expression: string): string | undefined {
+  try {
+    new Cron(expression, { mode: '5-part', timezone: 'UTC', paused: true }).stop();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}

@@ -1,0 +1,31 @@
+import type { RunnerClient } from '../../ports/runner-client.ts';
+import type {
+  ActorDirectory,
+  CronCalendar,
+  FeatureFlags,
+  IngestFileCreator,
+  ManifestSource,
+  QuotaGate,
+  RunIds,
+  ScraperJobQueue,
+  WebhookTokens,
+} from '../../ports/scraper-collaborators.ts';
+import type { ScraperRepoStore, ScraperRunStore, ScraperStore } from '../../ports/scraper-stores.ts';
+
+/** Everything the scraper use cases may need; each use case takes the part it uses. */
+export type ScraperDeps = {
+  repos: ScraperRepoStore;
+  scrapers: ScraperStore;
+  runs: ScraperRunStore;
+  runner: RunnerClient | null;
+  jobs: ScraperJobQueue;
+  flags: FeatureFlags;
+  quotas: QuotaGate;
+  ingest: IngestFileCreator;
+  actors: ActorDirectory;
+  tokens: WebhookTokens;
+  manifests: ManifestSource;
+  cron: CronCalendar;
+  runIds: RunIds;
+  now: () => Date;
+};

@@ -1,0 +1,33 @@
+import { DomainError, NotFoundError } from '../../domain/errors.ts';
+import { type Actor, canManageRepo } from '../../domain/scrapers/access.ts';
+import { webhookChange } from '../../domain/scrapers/webhooks.ts';
+import type { ScraperDeps } from './scraper-deps.ts';
+
+/**
+ * Turns a scraper's webhook on or off. Enabling issues a new token, returned here once and stored
+ * only as a hash; disabling forgets it, so disable + enable rotates the token.
+ */
+export async function setScraperWebhook(
+  deps: Pick<ScraperDeps, 'scrapers' | 'repos' | 'tokens'>,
+  actor: Actor,
+  scraperId: number,
+  enabled: boolean,
+  options: { rotate?: boolean } = {},
+): Promise<{ webhookEnabled: boolean; token?: string }> {
+  const scraper = await deps.scrapers.get(scraperId);
+  if (!scraper) throw new NotFoundError(`scraper ${scraperId} not found`, { code: 'SCRAPER_NOT_FOUND' });
+  const repo = await deps.repos.get(scraper.repoId);
+  if (!repo || !canManageRepo(actor, repo)) {
+    throw new DomainError('forbidden', 'only the repo owner or an admin may change the webhook', {
+      code: 'FORBIDDEN',
+    });
+  }
+  const change = webhookChange(scraper.webhookEnabled, enabled, options.rotate ?? false);
+  if (change.action === 'issue') {
+    const token = deps.tokens.generate();
+    await deps.scrapers.setWebhook(scraperId, true, deps.tokens.hash(token));
+    return { webhookEnabled: true, token };
+  }
+  if (change.action === 'revoke') await deps.scrapers.setWebhook(scraperId, false, null);
+  return { webhookEnabled: enabled };
+}

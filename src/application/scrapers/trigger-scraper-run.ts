@@ -1,0 +1,71 @@
+import { DomainError, NotFoundError } from '../../domain/errors.ts';
+import { type Actor, canManageRepo, hasScraperAccess } from '../../domain/scrapers/access.ts';
+import { DailyQuotaExceededError } from '../../domain/scrapers/errors.ts';
+import type { TriggeredBy } from '../../domain/scrapers/runs.ts';
+import type { Scraper, ScraperRun } from '../../domain/scrapers/scrapers.ts';
+import type { ScraperDeps } from './scraper-deps.ts';
+
+export type QueuedRun = { run: ScraperRun; jobId: string | null };
+
+type Deps = Pick<
+  ScraperDeps,
+  'scrapers' | 'repos' | 'runs' | 'jobs' | 'flags' | 'quotas' | 'actors' | 'runIds'
+>;
+
+/** `POST /api/scrapers/{id}/run`: the repo owner or an admin queues a run now. */
+export async function triggerScraperRun(deps: Deps, actor: Actor, scraperId: number): Promise<QueuedRun> {
+  const scraper = await deps.scrapers.get(scraperId);
+  if (!scraper) throw new NotFoundError(`scraper ${scraperId} not found`, { code: 'SCRAPER_NOT_FOUND' });
+  const repo = await deps.repos.get(scraper.repoId);
+  if (!repo || !canManageRepo(actor, repo)) {
+    throw new DomainError(
+      'forbidden',
+      hasScraperAccess(actor)
+        ? 'only the repo owner or an admin may run this scraper'
+        : 'scrapers need trust level 3 (Trusted) or higher',
+      { code: 'FORBIDDEN' },
+    );
+  }
+  return queueRun(deps, scraper, repo.createdBy, 'manual', actor.id);
+}
+
+/**
+ * Queues a run for a trigger that came from a person or a webhook: refused while scrapers are
+ * off, and with the spec's 429 once the owner's daily runs are spent (the execution job takes the
+ * quota when it calls the runner).
+ */
+export async function queueRun(
+  deps: Deps,
+  scraper: Scraper,
+  ownerId: number | null,
+  triggeredBy: Exclude<TriggeredBy, 'schedule'>,
+  triggeredByUser: number | null,
+): Promise<QueuedRun> {
+  if (!(await deps.flags.isEnabled('enableScrapers'))) {
+    throw new DomainError('forbidden', 'scrapers are not enabled on this instance', {
+      code: 'SCRAPERS_DISABLED',
+    });
+  }
+  const owner = ownerId === null ? null : await deps.actors.find(ownerId);
+  if (!owner || !hasScraperAccess(owner)) {
+    throw new DomainError('forbidden', "the repo's owner has no scraper access", { code: 'FORBIDDEN' });
+  }
+  const decision = await deps.quotas.check(owner, 'scraperRunsPerDay', 1);
+  if (!decision.ok) {
+    throw new DailyQuotaExceededError(
+      `the daily limit of ${decision.limit} scraper runs is reached`,
+      decision.limit,
+      decision.resetsAt ?? new Date(),
+    );
+  }
+  const run = await deps.runs.createQueued({
+    scraperId: scraper.id,
+    runId: deps.runIds.next(),
+    triggeredBy,
+    triggeredByUser,
+    scheduledFor: null,
+  });
+  if (!run) throw new Error('a run without a due time was refused as a duplicate');
+  const { jobId } = await deps.jobs.enqueueExecution(run.id);
+  return { run, jobId };
+}

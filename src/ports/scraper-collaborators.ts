@@ -1,0 +1,67 @@
+import type { Actor, ScraperQuota } from '../domain/scrapers/access.ts';
+
+// What the scraper subsystem needs from other parts of the product (accounts, ingestion), in its
+// own terms. Until those parts land, adapters named for what they really do stand in.
+
+export interface FeatureFlags {
+  isEnabled(flag: 'enableScrapers'): Promise<boolean>;
+}
+
+export type QuotaDecision = { ok: true } | { ok: false; limit: number; used: number; resetsAt: Date | null };
+
+export interface QuotaGate {
+  /** Uses `amount` of the quota when it fits, atomically; unlimited users always fit. */
+  consume(actor: Actor, quota: ScraperQuota, amount: number): Promise<QuotaDecision>;
+  /** Whether `amount` more would fit now, without using it. */
+  check(actor: Actor, quota: ScraperQuota, amount: number): Promise<QuotaDecision>;
+}
+
+export interface IngestFileCreator {
+  /** Creates an ingest file from CSV bytes for a target dataset; the standard pipeline takes it from there. */
+  createFromCsv(input: {
+    csv: Buffer;
+    originalName: string;
+    datasetId: number;
+    createdBy: number | null;
+  }): Promise<{ id: number }>;
+}
+
+export interface ActorDirectory {
+  /** The user's role and trust level, or null when the user does not exist. */
+  find(userId: number): Promise<Actor | null>;
+}
+
+export interface WebhookTokens {
+  /** 64 hex characters from 32 random bytes. */
+  generate(): string;
+  hash(token: string): string;
+}
+
+export interface ManifestSource {
+  /** The parsed `scrapers.yml` of the repo; throws ManifestUnreadableError when it cannot be read or parsed. */
+  load(repo: {
+    sourceType: 'git' | 'upload';
+    code: Record<string, string> | null;
+    gitUrl: string | null;
+    gitBranch: string | null;
+  }): Promise<unknown>;
+  /** The cron library's verdict on an expression (undefined when valid). */
+  cronProblem(expression: string): string | undefined;
+}
+
+export interface CronCalendar {
+  previous(expression: string, at: Date): Date | null;
+}
+
+export interface RunIds {
+  /** A UUID for the runner's run_id. */
+  next(): string;
+}
+
+export interface ScraperJobQueue {
+  /** Queues a sync; a sync already waiting for the repo absorbs this one. */
+  enqueueSync(repoId: number): Promise<{ jobId: string | null }>;
+  enqueueExecution(runId: number): Promise<{ jobId: string | null }>;
+  /** Queues a sync to run after `seconds` (a running scraper waits to be deleted). */
+  enqueueSyncLater(repoId: number, seconds: number): Promise<void>;
+}
