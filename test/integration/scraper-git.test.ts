@@ -1,10 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t from 'tap';
+import { startGitServer } from '../../runner/test/support/git-server.ts';
 import { gitManifestReader, isPublicAddress } from '../../src/adapters/scrapers/git-manifest-reader.ts';
 import { createScraperRepo } from '../../src/application/scrapers/create-scraper-repo.ts';
 import { syncScraperRepo } from '../../src/application/scrapers/sync-scraper-repo.ts';
@@ -21,94 +16,17 @@ import { yamlManifestSource } from '../../src/adapters/scrapers/yaml-manifest-so
 const MANIFEST =
   'scrapers:\n  - { name: From git, slug: from-git, entrypoint: main.py, schedule: "0 6 * * *" }\n';
 
-const work = mkdtempSync(path.join(tmpdir(), 'chronomap-git-test-'));
-t.teardown(() => rmSync(work, { recursive: true, force: true }));
-const run = (args: string[], cwd: string) =>
-  execFileSync('git', args, {
-    cwd,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, GIT_CONFIG_NOSYSTEM: '1' },
-  });
-
-function makeRepo(name: string, files: Record<string, string>) {
-  const source = path.join(work, `${name}-src`);
-  run(['init', '-q', '-b', 'main', source], work);
-  for (const [file, content] of Object.entries(files)) writeFileSync(path.join(source, file), content);
-  run(['add', '.'], source);
-  run(['-c', 'user.name=t', '-c', 'user.email=t@example.org', 'commit', '-q', '-m', 'init'], source);
-  run(['clone', '-q', '--bare', source, path.join(work, 'served', `${name}.git`)], work);
-  run(['config', 'uploadpack.allowFilter', 'true'], path.join(work, 'served', `${name}.git`));
-}
-makeRepo('scrapers', {
+// The runner's test git host (runner/test/support/git-server.ts) serves the repos.
+const gitServer = await startGitServer();
+t.teardown(() => gitServer.close());
+process.env.GIT_SSL_CAINFO = gitServer.caFile;
+gitServer.addRepo('scrapers', {
   'scrapers.yml': MANIFEST,
   'main.py': 'from chronomap.scraper import output\noutput.write_row({"from": "git"})\noutput.save()\n',
   'big.bin': 'x'.repeat(200_000),
 });
-makeRepo('empty', { 'README.md': 'no manifest here\n' });
-
-const keyFile = path.join(work, 'key.pem');
-const certFile = path.join(work, 'cert.pem');
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-  ],
-  { stdio: 'ignore' },
-);
-process.env.GIT_SSL_CAINFO = certFile;
-
-const server = createServer({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, (req, res) => {
-  const url = new URL(req.url ?? '/', 'https://127.0.0.1');
-  const backend = spawn('git', ['http-backend'], {
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      GIT_PROJECT_ROOT: path.join(work, 'served'),
-      GIT_HTTP_EXPORT_ALL: '1',
-      PATH_INFO: url.pathname,
-      QUERY_STRING: url.search.slice(1),
-      REQUEST_METHOD: req.method ?? 'GET',
-      CONTENT_TYPE: req.headers['content-type'] ?? '',
-      GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
-      REMOTE_ADDR: '127.0.0.1',
-    },
-  });
-  req.pipe(backend.stdin);
-  let head = Buffer.alloc(0);
-  let headersDone = false;
-  backend.stdout.on('data', (chunk: Buffer) => {
-    if (headersDone) return void res.write(chunk);
-    head = Buffer.concat([head, chunk]);
-    const end = head.indexOf('\r\n\r\n');
-    if (end === -1) return;
-    headersDone = true;
-    let status = 200;
-    for (const line of head.subarray(0, end).toString().split('\r\n')) {
-      const [name, ...rest] = line.split(':');
-      const value = rest.join(':').trim();
-      if (name?.toLowerCase() === 'status') status = Number.parseInt(value, 10);
-      else if (name) res.setHeader(name, value);
-    }
-    res.writeHead(status);
-    res.write(head.subarray(end + 4));
-  });
-  backend.on('close', () => res.end());
-});
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-t.teardown(() => server.close());
-const base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+gitServer.addRepo('empty', { 'README.md': 'no manifest here\n' });
+const base = gitServer.url;
 
 t.test('the manifest of a git repo is read over https with the loopback test flag', async (t) => {
   const read = gitManifestReader({ allowLoopback: true });
@@ -150,7 +68,10 @@ t.test('without the flag loopback and private hosts are refused before git runs'
 
 t.test('a git repo is synced from its manifest and run by the real runner, which clones it', async (t) => {
   const db = await testDatabase(t);
-  const runner = await startRealRunner(t, { SCRAPER_ALLOW_LOOPBACK_GIT: 'true', GIT_SSL_CAINFO: certFile });
+  const runner = await startRealRunner(t, {
+    SCRAPER_ALLOW_LOOPBACK_GIT: 'true',
+    GIT_SSL_CAINFO: gitServer.caFile,
+  });
   const deps = await scraperDeps(t, db, {
     manifests: yamlManifestSource(gitManifestReader({ allowLoopback: true })),
     runner: runner.client,

@@ -45,10 +45,17 @@ export async function startPostgisContainer(
     .withStartupTimeout(120_000)
     .start();
   starting.catch(() => {}); // a failure after we stopped waiting must not crash the set-up
-  const container = await Promise.race([
-    starting,
-    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), START_TIMEOUT_MS).unref()),
-  ]);
+  let container: Awaited<typeof starting> | undefined;
+  try {
+    container = await Promise.race([
+      starting,
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), START_TIMEOUT_MS).unref()),
+    ]);
+  } catch (error) {
+    // podman 4.3 sometimes fails a start with a transient "broken pipe"; the embedded cluster serves.
+    log(`the container engine could not start ${POSTGIS_IMAGE} (${(error as Error).message.split('\n')[0]})`);
+    return undefined;
+  }
   if (!container) {
     log(`the container engine did not start ${POSTGIS_IMAGE} within ${START_TIMEOUT_MS / 1000} s`);
     return undefined;

@@ -137,6 +137,8 @@ export async function startGitServer(): Promise<GitServer> {
         git(work, 'checkout', '-q', 'main');
       }
       git(root, 'clone', '-q', '--bare', work, join(repos, `${name}.git`));
+      // Partial clones (the main app reads only scrapers.yml with --filter=blob:none) need this.
+      git(join(repos, `${name}.git`), 'config', 'uploadpack.allowFilter', 'true');
     },
     async close() {
       server.closeAllConnections();
