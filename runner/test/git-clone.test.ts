@@ -1,5 +1,6 @@
 // code_url runs against a local HTTPS git host (loopback, allowed by the operator flag).
 import { randomBytes } from 'node:crypto';
+import { createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { csvRecords, makeHarness } from './support/harness.ts';
 import { startGitServer } from './support/git-server.ts';
@@ -102,6 +103,56 @@ t.test('credentials in code_url never appear in messages', async (t) => {
   });
   t.equal(body.code, 'CLONE_FAILED');
   t.notMatch(JSON.stringify(body), /s3cret-token/);
+});
+
+t.test('a git host that stalls makes the run fail with CLONE_TIMEOUT', async (t) => {
+  const slow = makeHarness({ SCRAPER_ALLOW_LOOPBACK_GIT: 'true', SCRAPER_CLONE_TIMEOUT: '2' });
+  t.teardown(() => slow.close());
+  // Accepts the connection and never says a word, not even the TLS handshake.
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const silent = createServer((socket) => {
+    accepted += 1;
+    sockets.add(socket);
+    socket.resume(); // read, so that the client's going away is seen
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => silent.close());
+  // Waits (up to a generous 10 s) for the server side to see every connection closed.
+  const settle = async (count: () => number) => {
+    for (let i = 0; i < 200 && count() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    return count();
+  };
+
+  for (const [what, codeUrl, served, open] of [
+    [
+      'accepts and never answers',
+      `https://localhost:${(silent.address() as { port: number }).port}/r.git`,
+      () => accepted,
+      () => sockets.size,
+    ],
+    [
+      'answers a byte at a time, forever',
+      `${server.url}/trickle/small.git`,
+      () => server.trickles().served,
+      () => server.trickles().open,
+    ],
+  ] as const) {
+    const { statusCode, body } = await slow.run({
+      runtime: 'python',
+      entrypoint: 'main.py',
+      code_url: codeUrl,
+    });
+    t.equal(statusCode, 200, what);
+    t.equal(body.status, 'failed', what);
+    t.equal(body.code, 'CLONE_TIMEOUT', what);
+    t.match(body.error, /clone did not finish within 2 s/, what);
+    t.equal(body.exit_code, -1, `${what}: the scraper never ran`);
+    t.ok(served() > 0, `${what}: git did reach the server`);
+    t.same(slow.workspaces(), [], `${what}: the workspace is gone`);
+    t.equal(await settle(open), 0, `${what}: git was killed, its connection is closed`);
+  }
 });
 
 t.test('nothing is left behind', async (t) => {

@@ -1,7 +1,8 @@
 // A local HTTPS git host for the clone tests: git's smart HTTP protocol through
 // `git http-backend` (CGI) behind Node's https server, with a self-signed certificate that the
 // runner's git trusts through GIT_SSL_CAINFO. `/redirect/...` answers a redirect to another
-// host, to check that the runner's clone refuses to follow it.
+// host, to check that the runner's clone refuses to follow it; `/trickle/...` answers git's
+// first request with a byte every 200 ms and never finishes, to check the clone timeout.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 export interface GitServer {
   url: string;
   caFile: string;
+  /** Requests under /trickle/: how many came, and how many are still being answered. */
+  trickles(): { served: number; open: number };
   /** Makes a bare repository `name.git` from a file map, optionally with a second branch. */
   addRepo(
     name: string,
@@ -68,10 +71,25 @@ export async function startGitServer(): Promise<GitServer> {
   const repos = join(root, 'repos');
   execFileSync('mkdir', ['-p', repos]);
 
+  const trickles = new Set<NodeJS.Timeout>();
+  let trickled = 0;
   const server: Server = createServer(
     { key: readFileSync(keyFile), cert: readFileSync(caFile) },
     (req, res) => {
       const url = new URL(req.url ?? '/', 'https://localhost');
+      if (url.pathname.startsWith('/trickle/')) {
+        // The start of a valid smart-HTTP answer whose first pkt-line announces 65520 bytes.
+        res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-advertisement' });
+        res.write('fff0# service=git-upload-pack');
+        const timer = setInterval(() => res.write(' '), 200);
+        trickles.add(timer);
+        trickled += 1;
+        res.on('close', () => {
+          clearInterval(timer);
+          trickles.delete(timer);
+        });
+        return;
+      }
       if (url.pathname.startsWith('/redirect/')) {
         res
           .writeHead(302, {
@@ -122,6 +140,7 @@ export async function startGitServer(): Promise<GitServer> {
   return {
     url: `https://localhost:${port}`,
     caFile,
+    trickles: () => ({ served: trickled, open: trickles.size }),
     addRepo(name, files, branches = {}) {
       const work = join(root, `work-${name}`);
       execFileSync('mkdir', ['-p', work]);
