@@ -40,6 +40,8 @@ t.test('every sandbox flag is present', async (t) => {
     '--dns 1.1.1.1',
     '--dns 9.9.9.9',
     '--env-file /w/env',
+    '--sysctl net.ipv6.conf.all.disable_ipv6=1',
+    '--sysctl net.ipv6.conf.default.disable_ipv6=1',
     '--ulimit fsize=1001:1001',
   ])
     t.ok(line.includes(flag), flag);

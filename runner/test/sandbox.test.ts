@@ -18,10 +18,10 @@ const py = (source: string) => ({
   code: { 'main.py': source },
 });
 
-// A stand-in for the host's services listening on every address (as PostgreSQL, the main
-// application or the runner API would on a real host).
+// A stand-in for the host's services listening on every address, IPv4 and IPv6 (as PostgreSQL,
+// the main application or the runner API would on a real host).
 const hostService = createServer((socket) => socket.end('hello from the host\n'));
-await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
+await new Promise<void>((resolve) => hostService.listen({ port: 0, host: '::', ipv6Only: false }, resolve));
 t.teardown(() => hostService.close());
 const servicePort = (hostService.address() as { port: number }).port;
 // The runner API itself, listening on every address as a deployed runner does.
@@ -36,6 +36,41 @@ const hostAddress =
   spawnSync('sh', ['-c', "ip -4 route get 1.1.1.1 | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p'"], {
     encoding: 'utf8',
   }).stdout.trim() || '127.0.0.1';
+
+/** The IPv6 link-local address of a podman network's bridge on the host, once it exists. */
+const bridgeLinkLocal = (network: string): string => {
+  const bridge = spawnSync('podman', ['network', 'inspect', network, '--format', '{{.NetworkInterface}}'], {
+    encoding: 'utf8',
+  }).stdout.trim();
+  const addr = spawnSync('ip', ['-6', '-o', 'addr', 'show', 'dev', bridge, 'scope', 'link'], {
+    encoding: 'utf8',
+  }).stdout;
+  return /inet6 (fe80:[0-9a-f:]+)\//.exec(addr)?.[1] ?? '';
+};
+const hostGlobalIpv6 = [
+  ...spawnSync('ip', ['-6', '-o', 'addr', 'show', 'scope', 'global'], { encoding: 'utf8' }).stdout.matchAll(
+    /inet6 ([0-9a-f:]+)\//g,
+  ),
+].map((m) => m[1] as string);
+// Tries each target a few times (a fresh bridge address may still be tentative; a timeout,
+// a dropped packet, is final) and reports for each "reachable" or the error: by default one
+// printed line per target.
+const ipv6Probe = (targets: string[], port: number, report = 'print(host, probe(host))') => `
+import socket, time
+def probe(host):
+    for attempt in range(8):
+        try:
+            socket.create_connection((host, ${port}), timeout=2).close()
+            return "reachable"
+        except TimeoutError as e:
+            return "TimeoutError " + str(e)
+        except OSError as e:
+            error = type(e).__name__ + " " + str(e)
+            time.sleep(0.25)
+    return error
+for host in ${JSON.stringify(targets)}:
+    ${report}
+`;
 
 // An "internet" host: a network namespace of our own at 203.0.113.2 (TEST-NET-3, not a range
 // the firewall drops), routed through this host like any outside address.
@@ -82,6 +117,25 @@ t.test(
       'reachable',
       `so a refusal from the sandbox is the firewall's doing ${r.stderr}`,
     );
+    // The same over IPv6: that network is IPv4 only too, yet its bridge's link-local address
+    // leads to the host's services listening on [::].
+    const linkLocal = bridgeLinkLocal('podman');
+    t.ok(linkLocal, "podman's default bridge has an IPv6 link-local address");
+    const r6 = spawnSync(
+      'podman',
+      [
+        'run',
+        '--rm',
+        '--network',
+        'podman',
+        h.config.imagePython,
+        'python3',
+        '-c',
+        ipv6Probe([`${linkLocal}%eth0`], servicePort),
+      ],
+      { encoding: 'utf8' },
+    );
+    t.equal(r6.stdout.trim(), `${linkLocal}%eth0 reachable`, `so IPv6 is a way to the host ${r6.stderr}`);
   },
 );
 
@@ -341,6 +395,50 @@ output.save()
   t.equal(body.status, 'success', body.stderr);
   for (const [target, result] of csvRecords(body).slice(1))
     t.not(result, 'reachable', `${target}: ${result}`);
+});
+
+scenario('IPv6 does not lead to the host either: the sandbox has none', async (t) => {
+  // The bridge appears with the network's first container.
+  if (!bridgeLinkLocal(h.config.network)) await h.run(py('pass\n'));
+  const linkLocal = bridgeLinkLocal(h.config.network);
+  t.ok(linkLocal, 'the sandbox bridge has an IPv6 link-local address on the host');
+  const targets = [`${linkLocal}%eth0`, '::1', ...hostGlobalIpv6];
+  const { body } = await h.run(
+    py(`
+from chronomap.scraper import output
+with open("/proc/net/if_inet6") as f:
+    output.write_row({"target": "ipv6 addresses", "result": len(f.read().splitlines())})
+${ipv6Probe(targets, servicePort, 'output.write_row({"target": host, "result": probe(host)})')}
+output.save()
+`),
+  );
+  t.equal(body.status, 'success', body.stderr);
+  const rows = csvRecords(body).slice(1);
+  t.same(rows[0], ['ipv6 addresses', '0'], 'no IPv6 address inside the container, not even ::1');
+  t.equal(rows.length, targets.length + 1);
+  for (const [target, result] of rows.slice(1)) t.notMatch(result, /reachable/, `${target}: ${result}`);
+});
+
+scenario('the host firewall alone drops IPv6 from the sandbox network', async (t) => {
+  // IPv6 left on inside the container (no --sysctl): only the firewall stands in the way.
+  if (!bridgeLinkLocal(h.config.network)) await h.run(py('pass\n'));
+  const linkLocal = bridgeLinkLocal(h.config.network);
+  t.ok(linkLocal, 'the sandbox bridge has an IPv6 link-local address on the host');
+  const r = spawnSync(
+    'podman',
+    [
+      'run',
+      '--rm',
+      '--network',
+      h.config.network,
+      h.config.imagePython,
+      'python3',
+      '-c',
+      ipv6Probe([`${linkLocal}%eth0`], servicePort),
+    ],
+    { encoding: 'utf8' },
+  );
+  t.match(r.stdout, `${linkLocal}%eth0 TimeoutError`, `dropped, not refused: ${r.stderr}`);
 });
 
 scenario('outbound traffic to an outside address is allowed', async (t) => {

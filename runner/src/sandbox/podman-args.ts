@@ -71,6 +71,13 @@ export function podmanCreateArgs(spec: SandboxSpec): string[] {
     '--network',
     spec.network,
     ...spec.dnsServers.flatMap((server) => ['--dns', server]),
+    // The network is IPv4 only, yet the kernel would give the container an IPv6 link-local
+    // address, and through the bridge's own link-local address any host service listening on
+    // [::] would be reachable. No IPv6 at all inside (the firewall also drops it on the host).
+    '--sysctl',
+    'net.ipv6.conf.all.disable_ipv6=1',
+    '--sysctl',
+    'net.ipv6.conf.default.disable_ipv6=1',
     '--no-hosts',
     '--env-file',
     spec.envFile,
