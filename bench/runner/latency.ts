@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { podmanCreateArgs } from '../../runner/src/sandbox/podman-args.ts';
+import { podmanRunArgs } from '../../runner/src/sandbox/podman-args.ts';
 import { TRIVIAL_SCRAPER, ms, postRun, quantile, startRunner } from './common.ts';
 
 const iterations = Number(process.argv[2] ?? 15);
@@ -45,24 +45,23 @@ const bare = () => {
   if (r.status !== 0) throw new Error(`bare podman run failed: ${r.stderr}`);
 };
 const sandboxed = () => {
-  const args = [
-    'run',
-    ...podmanCreateArgs({
-      name: `chronomap-bench-${randomUUID()}`,
-      instanceLabel: 'bench',
-      image,
-      command,
-      codeDir: code,
-      outputDir: out,
-      envFile: join(scratch, 'env'),
-      memoryMb: runner.config.defaultMemoryMb,
-      cpus: runner.config.cpus,
-      maxOutputBytes: runner.config.maxOutputSizeMb * 1024 * 1024,
-      network: runner.config.network,
-      dnsServers: runner.config.dnsServers,
-      seccompProfile: runner.config.seccompProfile,
-    }).slice(1),
-  ];
+  rmSync(join(scratch, 'cid'), { force: true });
+  const args = podmanRunArgs({
+    name: `chronomap-bench-${randomUUID()}`,
+    instanceLabel: 'bench',
+    image,
+    command,
+    codeDir: code,
+    outputDir: out,
+    envFile: join(scratch, 'env'),
+    memoryMb: runner.config.defaultMemoryMb,
+    cpus: runner.config.cpus,
+    maxOutputBytes: runner.config.maxOutputSizeMb * 1024 * 1024,
+    network: runner.config.network,
+    dnsServers: runner.config.dnsServers,
+    seccompProfile: runner.config.seccompProfile,
+    cidFile: join(scratch, 'cid'),
+  });
   const r = spawnSync('podman', args);
   if (r.status !== 0) throw new Error(`sandboxed podman run failed: ${r.stderr}`);
 };

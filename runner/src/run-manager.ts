@@ -264,6 +264,7 @@ export class RunManager {
         network: config.network,
         dnsServers: config.dnsServers,
         seccompProfile: config.seccompProfile,
+        cidFile: workspace.cidFile,
       },
       {
         podman: config.podmanPath,

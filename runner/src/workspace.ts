@@ -9,6 +9,8 @@ export interface Workspace {
   codeDir: string;
   outputDir: string;
   envFile: string;
+  /** Where podman writes the container's id once it is created. */
+  cidFile: string;
 }
 
 export async function createWorkspace(dataDir: string, runId: string): Promise<Workspace> {
@@ -19,6 +21,7 @@ export async function createWorkspace(dataDir: string, runId: string): Promise<W
     codeDir: join(root, 'code'),
     outputDir: join(root, 'output'),
     envFile: join(root, 'env'),
+    cidFile: join(root, 'cid'),
   };
   await mkdir(workspace.codeDir, { mode: 0o755 });
   await mkdir(workspace.outputDir, { mode: 0o755 });

@@ -1,9 +1,9 @@
 // The container command line carries every restriction the spec lists.
 import t from 'tap';
-import { podmanCreateArgs } from '../src/sandbox/podman-args.ts';
+import { podmanRunArgs } from '../src/sandbox/podman-args.ts';
 import { CappedText } from '../src/sandbox/capped-text.ts';
 
-const args = podmanCreateArgs({
+const args = podmanRunArgs({
   name: 'chronomap-run-x',
   instanceLabel: 'i',
   image: 'localhost/runner-python',
@@ -17,17 +17,18 @@ const args = podmanCreateArgs({
   network: 'scraper-sandbox',
   dnsServers: ['1.1.1.1', '9.9.9.9'],
   seccompProfile: '/p/seccomp.json',
+  cidFile: '/w/cid',
 });
 const line = args.join(' ');
 
 t.test('every sandbox flag is present', async (t) => {
   for (const flag of [
-    'create --rm',
+    'run --cidfile /w/cid --rm',
     '--pull=never',
     '--cap-drop=ALL',
     '--security-opt no-new-privileges',
     '--security-opt seccomp=/p/seccomp.json',
-    '--userns=auto',
+    '--userns=auto:size=65536',
     '--read-only',
     '--tmpfs /tmp:rw,noexec,nosuid,nodev,size=64m',
     '-v /w/code:/scraper:ro,',

@@ -1,18 +1,21 @@
 // Runs one scraper container and reports how it ended.
 //
-// The container is created and then started (`podman create`, `podman start --attach`) rather
-// than `podman run` in one go, because podman 4.3 (Debian bookworm) can deadlock when it
-// allocates a --userns=auto range while another podman process changes the storage
-// (containers/storage lock-order bug, fixed in podman 4.4). Creation is therefore serialised
-// within this process and watched: a create that hangs is killed, which releases its locks,
-// and tried once more.
+// One `podman run --cidfile` per run (a second podman process, `create` then `start`, cost
+// about 100 ms more). podman 4.3 (Debian bookworm) can deadlock when it allocates a
+// --userns=auto range while another podman process changes the storage (containers/storage
+// lock-order bug, fixed in podman 4.4). Container creation is therefore serialised within
+// this process: the next `podman run` is launched only once the previous one has written its
+// cid file (podman writes it right after creating the container, before starting it) or has
+// ended. Creation is also watched: a `podman run` that has not created its container within
+// the create timeout is killed, which releases its locks, and tried once more.
 //
 // Stopping escalates: `podman stop` (SIGTERM, then SIGKILL after 2 s; repeated while the
 // container is still starting), then `podman kill`, then `podman rm -f`, so that a run always
 // ends and never leaves its container behind.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { stat, unlink } from 'node:fs/promises';
 import { CappedText } from './capped-text.ts';
-import { type SandboxSpec, podmanCreateArgs } from './podman-args.ts';
+import { type SandboxSpec, podmanRunArgs } from './podman-args.ts';
 import { killGroup } from '../process-group.ts';
 
 export type StopReason = 'timeout' | 'stopped' | 'output-too-large' | 'shutdown';
@@ -65,27 +68,54 @@ export function podmanCommand(
 
 let createQueue: Promise<unknown> = Promise.resolve();
 
-/** One `podman create` at a time in this process (see the note at the top). */
+/** One container creation at a time in this process (see the note at the top). */
 function serialised<T>(task: () => Promise<T>): Promise<T> {
   const next = createQueue.then(task, task);
   createQueue = next.catch(() => undefined);
   return next;
 }
 
-async function createContainer(
+const CID_POLL_MS = 10;
+
+interface Launched {
+  child: ChildProcess;
+  /** The child's end, as soon as it is known. */
+  closed: Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error }>;
+  /** created: the cid file is there; exited: podman ended first; hung: killed at the create timeout. */
+  outcome: 'created' | 'exited' | 'hung';
+}
+
+/** Starts `podman run` and waits until it has created the container (or ended, or hung). */
+async function launch(
   podman: string,
   spec: SandboxSpec,
   timeoutMs: number,
-): Promise<string | undefined> {
-  const args = podmanCreateArgs(spec);
-  let last = '';
-  for (let attempt = 1; attempt <= 2; attempt++) {
-    const created = await serialised(() => podmanCommand(podman, args, timeoutMs));
-    if (created.code === 0) return undefined;
-    if (!created.timedOut) return created.stderr.trim() || `podman create exited with ${created.code}`;
-    last = `podman create did not finish within ${timeoutMs / 1000} s (killed after ${attempt} attempts)`;
+  onData: (stream: 'stdout' | 'stderr', chunk: Buffer) => void,
+  onSpawn: (child: ChildProcess) => void,
+): Promise<Launched> {
+  await unlink(spec.cidFile).catch(() => undefined); // podman refuses an existing cid file
+  const child = spawn(podman, podmanRunArgs(spec), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  onSpawn(child);
+  child.stdout?.on('data', (c: Buffer) => onData('stdout', c));
+  child.stderr?.on('data', (c: Buffer) => onData('stderr', c));
+  let ended = false;
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error }>(
+    (resolve) => {
+      child.on('error', (err) => resolve({ code: null, signal: null, spawnError: err }));
+      child.on('close', (code, signal) => resolve({ code, signal }));
+    },
+  ).finally(() => (ended = true));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if ((await stat(spec.cidFile).catch(() => undefined))?.size) return { child, closed, outcome: 'created' };
+    if (ended) return { child, closed, outcome: 'exited' };
+    if (Date.now() >= deadline) {
+      killGroup(child);
+      await closed;
+      return { child, closed, outcome: 'hung' };
+    }
+    await new Promise((resolve) => setTimeout(resolve, CID_POLL_MS));
   }
-  return last;
 }
 
 export interface ContainerOptions {
@@ -97,7 +127,7 @@ export interface ContainerOptions {
 export function startContainer(spec: SandboxSpec, options: ContainerOptions): RunningContainer {
   const { podman, maxLogBytes } = options;
   let stopReason: StopReason | undefined;
-  let attached: ReturnType<typeof spawn> | undefined;
+  let attached: ChildProcess | undefined;
   let markStarted!: () => void;
   const started = new Promise<void>((resolve) => (markStarted = resolve));
   const timers: NodeJS.Timeout[] = [];
@@ -115,34 +145,30 @@ export function startContainer(spec: SandboxSpec, options: ContainerOptions): Ru
   };
 
   const result = (async (): Promise<ContainerResult> => {
-    const createError = await createContainer(podman, spec, options.createTimeoutMs);
-    if (createError !== undefined) {
-      await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
-      return { exitCode: -1, stdout: '', stderr: '', stopReason, engineError: createError };
-    }
-    if (stopReason !== undefined) {
-      for (const t of timers) clearTimeout(t);
-      await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
-      return { exitCode: -1, stdout: '', stderr: '', stopReason, engineError: undefined };
-    }
     const stdout = new CappedText(maxLogBytes);
     const stderr = new CappedText(maxLogBytes);
-    markStarted();
-    const child = spawn(podman, ['start', '--attach', spec.name], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    attached = child;
-    child.stdout.on('data', (c: Buffer) => stdout.push(c));
-    child.stderr.on('data', (c: Buffer) => stderr.push(c));
-    const { code, signal, spawnError } = await new Promise<{
-      code: number | null;
-      signal: NodeJS.Signals | null;
-      spawnError?: Error;
-    }>((resolve) => {
-      child.on('error', (err) => resolve({ code: null, signal: null, spawnError: err }));
-      child.on('close', (c, s) => resolve({ code: c, signal: s }));
-    });
+    const onData = (stream: 'stdout' | 'stderr', chunk: Buffer) =>
+      (stream === 'stdout' ? stdout : stderr).push(chunk);
+    const onSpawn = (child: ChildProcess) => (attached = child);
+    let launched: Launched | undefined;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      // A run stopped while it waited for its turn is not started at all.
+      launched = await serialised(async () =>
+        stopReason === undefined ? launch(podman, spec, options.createTimeoutMs, onData, onSpawn) : undefined,
+      );
+      if (launched?.outcome !== 'hung') break;
+    }
+    if (launched === undefined || launched.outcome === 'hung') {
+      for (const t of timers) clearTimeout(t);
+      await podmanCommand(podman, ['rm', '-f', '--ignore', spec.name]);
+      const engineError =
+        stopReason === undefined
+          ? `podman did not create the container within ${options.createTimeoutMs / 1000} s (killed after 2 attempts)`
+          : undefined;
+      return { exitCode: -1, stdout: '', stderr: '', stopReason, engineError };
+    }
+    if (launched.outcome === 'created') markStarted();
+    const { code, signal, spawnError } = await launched.closed;
     for (const t of timers) clearTimeout(t); // clearTimeout clears intervals too
     if (spawnError)
       return {

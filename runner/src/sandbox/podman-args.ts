@@ -13,14 +13,22 @@ export interface SandboxSpec {
   network: string;
   dnsServers: string[];
   seccompProfile: string;
+  /** Where podman writes the container id once the container is created (must not exist yet). */
+  cidFile: string;
 }
 
 export const RUNNER_LABEL = 'org.chronomap.runner';
 
-/** `podman create` arguments; `podman run` takes the same ones after its verb. */
-export function podmanCreateArgs(spec: SandboxSpec): string[] {
+/**
+ * `podman run` arguments. One podman process per run: `create` then `start --attach` cost a
+ * second start of the podman binary (about 100 ms). The cid file tells the runner when the
+ * container has been created (see container.ts).
+ */
+export function podmanRunArgs(spec: SandboxSpec): string[] {
   return [
-    'create',
+    'run',
+    '--cidfile',
+    spec.cidFile,
     '--rm',
     '--replace',
     '--pull=never',
@@ -36,7 +44,12 @@ export function podmanCreateArgs(spec: SandboxSpec): string[] {
     'no-new-privileges',
     '--security-opt',
     `seccomp=${spec.seccompProfile}`,
-    '--userns=auto',
+    // An explicit size: without one, containers/storage creates and mounts a temporary layer
+    // of the image on every run to read its /etc/passwd and /etc/group for the highest id.
+    // That was most of the sandbox's start-up cost (docs/runner.md, "Start-up cost") and one
+    // more storage change for podman 4.3's lock-order bug. 65536 ids cover every id in a
+    // Debian image, nobody (65534) included.
+    '--userns=auto:size=65536',
     '--user',
     '1000:1000',
     // Filesystem: read-only root, code read-only, output and a small non-executable /tmp.

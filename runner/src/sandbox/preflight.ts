@@ -83,6 +83,7 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
         network: config.network,
         dnsServers: config.dnsServers,
         seccompProfile: config.seccompProfile,
+        cidFile: workspace.cidFile,
       },
       { podman: config.podmanPath, maxLogBytes: 64 * 1024, createTimeoutMs: config.createTimeoutSecs * 1000 },
     );
