@@ -108,6 +108,19 @@ t.test('code_url resolving to a private or loopback address is refused without t
     code_url: 'https://[::ffff:169.254.169.254]/repo.git',
   });
   t.match(mapped.json(), { code: 'CODE_URL_FORBIDDEN' });
+  for (const host of [
+    '[::1]',
+    '[fe80::1]',
+    '[fd12:3456::1]',
+    '[fc00::1]',
+    '[::ffff:7f00:1]',
+    '[::7f00:1]',
+    '[::]',
+  ]) {
+    const v6 = await post('/run', { ...valid(), code: undefined, code_url: `https://${host}/repo.git` });
+    t.equal(v6.statusCode, 400, host);
+    t.match(v6.json(), { code: 'CODE_URL_FORBIDDEN' }, host);
+  }
   const local = await post('/run', { ...valid(), code: undefined, code_url: 'https://localhost/repo.git' });
   t.match(local.json(), { code: 'CODE_URL_FORBIDDEN' });
   t.same(h.workspaces(), []);

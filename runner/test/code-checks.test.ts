@@ -55,10 +55,31 @@ t.test('address classification for the SSRF guard', async (t) => {
     '100.64.0.1': 'carrierGradeNat',
     '0.0.0.0': 'unspecified',
     '::1': 'loopback',
+    '::': 'unspecified',
+    '0:0:0:0:0:0:0:1': 'loopback',
     'fe80::1': 'linkLocal',
+    'fe80::1%eth0': 'linkLocal',
+    'febf:ffff::1': 'linkLocal',
     'fd00::1': 'uniqueLocal',
+    'fc00::1': 'uniqueLocal',
+    'fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff': 'uniqueLocal',
+    'fec0::1': 'deprecatedSiteLocal',
+    'ff02::1': 'multicast',
     '::ffff:127.0.0.1': 'loopback',
+    '::FFFF:127.0.0.1': 'loopback',
+    '::ffff:7f00:1': 'loopback',
+    '0:0:0:0:0:ffff:7f00:0001': 'loopback',
     '::ffff:10.0.0.1': 'private',
+    '::ffff:169.254.169.254': 'linkLocal',
+    '::ffff:100.64.0.1': 'carrierGradeNat',
+    '::ffff:0:127.0.0.1': 'rfc6145',
+    '::7f00:1': 'ipv4Compatible',
+    '::a00:1': 'ipv4Compatible',
+    '64:ff9b::7f00:1': 'rfc6052',
+    '2002:7f00:1::': '6to4',
+    '2001::1': 'teredo',
+    '2001:db8::1': 'reserved',
+    '100::1': 'discard',
     '224.0.0.1': 'multicast',
     '255.255.255.255': 'broadcast',
   };
@@ -69,4 +90,7 @@ t.test('address classification for the SSRF guard', async (t) => {
   t.equal(classifyAddress('127.0.0.1', true), null, 'loopback allowed by the operator flag');
   t.equal(classifyAddress('::ffff:127.0.0.1', true), null);
   t.equal(classifyAddress('10.0.0.1', true), 'private', 'the flag allows loopback only');
+  t.equal(classifyAddress('fd00::1', true), 'uniqueLocal', 'the flag allows loopback only');
+  t.equal(classifyAddress('::7f00:1', true), 'ipv4Compatible', 'the flag allows loopback only');
+  t.equal(classifyAddress('example.org', false), 'not an IP address');
 });

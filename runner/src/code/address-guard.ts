@@ -13,6 +13,10 @@ export function classifyAddress(address: string, allowLoopback: boolean): string
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
   const range = parsed.range();
+  // ::a.b.c.d (IPv4-compatible, deprecated; ::/96): ipaddr.js calls it unicast, but it is no
+  // public host's address, and on some stacks it reaches the IPv4 address inside.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0))
+    return range === 'unicast' ? 'ipv4Compatible' : range;
   if (range === 'unicast') return null;
   if (range === 'loopback' && allowLoopback) return null;
   return range; // private, loopback, linkLocal, carrierGradeNat, uniqueLocal, reserved, 6to4, ...
