@@ -18,7 +18,7 @@ function fakePodman(name: string, info: object, runFails?: string): string {
     `#!/bin/sh
 case "$1" in
   info) echo '${JSON.stringify(info)}' ;;
-  create) ${runFails ? `echo '${runFails}' >&2; exit 125` : 'exit 0'} ;;
+  run) ${runFails ? `echo '${runFails}' >&2; exit 125` : 'exit 0'} ;;
   *) exit 0 ;;
 esac
 `,

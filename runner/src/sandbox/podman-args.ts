@@ -46,7 +46,7 @@ export function podmanRunArgs(spec: SandboxSpec): string[] {
     `seccomp=${spec.seccompProfile}`,
     // An explicit size: without one, containers/storage creates and mounts a temporary layer
     // of the image on every run to read its /etc/passwd and /etc/group for the highest id.
-    // That was most of the sandbox's start-up cost (docs/runner.md, "Start-up cost") and one
+    // That was most of the sandbox's start-up cost (docs/performance.md, "Runner") and one
     // more storage change for podman 4.3's lock-order bug. 65536 ids cover every id in a
     // Debian image, nobody (65534) included.
     '--userns=auto:size=65536',
