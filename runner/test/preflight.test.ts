@@ -1,6 +1,7 @@
 // The engine check that makes the runner refuse to start rather than run scrapers unconfined.
 // A stand-in `podman` script plays hosts that cannot apply the limits; the real podman plays
 // this host, which can.
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +77,19 @@ t.test('a missing podman is reported', async (t) => {
   t.match(await engineProblems(loadConfig({ ...base, SCRAPER_PODMAN: join(dir, 'nope') })), [/info' failed/]);
 });
 
-t.test('this host passes, probe container included', async (t) => {
+t.test('this host passes, probe container and firewall included', async (t) => {
   t.same(await engineProblems(loadConfig(base)), []);
+});
+
+t.test('a sandbox network without the firewall rules is refused', async (t) => {
+  // A network of its own, which scripts/podman/firewall never saw; podman picks a free subnet.
+  const network = `chronomap-nofw-${process.pid}`;
+  const created = spawnSync('podman', ['network', 'create', '--disable-dns', network], { encoding: 'utf8' });
+  t.equal(created.status, 0, created.stderr);
+  t.teardown(() => void spawnSync('podman', ['network', 'rm', '-f', network]));
+  t.match(await engineProblems(loadConfig({ ...base, SCRAPER_NETWORK: network })), [
+    new RegExp(
+      `^the sandbox firewall is not in place for network ${network} .*'iptables -t raw -C PREROUTING -s [0-9./]+ -j CHRONOMAP_SANDBOX' failed.*run scripts/podman/setup$`,
+    ),
+  ]);
 });

@@ -60,7 +60,49 @@ export async function engineProblems(config: RunnerConfig): Promise<string[]> {
     problems.push(`seccomp profile ${config.seccompProfile} is unreadable: ${(err as Error).message}`);
   }
   if (problems.length > 0) return problems;
-  return probeContainer(config);
+  const probe = await probeContainer(config);
+  if (probe.length > 0) return probe;
+  return firewallProblems(config);
+}
+
+/** The chain scripts/podman/firewall installs (in the raw table of iptables and ip6tables). */
+const CHAIN = 'CHRONOMAP_SANDBOX';
+
+/**
+ * Whether scripts/podman/firewall's rules are in place for the sandbox network: without them
+ * (a reboot without the unit, a flushed table) a scraper reaches the host's services. Checked
+ * as root only: rootless podman's networks live in a namespace of their own, which these
+ * host rules do not govern.
+ */
+async function firewallProblems(config: RunnerConfig): Promise<string[]> {
+  if (process.getuid?.() !== 0) return [];
+  const inspect = await capture(config.podmanPath, [
+    'network',
+    'inspect',
+    config.network,
+    '--format',
+    '{{.NetworkInterface}}{{range .Subnets}} {{.Subnet}}{{end}}',
+  ]);
+  const [bridge, ...subnets] = inspect.stdout.trim().split(/\s+/);
+  if (inspect.code !== 0 || !bridge)
+    return [`cannot read network ${config.network}: ${inspect.stderr.trim() || `exit ${inspect.code}`}`];
+  const ipv4 = subnets.filter((subnet) => !subnet.includes(':'));
+  const needed: Array<[string, string[]]> = [
+    ...ipv4.map((subnet): [string, string[]] => ['iptables', ['PREROUTING', '-s', subnet, '-j', CHAIN]]),
+    ['iptables', [CHAIN, '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'DROP']],
+    ['ip6tables', ['PREROUTING', '-i', bridge, '-j', CHAIN]],
+    ['ip6tables', [CHAIN, '-j', 'DROP']],
+  ];
+  for (const [tool, rule] of needed) {
+    const check = await capture(tool, ['-t', 'raw', '-C', ...rule]);
+    if (check.code !== 0)
+      return [
+        `the sandbox firewall is not in place for network ${config.network} (${bridge} ${subnets.join(' ')}): ` +
+          `'${tool} -t raw -C ${rule.join(' ')}' failed (${check.stderr.trim() || `exit ${check.code}`}); ` +
+          `run scripts/podman/setup`,
+      ];
+  }
+  return [];
 }
 
 /** Starts one container with every sandbox flag: this is where a runtime that cannot apply a limit fails. */
