@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { podmanRunArgs } from '../../runner/src/sandbox/podman-args.ts';
+import { hostHasIpv6, podmanRunArgs } from '../../runner/src/sandbox/podman-args.ts';
 import { TRIVIAL_SCRAPER, ms, postRun, quantile, startRunner } from './common.ts';
 
 const iterations = Number(process.argv[2] ?? 15);
@@ -61,6 +61,7 @@ const sandboxed = () => {
     dnsServers: runner.config.dnsServers,
     seccompProfile: runner.config.seccompProfile,
     cidFile: join(scratch, 'cid'),
+    disableIpv6: hostHasIpv6(),
   });
   const r = spawnSync('podman', args);
   if (r.status !== 0) throw new Error(`sandboxed podman run failed: ${r.stderr}`);

@@ -14,6 +14,7 @@ import { checkCodeMap, checkRelativePath, writeCodeFiles } from './code/inline.t
 import { readOutputCsv } from './output.ts';
 import type { RunPhase, RunRequest, RunResult, RunStatus } from './run-types.ts';
 import { type RunningContainer, type StopReason, startContainer } from './sandbox/container.ts';
+import { hostHasIpv6 } from './sandbox/podman-args.ts';
 import {
   checkEnv,
   createWorkspace,
@@ -265,6 +266,7 @@ export class RunManager {
         dnsServers: config.dnsServers,
         seccompProfile: config.seccompProfile,
         cidFile: workspace.cidFile,
+        disableIpv6: hostHasIpv6(),
       },
       {
         podman: config.podmanPath,

@@ -23,6 +23,7 @@ const spec = {
   dnsServers: ['1.1.1.1'],
   seccompProfile: 'p',
   cidFile: join(dir, 'cid'),
+  disableIpv6: true,
 };
 
 /**

@@ -3,7 +3,7 @@ import t from 'tap';
 import { podmanRunArgs } from '../src/sandbox/podman-args.ts';
 import { CappedText } from '../src/sandbox/capped-text.ts';
 
-const args = podmanRunArgs({
+const spec = {
   name: 'chronomap-run-x',
   instanceLabel: 'i',
   image: 'localhost/runner-python',
@@ -18,7 +18,9 @@ const args = podmanRunArgs({
   dnsServers: ['1.1.1.1', '9.9.9.9'],
   seccompProfile: '/p/seccomp.json',
   cidFile: '/w/cid',
-});
+  disableIpv6: true,
+};
+const args = podmanRunArgs(spec);
 const line = args.join(' ');
 
 t.test('every sandbox flag is present', async (t) => {
@@ -51,6 +53,12 @@ t.test('every sandbox flag is present', async (t) => {
     ['localhost/runner-python', 'python3', '/scraper/main.py'],
     'image and command come last',
   );
+});
+
+t.test('on a host without IPv6 there is no IPv6 sysctl to set', async (t) => {
+  const without = podmanRunArgs({ ...spec, disableIpv6: false }).join(' ');
+  t.notMatch(without, /--sysctl/);
+  t.equal(without, line.replace(/ --sysctl \S+/g, ''), 'nothing else changes');
 });
 
 t.test('captured text keeps the first bytes and counts the rest', async (t) => {

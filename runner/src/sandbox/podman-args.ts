@@ -1,4 +1,6 @@
 // The podman command line of one scraper container: every restriction the spec lists.
+import { existsSync } from 'node:fs';
+
 export interface SandboxSpec {
   name: string;
   instanceLabel: string;
@@ -15,6 +17,16 @@ export interface SandboxSpec {
   seccompProfile: string;
   /** Where podman writes the container id once the container is created (must not exist yet). */
   cidFile: string;
+  /** Turn IPv6 off inside the container; false only on a host without IPv6 (see hostHasIpv6). */
+  disableIpv6: boolean;
+}
+
+/**
+ * Whether the kernel has IPv6 at all. On a host booted with ipv6.disable=1 the sysctls below do
+ * not exist, runc would refuse them and no container would start; there is no IPv6 to turn off.
+ */
+export function hostHasIpv6(): boolean {
+  return existsSync('/proc/sys/net/ipv6');
 }
 
 export const RUNNER_LABEL = 'org.chronomap.runner';
@@ -87,10 +99,9 @@ export function podmanRunArgs(spec: SandboxSpec): string[] {
     // The network is IPv4 only, yet the kernel would give the container an IPv6 link-local
     // address, and through the bridge's own link-local address any host service listening on
     // [::] would be reachable. No IPv6 at all inside (the firewall also drops it on the host).
-    '--sysctl',
-    'net.ipv6.conf.all.disable_ipv6=1',
-    '--sysctl',
-    'net.ipv6.conf.default.disable_ipv6=1',
+    ...(spec.disableIpv6
+      ? ['--sysctl', 'net.ipv6.conf.all.disable_ipv6=1', '--sysctl', 'net.ipv6.conf.default.disable_ipv6=1']
+      : []),
     '--no-hosts',
     '--env-file',
     spec.envFile,

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type { RunnerConfig } from '../config.ts';
 import { createWorkspace, removeWorkspace, writeEnvFile } from '../workspace.ts';
 import { startContainer } from './container.ts';
+import { hostHasIpv6 } from './podman-args.ts';
 
 function capture(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -126,6 +127,7 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
         dnsServers: config.dnsServers,
         seccompProfile: config.seccompProfile,
         cidFile: workspace.cidFile,
+        disableIpv6: hostHasIpv6(),
       },
       { podman: config.podmanPath, maxLogBytes: 64 * 1024, createTimeoutMs: config.createTimeoutSecs * 1000 },
     );
