@@ -21,7 +21,16 @@ const hadView = new URLSearchParams(window.location.search).has('zoom');
 const maplibregl = await import(`${settings.maplibre}/maplibre-gl.mjs`);
 
 // What tests and the benchmark watch: a generation number per finished refresh, and marks.
-const status = { generation: 0, clusters: 0, clusterTotal: 0, histogramTotal: 0, listTotal: 0, errors: 0 };
+const status = {
+  generation: 0,
+  clusters: 0,
+  clusterTotal: 0,
+  histogramTotal: 0,
+  listTotal: 0,
+  errors: 0,
+  /** @type {object | null} the bounds of the clusters drawn */
+  bounds: null,
+};
 /** @type {Set<string>} */
 const pending = new Set();
 function busy(/** @type {string} */ kind, /** @type {boolean} */ on) {
@@ -173,6 +182,7 @@ async function refreshMap() {
       getJson('/api/v1/events/geo/stats', params, signal),
     ]);
     drawClusters(geo.features, stats);
+    status.bounds = bounds;
     performance.mark('explore:clusters-drawn');
     busy('map', false);
   } catch (error) {

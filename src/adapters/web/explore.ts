@@ -182,7 +182,7 @@ function explorePage(settings: PageSettings) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>Explore · Chronomap</title>
-    <link rel="icon" href="data:," />
+        <link rel="icon" href="data:," />
         <link rel="stylesheet" href="${settings.maplibre}/maplibre-gl.css" />
         <link rel="stylesheet" href="/explore/explore.css" />
         <script id="explore-settings" type="application/json">
