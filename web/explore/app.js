@@ -315,6 +315,7 @@ function showDetail(event, from = null) {
     {},
     rows.flatMap(([key, value]) => [element('dt', {}, [String(key)]), element('dd', {}, [String(value)])]),
   );
+  /** @type {HTMLElement[]} */
   const body = [list];
   if (event.location && map) {
     const show = element('button', { type: 'button' }, ['Show on map']);

@@ -159,12 +159,12 @@ export class Timeline {
     this.container.replaceChildren(root);
   }
 
-  /** @param {SVGSVGElement} root @param {PointerEvent} event */
+  /** @param {Element} root @param {PointerEvent} event */
   localX(root, event) {
     return event.clientX - root.getBoundingClientRect().left;
   }
 
-  /** @param {SVGRectElement} brush @param {number} a @param {number} b */
+  /** @param {Element} brush @param {number} a @param {number} b */
   showBrush(brush, a, b) {
     const step = (this.width() - 2 * PAD) / this.buckets.length;
     brush.setAttribute('x', String(PAD + Math.min(a, b) * step));
