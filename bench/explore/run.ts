@@ -16,6 +16,7 @@ import { chromium, type Page } from 'playwright-core';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { loadConfig, projectRoot } from '../../src/adapters/config/environment.ts';
 import { composeServices } from '../../src/compose.ts';
+import { unlimitedAnonymousReads } from '../../test/helpers/accounts.ts';
 import { benchDatabaseUrl, withClient } from '../read-api/bench-database.ts';
 
 const { values: options } = parseArgs({ options: { repeat: { type: 'string', default: '5' } } });
@@ -107,9 +108,10 @@ const median = (values: number[]) => {
 
 /** The shipped policy with the anonymous rate limit lifted: the benchmark is one IP firing many requests. */
 function policyWithoutAnonymousLimit(): string {
-  const policy = parseYaml(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8'));
-  const unlimited = (seconds: number) => ({ seconds, limit: 1_000_000_000 });
-  policy.rateLimits.anonymous = { burst: unlimited(10), hourly: unlimited(3600), daily: unlimited(86400) };
+  const policy = parseYaml(
+    readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8'),
+  ) as Parameters<typeof unlimitedAnonymousReads>[0];
+  unlimitedAnonymousReads(policy);
   const file = path.join(os.tmpdir(), `chronomap-explore-bench-${process.pid}.yaml`);
   writeFileSync(file, stringifyYaml(policy));
   return file;
