@@ -172,7 +172,10 @@ function drawClusters(features, stats) {
 
 const mapRequests = new Requests();
 async function refreshMap() {
-  if (!map) return;
+  if (!map) {
+    busy('map', false);
+    return;
+  }
   const signal = mapRequests.next();
   const { bounds, zoom } = view();
   const params = { ...filters(), ...dates(), bounds, zoom };

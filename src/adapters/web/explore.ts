@@ -53,6 +53,7 @@ function sendAsset(request: FastifyRequest, reply: FastifyReply, file: Asset): F
     .header('Cache-Control', file.cacheControl)
     .header('ETag', file.etag)
     .header('Vary', 'Accept-Encoding')
+    .header('X-Content-Type-Options', 'nosniff')
     .type(file.type);
   if (request.headers['if-none-match'] === file.etag) return reply.status(304).send();
   if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
