@@ -247,8 +247,18 @@ t.test('the Explore page in Chromium', async (t) => {
     await other.page.context().close();
   });
 
-  t.test('the keyboard reaches the controls and opens a cluster', async (t) => {
+  t.test('filter by catalog', async (t) => {
     await settled(page, () => page.click('#clear-dates'));
+    await settled(page, () => page.selectOption('#catalog', 'science'));
+    const science = await agrees(t, page, { catalog: 'science' }, 'science');
+    t.equal(science.params.get('catalog'), 'science');
+    t.equal(science.params.get('datasets'), null, 'a dataset of another catalog is dropped');
+    t.equal(await page.locator('#datasets input[type=checkbox]').count(), 1, "only the catalog's datasets");
+    await settled(page, () => page.selectOption('#catalog', ''));
+    t.equal(new URL(page.url()).searchParams.get('catalog'), null);
+  });
+
+  t.test('the keyboard reaches the controls and opens a cluster', async (t) => {
     await page.focus('body');
     const reached = new Set<string>();
     for (let i = 0; i < 60; i++) {
