@@ -22,6 +22,11 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
+    // The Explore page's own script: plain ES modules run by the browser (no bundler).
+    files: ['web/**/*.js'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -6,7 +6,12 @@ import { systemClock } from './adapters/clock/system-clock.ts';
 import { localSourceFiles } from './adapters/files/local-source-files.ts';
 import { buildGeocoder } from './adapters/geocoding/build-geocoder.ts';
 import { loadAccessPolicy } from './adapters/config/access-policy.ts';
-import { type Config, missingVariables, resolveSessionSecret } from './adapters/config/environment.ts';
+import {
+  type Config,
+  missingVariables,
+  projectRoot,
+  resolveSessionSecret,
+} from './adapters/config/environment.ts';
 import type { AccountsDeps } from './adapters/http/accounts.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
 import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
@@ -194,6 +199,11 @@ export async function composeServices(
           schedules: scheduleDeps,
         },
         accounts,
+        explore: {
+          root: projectRoot,
+          tileUrl: config.mapTileUrl,
+          tileAttribution: config.mapTileAttribution,
+        },
         scrapers: {
           triggerRun: (actor, scraperId) => triggerScraperRun(scrapers, actor, scraperId),
           triggerWebhook: (token) => triggerScraperWebhook(scrapers, token),

@@ -34,6 +34,10 @@ export type Config = {
   ingest: IngestConfig;
   /** Quotas, rate limits and the default trust level (QUOTAS_CONFIG; default config/quotas.yaml). */
   quotasFile: string;
+  /** Explore page: a raster tile URL template drawn under the events (default: country outlines only). */
+  mapTileUrl: string | undefined;
+  /** Explore page: the attribution the tiles' licence asks for. */
+  mapTileAttribution: string | undefined;
 };
 
 export type ConfigProblem = { variable: string; problem: string };
@@ -89,6 +93,8 @@ export function loadConfig(env: Env = process.env): Config {
       (raw) => path.resolve(raw),
       path.join(projectRoot, 'config', 'quotas.yaml'),
     ),
+    mapTileUrl: read('MAP_TILE_URL', tileUrlTemplate, undefined),
+    mapTileAttribution: read('MAP_TILE_ATTRIBUTION', nonEmpty, undefined),
   };
 
   for (const variable of missingVariables(config)) {
@@ -192,6 +198,16 @@ const postgresUrl = urlWith(
 );
 const httpUrl = (raw: string) =>
   urlWith(['http:', 'https:'], 'an http:// or https:// URL')(raw).replace(/\/+$/, '');
+
+/** A raster tile URL template: http(s) with {z}, {x} and {y}, e.g. https://tiles.example.org/{z}/{x}/{y}.png. */
+function tileUrlTemplate(raw: string): string {
+  urlWith(['http:', 'https:'], 'an http:// or https:// URL template')(raw.replace(/\{[zxy]\}/g, '0'));
+  for (const part of ['{z}', '{x}', '{y}']) {
+    if (!raw.includes(part))
+      throw new Error(`must contain {z}, {x} and {y}; ${part} is missing (got "${raw}")`);
+  }
+  return raw;
+}
 
 function urlWith(protocols: readonly string[], expected: string) {
   return (raw: string): string => {

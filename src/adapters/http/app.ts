@@ -12,6 +12,7 @@ import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
 import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
+import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -25,6 +26,8 @@ export type HttpDeps = {
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
   accounts?: AccountsDeps;
   scrapers?: ScraperUseCases;
+  /** The Explore page at `/` (without it `/` answers the JSON index only). */
+  explore?: Omit<ExploreOptions, 'version' | 'index'>;
   /** Who is calling for the scraper routes; by default the accounts hooks' request.viewer. Tests inject their own. */
   authenticate?: Authenticate;
 };
@@ -104,13 +107,17 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/', { schema: { hide: true } }, async () => ({
+  const index = {
     name: 'chronomap',
     version: deps.version,
+    explore: '/',
     health: '/api/health',
     openapi: '/api/openapi.json',
     docs: '/api/docs',
-  }));
+  };
+  // `/` is the Explore page for browsers; a client asking for JSON still gets this index.
+  if (deps.explore) await exploreRoutes(app, { ...deps.explore, version: deps.version, index });
+  else app.get('/', { schema: { hide: true } }, async () => index);
 
   await app.register(healthRoutes, { health: deps.health });
   if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);

@@ -54,3 +54,15 @@ t.test('TRUST_PROXY is an explicit true or false', async (t) => {
   t.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
   t.throws(() => loadConfig({ TRUST_PROXY: 'yes' }), /TRUST_PROXY: must be one of true, false/);
 });
+
+t.test('MAP_TILE_URL is an http(s) template with {z}, {x} and {y}', async (t) => {
+  t.equal(loadConfig({}).mapTileUrl, undefined, 'country outlines only by default');
+  const url = 'https://tiles.example.org/{z}/{x}/{y}.png';
+  t.equal(loadConfig({ MAP_TILE_URL: url }).mapTileUrl, url);
+  t.throws(
+    () => loadConfig({ MAP_TILE_URL: 'https://tiles.example.org/{z}/{x}.png' }),
+    /MAP_TILE_URL: .*\{y\} is missing/,
+  );
+  t.throws(() => loadConfig({ MAP_TILE_URL: 'file:///{z}/{x}/{y}.png' }), /MAP_TILE_URL: must be an http/);
+  t.throws(() => loadConfig({ MAP_TILE_ATTRIBUTION: ' ' }), /MAP_TILE_ATTRIBUTION: must not be blank/);
+});

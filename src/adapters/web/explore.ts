@@ -1,0 +1,252 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { feature } from 'topojson-client';
+import type { Topology } from 'topojson-specification';
+import { html, trusted } from '../admin/html.ts';
+
+// The Explore page at `/`: a map with clusters and a timeline, driven only by the public /api/v1.
+// Everything it needs is served from memory, loaded once at start-up: the page script and CSS from
+// web/explore/, MapLibre GL JS from node_modules (no CDN: the machine may be offline), and the
+// country outlines of Natural Earth (world-atlas), turned from TopoJSON into GeoJSON once here.
+
+export type ExploreOptions = {
+  /** Where the project's files are (web/explore and node_modules). */
+  root: string;
+  version: string;
+  /** Optional raster tile template (`https://…/{z}/{x}/{y}.png`) drawn under the events. */
+  tileUrl?: string | undefined;
+  tileAttribution?: string | undefined;
+  /** What `GET /` answers to a client asking for JSON. */
+  index: Record<string, string>;
+};
+
+type Asset = { body: Buffer; gzip: Buffer; type: string; etag: string; cacheControl: string };
+type LazyAsset = () => Asset;
+
+const PAGE_FILES: Record<string, string> = {
+  'app.js': 'text/javascript; charset=utf-8',
+  'api.js': 'text/javascript; charset=utf-8',
+  'state.js': 'text/javascript; charset=utf-8',
+  'timeline.js': 'text/javascript; charset=utf-8',
+  'format.js': 'text/javascript; charset=utf-8',
+  'explore.css': 'text/css; charset=utf-8',
+};
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const REVALIDATE = 'public, max-age=0, must-revalidate';
+
+function asset(body: Buffer, type: string, cacheControl: string): Asset {
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  return { body, gzip: gzipSync(body), type, etag, cacheControl };
+}
+
+/** Read and compressed on first use, then kept: building the app (as every test does) stays cheap. */
+function lazy(load: () => Buffer, type: string, cacheControl: string): LazyAsset {
+  let loaded: Asset | undefined;
+  return () => (loaded ??= asset(load(), type, cacheControl));
+}
+
+function sendAsset(request: FastifyRequest, reply: FastifyReply, file: Asset): FastifyReply {
+  reply
+    .header('Cache-Control', file.cacheControl)
+    .header('ETag', file.etag)
+    .header('Vary', 'Accept-Encoding')
+    .header('X-Content-Type-Options', 'nosniff')
+    .type(file.type);
+  if (request.headers['if-none-match'] === file.etag) return reply.status(304).send();
+  if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
+    return reply.header('Content-Encoding', 'gzip').send(file.gzip);
+  }
+  return reply.send(file.body);
+}
+
+type Ring = number[][];
+
+/**
+ * A ring that crosses the antimeridian jumps from +180 to -180 between two points, which a flat map
+ * draws as a band across the world. Shift the points after each jump by 360° so the ring is
+ * continuous; MapLibre draws longitudes beyond ±180 on the next copy of the world.
+ */
+export function unwrapRing(ring: Ring): Ring {
+  let shift = 0;
+  let previous: number | undefined;
+  return ring.map(([lon = 0, lat = 0]) => {
+    if (previous !== undefined) {
+      if (lon - previous > 180) shift -= 360;
+      else if (previous - lon > 180) shift += 360;
+    }
+    previous = lon;
+    return [lon + shift, lat];
+  });
+}
+
+type CountryGeometry = { type: string; coordinates: unknown };
+
+/** Natural Earth country outlines (1:110m) as one GeoJSON FeatureCollection. */
+function countryOutlines(root: string): Buffer {
+  const file = path.join(root, 'node_modules', 'world-atlas', 'countries-110m.json');
+  const topology = JSON.parse(readFileSync(file, 'utf8')) as Topology;
+  const countries = topology.objects.countries;
+  if (!countries) throw new Error(`${file} has no "countries" object`);
+  const collection = feature(topology, countries) as unknown as {
+    features: Array<{ geometry: CountryGeometry | null }>;
+  };
+  for (const country of collection.features) {
+    const geometry = country.geometry;
+    if (geometry?.type === 'Polygon') geometry.coordinates = (geometry.coordinates as Ring[]).map(unwrapRing);
+    if (geometry?.type === 'MultiPolygon') {
+      geometry.coordinates = (geometry.coordinates as Ring[][]).map((polygon) => polygon.map(unwrapRing));
+    }
+  }
+  return Buffer.from(JSON.stringify(collection));
+}
+
+/** A tile URL's origin, for the Content-Security-Policy. */
+function originOf(url: string | undefined): string {
+  if (!url) return '';
+  const match = /^https?:\/\/[^/]+/.exec(url.replace(/\{[a-z]\}/g, 'a'));
+  return match ? ` ${match[0]}` : '';
+}
+
+export function wantsJson(request: FastifyRequest): boolean {
+  const accept = String(request.headers.accept ?? '');
+  return /application\/json/.test(accept) && !/text\/html/.test(accept);
+}
+
+export async function exploreRoutes(app: FastifyInstance, options: ExploreOptions): Promise<void> {
+  const maplibreDir = path.join(options.root, 'node_modules', 'maplibre-gl');
+  const maplibreVersion = (
+    JSON.parse(readFileSync(path.join(maplibreDir, 'package.json'), 'utf8')) as { version: string }
+  ).version;
+  const maplibreBase = `/assets/maplibre-gl-${maplibreVersion}`;
+  const dist = (name: string) => () => readFileSync(path.join(maplibreDir, 'dist', name));
+  const javascript = 'text/javascript; charset=utf-8';
+  const assets = new Map<string, LazyAsset>([
+    // The ES module build; it starts its worker from ./maplibre-gl-worker.mjs next to itself.
+    [`${maplibreBase}/maplibre-gl.mjs`, lazy(dist('maplibre-gl.mjs'), javascript, IMMUTABLE)],
+    [`${maplibreBase}/maplibre-gl-worker.mjs`, lazy(dist('maplibre-gl-worker.mjs'), javascript, IMMUTABLE)],
+    [`${maplibreBase}/maplibre-gl.css`, lazy(dist('maplibre-gl.css'), 'text/css; charset=utf-8', IMMUTABLE)],
+    [
+      '/explore/countries.geojson',
+      lazy(() => countryOutlines(options.root), 'application/geo+json', REVALIDATE),
+    ],
+  ]);
+  for (const [name, type] of Object.entries(PAGE_FILES)) {
+    const file = path.join(options.root, 'web', 'explore', name);
+    assets.set(
+      `/explore/${name}`,
+      lazy(() => readFileSync(file), type, REVALIDATE),
+    );
+  }
+  for (const [url, file] of assets) {
+    app.get(url, { schema: { hide: true } }, (request, reply) => sendAsset(request, reply, file()));
+  }
+
+  const settings = {
+    maplibre: maplibreBase,
+    countries: '/explore/countries.geojson',
+    tileUrl: options.tileUrl ?? null,
+    tileAttribution: options.tileAttribution ?? null,
+    version: options.version,
+  };
+  const csp = [
+    "default-src 'self'",
+    "script-src 'self'",
+    // MapLibre sets inline styles on its canvas and markers.
+    "style-src 'self' 'unsafe-inline'",
+    `img-src 'self' data: blob:${originOf(options.tileUrl)}`,
+    `connect-src 'self'${originOf(options.tileUrl)}`,
+    "worker-src 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+  ].join('; ');
+  const page = asset(Buffer.from(explorePage(settings).text), 'text/html; charset=utf-8', 'no-cache');
+
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    if (wantsJson(request)) return reply.header('Vary', 'Accept').send(options.index);
+    reply.header('Content-Security-Policy', csp).header('X-Frame-Options', 'DENY').header('Vary', 'Accept');
+    return sendAsset(request, reply, page);
+  });
+}
+
+type PageSettings = { maplibre: string; version: string } & Record<string, unknown>;
+
+function explorePage(settings: PageSettings) {
+  // JSON inside <script type="application/json"> is data, not code; "<" is escaped so no value can close the tag.
+  const json = JSON.stringify(settings).replace(/</g, '\\u003c');
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>Explore · Chronomap</title>
+        <link rel="icon" href="data:," />
+        <link rel="stylesheet" href="${settings.maplibre}/maplibre-gl.css" />
+        <link rel="stylesheet" href="/explore/explore.css" />
+        <script id="explore-settings" type="application/json">
+          ${trusted(json)}
+        </script>
+        <link rel="modulepreload" href="${settings.maplibre}/maplibre-gl.mjs" />
+        <script type="module" src="/explore/app.js"></script>
+      </head>
+      <body>
+        <a class="skip" href="#event-list">Skip to the list of events</a>
+        <header class="top">
+          <h1>Chronomap <span>Explore</span></h1>
+          <p id="summary" role="status" aria-live="polite">Loading…</p>
+        </header>
+        <main class="layout">
+          <section class="filters" aria-labelledby="filters-title">
+            <details id="filters-box" open>
+              <summary id="filters-title">Filters</summary>
+              <label for="catalog">Catalog</label>
+              <select id="catalog" name="catalog">
+                <option value="">All catalogs</option>
+              </select>
+              <fieldset id="datasets">
+                <legend>Datasets</legend>
+                <p class="hint">None ticked shows every dataset.</p>
+              </fieldset>
+              <fieldset class="dates">
+                <legend>Dates</legend>
+                <label for="start-date">From</label>
+                <input id="start-date" type="date" name="startDate" />
+                <label for="end-date">To</label>
+                <input id="end-date" type="date" name="endDate" />
+                <button type="button" id="clear-dates">All dates</button>
+              </fieldset>
+            </details>
+          </section>
+          <section class="map-area" aria-label="Map">
+            <div
+              id="map"
+              role="region"
+              aria-label="Map of events; clusters are buttons, arrow keys pan, + and - zoom"
+            ></div>
+            <p id="map-error" class="error" role="alert" hidden></p>
+          </section>
+          <section class="timeline" aria-labelledby="timeline-title">
+            <h2 id="timeline-title">Timeline <span id="timeline-range"></span></h2>
+            <div id="timeline"></div>
+          </section>
+          <section class="list" aria-labelledby="list-title">
+            <h2 id="list-title">Events in view</h2>
+            <ol id="event-list" tabindex="-1"></ol>
+            <nav class="pager" aria-label="Pages of events">
+              <button type="button" id="prev-page">Previous</button>
+              <span id="page-info" aria-live="polite"></span>
+              <button type="button" id="next-page">Next</button>
+            </nav>
+          </section>
+          <aside id="detail" class="detail" aria-labelledby="detail-title" hidden>
+            <button type="button" id="close-detail" aria-label="Close the event details">×</button>
+            <h2 id="detail-title" tabindex="-1"></h2>
+            <div id="detail-body"></div>
+          </aside>
+        </main>
+      </body>
+    </html> `;
+}

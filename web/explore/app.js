@@ -1,0 +1,576 @@
+// The Explore page: a MapLibre map with the clusters of /api/v1/events/geo, a timeline histogram of
+// /api/v1/events/temporal with a brush, filters from /api/v1/data-sources and the list of the events
+// in view from /api/v1/events. Everything it knows comes from the public API; its state is the URL.
+
+import { getJson, isAbort, Requests } from './api.js';
+import { element, eventName, formatCount, formatDateTime, shortCount } from './format.js';
+import { apiBounds, apiZoom, readState, writeState } from './state.js';
+import { Timeline } from './timeline.js';
+
+const PAGE_SIZE = 20;
+const DEBOUNCE_MS = 200;
+/** From this API zoom on, a cluster is events at one exact spot: clicking lists them. */
+const EXACT_ZOOM = 16;
+
+/** @param {string} id */
+const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const settings = JSON.parse(byId('explore-settings').textContent ?? '{}');
+const state = readState(window.location.search);
+const hadView = new URLSearchParams(window.location.search).has('zoom');
+/** MapLibre GL JS, served by this service from its npm package (versioned URL, cached for good). */
+const maplibregl = await import(`${settings.maplibre}/maplibre-gl.mjs`);
+
+// What tests and the benchmark watch: a generation number per finished refresh, and marks.
+const status = {
+  generation: 0,
+  clusters: 0,
+  clusterTotal: 0,
+  histogramTotal: 0,
+  listTotal: 0,
+  errors: 0,
+  /** @type {object | null} the bounds of the clusters drawn */
+  bounds: null,
+};
+/** @type {Set<string>} */
+const pending = new Set();
+function busy(/** @type {string} */ kind, /** @type {boolean} */ on) {
+  if (on) pending.add(kind);
+  else pending.delete(kind);
+  document.body.toggleAttribute('data-loading', pending.size > 0);
+  if (!on && pending.size === 0) {
+    status.generation += 1;
+    document.body.dataset.generation = String(status.generation);
+  }
+}
+
+// ---- the map -------------------------------------------------------------------------------------
+
+/** @returns {any} a MapLibre style that needs no tile server: sea, land and country borders. */
+function baseStyle() {
+  /** @type {Record<string, any>} */
+  const sources = {
+    countries: { type: 'geojson', data: settings.countries, attribution: 'Natural Earth' },
+  };
+  /** @type {any[]} */
+  const layers = [{ id: 'sea', type: 'background', paint: { 'background-color': '#cfdfec' } }];
+  if (settings.tileUrl) {
+    sources.tiles = {
+      type: 'raster',
+      tiles: [settings.tileUrl],
+      tileSize: 256,
+      ...(settings.tileAttribution ? { attribution: settings.tileAttribution } : {}),
+    };
+    layers.push({ id: 'tiles', type: 'raster', source: 'tiles' });
+  } else {
+    layers.push({ id: 'land', type: 'fill', source: 'countries', paint: { 'fill-color': '#f6f3ea' } });
+  }
+  layers.push({
+    id: 'borders',
+    type: 'line',
+    source: 'countries',
+    paint: { 'line-color': '#8d877c', 'line-width': ['interpolate', ['linear'], ['zoom'], 1, 0.4, 6, 1.2] },
+  });
+  return { version: 8, sources, layers };
+}
+
+/** @type {any} */
+let map = null;
+try {
+  map = new maplibregl.Map({
+    container: 'map',
+    style: baseStyle(),
+    center: [state.lng, state.lat],
+    zoom: state.zoom,
+    maxZoom: 18,
+    dragRotate: false,
+    pitchWithRotate: false,
+    renderWorldCopies: true,
+  });
+  map.touchZoomRotate.disableRotation();
+  map.keyboard.disableRotation();
+  map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-right');
+  map.addControl(new maplibregl.ScaleControl({}), 'bottom-left');
+} catch (error) {
+  showMapError(`The map cannot be drawn in this browser (${/** @type {Error} */ (error).message}).`);
+}
+
+/** @param {string} message */
+function showMapError(message) {
+  const box = byId('map-error');
+  box.textContent = message;
+  box.hidden = false;
+}
+
+/** The current view as the API's bounds and zoom. */
+function view() {
+  if (!map) return { bounds: { north: 90, south: -90, east: 180, west: -180 }, zoom: 1 };
+  const b = map.getBounds();
+  return {
+    bounds: apiBounds({ west: b.getWest(), east: b.getEast(), south: b.getSouth(), north: b.getNorth() }),
+    zoom: apiZoom(map.getZoom()),
+  };
+}
+
+function filters() {
+  return { catalog: state.catalog, datasets: state.datasets };
+}
+
+function dates() {
+  return { startDate: state.startDate, endDate: state.endDate };
+}
+
+/** @type {any[]} */
+let markers = [];
+
+/**
+ * @param {any[]} features GeoJSON features of /events/geo
+ * @param {{ p20: number, p40: number, p60: number, p80: number, p100: number }} stats
+ */
+function drawClusters(features, stats) {
+  for (const marker of markers) marker.remove();
+  markers = [];
+  const breaks = [stats.p20, stats.p40, stats.p60, stats.p80];
+  let total = 0;
+  for (const feature of features) {
+    const [lng, lat] = feature.geometry.coordinates;
+    const props = feature.properties;
+    const cluster = props.type === 'event-cluster';
+    const count = cluster ? props.count : 1;
+    total += count;
+    const size = 1 + breaks.filter((limit) => count > limit).length;
+    const button = cluster
+      ? element(
+          'button',
+          {
+            type: 'button',
+            class: `cluster size-${size}`,
+            'aria-label': `${formatCount(count)} events here; ${view().zoom >= EXACT_ZOOM ? 'list them' : 'zoom in'}`,
+            'data-count': String(count),
+          },
+          [shortCount(count)],
+        )
+      : element('button', {
+          type: 'button',
+          class: 'point',
+          'aria-label': `Event: ${props.title ?? props.id}`,
+          title: String(props.title ?? ''),
+          'data-count': '1',
+          'data-id': String(props.id),
+        });
+    button.addEventListener('click', (event) => {
+      event.stopPropagation();
+      if (!cluster) void showEventAt(Number(props.id), lng, lat);
+      else if (view().zoom >= EXACT_ZOOM) void showEventsAt(lng, lat, count);
+      else map.easeTo({ center: [lng, lat], zoom: Math.min(map.getZoom() + 2, 17) });
+    });
+    markers.push(new maplibregl.Marker({ element: button }).setLngLat([lng, lat]).addTo(map));
+  }
+  status.clusters = features.length;
+  status.clusterTotal = total;
+  byId('map').dataset.clusterTotal = String(total);
+}
+
+const mapRequests = new Requests();
+async function refreshMap() {
+  if (!map) {
+    busy('map', false);
+    return;
+  }
+  const signal = mapRequests.next();
+  const { bounds, zoom } = view();
+  const params = { ...filters(), ...dates(), bounds, zoom };
+  try {
+    const [geo, stats] = await Promise.all([
+      getJson('/api/v1/events/geo', params, signal),
+      getJson('/api/v1/events/geo/stats', params, signal),
+    ]);
+    drawClusters(geo.features, stats);
+    status.bounds = bounds;
+    performance.mark('explore:clusters-drawn');
+    busy('map', false);
+  } catch (error) {
+    if (isAbort(error)) return;
+    failed('map', error);
+  }
+}
+
+// ---- the timeline --------------------------------------------------------------------------------
+
+const timeline = new Timeline(byId('timeline'), ({ startDate, endDate }) => {
+  state.startDate = startDate;
+  state.endDate = endDate;
+  datesChanged();
+});
+/** @type {{ histogram: any[], total: number }} */
+let histogram = { histogram: [], total: 0 };
+
+function selection() {
+  if (!state.startDate && !state.endDate) return null;
+  const start = state.startDate ? Date.parse(state.startDate) : -Infinity;
+  // A bare date as endDate includes that whole day, as in the API.
+  const end = state.endDate
+    ? Date.parse(state.endDate) + (state.endDate.length === 10 ? 86_399_999 : 0)
+    : Infinity;
+  return { start, end };
+}
+
+function drawTimeline() {
+  timeline.render(histogram.histogram, histogram.total, selection());
+  const range = byId('timeline-range');
+  range.textContent = state.startDate || state.endDate ? '· dates selected' : '';
+}
+
+const timelineRequests = new Requests();
+async function refreshTimeline() {
+  const signal = timelineRequests.next();
+  const target = Math.max(20, Math.min(120, Math.floor(byId('timeline').clientWidth / 12)));
+  try {
+    const body = await getJson(
+      '/api/v1/events/temporal',
+      {
+        ...filters(),
+        bounds: view().bounds,
+        targetBuckets: target,
+        minBuckets: Math.max(1, Math.floor(target / 2)),
+        maxBuckets: Math.min(500, target * 2),
+      },
+      signal,
+    );
+    histogram = { histogram: body.histogram, total: body.metadata.total };
+    status.histogramTotal = body.metadata.total;
+    drawTimeline();
+    performance.mark('explore:histogram-drawn');
+    busy('timeline', false);
+  } catch (error) {
+    if (isAbort(error)) return;
+    failed('timeline', error);
+  }
+}
+
+// ---- the list and the event details -----------------------------------------------------------------
+
+/** @param {any} event */
+function eventButton(event) {
+  const button = element('button', { type: 'button', class: 'event' }, [
+    element('span', { class: 'name' }, [eventName(event)]),
+    element('span', { class: 'meta' }, [`${event.dataset.title} · ${formatDateTime(event.eventTimestamp)}`]),
+  ]);
+  button.addEventListener('click', () => showDetail(event, button));
+  return element('li', {}, [button]);
+}
+
+const listRequests = new Requests();
+async function refreshList() {
+  const signal = listRequests.next();
+  try {
+    const body = await getJson(
+      '/api/v1/events',
+      { ...filters(), ...dates(), bounds: view().bounds, page: state.page, limit: PAGE_SIZE },
+      signal,
+    );
+    const { pagination } = body;
+    if (pagination.totalPages > 0 && state.page > pagination.totalPages) {
+      state.page = pagination.totalPages;
+      saveState();
+      void refreshList();
+      return;
+    }
+    byId('event-list').replaceChildren(...body.events.map(eventButton));
+    status.listTotal = pagination.totalDocs;
+    byId('page-info').textContent =
+      pagination.totalDocs === 0
+        ? 'No events'
+        : `Page ${formatCount(pagination.page)} of ${formatCount(pagination.totalPages)}`;
+    /** @type {HTMLButtonElement} */ (byId('prev-page')).disabled = !pagination.hasPrevPage;
+    /** @type {HTMLButtonElement} */ (byId('next-page')).disabled = !pagination.hasNextPage;
+    const dated = state.startDate || state.endDate ? ' in the selected dates' : '';
+    byId('summary').textContent = `${formatCount(pagination.totalDocs)} events in view${dated}`;
+    busy('list', false);
+  } catch (error) {
+    if (isAbort(error)) return;
+    failed('list', error);
+  }
+}
+
+/** @type {HTMLElement | null} */
+let returnFocus = null;
+
+/** @param {any} event @param {HTMLElement | null} [from] */
+function showDetail(event, from = null) {
+  returnFocus = from ?? /** @type {HTMLElement | null} */ (document.activeElement);
+  const rows = [
+    ['Dataset', event.dataset.title],
+    ['Catalog', event.dataset.catalog],
+    ['When', formatDateTime(event.eventTimestamp)],
+    [
+      'Where',
+      event.location
+        ? `${event.location.latitude.toFixed(4)}, ${event.location.longitude.toFixed(4)}`
+        : 'no location',
+    ],
+    ...Object.entries(event.data).map(([key, value]) => [
+      key,
+      typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value),
+    ]),
+  ];
+  const list = element(
+    'dl',
+    {},
+    rows.flatMap(([key, value]) => [element('dt', {}, [String(key)]), element('dd', {}, [String(value)])]),
+  );
+  /** @type {HTMLElement[]} */
+  const body = [list];
+  if (event.location && map) {
+    const show = element('button', { type: 'button' }, ['Show on map']);
+    show.addEventListener('click', () =>
+      map.easeTo({
+        center: [event.location.longitude, event.location.latitude],
+        zoom: Math.max(map.getZoom(), 12),
+      }),
+    );
+    body.push(show);
+  }
+  openDetail(eventName(event), body);
+}
+
+/** @param {string} title @param {Node[]} body */
+function openDetail(title, body) {
+  const panel = byId('detail');
+  byId('detail-title').textContent = title;
+  byId('detail-body').replaceChildren(...body);
+  panel.hidden = false;
+  byId('detail-title').focus();
+}
+
+function closeDetail() {
+  byId('detail').hidden = true;
+  returnFocus?.focus();
+  returnFocus = null;
+}
+
+/** The events at one spot: /api/v1/events with a tiny box around it. */
+function spotParams(/** @type {number} */ lng, /** @type {number} */ lat) {
+  const d = 1e-5;
+  return {
+    ...filters(),
+    ...dates(),
+    bounds: apiBounds({ west: lng - d, east: lng + d, south: lat - d, north: lat + d }),
+  };
+}
+
+/** @param {number} id @param {number} lng @param {number} lat */
+async function showEventAt(id, lng, lat) {
+  const from = /** @type {HTMLElement | null} */ (document.activeElement);
+  try {
+    const body = await getJson('/api/v1/events', { ...spotParams(lng, lat), limit: 1000 });
+    const event = body.events.find((/** @type {any} */ candidate) => candidate.id === id);
+    if (event) showDetail(event, from);
+  } catch (error) {
+    failed('detail', error);
+  }
+}
+
+/** @param {number} lng @param {number} lat @param {number} count */
+async function showEventsAt(lng, lat, count) {
+  returnFocus = /** @type {HTMLElement | null} */ (document.activeElement);
+  try {
+    const body = await getJson('/api/v1/events', { ...spotParams(lng, lat), limit: 100 });
+    const more =
+      count > body.events.length ? [element('p', {}, [`and ${count - body.events.length} more`])] : [];
+    openDetail(`${formatCount(count)} events at this spot`, [
+      element('ol', { class: 'spot' }, body.events.map(eventButton)),
+      ...more,
+    ]);
+  } catch (error) {
+    failed('detail', error);
+  }
+}
+
+// ---- filters ----------------------------------------------------------------------------------------
+
+/** @type {any[]} */
+let catalogs = [];
+
+function drawFilters() {
+  const select = /** @type {HTMLSelectElement} */ (byId('catalog'));
+  select.replaceChildren(
+    element('option', { value: '' }, ['All catalogs']),
+    ...catalogs.map((catalog) =>
+      element('option', { value: catalog.slug }, [`${catalog.title} (${formatCount(catalog.eventCount)})`]),
+    ),
+  );
+  select.value = state.catalog;
+  const box = byId('datasets');
+  const shown = catalogs.filter((catalog) => !state.catalog || catalog.slug === state.catalog);
+  const items = shown.flatMap((catalog) =>
+    catalog.datasets.map((/** @type {any} */ dataset) => {
+      const input = element('input', {
+        type: 'checkbox',
+        id: `dataset-${dataset.slug}`,
+        value: dataset.slug,
+      });
+      input.checked = state.datasets.includes(dataset.slug);
+      input.addEventListener('change', () => {
+        state.datasets = [...box.querySelectorAll('input:checked')].map(
+          (node) => /** @type {HTMLInputElement} */ (node).value,
+        );
+        filtersChanged();
+      });
+      const label = element('label', { for: input.id }, [
+        `${dataset.title} `,
+        element('span', { class: 'count' }, [formatCount(dataset.eventCount)]),
+      ]);
+      return element('div', { class: 'check' }, [input, label]);
+    }),
+  );
+  box.replaceChildren(
+    element('legend', {}, ['Datasets']),
+    element('p', { class: 'hint' }, ['None ticked shows every dataset.']),
+    ...items,
+  );
+}
+
+async function loadFilters() {
+  try {
+    const body = await getJson('/api/v1/data-sources', {});
+    catalogs = body.catalogs;
+    drawFilters();
+  } catch (error) {
+    failed('filters', error);
+  }
+}
+
+/** @param {string} kind @param {unknown} error */
+function failed(kind, error) {
+  status.errors += 1;
+  busy(kind, false);
+  const message = error instanceof Error ? error.message : String(error);
+  byId('summary').textContent = `Could not load the ${kind === 'map' ? 'map clusters' : kind}: ${message}`;
+}
+
+// ---- state changes -------------------------------------------------------------------------------
+
+function saveState() {
+  if (map) {
+    const center = map.getCenter().wrap();
+    state.lng = center.lng;
+    state.lat = center.lat;
+    state.zoom = map.getZoom();
+  }
+  window.history.replaceState(null, '', writeState(state));
+}
+
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let timer;
+/** @type {Set<'map' | 'timeline' | 'list'>} */
+const due = new Set();
+/** Debounced: a burst of changes (a drag, typing a date) makes one round of requests. */
+function schedule(/** @type {('map' | 'timeline' | 'list')[]} */ kinds) {
+  for (const kind of kinds) {
+    due.add(kind);
+    busy(kind, true);
+  }
+  clearTimeout(timer);
+  timer = setTimeout(() => {
+    saveState();
+    if (due.has('map')) void refreshMap();
+    if (due.has('timeline')) void refreshTimeline();
+    if (due.has('list')) void refreshList();
+    due.clear();
+  }, DEBOUNCE_MS);
+}
+
+function filtersChanged() {
+  state.page = 1;
+  drawFilters();
+  schedule(['map', 'timeline', 'list']);
+}
+
+function datesChanged() {
+  state.page = 1;
+  /** @type {HTMLInputElement} */ (byId('start-date')).value = state.startDate.slice(0, 10);
+  /** @type {HTMLInputElement} */ (byId('end-date')).value = state.endDate.slice(0, 10);
+  drawTimeline();
+  schedule(['map', 'list']);
+}
+
+byId('catalog').addEventListener('change', (event) => {
+  state.catalog = /** @type {HTMLSelectElement} */ (event.target).value;
+  const inCatalog = new Set(
+    catalogs
+      .filter((catalog) => !state.catalog || catalog.slug === state.catalog)
+      .flatMap((catalog) => catalog.datasets.map((/** @type {any} */ dataset) => dataset.slug)),
+  );
+  state.datasets = state.datasets.filter((slug) => inCatalog.has(slug));
+  filtersChanged();
+});
+for (const [id, key] of /** @type {const} */ ([
+  ['start-date', 'startDate'],
+  ['end-date', 'endDate'],
+])) {
+  byId(id).addEventListener('change', (event) => {
+    state[key] = /** @type {HTMLInputElement} */ (event.target).value;
+    datesChanged();
+  });
+}
+byId('clear-dates').addEventListener('click', () => {
+  state.startDate = '';
+  state.endDate = '';
+  datesChanged();
+});
+byId('prev-page').addEventListener('click', () => {
+  state.page = Math.max(1, state.page - 1);
+  schedule(['list']);
+});
+byId('next-page').addEventListener('click', () => {
+  state.page += 1;
+  schedule(['list']);
+});
+byId('close-detail').addEventListener('click', closeDetail);
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && !byId('detail').hidden) closeDetail();
+});
+if (window.matchMedia('(max-width: 760px)').matches) {
+  /** @type {HTMLDetailsElement} */ (byId('filters-box')).open = false;
+}
+
+if (map) {
+  map.on('movestart', () => busy('move', true));
+  // Tests and the benchmark wait for the map to have drawn everything it loaded.
+  map.on('idle', () => document.body.setAttribute('data-map-idle', ''));
+  map.on('render', () => document.body.removeAttribute('data-map-idle'));
+  map.on('moveend', () => {
+    busy('move', false);
+    state.page = 1;
+    schedule(['map', 'timeline', 'list']);
+  });
+}
+
+/** With no view in the URL, fit the map to the events (GET /api/v1/events/bounds). */
+async function start() {
+  busy('start', true);
+  datesChanged();
+  await loadFilters();
+  if (map && !hadView) {
+    try {
+      const body = await getJson('/api/v1/events/bounds', { ...filters(), ...dates() });
+      const b = body.bounds;
+      if (b && b.west <= b.east && b.east - b.west < 350) {
+        map.fitBounds(
+          [
+            [b.west, b.south],
+            [b.east, b.north],
+          ],
+          { padding: 40, duration: 0, maxZoom: 12 },
+        );
+      }
+    } catch {
+      // keep the default world view
+    }
+  }
+  schedule(['map', 'timeline', 'list']);
+  busy('start', false);
+}
+
+/** @type {any} */ (window).explore = { map, state, status };
+void start();

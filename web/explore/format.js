@@ -1,0 +1,52 @@
+// Small formatting helpers for the page.
+
+const numberFormat = new Intl.NumberFormat('en');
+
+/** @param {number} value */
+export function formatCount(value) {
+  return numberFormat.format(value);
+}
+
+/** @param {number} value */
+export function shortCount(value) {
+  if (value >= 1e6) return `${(value / 1e6).toFixed(value >= 1e7 ? 0 : 1)}M`;
+  if (value >= 1e4) return `${Math.round(value / 1e3)}k`;
+  if (value >= 1e3) return `${(value / 1e3).toFixed(1)}k`;
+  return String(value);
+}
+
+/** @param {string} iso */
+export function formatDate(iso) {
+  return iso.slice(0, 10);
+}
+
+/** @param {string} iso */
+export function formatDateTime(iso) {
+  return iso.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');
+}
+
+/**
+ * A readable name for an event: /api/v1/events has no title, so take a likely field of `data`.
+ * @param {{ id: number, data: Record<string, unknown> }} event
+ */
+export function eventName(event) {
+  for (const key of ['title', 'name', 'place', 'label', 'description']) {
+    const value = event.data[key];
+    if (typeof value === 'string' && value.trim() !== '') return value;
+  }
+  return `Event ${event.id}`;
+}
+
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, string>} [attributes]
+ * @param {(Node | string)[]} [children]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function element(tag, attributes = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  node.append(...children);
+  return node;
+}
