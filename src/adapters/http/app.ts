@@ -13,6 +13,9 @@ import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
 import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
 import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
+import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
+import { accountScraperRoutes } from '../admin/account-scrapers.ts';
+import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -28,6 +31,8 @@ export type HttpDeps = {
   scrapers?: ScraperUseCases;
   /** The Explore page at `/` (without it `/` answers the JSON index only). */
   explore?: Omit<ExploreOptions, 'version' | 'index'>;
+  /** The scraper-repos, scrapers and scraper-runs collections; they need the accounts hooks. */
+  scraperCollections?: ScraperCollectionDeps;
   /** Who is calling for the scraper routes; by default the accounts hooks' request.viewer. Tests inject their own. */
   authenticate?: Authenticate;
 };
@@ -130,6 +135,15 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
     });
   }
   if (deps.accounts) await registerAccountRoutes(app, deps.accounts);
+  if (deps.accounts && deps.scraperCollections) {
+    for (const schema of scraperCollectionSchemas) app.addSchema(schema);
+    await app.register(scraperCollectionRoutes, deps.scraperCollections);
+    await app.register(accountScraperRoutes, {
+      ...deps.scraperCollections,
+      login: deps.accounts.login,
+      csrfSecret: deps.accounts.csrfSecret,
+    });
+  }
   await app.register(scraperRoutes, {
     scrapers: deps.scrapers,
     ...(deps.authenticate ? { authenticate: deps.authenticate } : {}),
