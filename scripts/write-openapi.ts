@@ -33,6 +33,10 @@ const app = await buildHttpApp(
     },
     // Adapters only keep the pool; nothing queries it while the document is generated.
     accounts: composeAccounts(loadConfig({ NODE_ENV: 'test' }), {} as DatabasePool),
+    scraperCollections: {
+      repository: new Proxy({}, { get: () => unused }) as never,
+      scrapers: new Proxy({}, { get: () => unused }) as never,
+    },
   },
   { logLevel: 'silent', bodyLimitBytes: loadConfig({}).bodyLimitBytes },
 );

@@ -199,6 +199,7 @@ export async function composeServices(
           triggerWebhook: (token) => triggerScraperWebhook(scrapers, token),
           requestSync: (actor, repoId) => requestRepoSync(scrapers, actor, repoId),
         },
+        scraperCollections: { repository: accounts.collections.repository, scrapers },
       },
       { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy },
     );

@@ -13,6 +13,7 @@ import {
   COLLECTION_FIELDS,
   COLLECTION_PAGING,
   type CollectionSlug,
+  type DocumentCollectionSlug,
   type Page,
   pageOf,
 } from '../domain/collections.ts';
@@ -38,7 +39,7 @@ export type CollectionDeps = {
 export type ListQuery = Record<string, unknown> & { sort?: string; limit?: number; page?: number };
 
 export async function findDocuments(
-  deps: CollectionDeps,
+  deps: Pick<CollectionDeps, 'repository'>,
   collection: CollectionSlug,
   viewer: Viewer,
   query: ListQuery,
@@ -57,7 +58,7 @@ function notFound(collection: CollectionSlug, id: number): never {
 }
 
 export async function findDocument(
-  deps: CollectionDeps,
+  deps: Pick<CollectionDeps, 'repository'>,
   collection: CollectionSlug,
   viewer: Viewer,
   id: number,
@@ -116,7 +117,7 @@ function onlyAdminSetsOwner(viewer: Viewer, input: DocValues): void {
 
 export async function createDocument(
   deps: CollectionDeps,
-  collection: CollectionSlug,
+  collection: DocumentCollectionSlug,
   viewer: Viewer,
   input: DocValues,
 ): Promise<Doc> {
@@ -168,7 +169,7 @@ export async function createDocument(
 
 export async function updateDocument(
   deps: CollectionDeps,
-  collection: CollectionSlug,
+  collection: DocumentCollectionSlug,
   viewer: Viewer,
   id: number,
   input: DocValues,
@@ -212,7 +213,7 @@ export async function updateDocument(
 
 export async function deleteDocument(
   deps: CollectionDeps,
-  collection: CollectionSlug,
+  collection: DocumentCollectionSlug,
   viewer: Viewer,
   id: number,
 ): Promise<Doc> {

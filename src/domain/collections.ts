@@ -1,7 +1,7 @@
 import type { FieldWhitelist } from './where.ts';
 
 // The collections exposed at /api/{collection}, with the fields a caller may filter and sort on.
-// A later collection (ingest-files, scraper-runs...) adds an entry here, its columns in
+// A later collection (ingest-files...) adds an entry here, its columns in
 // adapters/postgres/collection-tables.ts and its access rules in application/collection-documents.ts.
 
 const timestamps = { createdAt: { type: 'date' }, updatedAt: { type: 'date' } } as const;
@@ -36,10 +36,59 @@ export const COLLECTION_FIELDS = {
     isValid: { type: 'boolean' },
     ...timestamps,
   },
+  'scraper-repos': {
+    id: { type: 'number' },
+    name: { type: 'string' },
+    slug: { type: 'string' },
+    sourceType: { type: 'string' },
+    gitUrl: { type: 'string' },
+    gitBranch: { type: 'string' },
+    catalog: { type: 'number' },
+    createdBy: { type: 'number' },
+    syncStatus: { type: 'string' },
+    lastSyncAt: { type: 'date' },
+    ...timestamps,
+  },
+  scrapers: {
+    id: { type: 'number' },
+    repo: { type: 'number' },
+    name: { type: 'string' },
+    slug: { type: 'string' },
+    runtime: { type: 'string' },
+    schedule: { type: 'string' },
+    enabled: { type: 'boolean' },
+    targetDataset: { type: 'number' },
+    autoImport: { type: 'boolean' },
+    webhookEnabled: { type: 'boolean' },
+    lastRunStatus: { type: 'string' },
+    lastRunAt: { type: 'date' },
+    ...timestamps,
+  },
+  'scraper-runs': {
+    id: { type: 'number' },
+    runId: { type: 'string' },
+    scraper: { type: 'number' },
+    status: { type: 'string' },
+    triggeredBy: { type: 'string' },
+    errorCode: { type: 'string' },
+    exitCode: { type: 'number' },
+    queuedAt: { type: 'date' },
+    startedAt: { type: 'date' },
+    finishedAt: { type: 'date' },
+  },
 } as const satisfies Record<string, FieldWhitelist>;
 
 export type CollectionSlug = keyof typeof COLLECTION_FIELDS;
 export const COLLECTION_SLUGS = Object.keys(COLLECTION_FIELDS) as CollectionSlug[];
+
+/**
+ * The scraper collections: their records come from scraper use cases (a repo's sync makes its
+ * scrapers, triggers make runs), so only listing and reading go through the generic documents code.
+ */
+export const SCRAPER_COLLECTIONS = ['scraper-repos', 'scrapers', 'scraper-runs'] as const;
+export type ScraperCollectionSlug = (typeof SCRAPER_COLLECTIONS)[number];
+/** The collections whose documents are written field by field through the generic endpoints. */
+export type DocumentCollectionSlug = Exclude<CollectionSlug, ScraperCollectionSlug>;
 
 export const COLLECTION_PAGING = { defaultLimit: 10, maxLimit: 1000 };
 

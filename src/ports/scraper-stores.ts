@@ -19,6 +19,11 @@ export interface ScraperRepoStore {
   /** Marks a sync as requested (status pending). */
   requestSync(id: number): Promise<void>;
   setSyncStatus(id: number, status: SyncStatus, error?: string | null): Promise<void>;
+  /**
+   * Deletes the repo with its scrapers and their runs, unless one of its scrapers is running:
+   * 'running' then, and nothing is deleted.
+   */
+  removeUnlessRunning(id: number): Promise<'deleted' | 'running' | 'missing'>;
 }
 
 export type ReconcileResult = {

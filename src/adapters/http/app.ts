@@ -12,6 +12,8 @@ import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
 import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
+import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
+import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own.
@@ -25,6 +27,8 @@ export type HttpDeps = {
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
   accounts?: AccountsDeps;
   scrapers?: ScraperUseCases;
+  /** The scraper-repos, scrapers and scraper-runs collections; they need the accounts hooks. */
+  scraperCollections?: ScraperCollectionDeps;
   /** Who is calling for the scraper routes; by default the accounts hooks' request.viewer. Tests inject their own. */
   authenticate?: Authenticate;
 };
@@ -123,6 +127,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
     });
   }
   if (deps.accounts) await registerAccountRoutes(app, deps.accounts);
+  if (deps.accounts && deps.scraperCollections) {
+    for (const schema of scraperCollectionSchemas) app.addSchema(schema);
+    await app.register(scraperCollectionRoutes, deps.scraperCollections);
+  }
   await app.register(scraperRoutes, {
     scrapers: deps.scrapers,
     ...(deps.authenticate ? { authenticate: deps.authenticate } : {}),

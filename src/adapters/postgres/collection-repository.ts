@@ -47,7 +47,7 @@ function columnsOf(table: CollectionTable, values: DocValues): [string, Fragment
 }
 
 /** Constraint violations are the caller's fault: a taken slug is a 409, a bad value a 400. */
-async function mapConstraintErrors<T>(work: () => Promise<T>): Promise<T> {
+export async function mapConstraintErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -79,7 +79,7 @@ export function postgresCollectionRepository(pool: DatabasePool): CollectionRepo
       const { total } = await pool.one(sql.type(row(CountRow))`
         select count(*)::int as total from ${table.from} where ${where}`);
       const rows = await pool.any(sql.type(row(DocRow))`
-        select ${table.doc} as doc from ${table.from} where ${where}
+        select ${table.listDoc ?? table.doc} as doc from ${table.from} where ${where}
         order by ${orderSql(query.sort, table.columns, table.id)}
         limit ${query.limit} offset ${(query.page - 1) * query.limit}`);
       return { docs: rows.map((r) => r.doc as Doc), totalDocs: total };

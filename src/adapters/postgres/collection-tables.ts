@@ -20,6 +20,8 @@ export type CollectionTable = {
   id: FragmentSqlToken;
   columns: ColumnMap;
   doc: FragmentSqlToken;
+  /** The document in lists when it leaves out large fields (code, logs, result files) of `doc`. */
+  listDoc?: FragmentSqlToken;
   readable(viewer: Viewer): FragmentSqlToken;
   writable: Record<string, WritableColumn>;
 };
@@ -55,6 +57,28 @@ const describedWritable: Record<string, WritableColumn> = {
   isPublic: { column: 'is_public', kind: 'bool' },
   createdBy: { column: 'created_by', kind: 'int' },
 };
+
+/** Scraper repos, and everything below one, belong to the repo's owner; admins see all. */
+const ownedRepo =
+  (alias: string) =>
+  (viewer: Viewer): FragmentSqlToken =>
+    viewer === null
+      ? sql.fragment`false`
+      : viewer.role === 'admin'
+        ? sql.fragment`true`
+        : sql.fragment`${sql.identifier([alias, 'created_by'])} = ${viewer.id}`;
+
+const repoFields = sql.fragment`'id', t.id, 'name', t.name, 'slug', t.slug, 'sourceType', t.source_type,
+  'gitUrl', t.git_url, 'gitBranch', t.git_branch, 'catalog', t.catalog_id, 'createdBy', t.created_by,
+  'syncStatus', t.sync_status, 'lastSyncAt', ${iso(t('last_sync_at'))}, 'lastSyncError', t.last_sync_error,
+  'createdAt', ${iso(t('created_at'))}, 'updatedAt', ${iso(t('updated_at'))}`;
+
+const runFields = sql.fragment`'id', t.id, 'runId', t.run_id, 'scraper', t.scraper_id, 'repo', s.repo_id,
+  'status', t.status, 'triggeredBy', t.triggered_by, 'triggeredByUser', t.triggered_by_user,
+  'scheduledFor', ${iso(t('scheduled_for'))}, 'queuedAt', ${iso(t('queued_at'))},
+  'startedAt', ${iso(t('started_at'))}, 'finishedAt', ${iso(t('finished_at'))}, 'durationMs', t.duration_ms,
+  'exitCode', t.exit_code, 'error', t.error, 'errorCode', t.error_code, 'outputRows', t.output_rows,
+  'outputBytes', t.output_bytes, 'ingestFile', t.ingest_file_id, 'importError', t.import_error`;
 
 export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
   users: {
@@ -133,5 +157,86 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
       eventTimestamp: { column: 'event_timestamp', kind: 'timestamptz' },
       isValid: { column: 'is_valid', kind: 'bool' },
     },
+  },
+  'scraper-repos': {
+    table: 'scraper_repos',
+    from: sql.fragment`scraper_repos t`,
+    id: t('id'),
+    columns: {
+      id: number('id'),
+      name: text('name'),
+      slug: text('slug'),
+      sourceType: text('source_type'),
+      gitUrl: text('git_url'),
+      gitBranch: text('git_branch'),
+      catalog: number('catalog_id'),
+      createdBy: number('created_by'),
+      syncStatus: text('sync_status'),
+      lastSyncAt: date('last_sync_at'),
+      ...timestamps,
+    },
+    doc: sql.fragment`json_build_object(${repoFields}, 'code', t.code)`,
+    listDoc: sql.fragment`json_build_object(${repoFields},
+      'fileCount', case when t.code is null then null else (select count(*) from jsonb_object_keys(t.code))::int end)`,
+    readable: ownedRepo('t'),
+    // Name, slug and catalog only: the source goes through the scraper use cases (it queues a sync).
+    writable: {
+      name: { column: 'name', kind: 'text' },
+      slug: { column: 'slug', kind: 'text' },
+      catalog: { column: 'catalog_id', kind: 'int' },
+    },
+  },
+  scrapers: {
+    table: 'scrapers',
+    from: sql.fragment`scrapers t join scraper_repos r on r.id = t.repo_id`,
+    id: t('id'),
+    columns: {
+      id: number('id'),
+      repo: number('repo_id'),
+      name: text('name'),
+      slug: text('slug'),
+      runtime: text('runtime'),
+      schedule: text('schedule'),
+      enabled: bool('enabled'),
+      targetDataset: number('target_dataset_id'),
+      autoImport: bool('auto_import'),
+      webhookEnabled: bool('webhook_enabled'),
+      lastRunStatus: text('last_run_status'),
+      lastRunAt: date('last_run_at'),
+      ...timestamps,
+    },
+    doc: sql.fragment`json_build_object('id', t.id, 'repo', t.repo_id, 'name', t.name, 'slug', t.slug,
+      'runtime', t.runtime, 'entrypoint', t.entrypoint, 'outputFile', t.output_file, 'schedule', t.schedule,
+      'enabled', t.enabled, 'envVars', t.env_vars, 'timeoutSecs', t.timeout_secs, 'memoryMb', t.memory_mb,
+      'targetDataset', t.target_dataset_id, 'autoImport', t.auto_import, 'webhookEnabled', t.webhook_enabled,
+      'statistics', json_build_object('totalRuns', t.total_runs, 'successRuns', t.success_runs,
+        'failedRuns', t.failed_runs, 'lastRunAt', ${iso(t('last_run_at'))}, 'lastRunStatus', t.last_run_status,
+        'lastRunDurationMs', t.last_run_duration_ms),
+      'createdAt', ${iso(t('created_at'))}, 'updatedAt', ${iso(t('updated_at'))})`,
+    readable: ownedRepo('r'),
+    // Written through the scraper use cases (ScraperStore.update, setScraperWebhook), never field by field.
+    writable: {},
+  },
+  'scraper-runs': {
+    table: 'scraper_runs',
+    from: sql.fragment`scraper_runs t join scrapers s on s.id = t.scraper_id join scraper_repos r on r.id = s.repo_id`,
+    id: t('id'),
+    columns: {
+      id: number('id'),
+      runId: { sql: sql.fragment`t.run_id::text`, type: 'string' },
+      scraper: number('scraper_id'),
+      status: text('status'),
+      triggeredBy: text('triggered_by'),
+      errorCode: text('error_code'),
+      exitCode: number('exit_code'),
+      queuedAt: date('queued_at'),
+      startedAt: date('started_at'),
+      finishedAt: date('finished_at'),
+    },
+    doc: sql.fragment`json_build_object(${runFields},
+      'stdout', t.stdout, 'stderr', t.stderr, 'resultFile', t.result_file)`,
+    listDoc: sql.fragment`json_build_object(${runFields})`,
+    readable: ownedRepo('r'),
+    writable: {},
   },
 };

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import type { CodeMap, ScraperRepo, SyncStatus } from '../../domain/scrapers/repos.ts';
 import type { ScraperRepoStore } from '../../ports/scraper-stores.ts';
+import { mapConstraintErrors } from './collection-repository.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 import { Nullable } from './scraper-rows.ts';
 
@@ -47,14 +48,17 @@ function toRepo(r: Static<typeof RepoRow>): ScraperRepo {
 export function postgresScraperRepoStore(pool: DatabasePool): ScraperRepoStore {
   return {
     async create(repo) {
-      const created = await pool.one(sql.type(Repo)`
+      // A taken slug is the caller's 409, not a 500.
+      const created = await mapConstraintErrors(() =>
+        pool.one(sql.type(Repo)`
         insert into scraper_repos (name, slug, source_type, git_url, git_branch, code, catalog_id, created_by)
         values (${repo.name}, ${repo.slug}, ${repo.sourceType},
                 ${repo.sourceType === 'git' ? repo.gitUrl : null},
                 ${repo.sourceType === 'git' ? repo.gitBranch : null},
                 ${repo.sourceType === 'upload' ? sql.jsonb(repo.code) : null},
                 ${repo.catalogId}, ${repo.createdBy})
-        returning ${COLUMNS}`);
+        returning ${COLUMNS}`),
+      );
       return toRepo(created);
     },
 
@@ -102,6 +106,20 @@ export function postgresScraperRepoStore(pool: DatabasePool): ScraperRepoStore {
           last_sync_error = case when ${finished} then ${error} else last_sync_error end,
           updated_at = now()
         where id = ${id}`);
+    },
+
+    async removeUnlessRunning(id) {
+      return pool.transaction(async (tx) => {
+        // The repo row lock orders this delete after a sync of the same repo (which locks it too).
+        const found = await tx.maybeOne(sql.type(row(Type.Object({ running: Type.Boolean() })))`
+          select exists (select 1 from scrapers s join scraper_runs r on r.scraper_id = s.id
+                         where s.repo_id = ${id} and r.status = 'running') as running
+          from scraper_repos where id = ${id} for update`);
+        if (!found) return 'missing';
+        if (found.running) return 'running';
+        await tx.query(sql.unsafe`delete from scraper_repos where id = ${id}`);
+        return 'deleted';
+      });
     },
   };
 }

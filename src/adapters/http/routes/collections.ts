@@ -9,7 +9,12 @@ import {
   type ListQuery,
   updateDocument,
 } from '../../../application/collection-documents.ts';
-import { COLLECTION_FIELDS, COLLECTION_PAGING, type CollectionSlug } from '../../../domain/collections.ts';
+import {
+  COLLECTION_FIELDS,
+  COLLECTION_PAGING,
+  type CollectionSlug,
+  type DocumentCollectionSlug,
+} from '../../../domain/collections.ts';
 import { OPERATORS } from '../../../domain/where.ts';
 import { errorResponses } from '../error-body.ts';
 
@@ -52,7 +57,7 @@ const describedInput = {
 
 type CollectionSchemas = { doc: TSchema; create: TSchema; update: TSchema; label: string; docId: string };
 
-const SCHEMAS: Record<CollectionSlug, CollectionSchemas> = {
+const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
   users: {
     label: 'User',
     docId: 'UserDoc',
@@ -148,7 +153,7 @@ const SCHEMAS: Record<CollectionSlug, CollectionSchemas> = {
 
 export const collectionSchemas = Object.values(SCHEMAS).map((s) => s.doc);
 
-const ListQuerySchema = (collection: CollectionSlug) =>
+export const ListQuerySchema = (collection: CollectionSlug) =>
   Type.Object(
     {
       limit: Type.Optional(
@@ -182,12 +187,30 @@ const ListQuerySchema = (collection: CollectionSlug) =>
     },
   );
 
+/** Payload's list body: a page of documents and the paging fields. */
+export const PageSchema = (docRef: TSchema) =>
+  Type.Object({
+    docs: Type.Array(docRef),
+    totalDocs: Type.Number(),
+    limit: Type.Number(),
+    page: Type.Number(),
+    totalPages: Type.Number(),
+    hasNextPage: Type.Boolean(),
+    hasPrevPage: Type.Boolean(),
+    nextPage: Nullable(Type.Number()),
+    prevPage: Nullable(Type.Number()),
+    pagingCounter: Type.Number(),
+  });
+
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
 const tags = ['collections'];
 
 export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async (app, deps) => {
-  for (const [collection, schemas] of Object.entries(SCHEMAS) as [CollectionSlug, CollectionSchemas][]) {
+  for (const [collection, schemas] of Object.entries(SCHEMAS) as [
+    DocumentCollectionSlug,
+    CollectionSchemas,
+  ][]) {
     const docRef = Type.Ref(schemas.docId);
     const base = `/api/${collection}`;
     const one = Type.Object({ doc: docRef, message: Type.String() });
@@ -204,18 +227,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
             'Only the documents the caller may read. 400 for an unknown field or operator, or a malformed value.',
           querystring: ListQuerySchema(collection),
           response: {
-            200: Type.Object({
-              docs: Type.Array(docRef),
-              totalDocs: Type.Number(),
-              limit: Type.Number(),
-              page: Type.Number(),
-              totalPages: Type.Number(),
-              hasNextPage: Type.Boolean(),
-              hasPrevPage: Type.Boolean(),
-              nextPage: Nullable(Type.Number()),
-              prevPage: Nullable(Type.Number()),
-              pagingCounter: Type.Number(),
-            }),
+            200: PageSchema(docRef),
             ...errorResponses(400, 429),
           },
         },
