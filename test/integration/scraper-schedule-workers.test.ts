@@ -1,8 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { startCli, waitForOutput } from '../helpers/cli.ts';
+import { stopProcess } from '../helpers/processes.ts';
 import { testDatabase } from '../helpers/database.ts';
 import {
   pythonRepo,
@@ -25,13 +25,6 @@ const OBSERVED_MINUTES = 5;
 const floorMinute = (ms: number) => Math.floor(ms / MINUTE) * MINUTE;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
 t.test('two worker processes, a schedule every minute: each due minute runs exactly once', async (t) => {
   const db = await testDatabase(t);
   const runner = await startRealRunner(t, { SCRAPER_MAX_CONCURRENT: '4' });
@@ -52,7 +45,7 @@ t.test('two worker processes, a schedule every minute: each due minute runs exac
     SCRAPER_API_KEY: RUNNER_KEY,
   };
   const workers = [startCli(['worker'], env), startCli(['worker'], env)];
-  t.teardown(() => Promise.all(workers.map(stopProcess)));
+  t.teardown(() => Promise.all(workers.map((worker) => stopProcess(worker))));
   await Promise.all(workers.map((worker) => waitForOutput(worker, /chronomap worker running/)));
   for (const worker of workers) {
     worker.stdout?.resume();
@@ -69,7 +62,7 @@ t.test('two worker processes, a schedule every minute: each due minute runs exac
       select count(*)::int as count from scraper_runs
       where scraper_id = ${scraper.id} and status in ('queued', 'running')`);
   while ((await unfinished()) > 0) await sleep(500);
-  await Promise.all(workers.map(stopProcess));
+  await Promise.all(workers.map((worker) => stopProcess(worker)));
   t.ok(
     workers.every((worker) => worker.exitCode === 0),
     'both workers were alive until the end and closed cleanly',
