@@ -32,9 +32,19 @@ const commands = fenced.filter((block) => block.info === 'sh').map((block) => bl
 const setup = fenced.find((block) => block.info === 'sh setup')?.body ?? '';
 const page = fenced.find((block) => block.info === 'html')?.body ?? '';
 const settings = [...setup.matchAll(/^export (\w+)=/gm)].map((m) => m[1]);
+// The output the doc shows (`text` blocks) after a command: each line of it, but "...", is in the
+// output of the `sh` block before it.
+const shownOutputs: { command: number; lines: string[] }[] = [];
+for (const block of fenced) {
+  if (block.info === 'text') {
+    const command = fenced.slice(0, fenced.indexOf(block)).filter((b) => b.info === 'sh').length - 1;
+    shownOutputs.push({ command, lines: block.body.split('\n').filter((line) => line && line !== '...') });
+  }
+}
 
 t.test('the tutorial has its commands, the page it scrapes and the values it needs', async (t) => {
   t.ok(commands.length >= 10, `${commands.length} sh blocks`);
+  t.ok(shownOutputs.length >= 3, 'and the output of some of them');
   t.match(commands[0], /^npx @chronomap\/scraper init my-scraper$/m);
   t.match(page, /<li class="event"/);
   t.same(settings, [
@@ -125,6 +135,8 @@ t.test('every command of the tutorial, from init to events on the map', async (t
         GIT_SSL_CAINFO: git.caFile,
         npm_config_offline: 'true',
         npm_config_update_notifier: 'false',
+        // The local run imports the helper from this checkout: leave no __pycache__ in it.
+        PYTHONDONTWRITEBYTECODE: '1',
         ...values,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -138,6 +150,9 @@ t.test('every command of the tutorial, from init to events on the map', async (t
   const output = (n: number) => result.stdout.split(`@@ block ${n}\n`)[1]?.split('@@ block ')[0] ?? '';
   t.equal(result.code, 0, `the tutorial ran to its end\n${result.stdout}\n${result.stderr}`);
 
+  for (const { command, lines } of shownOutputs) {
+    for (const line of lines) t.ok(output(command).includes(line), `block ${command} printed ${line}`);
+  }
   const block = (pattern: RegExp) => commands.findIndex((body) => pattern.test(body));
   t.match(output(block(/python3 scraper\.py/)), /saved 3 rows to \.\/data\.csv\n/);
   t.match(
