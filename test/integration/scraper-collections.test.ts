@@ -295,6 +295,16 @@ t.test('scraper collections API', async (t) => {
     });
     t.equal(http.statusCode, 400);
     t.equal(http.json().code, 'INVALID_GIT_URL');
+    const mixed = await trustedApi('PATCH', `/api/scraper-repos/${t2.id}`, {
+      name: 'Half applied?',
+      gitUrl: 'http://git.example.org/x.git',
+    });
+    t.equal(mixed.statusCode, 400);
+    t.equal(
+      (await trustedApi('GET', `/api/scraper-repos/${t2.id}`)).json().name,
+      'Renamed',
+      'a refused source leaves the name alone',
+    );
     const code = await trustedApi('PATCH', `/api/scraper-repos/${t2.id}`, { code: { 'a.py': '' } });
     t.equal(code.json().code, 'INVALID_SOURCE_FIELD', 'code on a git repo');
     const traversal = await trustedApi('PATCH', `/api/scraper-repos/${t2.id}`, {

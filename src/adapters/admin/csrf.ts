@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 // CSRF protection for the dashboard's forms: a random value in an HttpOnly, SameSite=Strict cookie,
 // and in every form an HMAC of that value and the login session. A forged cross-site post has
@@ -14,7 +14,8 @@ export type Csrf = {
   verify(request: FastifyRequest, submitted: unknown): boolean;
 };
 
-export function csrfProtection(secret: string): Csrf {
+/** `cookiePath`: the pages whose forms use the tokens (the dashboard, or /account). */
+export function csrfProtection(secret: string, cookiePath = '/dashboard'): Csrf {
   const key = createHmac('sha256', secret).update('chronomap dashboard csrf').digest();
   const sign = (nonce: string, sessionId: string | null) =>
     createHmac('sha256', key)
@@ -26,7 +27,7 @@ export function csrfProtection(secret: string): Csrf {
       if (!nonce || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) {
         nonce = randomBytes(32).toString('base64url');
         reply.setCookie(CSRF_COOKIE, nonce, {
-          path: '/dashboard',
+          path: cookiePath,
           httpOnly: true,
           sameSite: 'strict',
           secure: request.protocol === 'https',
@@ -44,4 +45,27 @@ export function csrfProtection(secret: string): Csrf {
       return given.length === expected.length && timingSafeEqual(given, expected);
     },
   };
+}
+
+/** A form post whose token did not verify; the page plugins answer it with a 403 page. */
+export class CsrfError extends Error {}
+
+export type Form = Record<string, string | undefined>;
+
+/** The posted form, once its CSRF token verified. */
+export function verifiedForm(csrf: Csrf, request: FastifyRequest): Form {
+  const body = (request.body ?? {}) as Form;
+  if (!csrf.verify(request, body[CSRF_FIELD])) throw new CsrfError();
+  return body;
+}
+
+/** Forms post application/x-www-form-urlencoded; call inside the page plugin, so the API never parses it. */
+export function acceptForms(app: FastifyInstance): void {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    },
+  );
 }

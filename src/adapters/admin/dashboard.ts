@@ -16,7 +16,7 @@ import { RateLimitedError } from '../../domain/rate-limits.ts';
 import type { FeatureFlagStore } from '../../ports/feature-flag-store.ts';
 import type { QuotaService } from '../../ports/quota-service.ts';
 import { clearTokenCookie, setTokenCookie } from '../http/authentication.ts';
-import { CSRF_FIELD, csrfProtection } from './csrf.ts';
+import { acceptForms, CsrfError, csrfProtection, type Form, verifiedForm } from './csrf.ts';
 import type { Html } from './html.ts';
 import { type Flash, page } from './layout.ts';
 import {
@@ -42,14 +42,11 @@ export type DashboardDeps = {
   csrfSecret: string;
 };
 
-type Form = Record<string, string | undefined>;
 type Admin = Exclude<Viewer, null>;
-
-class CsrfError extends Error {}
 
 const hidden = { schema: { hide: true } };
 
-function flashFrom(request: FastifyRequest): Flash {
+export function flashFrom(request: FastifyRequest): Flash {
   const query = request.query as Record<string, unknown>;
   return {
     notice: typeof query.notice === 'string' ? query.notice.slice(0, 300) : undefined,
@@ -57,12 +54,25 @@ function flashFrom(request: FastifyRequest): Flash {
   };
 }
 
-function redirect(reply: FastifyReply, path: string, flash: Flash = {}): FastifyReply {
+export function redirect(reply: FastifyReply, path: string, flash: Flash = {}): FastifyReply {
   const query = new URLSearchParams();
   if (flash.notice) query.set('notice', flash.notice);
   if (flash.error) query.set('error', flash.error);
   const suffix = query.size > 0 ? `?${query}` : '';
   return reply.redirect(`${path}${suffix}`, 303);
+}
+
+/** A server-rendered page: never cached, never framed, no scripts, forms to this origin only. */
+export function htmlReply(reply: FastifyReply, status: number): FastifyReply {
+  return reply
+    .status(status)
+    .type('text/html; charset=utf-8')
+    .header('Cache-Control', 'no-store')
+    .header('X-Frame-Options', 'DENY')
+    .header(
+      'Content-Security-Policy',
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    );
 }
 
 const text = (value: string | undefined) => (value ?? '').trim();
@@ -80,14 +90,7 @@ function described(form: Form) {
 export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   const csrf = csrfProtection(deps.csrfSecret);
 
-  // Forms post application/x-www-form-urlencoded; this parser exists only inside the dashboard.
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string' },
-    (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
-    },
-  );
+  acceptForms(app);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof CsrfError) {
@@ -129,25 +132,16 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
     body: Html,
     extra: { admin?: Admin; token?: string; flash?: Flash; active?: string } = {},
   ) =>
-    reply
-      .status(status)
-      .type('text/html; charset=utf-8')
-      .header('Cache-Control', 'no-store')
-      .header('X-Frame-Options', 'DENY')
-      .header(
-        'Content-Security-Policy',
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-      )
-      .send(
-        page({
-          title,
-          body,
-          user: extra.admin ?? null,
-          ...(extra.token ? { csrf: extra.token } : {}),
-          ...(extra.flash ? { flash: extra.flash } : {}),
-          ...(extra.active ? { active: extra.active } : {}),
-        }),
-      );
+    htmlReply(reply, status).send(
+      page({
+        title,
+        body,
+        user: extra.admin ?? null,
+        ...(extra.token ? { csrf: extra.token } : {}),
+        ...(extra.flash ? { flash: extra.flash } : {}),
+        ...(extra.active ? { active: extra.active } : {}),
+      }),
+    );
 
   /** The admin behind this request, or a redirect to the login page (or a 403 for non-admins). */
   const admin = (request: FastifyRequest, reply: FastifyReply): Admin | null => {
@@ -168,11 +162,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
     return viewer;
   };
 
-  const form = (request: FastifyRequest): Form => {
-    const body = (request.body ?? {}) as Form;
-    if (!csrf.verify(request, body[CSRF_FIELD])) throw new CsrfError();
-    return body;
-  };
+  const form = (request: FastifyRequest): Form => verifiedForm(csrf, request);
 
   /** Runs a change; a refused change comes back to `back` with its message, not an error page. */
   const change = async (reply: FastifyReply, back: string, work: () => Promise<Flash & { to?: string }>) => {

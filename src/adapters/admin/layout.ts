@@ -59,6 +59,17 @@ button.small { padding:.3rem .7rem; font-size:.9em; }
 .row { display:flex; gap:1rem; flex-wrap:wrap; }
 .row > * { flex:1; min-width:200px; }
 .actions { display:flex; gap:.75rem; align-items:center; }
+.badge.synced, .badge.success { background:var(--ok-bg); color:var(--ok); }
+.badge.pending, .badge.queued, .badge.syncing, .badge.running { background:#dceefb; color:#0b4f8a; }
+.badge.failed, .badge.timeout { background:var(--err-bg); color:var(--err); }
+details { margin:.25rem 0; }
+.nowrap { white-space:nowrap; }
+table table { border-radius:6px; margin-top:.5rem; }
+details > summary { cursor:pointer; color:var(--accent); font-weight:600; }
+pre.log { font:13px/1.45 ui-monospace, "DejaVu Sans Mono", Menlo, monospace; background:#102a43; color:#e6edf3;
+  padding:.75rem 1rem; border-radius:8px; max-height:320px; overflow:auto; white-space:pre; margin:.4rem 0; }
+pre.log.err { background:#3b0d0d; color:#ffd8d8; }
+pre.error { white-space:pre-wrap; color:var(--err); background:var(--err-bg); padding:.5rem .75rem; border-radius:6px; }
 `);
 
 export type Flash = { notice?: string | undefined; error?: string | undefined };
@@ -74,6 +85,7 @@ const NAV: [string, string][] = [
   ['/dashboard/catalogs', 'Catalogs'],
   ['/dashboard/users', 'Users'],
   ['/dashboard/settings', 'Settings'],
+  ['/account/scrapers', 'Scrapers'],
 ];
 
 export function page(options: {
@@ -83,17 +95,20 @@ export function page(options: {
   csrf?: string;
   flash?: Flash;
   body: Renderable;
+  /** Links in the bar (default: the dashboard's) and where "Log out" posts. */
+  nav?: [string, string][];
+  logoutAction?: string;
 }): string {
   const nav = options.user
     ? html`<nav aria-label="Dashboard">
-          ${NAV.map(
+          ${(options.nav ?? NAV).map(
             ([href, label]) =>
               html`<a href="${href}" class="${options.active === href ? 'active' : ''}">${label}</a>`,
           )}
         </nav>
         <div class="who">
           <span>${options.user.email}</span>
-          <form method="post" action="/dashboard/logout" class="inline">
+          <form method="post" action="${options.logoutAction ?? '/dashboard/logout'}" class="inline">
             <input type="hidden" name="_csrf" value="${options.csrf ?? ''}" />
             <button type="submit" class="secondary small">Log out</button>
           </form>

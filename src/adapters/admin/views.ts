@@ -13,10 +13,14 @@ const visibility = (isPublic: unknown) =>
     ? html`<span class="badge public">public</span>`
     : html`<span class="badge private">private</span>`;
 
-export function loginView(csrf: string, email = ''): Html {
+export function loginView(
+  csrf: string,
+  email = '',
+  target = { action: '/dashboard/login', heading: 'Dashboard login' },
+): Html {
   return html`<div class="login card">
-    <h1>Dashboard login</h1>
-    <form method="post" action="/dashboard/login" class="stack">
+    <h1>${target.heading}</h1>
+    <form method="post" action="${target.action}" class="stack">
       ${csrfField(csrf)}
       <label
         >Email <input type="email" name="email" value="${email}" autocomplete="username" required autofocus

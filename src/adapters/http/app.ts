@@ -13,6 +13,7 @@ import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
 import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
 import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
+import { accountScraperRoutes } from '../admin/account-scrapers.ts';
 import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
@@ -130,6 +131,11 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.accounts && deps.scraperCollections) {
     for (const schema of scraperCollectionSchemas) app.addSchema(schema);
     await app.register(scraperCollectionRoutes, deps.scraperCollections);
+    await app.register(accountScraperRoutes, {
+      ...deps.scraperCollections,
+      login: deps.accounts.login,
+      csrfSecret: deps.accounts.csrfSecret,
+    });
   }
   await app.register(scraperRoutes, {
     scrapers: deps.scrapers,

@@ -14,7 +14,7 @@ import { validateRepoIdentity } from '../../domain/scrapers/repos.ts';
 import type { CollectionRepository, Doc } from '../../ports/collection-repository.ts';
 import { findDocument, findDocuments, type ListQuery } from '../collection-documents.ts';
 import { cancelScraperRun } from './cancel-scraper-run.ts';
-import { createScraperRepo } from './create-scraper-repo.ts';
+import { createScraperRepo, readSource } from './create-scraper-repo.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 import { setScraperWebhook } from './set-scraper-webhook.ts';
 import { updateScraperRepoSource } from './update-scraper-repo-source.ts';
@@ -202,6 +202,8 @@ export async function updateRepoDocument(
     gitBranch: input.gitBranch ?? (sourceType === 'git' ? repo.gitBranch : undefined),
     code: input.code ?? (sourceType === 'upload' ? repo.code : undefined),
   };
+  // Everything is checked before anything is written: a refused source leaves the name alone too.
+  if (sourceTouched) readSource(source);
   await deps.repository.update('scraper-repos', id, {
     ...identity,
     ...(input.catalog !== undefined ? { catalog: input.catalog } : {}),
