@@ -17,6 +17,7 @@ import { composeScraperDeps } from '../../src/compose.ts';
 import type { RunnerClient } from '../../src/ports/runner-client.ts';
 import { testConfig } from '../helpers/app.ts';
 import type { TestDatabase } from '../helpers/database.ts';
+import { stopProcess } from '../helpers/processes.ts';
 
 // Shared set-up of the scraper integration tests: users, scraper deps on a test database, and the
 // real runner (runner/ of this repository, or the runner worktree next to it before the merge).
@@ -116,11 +117,7 @@ export async function startRealRunner(t: Test, env: Record<string, string> = {})
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopProcess(child);
     rmSync(dataDir, { recursive: true, force: true });
   };
   t.teardown(stop);
