@@ -74,7 +74,12 @@ const CASES: [kind: string, manifest: string | null, lastSyncError: string | Reg
   [
     'output',
     'scrapers: [{ name: A, slug: a, entrypoint: a.py, output: ../data.csv }]\n',
-    'scrapers[0].output: must not contain ".."',
+    'scrapers[0].output: must be a plain file name in /output (letters, digits, . _ -; no folders)',
+  ],
+  [
+    'output in a folder',
+    'scrapers: [{ name: A, slug: a, entrypoint: a.py, output: out/data.csv }]\n',
+    'scrapers[0].output: must be a plain file name in /output (letters, digits, . _ -; no folders)',
   ],
   [
     'six-field cron',

@@ -9,6 +9,8 @@ export const SLUG_PATTERN = /^[a-z0-9-]+$/;
 export const MAX_NAME_LENGTH = 255;
 export const MAX_SLUG_LENGTH = 128;
 export const DEFAULT_OUTPUT_FILE = 'data.csv';
+// The runner writes the CSV to /output itself and accepts only a plain name there (runner/src/run-manager.ts).
+const OUTPUT_FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
 export const TIMEOUT_LIMITS = { min: 10, max: 3600, default: 300 } as const;
 export const MEMORY_LIMITS = { min: 64, max: 4096, default: 512 } as const;
 
@@ -102,11 +104,9 @@ export function validateManifest(document: unknown, cronProblem: CronCheck): Man
     if (entry.output !== undefined) {
       if (typeof entry.output !== 'string' || entry.output.trim() === '')
         report(`${at}.output`, 'must be a file name');
-      else {
-        const problem = relativePathProblem(entry.output);
-        if (problem) report(`${at}.output`, problem);
-        else outputFile = entry.output;
-      }
+      else if (!OUTPUT_FILE_NAME.test(entry.output) || entry.output.includes('..'))
+        report(`${at}.output`, 'must be a plain file name in /output (letters, digits, . _ -; no folders)');
+      else outputFile = entry.output;
     }
 
     let schedule: string | null = null;

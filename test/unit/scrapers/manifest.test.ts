@@ -61,6 +61,8 @@ scrapers:
   - { name: dup, slug: ok, entrypoint: /abs.py, limits: { timeout: 9, memory: 5000 }, schedule: "* * * * * *" }
   - { name: "${'x'.repeat(256)}", slug: "${'a'.repeat(129)}", entrypoint: m.py, schedule: "61 * * * *", limits: { timeout: 3601, memory: 63 } }
   - { name: float, slug: float, entrypoint: m.py, limits: { timeout: 30.5 }, extra: 1 }
+  - { name: folder, slug: folder, entrypoint: m.py, output: out/data.csv }
+  - { name: dots, slug: dots, entrypoint: m.py, output: ../data.csv }
 `);
   const paths = problems.map((p) => p.path);
   t.same(paths, [
@@ -82,10 +84,13 @@ scrapers:
     'scrapers[3].limits.memory',
     'scrapers[4].extra',
     'scrapers[4].limits.timeout',
+    'scrapers[5].output',
+    'scrapers[6].output',
   ]);
   const byPath = new Map(problems.map((p) => [p.path, p.message]));
   t.match(byPath.get('scrapers[2].slug'), /already used by scrapers\[0\]/);
   t.match(byPath.get('scrapers[1].entrypoint'), /\.\./);
+  t.match(byPath.get('scrapers[5].output'), /no folders/);
   t.match(byPath.get('scrapers[2].schedule'), /five-field/);
   t.match(byPath.get('scrapers[3].schedule'), /not a valid cron expression/);
   t.match(byPath.get('scrapers[2].limits.timeout'), /10 to 3600/);
