@@ -2,6 +2,7 @@ import type { FragmentSqlToken } from 'slonik';
 import { Type } from 'typebox';
 import {
   cellBounds,
+  FINE_LEVEL,
   GRID_LEVEL,
   gridRange,
   innerCellRange,
@@ -471,7 +472,11 @@ function countParts(
           : ['year', 'month', 'day'];
     return periodParts(scope, filter, grains, perDataset);
   }
-  if (need.histogram || (level !== null && level > ROLLUP_LEVEL)) return raw();
+  if (need.histogram) return raw();
+  if (level !== null && level > ROLLUP_LEVEL) {
+    const unfiltered = scope.datasetIds === null && filter.dates.from === null && filter.dates.to === null;
+    return unfiltered && level <= FINE_LEVEL ? fineCellParts(filter, level) : raw();
+  }
   return cellParts(scope, filter, level, perDataset);
 }
 
@@ -550,17 +555,54 @@ function cellParts(scope: Scope, filter: EventFilter, level: number | null, perD
   return parts;
 }
 
-/** The parts of a box outside the inner cells, as disjoint strips. */
+/**
+ * Unfiltered views at levels finer than the level-10 counts (zoom 9-13), no filter of any kind:
+ * the level-16 cells wholly inside the box from event_fine_cell_counts (counts, coordinate sums,
+ * and the ids of cells of ten or fewer as rows of n = 0), the edge cells from the rows.
+ */
+function fineCellParts(filter: EventFilter, level: number): Fragment[] {
+  const bounds = filter.bounds;
+  if (!bounds) throw new Error('fineCellParts needs bounds');
+  const parts: Fragment[] = [];
+  const none = { datasetIds: null, catalogId: null };
+  const shift = FINE_LEVEL - level;
+  for (const range of longitudeRanges(bounds)) {
+    const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
+    const boxFilter = { ...filter, bounds: box };
+    const inner = innerCellRange(box, FINE_LEVEL);
+    if (!inner) {
+      parts.push(rawPart(none, boxFilter, filter.dates, level));
+      continue;
+    }
+    const where = sql.fragment`f.cell_x between ${inner.x0} and ${inner.x1} and f.cell_y between ${inner.y0} and ${inner.y1}`;
+    parts.push(sql.fragment`
+      select null::int8 as dataset_id, null::int8 as catalog_id, null::timestamptz as t,
+             f.cell_x >> ${shift} as cx, f.cell_y >> ${shift} as cy, null::int8 as id,
+             f.event_count::int8 as n, f.sum_lon as slon, f.sum_lat as slat
+      from event_fine_cell_counts f where ${where}`);
+    parts.push(sql.fragment`
+      select null::int8, null::int8, null::timestamptz, f.cell_x >> ${shift}, f.cell_y >> ${shift}, i.id,
+             0::int8, 0::float8, 0::float8
+      from event_fine_cell_counts f cross join unnest(f.ids) as i(id)
+      where ${where} and f.event_count <= ${MAX_EVENT_IDS}`);
+    for (const strip of edgeStrips(box, inner, FINE_LEVEL))
+      parts.push(rawPart(none, boxFilter, filter.dates, level, strip));
+  }
+  return parts;
+}
+
+/** The parts of a box outside the inner cells (of a level), as disjoint strips. */
 function edgeStrips(
   box: { north: number; south: number; east: number; west: number },
   inner: { x0: number; x1: number; y0: number; y1: number },
+  level: number = ROLLUP_LEVEL,
 ): Fragment[] {
-  const size = 2 ** ROLLUP_LEVEL;
-  const s = GRID_LEVEL - ROLLUP_LEVEL;
-  const innerWest = cellBounds(inner.x0, inner.y0, ROLLUP_LEVEL).west;
-  const innerNorth = cellBounds(inner.x0, inner.y0, ROLLUP_LEVEL).north;
-  const innerEast = cellBounds(inner.x1, inner.y1, ROLLUP_LEVEL).east;
-  const innerSouth = cellBounds(inner.x1, inner.y1, ROLLUP_LEVEL).south;
+  const size = 2 ** level;
+  const s = GRID_LEVEL - level;
+  const innerWest = cellBounds(inner.x0, inner.y0, level).west;
+  const innerNorth = cellBounds(inner.x0, inner.y0, level).north;
+  const innerEast = cellBounds(inner.x1, inner.y1, level).east;
+  const innerSouth = cellBounds(inner.x1, inner.y1, level).south;
   const e = 1e-7;
   const envelope = (west: number, south: number, east: number, north: number) =>
     sql.fragment`e.location && st_makeenvelope(${west}, ${south}, ${east}, ${north}, 4326)`;
