@@ -42,7 +42,23 @@ type Scope = {
   datasetIds: Fragment | null;
   /** Set when the filter is exactly one catalog: its id, for the per-catalog total rows. */
   catalogId: Fragment | null;
+  /**
+   * Unfiltered (and nothing hidden), and the level-16 cell counts hold enough events per row to
+   * be cheaper than the rows they stand for (see fineCellsMinDensity).
+   */
+  fineCells: boolean;
 };
+
+export type EventReaderOptions = {
+  /**
+   * Unfiltered map views at zoom 9-13 read event_fine_cell_counts when it holds at least this many
+   * events per row on average (PostgreSQL's table statistics, read at most once a minute); below,
+   * a view's rows are about as many as its cell rows and cheaper to read. 0: always (tests).
+   */
+  fineCellsMinDensity?: number;
+};
+
+const DensityRow = row(Type.Object({ density: Type.Number() }));
 
 /**
  * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
@@ -116,7 +132,22 @@ const ScopeRow = row(
   }),
 );
 
-export function postgresEventReader(pool: DatabasePool): EventReader {
+export function postgresEventReader(pool: DatabasePool, options: EventReaderOptions = {}): EventReader {
+  const minDensity = options.fineCellsMinDensity ?? 4;
+  let density = { value: 0, readAt: Number.NEGATIVE_INFINITY };
+  async function fineCellsPayOff(): Promise<boolean> {
+    if (minDensity <= 0) return true;
+    if (performance.now() - density.readAt > 60_000) {
+      // reltuples is -1 until a table is first analysed: then no density, the rows answer.
+      const value = await pool.oneFirst(sql.type(DensityRow)`
+        select coalesce((select reltuples from pg_class where oid = 'events'::regclass)
+                        / nullif((select reltuples from pg_class where oid = 'event_fine_cell_counts'::regclass), 0), 0)::float8
+               as density`);
+      density = { value, readAt: performance.now() };
+    }
+    return density.value >= minDensity;
+  }
+
   /**
    * The datasets a request reads. With no filter and nothing hidden from the viewer, no condition
    * at all, so that the totals rows (dataset_id 0) answer. Otherwise one small query over datasets
@@ -143,7 +174,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
   ): Promise<Scope> {
     const visible = visibility(viewer);
     if (!visible && !filter.catalog && filter.datasets.length === 0)
-      return { datasetIds: null, catalogId: null };
+      return { datasetIds: null, catalogId: null, fineCells: await fineCellsPayOff() };
     const conditions = [sql.fragment`true`];
     if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
     if (filter.datasets.length > 0)
@@ -156,7 +187,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
       from datasets d join catalogs c on c.id = d.catalog_id
       where ${allOf(conditions)}`);
     if (resolved.hidden === 0 && !filter.catalog && filter.datasets.length === 0)
-      return { datasetIds: null, catalogId: null };
+      return { datasetIds: null, catalogId: null, fineCells: await fineCellsPayOff() };
     const wholeCatalog =
       resolved.hidden === 0 &&
       filter.catalog !== null &&
@@ -165,6 +196,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     return {
       datasetIds: sql.fragment`${sql.array(resolved.ids, 'int8')}`,
       catalogId: wholeCatalog ? sql.fragment`${resolved.catalog_id}::int8` : null,
+      fineCells: false,
     };
   }
 
@@ -474,7 +506,7 @@ function countParts(
   }
   if (need.histogram) return raw();
   if (level !== null && level > ROLLUP_LEVEL) {
-    const unfiltered = scope.datasetIds === null && filter.dates.from === null && filter.dates.to === null;
+    const unfiltered = scope.fineCells && filter.dates.from === null && filter.dates.to === null;
     return unfiltered && level <= FINE_LEVEL ? fineCellParts(filter, level) : raw();
   }
   return cellParts(scope, filter, level, perDataset);
@@ -564,7 +596,7 @@ function fineCellParts(filter: EventFilter, level: number): Fragment[] {
   const bounds = filter.bounds;
   if (!bounds) throw new Error('fineCellParts needs bounds');
   const parts: Fragment[] = [];
-  const none = { datasetIds: null, catalogId: null };
+  const none = { datasetIds: null, catalogId: null, fineCells: true };
   const shift = FINE_LEVEL - level;
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
