@@ -259,7 +259,10 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       // The features as GeoJSON text, built by the database: a group of one event is an
       // `event-point` with its title, any other an `event-cluster` with its count and, when ten or
       // fewer, its ids (ascending).
+      // Materialized: the groups are computed once (inlined, each use of g.ids below would repeat,
+      // and plan again, its look-up of small cells' ids).
       return pool.oneFirst(sql.type(FeaturesRow)`
+        with g as materialized (${groups})
         select coalesce(json_agg(json_build_object(
                  'type', 'Feature',
                  'geometry', json_build_object('type', 'Point', 'coordinates', json_build_array(g.lon, g.lat)),
@@ -270,7 +273,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
                    when g.ids is null then json_build_object('id', g.key, 'type', 'event-cluster', 'count', g.count)
                    else json_build_object('id', g.key, 'type', 'event-cluster', 'count', g.count, 'eventIds', g.ids)
                  end)), '[]')::text as features
-        from (${groups}) g`);
+        from g`);
     },
 
     async clusterSizePercentiles(viewer, filter, level, fractions) {
