@@ -155,6 +155,15 @@ function benchPolicyFile(counting: boolean): string {
   return file;
 }
 
+/** The API processes started; an interrupted run (Ctrl-C, kill) takes them along. */
+const servers = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const server of servers) server.kill('SIGTERM');
+    process.exit(130);
+  });
+}
+
 async function startServer(
   databaseUrl: string,
   counting: boolean,
@@ -187,6 +196,8 @@ async function startServer(
     });
     child.on('exit', (code) => reject(new Error(`the API exited with ${code}:\n${seen}`)));
   });
+  servers.add(child);
+  child.on('exit', () => servers.delete(child));
   return { base, child };
 }
 
