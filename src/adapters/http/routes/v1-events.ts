@@ -139,6 +139,15 @@ const zoomParameter = Type.Optional(
 const bucketParameter = (description: string) =>
   Type.Optional(Type.Integer({ description: `1 to 500. ${description}` }));
 
+/** What /api/v1/data-sources tells of a catalog and of a dataset alike. */
+const sourceFields = {
+  id: Type.Number(),
+  slug: Type.String(),
+  title: Type.String(),
+  description: Nullable(Type.String()),
+  eventCount: Type.Number(),
+};
+
 /** One GET route of the read API: its OpenAPI description and the use case that answers it. */
 type ReadRoute = {
   path: string;
@@ -314,21 +323,8 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       response: Type.Object({
         catalogs: Type.Array(
           Type.Object({
-            id: Type.Number(),
-            slug: Type.String(),
-            title: Type.String(),
-            description: Nullable(Type.String()),
-            eventCount: Type.Number(),
-            datasets: Type.Array(
-              Type.Object({
-                id: Type.Number(),
-                slug: Type.String(),
-                title: Type.String(),
-                description: Nullable(Type.String()),
-                eventCount: Type.Number(),
-                dateFields: Type.Array(Type.String()),
-              }),
-            ),
+            ...sourceFields,
+            datasets: Type.Array(Type.Object({ ...sourceFields, dateFields: Type.Array(Type.String()) })),
           }),
         ),
         totalEvents: Type.Number(),
