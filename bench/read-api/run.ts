@@ -5,6 +5,10 @@
 // bench/results/.
 //
 //   node bench/read-api/run.ts [--requests 40] [--duration 10] [--connections 50] [--skip-baselines]
+//                              [--skip-throughput] [--only /events/geo,/events/temporal]
+//
+// --only measures the listed endpoints only (the 10M run: the naive baselines alone would take an
+// hour there); the requests asked are the same as in a full run (same seed, same order).
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -38,6 +42,8 @@ const { values: options } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     'skip-baselines': { type: 'boolean', default: false },
+    'skip-throughput': { type: 'boolean', default: false },
+    only: { type: 'string' },
   },
 });
 const REQUESTS = Number(options.requests);
@@ -64,6 +70,13 @@ function viewport(zoom: number, lon: number, lat: number): Bounds {
     east: round(east),
     west: round(west),
   };
+}
+
+function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ');
 }
 
 function round(value: number): number {
@@ -125,17 +138,36 @@ async function fetchOk(target: string): Promise<void> {
   }
 }
 
-/** The shipped policy with the anonymous rate limit lifted: the benchmark is one IP firing thousands of requests. */
-function benchPolicyFile(): string {
+/**
+ * The shipped policy with the anonymous rate limit lifted: the benchmark is one IP firing thousands
+ * of requests. `counting` keeps the anonymous windows (each request still upserts its counters in
+ * PostgreSQL, as deployed); without it the windows are removed, so the API skips the counters and
+ * the figures are the read path's alone.
+ */
+function benchPolicyFile(counting: boolean): string {
   const policy = parseYaml(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8'));
   const window = (seconds: number) => ({ seconds, limit: 1_000_000_000 });
-  policy.rateLimits.anonymous = { burst: window(10), hourly: window(3600), daily: window(86400) };
-  const file = path.join(os.tmpdir(), `chronomap-bench-quotas-${process.pid}.yaml`);
+  policy.rateLimits.anonymous = counting
+    ? { burst: window(10), hourly: window(3600), daily: window(86400) }
+    : {};
+  const file = path.join(os.tmpdir(), `chronomap-bench-quotas-${process.pid}-${counting}.yaml`);
   writeFileSync(file, stringifyYaml(policy));
   return file;
 }
 
-async function startServer(databaseUrl: string): Promise<{ base: string; child: ChildProcess }> {
+/** The API processes started; an interrupted run (Ctrl-C, kill) takes them along. */
+const servers = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const server of servers) server.kill('SIGTERM');
+    process.exit(130);
+  });
+}
+
+async function startServer(
+  databaseUrl: string,
+  counting: boolean,
+): Promise<{ base: string; child: ChildProcess }> {
   const child = spawn(path.join(projectRoot, 'bin', 'chronomap'), ['api'], {
     env: {
       ...process.env,
@@ -143,7 +175,7 @@ async function startServer(databaseUrl: string): Promise<{ base: string; child: 
       PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
-      QUOTAS_CONFIG: benchPolicyFile(),
+      QUOTAS_CONFIG: benchPolicyFile(counting),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -164,6 +196,8 @@ async function startServer(databaseUrl: string): Promise<{ base: string; child: 
     });
     child.on('exit', (code) => reject(new Error(`the API exited with ${code}:\n${seen}`)));
   });
+  servers.add(child);
+  child.on('exit', () => servers.delete(child));
   return { base, child };
 }
 
@@ -179,17 +213,14 @@ async function main(): Promise<void> {
   const datasets = (await client.query('select slug from datasets order by id')).rows.map(
     (r) => r.slug as string,
   );
-  const { base, child } = await startServer(databaseUrl);
+  const { base, child } = await startServer(databaseUrl, true);
   const rows: Row[] = [];
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  log(
-    `${total} events; API at ${base}; load average ${os
-      .loadavg()
-      .map((v) => v.toFixed(2))
-      .join(' ')}`,
-  );
+  log(`${total} events; API at ${base}; load average ${loadAverage()}`);
 
+  const only = options.only?.split(',').map((item) => item.trim());
   const scenario = async (endpoint: string, name: string, urls: string[], target?: string) => {
+    if (only && !only.includes(endpoint)) return { endpoint, scenario: name, runs: 0, p50: 0, p95: 0 };
     const samples = await measureUrls(urls);
     const row: Row = {
       endpoint,
@@ -200,7 +231,9 @@ async function main(): Promise<void> {
       ...(target ? { target } : {}),
     };
     rows.push(row);
-    log(`${endpoint} ${name}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms`);
+    log(
+      `${endpoint} ${name}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms; load ${loadAverage()}`,
+    );
     return row;
   };
   const times = <T>(make: () => T): T[] => Array.from({ length: REQUESTS }, make);
@@ -435,38 +468,61 @@ async function main(): Promise<void> {
       }
     }
 
-    // Throughput
-    const loadUrl = url(base, '/api/v1/events', {
-      limit: 100,
-      catalog: catalogs[0] ?? 'city-data',
-      startDate: '2019-01-01T00:00:00Z',
-      endDate: '2021-12-31T00:00:00Z',
-    });
-    const load = await autocannon({
-      url: loadUrl,
-      connections: Number(options.connections),
-      duration: Number(options.duration),
-    });
-    rows.push({
-      endpoint: '/events (autocannon)',
-      scenario: `limit=100, catalog + dates, ${options.connections} connections, ${options.duration} s`,
-      runs: load.requests.total,
-      p50: load.latency.p50,
-      p95: load.latency.p97_5,
-      target: '>= 1000 req/s',
-      note: `${Math.round(load.requests.average)} req/s average, ${load.non2xx} non-2xx, ${load.errors} errors (p95 column: p97.5)`,
-    });
-    log(`autocannon: ${Math.round(load.requests.average)} req/s`);
+    // Throughput: as deployed (every request also upserts its rate-limit counters), then the read
+    // path alone (a second API process without anonymous rate-limit windows); a plain GET / (no
+    // database at all) shows what the machine gives Node at the time.
+    const uncounted = options['skip-throughput'] ? null : await startServer(databaseUrl, false);
+    if (uncounted) {
+      try {
+        const loadParams = {
+          limit: 100,
+          catalog: catalogs[0] ?? 'city-data',
+          startDate: '2019-01-01T00:00:00Z',
+          endDate: '2021-12-31T00:00:00Z',
+        };
+        const runs = [
+          {
+            server: base,
+            path: '/api/v1/events',
+            scenario: 'limit=100, catalog + dates, rate-limit counters on',
+          },
+          {
+            server: uncounted.base,
+            path: '/api/v1/events',
+            scenario: 'limit=100, catalog + dates, no rate-limit counters',
+          },
+          { server: uncounted.base, path: '/', scenario: 'GET / (no database), reference' },
+        ];
+        for (const run of runs) {
+          const load = await autocannon({
+            url: run.path === '/' ? `${run.server}/` : url(run.server, run.path, loadParams),
+            connections: Number(options.connections),
+            duration: Number(options.duration),
+          });
+          rows.push({
+            endpoint: `${run.path === '/' ? '/' : '/events'} (autocannon)`,
+            scenario: `${run.scenario}, ${options.connections} connections, ${options.duration} s`,
+            runs: load.requests.total,
+            p50: load.latency.p50,
+            p95: load.latency.p97_5,
+            ...(run.path === '/' ? {} : { target: '>= 1000 req/s' }),
+            note: `${Math.round(load.requests.average)} req/s average, ${load.non2xx} non-2xx, ${load.errors} errors (p95 column: p97.5); load ${loadAverage()}`,
+          });
+          log(
+            `autocannon ${run.scenario}: ${Math.round(load.requests.average)} req/s; load ${loadAverage()}`,
+          );
+        }
+      } finally {
+        uncounted.child.kill('SIGTERM');
+      }
+    }
   } finally {
     child.kill('SIGTERM');
     await client.end();
   }
 
   const lines = [
-    `# Read API benchmark: ${total} events, ${os.cpus().length} CPUs, load average at the end ${os
-      .loadavg()
-      .map((v) => v.toFixed(2))
-      .join(' ')}`,
+    `# Read API benchmark: ${total} events, ${os.cpus().length} CPUs, load average at the end ${loadAverage()}`,
     '',
     '| endpoint | scenario | runs | p50 ms | p95 ms | target | baseline p50 ms | speed-up | note |',
     '|---|---|---|---|---|---|---|---|---|',

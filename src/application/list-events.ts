@@ -1,25 +1,19 @@
-import {
-  type Pagination,
-  paginate,
-  parseEventFilter,
-  parsePage,
-  parseSort,
-  type RawQuery,
-} from '../domain/read-query.ts';
-import type { EventReader, EventView, Viewer } from '../ports/event-reader.ts';
+import { paginate, parseEventFilter, parsePage, parseSort, type RawQuery } from '../domain/read-query.ts';
+import type { EventReader, Viewer } from '../ports/event-reader.ts';
 
-/** GET /api/v1/events: one page of the filtered events and the spec's pagination object. */
+/**
+ * GET /api/v1/events: one page of the filtered events and the spec's pagination object, as the
+ * response's JSON text (`{"events": [...], "pagination": {...}}`; each event an EventView). The
+ * events arrive as JSON from the reader; only the small pagination object is serialised here.
+ */
 export async function listEvents(
   deps: { events: EventReader },
   viewer: Viewer,
   query: RawQuery,
-): Promise<{ events: EventView[]; pagination: Pagination }> {
+): Promise<string> {
   const filter = parseEventFilter(query);
   const sort = parseSort(query.sort);
   const page = parsePage(query);
-  const [events, totalDocs] = await Promise.all([
-    deps.events.listEvents(viewer, filter, sort, page),
-    deps.events.countEvents(viewer, filter),
-  ]);
-  return { events, pagination: paginate(page, totalDocs) };
+  const { eventsJson, totalDocs } = await deps.events.listEventsPage(viewer, filter, sort, page);
+  return `{"events":${eventsJson},"pagination":${JSON.stringify(paginate(page, totalDocs))}}`;
 }

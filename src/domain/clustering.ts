@@ -8,6 +8,11 @@ import type { Bounds } from './read-query.ts';
 export const GRID_LEVEL = 24;
 /** Level of the precomputed per-month cell counts (about 39 km cells); usable for levels <= this. */
 export const ROLLUP_LEVEL = 10;
+/**
+ * Level of the precomputed all-time, all-dataset cell counts (about 600 m cells at the equator),
+ * for unfiltered views at levels ROLLUP_LEVEL+1 .. FINE_LEVEL (zoom 9 to 13).
+ */
+export const FINE_LEVEL = 16;
 /** From this zoom on, events are shown one by one (only identical locations are grouped). */
 export const INDIVIDUAL_ZOOM = 16;
 /** Clusters of this many events or fewer list their event ids. */

@@ -19,18 +19,6 @@ export type EventView = {
   isValid: boolean;
 };
 
-/** A group of events at one map position: a grid cell, or one exact location at high zoom. */
-export type ClusterView = {
-  key: string;
-  count: number;
-  longitude: number;
-  latitude: number;
-  /** Ids when count <= MAX_EVENT_IDS, ascending; else null. */
-  eventIds: number[] | null;
-  /** The title of a single event; null for clusters. */
-  title: string | null;
-};
-
 export type DatasetCount = {
   datasetId: number;
   datasetTitle: string;
@@ -62,11 +50,24 @@ export type DataSource = {
 export type DatasetSummary = { id: number; slug: string; title: string; dateFields: string[] };
 
 export interface EventReader {
-  listEvents(viewer: Viewer, filter: EventFilter, sort: Sort, page: Page): Promise<EventView[]>;
+  /**
+   * One page of events (each an EventView) as the JSON text of an array, built by the database so
+   * that the hot /events path neither parses nor re-serialises rows, with the filter's total.
+   */
+  listEventsPage(
+    viewer: Viewer,
+    filter: EventFilter,
+    sort: Sort,
+    page: Page,
+  ): Promise<{ eventsJson: string; totalDocs: number }>;
   countEvents(viewer: Viewer, filter: EventFilter): Promise<number>;
   /** Matching events per dataset (datasets without matches are left out). */
   countByDataset(viewer: Viewer, filter: EventFilter): Promise<DatasetCount[]>;
-  clusters(viewer: Viewer, filter: EventFilter, level: number | null): Promise<ClusterView[]>;
+  /**
+   * The map features (GeoJSON `Feature`s as the spec shapes them) at a grid level (null: exact
+   * locations), as the JSON text of an array: built by the database, passed on as is.
+   */
+  clusterFeatures(viewer: Viewer, filter: EventFilter, level: number | null): Promise<string>;
   /** Sizes of the clusters at the level, as percentiles (fractions 0..1) of the cluster list. */
   clusterSizePercentiles(
     viewer: Viewer,

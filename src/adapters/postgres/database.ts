@@ -26,7 +26,7 @@ export async function createDatabasePool(
   connectionString: string,
   options: { maximumPoolSize?: number; statementTimeoutMs?: number } = {},
 ): Promise<DatabasePool> {
-  return createPool(connectionString, {
+  return createPool(withoutJit(connectionString), {
     typeParsers,
     maximumPoolSize: options.maximumPoolSize ?? 10,
     connectionTimeout: 5_000,
@@ -34,6 +34,21 @@ export async function createDatabasePool(
     idleTimeout: 30_000,
     resetConnection: async () => {},
   });
+}
+
+/**
+ * JIT compilation off for the service's sessions (unless the URL sets `options` itself): its
+ * queries are short, and when the planner overestimates one (the read API's correlated lookups)
+ * PostgreSQL spent seconds compiling it under load for a query that runs in milliseconds.
+ */
+function withoutJit(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (!url.searchParams.has('options')) url.searchParams.set('options', '-c jit=off');
+    return url.toString();
+  } catch {
+    return connectionString;
+  }
 }
 
 /** A Standard Schema wrapper around a compiled TypeBox schema, for Slonik's `sql.type`. */

@@ -2,6 +2,7 @@ import type { FragmentSqlToken } from 'slonik';
 import { Type } from 'typebox';
 import {
   cellBounds,
+  FINE_LEVEL,
   GRID_LEVEL,
   gridRange,
   innerCellRange,
@@ -16,7 +17,7 @@ import {
   type PeriodSpan,
   splitRange,
 } from '../../domain/time-ranges.ts';
-import type { ClusterView, EventReader, Viewer } from '../../ports/event-reader.ts';
+import type { EventReader, Viewer } from '../../ports/event-reader.ts';
 import { datasetVisibility } from '../../domain/access.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 import { visibleDatasetCondition } from './visibility.ts';
@@ -41,7 +42,23 @@ type Scope = {
   datasetIds: Fragment | null;
   /** Set when the filter is exactly one catalog: its id, for the per-catalog total rows. */
   catalogId: Fragment | null;
+  /**
+   * Unfiltered (and nothing hidden), and the level-16 cell counts hold enough events per row to
+   * be cheaper than the rows they stand for (see fineCellsMinDensity).
+   */
+  fineCells: boolean;
 };
+
+export type EventReaderOptions = {
+  /**
+   * Unfiltered map views at zoom 9-13 read event_fine_cell_counts when it holds at least this many
+   * events per row on average (PostgreSQL's table statistics, read at most once a minute); below,
+   * a view's rows are about as many as its cell rows and cheaper to read. 0: always (tests).
+   */
+  fineCellsMinDensity?: number;
+};
+
+const DensityRow = row(Type.Object({ density: Type.Number() }));
 
 /**
  * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
@@ -53,20 +70,8 @@ function visibility(viewer: Viewer): Fragment | null {
   return visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' });
 }
 
-const EventRow = row(
-  Type.Object({
-    id: Type.Number(),
-    dataset_id: Type.Number(),
-    dataset_title: Type.String(),
-    catalog: Type.String(),
-    data: Type.Record(Type.String(), Type.Unknown()),
-    longitude: Type.Union([Type.Number(), Type.Null()]),
-    latitude: Type.Union([Type.Number(), Type.Null()]),
-    event_timestamp: Type.String(),
-    is_valid: Type.Boolean(),
-  }),
-);
-const _IdRow = row(Type.Object({ id: Type.Number() }));
+const PageRow = row(Type.Object({ events: Type.String(), total: Type.Number() }));
+const EventsRow = row(Type.Object({ events: Type.String() }));
 const CountRow = row(Type.Object({ count: Type.Number() }));
 const DatasetCountRow = row(
   Type.Object({
@@ -77,27 +82,7 @@ const DatasetCountRow = row(
     count: Type.Number(),
   }),
 );
-const CellRow = row(
-  Type.Object({
-    cx: Type.Number(),
-    cy: Type.Number(),
-    count: Type.Number(),
-    lon: Type.Number(),
-    lat: Type.Number(),
-    ids: Type.Optional(Type.Union([Type.Array(Type.Number()), Type.Null()])),
-  }),
-);
-const CellMemberRow = row(Type.Object({ cx: Type.Number(), cy: Type.Number(), id: Type.Number() }));
-const TitleRow = row(Type.Object({ id: Type.Number(), title: Type.Union([Type.String(), Type.Null()]) }));
-const LocationGroupRow = row(
-  Type.Object({
-    lon: Type.Number(),
-    lat: Type.Number(),
-    count: Type.Number(),
-    ids: Type.Array(Type.Number()),
-    title: Type.Union([Type.String(), Type.Null()]),
-  }),
-);
+const FeaturesRow = row(Type.Object({ features: Type.String() }));
 const PercentilesRow = row(Type.Object({ values: Type.Union([Type.Array(Type.Number()), Type.Null()]) }));
 const RangeRow = row(
   Type.Object({
@@ -140,61 +125,128 @@ const DatasetRow = row(
 );
 const DataRow = row(Type.Object({ data: Type.Record(Type.String(), Type.Unknown()) }));
 
-export function postgresEventReader(pool: DatabasePool): EventReader {
-  function scopeOf(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Scope {
+const ScopeRow = row(
+  Type.Object({
+    ids: Type.Array(Type.Number()),
+    hidden: Type.Number(),
+    catalog_id: Type.Union([Type.Number(), Type.Null()]),
+  }),
+);
+
+export function postgresEventReader(pool: DatabasePool, options: EventReaderOptions = {}): EventReader {
+  const minDensity = options.fineCellsMinDensity ?? 4;
+  let density = { value: 0, readAt: Number.NEGATIVE_INFINITY };
+  async function fineCellsPayOff(): Promise<boolean> {
+    if (minDensity <= 0) return true;
+    if (performance.now() - density.readAt > 60_000) {
+      // reltuples is -1 until a table is first analysed: then no density, the rows answer.
+      const value = await pool.oneFirst(sql.type(DensityRow)`
+        select coalesce((select reltuples from pg_class where oid = 'events'::regclass)
+                        / nullif((select reltuples from pg_class where oid = 'event_fine_cell_counts'::regclass), 0), 0)::float8
+               as density`);
+      density = { value, readAt: performance.now() };
+    }
+    return density.value >= minDensity;
+  }
+
+  /**
+   * The datasets a request reads. With no filter and nothing hidden from the viewer, no condition
+   * at all, so that the totals rows (dataset_id 0) answer. Otherwise one small query over datasets
+   * resolves the ids the filter and the access rule leave: when the rule hides none of the
+   * datasets the filter names (every public catalog for an anonymous caller), the request is
+   * answered exactly as for an admin, from the overall or per-catalog totals; when it hides some,
+   * from the per-dataset rows of the visible ones. Who sees what is the rule of visibility.ts.
+   */
+  // Use cases ask for several things at once (a histogram: its range and its per-dataset counts);
+  // calls in flight at the same time for the same viewer and filter share one resolution.
+  const resolving = new Map<string, Promise<Scope>>();
+  function scopeOf(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Promise<Scope> {
+    const key = JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter.catalog, filter.datasets]);
+    const pending = resolving.get(key);
+    if (pending) return pending;
+    const scope = resolveScope(viewer, filter).finally(() => resolving.delete(key));
+    resolving.set(key, scope);
+    return scope;
+  }
+
+  async function resolveScope(
+    viewer: Viewer,
+    filter: Pick<EventFilter, 'catalog' | 'datasets'>,
+  ): Promise<Scope> {
     const visible = visibility(viewer);
     if (!visible && !filter.catalog && filter.datasets.length === 0)
-      return { datasetIds: null, catalogId: null };
-    const conditions = [visible ?? sql.fragment`true`];
+      return { datasetIds: null, catalogId: null, fineCells: await fineCellsPayOff() };
+    const conditions = [sql.fragment`true`];
     if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
     if (filter.datasets.length > 0)
       conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
-    const wholeCatalog = !visible && filter.catalog !== null && filter.datasets.length === 0;
+    const allowed = visible ? sql.fragment`coalesce(${visible}, false)` : sql.fragment`true`;
+    const resolved = await pool.one(sql.type(ScopeRow)`
+      select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
+             count(*) filter (where not ${allowed})::int8 as hidden,
+             min(c.id)::int8 as catalog_id
+      from datasets d join catalogs c on c.id = d.catalog_id
+      where ${allOf(conditions)}`);
+    if (resolved.hidden === 0 && !filter.catalog && filter.datasets.length === 0)
+      return { datasetIds: null, catalogId: null, fineCells: await fineCellsPayOff() };
+    const wholeCatalog =
+      resolved.hidden === 0 &&
+      filter.catalog !== null &&
+      filter.datasets.length === 0 &&
+      resolved.catalog_id !== null;
     return {
-      datasetIds: sql.fragment`array(select d.id from datasets d join catalogs c on c.id = d.catalog_id
-                                     where ${allOf(conditions)})`,
-      catalogId: wholeCatalog ? sql.fragment`(select id from catalogs where slug = ${filter.catalog})` : null,
+      datasetIds: sql.fragment`${sql.array(resolved.ids, 'int8')}`,
+      catalogId: wholeCatalog ? sql.fragment`${resolved.catalog_id}::int8` : null,
+      fineCells: false,
     };
   }
 
   return {
-    async listEvents(viewer, filter, sort, page) {
-      const scope = scopeOf(viewer, filter);
+    async listEventsPage(viewer, filter, sort, page) {
+      const scope = await scopeOf(viewer, filter);
       // The page's ids first, from the covering indexes where the sort allows it (id, time, place,
-      // dataset are all in them); only the page's rows are then read with their data.
-      const rows = await pool.any(sql.type(EventRow)`
+      // dataset are all in them); then only the page's rows, with their data, turned into the
+      // response's JSON by the database (Node passes the text on).
+      const events = sql.fragment`
         with page as materialized (
           select e.id from events e
           where ${rawConditions(scope, filter, filter.dates)}
           order by ${orderBy(sort)}
           limit ${page.limit} offset ${(page.page - 1) * page.limit}
         )
-        select e.id, e.dataset_id, d.title as dataset_title, c.slug as catalog, e.data,
-               st_x(e.location) as longitude, st_y(e.location) as latitude, e.event_timestamp, e.is_valid
+        select coalesce(json_agg(json_build_object(
+                 'id', e.id,
+                 'dataset', json_build_object('id', e.dataset_id, 'title', d.title, 'catalog', c.slug),
+                 'data', e.data,
+                 'location', case when e.location is not null then
+                   json_build_object('longitude', st_x(e.location), 'latitude', st_y(e.location)) end,
+                 'eventTimestamp', to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                 'isValid', e.is_valid) order by ${orderBy(sort)}), '[]')::text
         from page p join events e on e.id = p.id
-        join datasets d on d.id = e.dataset_id join catalogs c on c.id = d.catalog_id
-        order by ${orderBy(sort)}`);
-      return rows.map((r) => ({
-        id: r.id,
-        dataset: { id: r.dataset_id, title: r.dataset_title, catalog: r.catalog },
-        data: r.data,
-        location:
-          r.longitude === null || r.latitude === null
-            ? null
-            : { longitude: r.longitude, latitude: r.latitude },
-        eventTimestamp: r.event_timestamp,
-        isValid: r.is_valid,
-      }));
+        join datasets d on d.id = e.dataset_id join catalogs c on c.id = d.catalog_id`;
+      const total = sql.fragment`
+        select coalesce(sum(n), 0)::int8 from (${unionParts(countParts(scope, filter))}) u`;
+      // A total from the precomputed counts is cheap: one statement, one round trip. A total that
+      // reads rows (bounds, a custom date field) runs beside the page, on a second connection.
+      if (filter.bounds === null && filter.dateField.kind === 'eventTimestamp') {
+        const result = await pool.one(sql.type(PageRow)`select (${events}) as events, (${total}) as total`);
+        return { eventsJson: result.events, totalDocs: result.total };
+      }
+      const [eventsJson, totalDocs] = await Promise.all([
+        pool.oneFirst(sql.type(EventsRow)`select (${events}) as events`),
+        pool.oneFirst(sql.type(CountRow)`select (${total}) as count`),
+      ]);
+      return { eventsJson, totalDocs };
     },
 
     async countEvents(viewer, filter) {
-      const scope = scopeOf(viewer, filter);
+      const scope = await scopeOf(viewer, filter);
       return pool.oneFirst(sql.type(CountRow)`
         select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
     },
 
     async countByDataset(viewer, filter) {
-      const scope = scopeOf(viewer, filter);
+      const scope = await scopeOf(viewer, filter);
       const rows = await pool.any(sql.type(DatasetCountRow)`
         select p.dataset_id, d.title as dataset_title, d.catalog_id, c.title as catalog_title, p.count
         from (select dataset_id, sum(n)::int8 as count
@@ -212,64 +264,31 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
       }));
     },
 
-    async clusters(viewer, filter, level) {
-      const scope = scopeOf(viewer, filter);
-      if (level === null) return locationGroups(scope, filter);
-      const cells = await pool.any(sql.type(CellRow)`${cellQuery(scope, filter, level, true)}`);
-      const members = new Map<string, number[]>();
-      for (const cell of cells) {
-        if (cell.count <= MAX_EVENT_IDS && cell.ids?.length === cell.count) {
-          members.set(
-            `${cell.cx}:${cell.cy}`,
-            [...cell.ids].sort((a, b) => a - b),
-          );
-        }
-      }
-      // Small cells counted (partly) from precomputed rows: find their events by cell.
-      const missing = cells.filter(
-        (cell) => cell.count <= MAX_EVENT_IDS && !members.has(`${cell.cx}:${cell.cy}`),
-      );
-      if (missing.length > 0) {
-        const shift = GRID_LEVEL - level;
-        const rows = await pool.any(sql.type(CellMemberRow)`
-          select k.cx, k.cy, e.id
-          from unnest(${sql.array(
-            missing.map((c) => c.cx),
-            'int4',
-          )}::int4[], ${sql.array(
-            missing.map((c) => c.cy),
-            'int4',
-          )}::int4[]) as k(cx, cy)
-          join events e on e.location && ${cellEnvelope(sql.fragment`k.cx`, sql.fragment`k.cy`, level)}
-            and e.grid_x >> ${shift} = k.cx and e.grid_y >> ${shift} = k.cy
-          where ${rawConditions(scope, filter, filter.dates)}
-          order by e.id`);
-        for (const member of rows) {
-          const key = `${member.cx}:${member.cy}`;
-          members.set(key, [...(members.get(key) ?? []), member.id]);
-        }
-      }
-      const singles = cells
-        .filter((cell) => cell.count === 1)
-        .map((cell) => members.get(`${cell.cx}:${cell.cy}`)?.[0])
-        .filter((id): id is number => id !== undefined);
-      const titles = await titlesOf(singles);
-      return cells.map((cell): ClusterView => {
-        const ids = cell.count <= MAX_EVENT_IDS ? (members.get(`${cell.cx}:${cell.cy}`) ?? []) : null;
-        const only = cell.count === 1 ? ids?.[0] : undefined;
-        return {
-          key: `${level}:${cell.cx}:${cell.cy}`,
-          count: cell.count,
-          longitude: cell.lon,
-          latitude: cell.lat,
-          eventIds: ids,
-          title: only === undefined ? null : (titles.get(only) ?? null),
-        };
-      });
+    async clusterFeatures(viewer, filter, level) {
+      const scope = await scopeOf(viewer, filter);
+      const groups = level === null ? locationGroups(scope, filter) : cellGroups(scope, filter, level);
+      // The features as GeoJSON text, built by the database: a group of one event is an
+      // `event-point` with its title, any other an `event-cluster` with its count and, when ten or
+      // fewer, its ids (ascending).
+      // Materialized: the groups are computed once (inlined, each use of g.ids below would repeat,
+      // and plan again, its look-up of small cells' ids).
+      return pool.oneFirst(sql.type(FeaturesRow)`
+        with g as materialized (${groups})
+        select coalesce(json_agg(json_build_object(
+                 'type', 'Feature',
+                 'geometry', json_build_object('type', 'Point', 'coordinates', json_build_array(g.lon, g.lat)),
+                 'properties', case
+                   when g.count = 1 and cardinality(g.ids) = 1 then json_build_object(
+                     'id', g.ids[1], 'type', 'event-point',
+                     'title', coalesce((select t.title from events t where t.id = g.ids[1]), ''))
+                   when g.ids is null then json_build_object('id', g.key, 'type', 'event-cluster', 'count', g.count)
+                   else json_build_object('id', g.key, 'type', 'event-cluster', 'count', g.count, 'eventIds', g.ids)
+                 end)), '[]')::text as features
+        from g`);
     },
 
     async clusterSizePercentiles(viewer, filter, level, fractions) {
-      const scope = scopeOf(viewer, filter);
+      const scope = await scopeOf(viewer, filter);
       const groups =
         level === null
           ? sql.fragment`select count(*) as count from events e
@@ -283,7 +302,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async timeRange(viewer, filter) {
-      const scope = scopeOf(viewer, filter);
+      const scope = await scopeOf(viewer, filter);
       const fromRows = async () => {
         const range = await pool.one(sql.type(RangeRow)`
           select min(${dateExpr(filter)}) as min, max(${dateExpr(filter)}) as max
@@ -315,7 +334,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async histogram(viewer, filter, bins) {
-      const scope = scopeOf(viewer, filter);
+      const scope = await scopeOf(viewer, filter);
       const bin = (t: Fragment) =>
         bins.kind === 'fixed'
           ? sql.fragment`date_bin(make_interval(secs => ${bins.sizeSeconds}), ${t}, to_timestamp(${bins.originSeconds}))`
@@ -337,7 +356,7 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
 
     async extent(viewer, filter) {
-      const scope = scopeOf(viewer, filter);
+      const scope = await scopeOf(viewer, filter);
       const count = await pool.oneFirst(sql.type(CountRow)`
         select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
       const where = rawConditions(scope, filter, filter.dates);
@@ -425,31 +444,37 @@ export function postgresEventReader(pool: DatabasePool): EventReader {
     },
   };
 
-  async function titlesOf(ids: number[]): Promise<Map<number, string | null>> {
-    if (ids.length === 0) return new Map();
-    const rows = await pool.any(sql.type(TitleRow)`
-      select id, title from events where id = any(${sql.array(ids, 'int8')})`);
-    return new Map(rows.map((r) => [r.id, r.title]));
-  }
-
-  /** Zoom 16 and deeper: one group per exact location. */
-  async function locationGroups(scope: Scope, filter: EventFilter): Promise<ClusterView[]> {
-    const rows = await pool.any(sql.type(LocationGroupRow)`
-      select st_x(e.location) as lon, st_y(e.location) as lat, count(*)::int8 as count,
-             case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) else '{}' end as ids,
-             case when count(*) = 1 then min(e.title) end as title
+  /**
+   * Zoom 16 and deeper: one group per exact location, as (key, lon, lat, count, ids): ids ascending
+   * when ten or fewer, else null.
+   */
+  function locationGroups(scope: Scope, filter: EventFilter): Fragment {
+    return sql.fragment`
+      select 'cluster:p:' || st_x(e.location) || ':' || st_y(e.location) as key,
+             st_x(e.location) as lon, st_y(e.location) as lat, count(*)::int8 as count,
+             case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) end as ids
       from events e
       where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
-      group by st_x(e.location), st_y(e.location)`);
-    return rows.map((r) => ({
-      key: `p:${r.lon}:${r.lat}`,
-      count: r.count,
-      longitude: r.lon,
-      latitude: r.lat,
-      eventIds: r.count <= MAX_EVENT_IDS ? r.ids : null,
-      title: r.title,
-    }));
+      group by st_x(e.location), st_y(e.location)`;
   }
+}
+
+/**
+ * Clusters at a grid level as (key, lon, lat, count, ids): counts and centroids per cell; the ids
+ * (ascending) of cells of ten or fewer events come along from the row parts, or, for cells counted
+ * (partly) from precomputed rows, from the events of that cell.
+ */
+function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment {
+  const shift = GRID_LEVEL - level;
+  return sql.fragment`
+    select 'cluster:' || ${level}::int4 || ':' || c.cx || ':' || c.cy as key, c.lon, c.lat, c.count,
+           case when c.count > ${MAX_EVENT_IDS} then null
+                when cardinality(c.ids) = c.count then (select array_agg(i order by i) from unnest(c.ids) i)
+                else (select coalesce(array_agg(e.id order by e.id), '{}') from events e
+                      where e.location && ${cellEnvelope(sql.fragment`c.cx`, sql.fragment`c.cy`, level)}
+                        and e.grid_x >> ${shift} = c.cx and e.grid_y >> ${shift} = c.cy
+                        and ${rawConditions(scope, filter, filter.dates)}) end as ids
+    from (${cellQuery(scope, filter, level, true)}) c`;
 }
 
 /** Clusters at a grid level: counts and centroids per cell. */
@@ -493,7 +518,11 @@ function countParts(
           : ['year', 'month', 'day'];
     return periodParts(scope, filter, grains, perDataset);
   }
-  if (need.histogram || (level !== null && level > ROLLUP_LEVEL)) return raw();
+  if (need.histogram) return raw();
+  if (level !== null && level > ROLLUP_LEVEL) {
+    const unfiltered = scope.fineCells && filter.dates.from === null && filter.dates.to === null;
+    return unfiltered && level <= FINE_LEVEL ? fineCellParts(filter, level) : raw();
+  }
   return cellParts(scope, filter, level, perDataset);
 }
 
@@ -572,17 +601,54 @@ function cellParts(scope: Scope, filter: EventFilter, level: number | null, perD
   return parts;
 }
 
-/** The parts of a box outside the inner cells, as disjoint strips. */
+/**
+ * Unfiltered views at levels finer than the level-10 counts (zoom 9-13), no filter of any kind:
+ * the level-16 cells wholly inside the box from event_fine_cell_counts (counts, coordinate sums,
+ * and the ids of cells of ten or fewer as rows of n = 0), the edge cells from the rows.
+ */
+function fineCellParts(filter: EventFilter, level: number): Fragment[] {
+  const bounds = filter.bounds;
+  if (!bounds) throw new Error('fineCellParts needs bounds');
+  const parts: Fragment[] = [];
+  const none = { datasetIds: null, catalogId: null, fineCells: true };
+  const shift = FINE_LEVEL - level;
+  for (const range of longitudeRanges(bounds)) {
+    const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
+    const boxFilter = { ...filter, bounds: box };
+    const inner = innerCellRange(box, FINE_LEVEL);
+    if (!inner) {
+      parts.push(rawPart(none, boxFilter, filter.dates, level));
+      continue;
+    }
+    const where = sql.fragment`f.cell_x between ${inner.x0} and ${inner.x1} and f.cell_y between ${inner.y0} and ${inner.y1}`;
+    parts.push(sql.fragment`
+      select null::int8 as dataset_id, null::int8 as catalog_id, null::timestamptz as t,
+             f.cell_x >> ${shift} as cx, f.cell_y >> ${shift} as cy, null::int8 as id,
+             f.event_count::int8 as n, f.sum_lon as slon, f.sum_lat as slat
+      from event_fine_cell_counts f where ${where}`);
+    parts.push(sql.fragment`
+      select null::int8, null::int8, null::timestamptz, f.cell_x >> ${shift}, f.cell_y >> ${shift}, i.id,
+             0::int8, 0::float8, 0::float8
+      from event_fine_cell_counts f cross join unnest(f.ids) as i(id)
+      where ${where} and f.event_count <= ${MAX_EVENT_IDS}`);
+    for (const strip of edgeStrips(box, inner, FINE_LEVEL))
+      parts.push(rawPart(none, boxFilter, filter.dates, level, strip));
+  }
+  return parts;
+}
+
+/** The parts of a box outside the inner cells (of a level), as disjoint strips. */
 function edgeStrips(
   box: { north: number; south: number; east: number; west: number },
   inner: { x0: number; x1: number; y0: number; y1: number },
+  level: number = ROLLUP_LEVEL,
 ): Fragment[] {
-  const size = 2 ** ROLLUP_LEVEL;
-  const s = GRID_LEVEL - ROLLUP_LEVEL;
-  const innerWest = cellBounds(inner.x0, inner.y0, ROLLUP_LEVEL).west;
-  const innerNorth = cellBounds(inner.x0, inner.y0, ROLLUP_LEVEL).north;
-  const innerEast = cellBounds(inner.x1, inner.y1, ROLLUP_LEVEL).east;
-  const innerSouth = cellBounds(inner.x1, inner.y1, ROLLUP_LEVEL).south;
+  const size = 2 ** level;
+  const s = GRID_LEVEL - level;
+  const innerWest = cellBounds(inner.x0, inner.y0, level).west;
+  const innerNorth = cellBounds(inner.x0, inner.y0, level).north;
+  const innerEast = cellBounds(inner.x1, inner.y1, level).east;
+  const innerSouth = cellBounds(inner.x1, inner.y1, level).south;
   const e = 1e-7;
   const envelope = (west: number, south: number, east: number, north: number) =>
     sql.fragment`e.location && st_makeenvelope(${west}, ${south}, ${east}, ${north}, 4326)`;

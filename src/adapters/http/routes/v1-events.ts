@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { buildHistogram } from '../../../application/build-histogram.ts';
 import { clusterEvents } from '../../../application/cluster-events.ts';
@@ -15,6 +15,7 @@ import {
   DEFAULT_ZOOM,
   MAX_LIMIT,
   MAX_ZOOM,
+  type RawQuery,
 } from '../../../domain/read-query.ts';
 import type { EventReader, Viewer } from '../../../ports/event-reader.ts';
 import { errorResponses } from '../error-body.ts';
@@ -24,6 +25,14 @@ import { errorResponses } from '../error-body.ts';
 // (src/domain/read-query.ts), which names the offending parameter in its 400.
 
 export type ReadApiDeps = { events: EventReader };
+
+/**
+ * A body the database built as JSON text: sent as is, without the response serializer (the route's
+ * response schema still documents it, and the integration tests check it).
+ */
+function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body);
+}
 
 /** Who is asking: set by the account hooks from the session cookie or bearer token (null: anonymous). */
 function viewerOf(request: FastifyRequest): Viewer {
@@ -130,294 +139,255 @@ const zoomParameter = Type.Optional(
 const bucketParameter = (description: string) =>
   Type.Optional(Type.Integer({ description: `1 to 500. ${description}` }));
 
-export const v1EventRoutes: FastifyPluginAsync<ReadApiDeps> = async (app, deps) => {
-  app.get(
-    '/api/v1/events',
-    {
-      schema: {
-        tags: ['events'],
-        summary: 'List events',
-        description:
-          'Filtered events, one page at a time. `sort` takes `id`, `eventTimestamp`, `isValid`, `dataset` or `data.<field>`, `-` for descending.',
-        querystring: Query({
-          ...filterParameters,
-          page: Type.Optional(Type.Integer({ default: 1, description: '1-indexed.' })),
-          limit: Type.Optional(Type.Integer({ default: DEFAULT_LIMIT, description: `1 to ${MAX_LIMIT}.` })),
-          sort: Type.Optional(Type.String({ default: DEFAULT_SORT })),
-        }),
-        response: {
-          200: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
-          ...errorResponses(400, 500),
-        },
-      },
-    },
-    async (request) => listEvents(deps, viewerOf(request), request.query as Record<string, unknown>),
-  );
+/** What /api/v1/data-sources tells of a catalog and of a dataset alike. */
+const sourceFields = {
+  id: Type.Number(),
+  slug: Type.String(),
+  title: Type.String(),
+  description: Nullable(Type.String()),
+  eventCount: Type.Number(),
+};
 
-  app.get(
-    '/api/v1/events/geo',
-    {
-      schema: {
-        tags: ['events'],
-        summary: 'Map clusters (GeoJSON)',
-        description:
-          'Clusters computed by the database on a Web Mercator grid. A single event is an `event-point` with its title; two or more events ' +
-          '(in one cell, or at one exact location at zoom 16+) are an `event-cluster` with `count`, and `eventIds` when 10 or fewer. ' +
-          'The counts of all features add up to `totalDocs` of /api/v1/events with the same filters.',
-        querystring: Query({
-          ...filterParameters,
-          bounds: Type.String({ description: BOUNDS_DESCRIPTION }),
-          zoom: zoomParameter,
-        }),
-        response: {
-          200: Type.Object({ type: Type.Literal('FeatureCollection'), features: Type.Array(Feature) }),
-          ...errorResponses(400, 500),
-        },
-      },
-    },
-    async (request) => clusterEvents(deps, viewerOf(request), request.query as Record<string, unknown>),
-  );
+/** One GET route of the read API: its OpenAPI description and the use case that answers it. */
+type ReadRoute = {
+  path: string;
+  tag: 'events' | 'sources';
+  summary: string;
+  description?: string;
+  params?: TSchema;
+  /** Query parameters; none besides these are accepted. */
+  query: Record<string, TSchema>;
+  /** The 200 body. */
+  response: TSchema;
+  /** Error statuses besides 200 (default 400 and 500), all with the spec's error body. */
+  errors?: number[];
+  /** The body: an object (serialised by the response schema) or JSON text the database built. */
+  answer: (viewer: Viewer, query: RawQuery, request: FastifyRequest) => Promise<unknown>;
+};
 
-  app.get(
-    '/api/v1/events/temporal',
+function readRoutes(deps: ReadApiDeps): ReadRoute[] {
+  return [
     {
-      schema: {
-        tags: ['events'],
-        summary: 'Temporal histogram',
-        description:
-          'Contiguous half-open buckets [date, dateEnd) from the first to the last matching event, empty ones included; counts add up to ' +
-          '`metadata.total`. The bucket width is chosen from round sizes (1 s ... 100 years) to land within [minBuckets, maxBuckets], ' +
-          'closest to targetBuckets. Alternatively `granularity` (day, week, month or auto) gives calendar-aligned UTC buckets ' +
-          '(weeks start on Monday; `bucketSizeSeconds` is null for months).',
-        querystring: Query({
-          ...filterParameters,
-          targetBuckets: bucketParameter('Default 30.'),
-          minBuckets: bucketParameter('Default 20.'),
-          maxBuckets: bucketParameter('Default 50.'),
-          granularity: Type.Optional(
-            Type.String({
-              description: '`day`, `week`, `month` or `auto`; not combinable with the bucket parameters.',
-            }),
-          ),
-        }),
-        response: {
-          200: Type.Object({
-            histogram: Type.Array(Type.Object({ date: Timestamp, dateEnd: Timestamp, count: Type.Number() })),
-            metadata: Type.Object({
-              total: Type.Number(),
-              dateRange: Type.Object({ min: Nullable(Timestamp), max: Nullable(Timestamp) }),
-              bucketSizeSeconds: Nullable(Type.Number()),
-              bucketCount: Type.Number(),
-              counts: Type.Object({ datasets: Type.Number(), catalogs: Type.Number() }),
-              topDatasets: Type.Array(Type.String(), {
-                description: 'Titles of the datasets with most events (up to 5).',
-              }),
-              topCatalogs: Type.Array(Type.String(), {
-                description: 'Titles of the catalogs with most events (up to 5).',
-              }),
-            }),
+      path: '/api/v1/events',
+      tag: 'events',
+      summary: 'List events',
+      description:
+        'Filtered events, one page at a time. `sort` takes `id`, `eventTimestamp`, `isValid`, `dataset` or `data.<field>`, `-` for descending.',
+      query: {
+        ...filterParameters,
+        page: Type.Optional(Type.Integer({ default: 1, description: '1-indexed.' })),
+        limit: Type.Optional(Type.Integer({ default: DEFAULT_LIMIT, description: `1 to ${MAX_LIMIT}.` })),
+        sort: Type.Optional(Type.String({ default: DEFAULT_SORT })),
+      },
+      response: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
+      answer: (viewer, query) => listEvents(deps, viewer, query),
+    },
+    {
+      path: '/api/v1/events/geo',
+      tag: 'events',
+      summary: 'Map clusters (GeoJSON)',
+      description:
+        'Clusters computed by the database on a Web Mercator grid. A single event is an `event-point` with its title; two or more events ' +
+        '(in one cell, or at one exact location at zoom 16+) are an `event-cluster` with `count`, and `eventIds` when 10 or fewer. ' +
+        'The counts of all features add up to `totalDocs` of /api/v1/events with the same filters.',
+      query: {
+        ...filterParameters,
+        bounds: Type.String({ description: BOUNDS_DESCRIPTION }),
+        zoom: zoomParameter,
+      },
+      response: Type.Object({ type: Type.Literal('FeatureCollection'), features: Type.Array(Feature) }),
+      answer: (viewer, query) => clusterEvents(deps, viewer, query),
+    },
+    {
+      path: '/api/v1/events/temporal',
+      tag: 'events',
+      summary: 'Temporal histogram',
+      description:
+        'Contiguous half-open buckets [date, dateEnd) from the first to the last matching event, empty ones included; counts add up to ' +
+        '`metadata.total`. The bucket width is chosen from round sizes (1 s ... 100 years) to land within [minBuckets, maxBuckets], ' +
+        'closest to targetBuckets. Alternatively `granularity` (day, week, month or auto) gives calendar-aligned UTC buckets ' +
+        '(weeks start on Monday; `bucketSizeSeconds` is null for months).',
+      query: {
+        ...filterParameters,
+        targetBuckets: bucketParameter('Default 30.'),
+        minBuckets: bucketParameter('Default 20.'),
+        maxBuckets: bucketParameter('Default 50.'),
+        granularity: Type.Optional(
+          Type.String({
+            description: '`day`, `week`, `month` or `auto`; not combinable with the bucket parameters.',
           }),
-          ...errorResponses(400, 500),
-        },
+        ),
       },
-    },
-    async (request) => buildHistogram(deps, viewerOf(request), request.query as Record<string, unknown>),
-  );
-
-  app.get(
-    '/api/v1/events/stats',
-    {
-      schema: {
-        tags: ['events'],
-        summary: 'Event counts per catalog or dataset',
-        querystring: Query({
-          ...filterParameters,
-          groupBy: Type.String({ description: '`catalog` or `dataset`.' }),
+      response: Type.Object({
+        histogram: Type.Array(Type.Object({ date: Timestamp, dateEnd: Timestamp, count: Type.Number() })),
+        metadata: Type.Object({
+          total: Type.Number(),
+          dateRange: Type.Object({ min: Nullable(Timestamp), max: Nullable(Timestamp) }),
+          bucketSizeSeconds: Nullable(Type.Number()),
+          bucketCount: Type.Number(),
+          counts: Type.Object({ datasets: Type.Number(), catalogs: Type.Number() }),
+          topDatasets: Type.Array(Type.String(), {
+            description: 'Titles of the datasets with most events (up to 5).',
+          }),
+          topCatalogs: Type.Array(Type.String(), {
+            description: 'Titles of the catalogs with most events (up to 5).',
+          }),
         }),
-        response: {
-          200: Type.Object({
-            items: Type.Array(
-              Type.Object({
-                id: Type.Union([Type.Number(), Type.String()]),
-                name: Type.String(),
-                count: Type.Number(),
-              }),
-            ),
-            total: Type.Number(),
-            groupedBy: Type.Union([Type.Literal('catalog'), Type.Literal('dataset')]),
-          }),
-          ...errorResponses(400, 500),
-        },
-      },
+      }),
+      answer: (viewer, query) => buildHistogram(deps, viewer, query),
     },
-    async (request) => countEventsBySource(deps, viewerOf(request), request.query as Record<string, unknown>),
-  );
-
-  app.get(
-    '/api/v1/events/geo/stats',
     {
-      schema: {
-        tags: ['events'],
-        summary: 'Cluster-size percentiles',
-        description:
-          'Breakpoints p20..p100 (p100 is the largest) of the sizes of the clusters /api/v1/events/geo gives for the same filters at `zoom` ' +
-          '(default 10; the whole world when no bounds are given), for a map legend. All 0 when nothing matches.',
-        querystring: Query({ ...filterParameters, zoom: zoomParameter }),
-        response: {
-          200: Type.Object({
-            p20: Type.Number(),
-            p40: Type.Number(),
-            p60: Type.Number(),
-            p80: Type.Number(),
-            p100: Type.Number(),
-          }),
-          ...errorResponses(400, 500),
-        },
+      path: '/api/v1/events/stats',
+      tag: 'events',
+      summary: 'Event counts per catalog or dataset',
+      query: {
+        ...filterParameters,
+        groupBy: Type.String({ description: '`catalog` or `dataset`.' }),
       },
-    },
-    async (request) =>
-      summariseClusterSizes(deps, viewerOf(request), request.query as Record<string, unknown>),
-  );
-
-  app.get(
-    '/api/v1/events/bounds',
-    {
-      schema: {
-        tags: ['events'],
-        summary: 'Extent of the filtered events',
-        description:
-          'The box around the matching events that have a location (null when none has), with the number of matching events ' +
-          '(`count`, as totalDocs of /api/v1/events) and of located ones, so that a map can fit its view.',
-        querystring: Query(filterParameters),
-        response: {
-          200: Type.Object({
-            bounds: Nullable(
-              Type.Object({
-                north: Type.Number(),
-                south: Type.Number(),
-                east: Type.Number(),
-                west: Type.Number(),
-              }),
-            ),
+      response: Type.Object({
+        items: Type.Array(
+          Type.Object({
+            id: Type.Union([Type.Number(), Type.String()]),
+            name: Type.String(),
             count: Type.Number(),
-            located: Type.Number(),
           }),
-          ...errorResponses(400, 500),
-        },
-      },
+        ),
+        total: Type.Number(),
+        groupedBy: Type.Union([Type.Literal('catalog'), Type.Literal('dataset')]),
+      }),
+      answer: (viewer, query) => countEventsBySource(deps, viewer, query),
     },
-    async (request) => findEventExtent(deps, viewerOf(request), request.query as Record<string, unknown>),
-  );
-
-  app.get(
-    '/api/v1/sources/stats',
     {
-      schema: {
-        tags: ['sources'],
-        summary: 'Event counts of every catalog and dataset',
-        querystring: Query({}),
-        response: {
-          200: Type.Object({
-            catalogCounts: Type.Record(Type.String(), Type.Number(), {
-              description: 'Catalog id to event count.',
-            }),
-            datasetCounts: Type.Record(Type.String(), Type.Number(), {
-              description: 'Dataset id to event count.',
-            }),
-            totalEvents: Type.Number(),
+      path: '/api/v1/events/geo/stats',
+      tag: 'events',
+      summary: 'Cluster-size percentiles',
+      description:
+        'Breakpoints p20..p100 (p100 is the largest) of the sizes of the clusters /api/v1/events/geo gives for the same filters at `zoom` ' +
+        '(default 10; the whole world when no bounds are given), for a map legend. All 0 when nothing matches.',
+      query: { ...filterParameters, zoom: zoomParameter },
+      response: Type.Object({
+        p20: Type.Number(),
+        p40: Type.Number(),
+        p60: Type.Number(),
+        p80: Type.Number(),
+        p100: Type.Number(),
+      }),
+      answer: (viewer, query) => summariseClusterSizes(deps, viewer, query),
+    },
+    {
+      path: '/api/v1/events/bounds',
+      tag: 'events',
+      summary: 'Extent of the filtered events',
+      description:
+        'The box around the matching events that have a location (null when none has), with the number of matching events ' +
+        '(`count`, as totalDocs of /api/v1/events) and of located ones, so that a map can fit its view.',
+      query: filterParameters,
+      response: Type.Object({
+        bounds: Nullable(
+          Type.Object({
+            north: Type.Number(),
+            south: Type.Number(),
+            east: Type.Number(),
+            west: Type.Number(),
           }),
-          ...errorResponses(400, 500),
-        },
-      },
+        ),
+        count: Type.Number(),
+        located: Type.Number(),
+      }),
+      answer: (viewer, query) => findEventExtent(deps, viewer, query),
     },
-    async (request) => summariseSources(deps, viewerOf(request)),
-  );
-
-  app.get(
-    '/api/v1/data-sources',
     {
-      schema: {
-        tags: ['sources'],
-        summary: 'Catalogs and their datasets',
-        description:
-          'Every visible catalog with its datasets and event counts, as a map client needs them for its filter panel. ' +
-          '`dateFields` are the custom date fields a dataset declares (`schema_settings.dateFields`), usable as `dateField=data.<field>`.',
-        querystring: Query({}),
-        response: {
-          200: Type.Object({
-            catalogs: Type.Array(
-              Type.Object({
-                id: Type.Number(),
-                slug: Type.String(),
-                title: Type.String(),
-                description: Nullable(Type.String()),
-                eventCount: Type.Number(),
-                datasets: Type.Array(
-                  Type.Object({
-                    id: Type.Number(),
-                    slug: Type.String(),
-                    title: Type.String(),
-                    description: Nullable(Type.String()),
-                    eventCount: Type.Number(),
-                    dateFields: Type.Array(Type.String()),
-                  }),
-                ),
-              }),
-            ),
-            totalEvents: Type.Number(),
-          }),
-          ...errorResponses(400, 500),
-        },
-      },
-    },
-    async (request) => listDataSources(deps, viewerOf(request)),
-  );
-
-  app.get(
-    '/api/v1/datasets/:id/schema/infer',
-    {
-      schema: {
-        tags: ['sources'],
-        summary: "Inferred field types of a dataset's events",
-        description:
-          'Types found in the `data` of the newest `sampleSize` events (default 500, max 5000), per field path (`data.a.b`, nested ' +
-          'objects up to three levels). A string in ISO 8601 form counts as `date`.',
-        params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
-        querystring: Query({
-          sampleSize: Type.Optional(Type.Integer({ description: '1 to 5000, default 500.' })),
+      path: '/api/v1/sources/stats',
+      tag: 'sources',
+      summary: 'Event counts of every catalog and dataset',
+      query: {},
+      response: Type.Object({
+        catalogCounts: Type.Record(Type.String(), Type.Number(), {
+          description: 'Catalog id to event count.',
         }),
-        response: {
-          200: Type.Object({
-            dataset: Type.Object({ id: Type.Number(), slug: Type.String(), title: Type.String() }),
-            sampleSize: Type.Number({ description: 'Events actually sampled.' }),
-            totalEvents: Type.Number(),
-            dateFields: Type.Array(Type.String()),
-            fields: Type.Array(
-              Type.Object({
-                path: Type.String(),
-                types: Type.Array(
-                  Type.Union(
-                    ['string', 'number', 'boolean', 'date', 'object', 'array', 'null'].map((name) =>
-                      Type.Literal(name),
-                    ),
-                  ),
-                ),
-                present: Type.Number({ description: 'Sampled events that have the field.' }),
-                examples: Type.Array(Type.Unknown()),
-                declaredDate: Type.Boolean(),
-              }),
-            ),
+        datasetCounts: Type.Record(Type.String(), Type.Number(), {
+          description: 'Dataset id to event count.',
+        }),
+        totalEvents: Type.Number(),
+      }),
+      answer: (viewer) => summariseSources(deps, viewer),
+    },
+    {
+      path: '/api/v1/data-sources',
+      tag: 'sources',
+      summary: 'Catalogs and their datasets',
+      description:
+        'Every visible catalog with its datasets and event counts, as a map client needs them for its filter panel. ' +
+        '`dateFields` are the custom date fields a dataset declares (`schema_settings.dateFields`), usable as `dateField=data.<field>`.',
+      query: {},
+      response: Type.Object({
+        catalogs: Type.Array(
+          Type.Object({
+            ...sourceFields,
+            datasets: Type.Array(Type.Object({ ...sourceFields, dateFields: Type.Array(Type.String()) })),
           }),
-          ...errorResponses(400, 404, 500),
+        ),
+        totalEvents: Type.Number(),
+      }),
+      answer: (viewer) => listDataSources(deps, viewer),
+    },
+    {
+      path: '/api/v1/datasets/:id/schema/infer',
+      tag: 'sources',
+      summary: "Inferred field types of a dataset's events",
+      description:
+        'Types found in the `data` of the newest `sampleSize` events (default 500, max 5000), per field path (`data.a.b`, nested ' +
+        'objects up to three levels). A string in ISO 8601 form counts as `date`.',
+      params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+      query: {
+        sampleSize: Type.Optional(Type.Integer({ description: '1 to 5000, default 500.' })),
+      },
+      response: Type.Object({
+        dataset: Type.Object({ id: Type.Number(), slug: Type.String(), title: Type.String() }),
+        sampleSize: Type.Number({ description: 'Events actually sampled.' }),
+        totalEvents: Type.Number(),
+        dateFields: Type.Array(Type.String()),
+        fields: Type.Array(
+          Type.Object({
+            path: Type.String(),
+            types: Type.Array(
+              Type.Union(
+                ['string', 'number', 'boolean', 'date', 'object', 'array', 'null'].map((name) =>
+                  Type.Literal(name),
+                ),
+              ),
+            ),
+            present: Type.Number({ description: 'Sampled events that have the field.' }),
+            examples: Type.Array(Type.Unknown()),
+            declaredDate: Type.Boolean(),
+          }),
+        ),
+      }),
+      errors: [400, 404, 500],
+      answer: (viewer, query, request) =>
+        inferDatasetSchema(deps, viewer, (request.params as { id: number }).id, query),
+    },
+  ];
+}
+
+export const v1EventRoutes: FastifyPluginAsync<ReadApiDeps> = async (app, deps) => {
+  for (const route of readRoutes(deps)) {
+    app.get(
+      route.path,
+      {
+        schema: {
+          tags: [route.tag],
+          summary: route.summary,
+          ...(route.description ? { description: route.description } : {}),
+          ...(route.params ? { params: route.params } : {}),
+          querystring: Query(route.query),
+          response: { 200: route.response, ...errorResponses(...(route.errors ?? [400, 500])) },
         },
       },
-    },
-    async (request) =>
-      inferDatasetSchema(
-        deps,
-        viewerOf(request),
-        (request.params as { id: number }).id,
-        request.query as Record<string, unknown>,
-      ),
-  );
+      async (request, reply) => {
+        const body = await route.answer(viewerOf(request), request.query as RawQuery, request);
+        return typeof body === 'string' ? sendJsonText(reply, body) : body;
+      },
+    );
+  }
 };

@@ -1,0 +1,140 @@
+import t, { type Test } from 'tap';
+import { Type } from 'typebox';
+import { row, sql } from '../../src/adapters/postgres/database.ts';
+import { postgresEventReader } from '../../src/adapters/postgres/event-reader.ts';
+import { clusterLevel } from '../../src/domain/clustering.ts';
+import { parseEventFilter } from '../../src/domain/read-query.ts';
+import type { EventReader } from '../../src/ports/event-reader.ts';
+import { testDatabase } from '../helpers/database.ts';
+import { loadReadFixture, type Params, SAME_SPOT } from '../helpers/v1-fixture.ts';
+
+// The precomputed level-16 cell counts (migrations/0210) that answer unfiltered map views at zoom
+// 9-13: kept exact by the triggers through inserts, updates and deletes, and giving the same
+// features as the row-by-row path. Both paths are asked through the reader itself, whose density
+// threshold otherwise picks the rows for a data set this small.
+
+const VIEWS: Array<{ name: string; bounds: Params[string] }> = [
+  { name: 'world', bounds: { north: 90, south: -90, east: 180, west: -180 } },
+  { name: 'around Berlin', bounds: { north: 54.2, south: 50.9, east: 15.1, west: 11.8 } },
+  { name: 'across the antimeridian', bounds: { north: 0, south: -30, east: -170, west: 170 } },
+];
+const ZOOMS = [9, 10, 11, 12, 13];
+
+type Feature = {
+  geometry: { coordinates: [number, number] };
+  properties: { id: number | string; type: string; count?: number; eventIds?: number[]; title?: string };
+};
+
+t.test('fine cell counts', async (t) => {
+  const db = await testDatabase(t);
+  const fixture = await loadReadFixture(db.pool);
+  const protests = fixture.datasetIds.protests ?? 0;
+  const news = fixture.catalogIds.news ?? 0;
+
+  // The same reader twice: one always answering unfiltered views from the cell counts, one never.
+  const fineReader = postgresEventReader(db.pool, { fineCellsMinDensity: 0 });
+  const rowsReader = postgresEventReader(db.pool, { fineCellsMinDensity: Number.POSITIVE_INFINITY });
+  async function features(reader: EventReader, params: Params, zoom: number): Promise<Map<string, Feature>> {
+    const query = Object.fromEntries(
+      Object.entries(params).map(([key, value]) => [
+        key,
+        typeof value === 'object' ? JSON.stringify(value) : value,
+      ]),
+    );
+    const filter = parseEventFilter(query, { boundsRequired: true });
+    const list = JSON.parse(await reader.clusterFeatures(null, filter, clusterLevel(zoom))) as Feature[];
+    return new Map(list.map((feature) => [String(feature.properties.id), feature]));
+  }
+
+  async function samePaths(t: Test, when: string): Promise<void> {
+    for (const view of VIEWS) {
+      for (const zoom of ZOOMS) {
+        const label = `${when}: ${view.name}, zoom ${zoom}`;
+        const fine = await features(fineReader, { bounds: view.bounds }, zoom);
+        const rows = await features(rowsReader, { bounds: view.bounds }, zoom);
+        t.same([...fine.keys()].sort(), [...rows.keys()].sort(), `${label}: the same features`);
+        for (const [id, feature] of fine) {
+          const other = rows.get(id);
+          t.same(feature.properties, other?.properties, `${label}: ${id} alike`);
+          const [lon, lat] = feature.geometry.coordinates;
+          const [otherLon, otherLat] = other?.geometry.coordinates ?? [Number.NaN, Number.NaN];
+          t.ok(
+            Math.abs(lon - otherLon) < 1e-9 && Math.abs(lat - otherLat) < 1e-9,
+            `${label}: ${id} at the same centroid`,
+          );
+        }
+      }
+    }
+  }
+
+  const CellRow = row(
+    Type.Object({
+      x: Type.Number(),
+      y: Type.Number(),
+      count: Type.Number(),
+      ids: Type.Union([Type.Array(Type.Number()), Type.Null()]),
+    }),
+  );
+  async function sameAsRecount(t: Test, when: string): Promise<void> {
+    const kept = await db.pool.any(sql.type(CellRow)`
+      select cell_x as x, cell_y as y, event_count::int8 as count,
+             (select array_agg(i order by i) from unnest(ids) i) as ids
+      from event_fine_cell_counts order by 1, 2`);
+    const recount = await db.pool.any(sql.type(CellRow)`
+      select grid_x >> 8 as x, grid_y >> 8 as y, count(*)::int8 as count, array_agg(id order by id) as ids
+      from events where location is not null group by 1, 2 order by 1, 2`);
+    t.same(
+      kept.map((cell) => [cell.x, cell.y, cell.count]),
+      recount.map((cell) => [cell.x, cell.y, cell.count]),
+      `${when}: one row per occupied cell, with its count`,
+    );
+    for (const [i, cell] of kept.entries()) {
+      if (cell.ids !== null && cell.ids.length === cell.count)
+        t.same(cell.ids, recount[i]?.ids, `${when}: the ids of cell ${cell.x}:${cell.y}`);
+      if (cell.count > 10) t.equal(cell.ids, null, `${when}: no ids kept for a cell of ${cell.count}`);
+    }
+  }
+
+  await sameAsRecount(t, 'after the fixture');
+  await samePaths(t, 'after the fixture');
+
+  // Grow the spot past ten events (its cell then keeps no ids), move an event, drop some.
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    select ${protests}, ${news}, 'spot-extra-' || g, 'extra ' || g, '{}'::jsonb,
+           st_setsrid(st_makepoint(${SAME_SPOT.longitude}, ${SAME_SPOT.latitude}), 4326),
+           timestamptz '2024-07-01' + g * interval '1 hour'
+    from generate_series(1, 8) g`);
+  await db.pool.query(sql.unsafe`
+    update events set location = st_setsrid(st_makepoint(2.35, 48.85), 4326)
+    where id = (select min(id) from events where title like 'event %' and location is not null)`);
+  await sameAsRecount(t, 'after inserts and a move');
+  await samePaths(t, 'after inserts and a move');
+
+  await db.pool.query(
+    sql.unsafe`delete from events where unique_id like 'spot-extra-%' and title <> 'extra 1'`,
+  );
+  await db.pool.query(sql.unsafe`
+    delete from events where id in (select id from events where location is not null order by id limit 25)`);
+  await sameAsRecount(t, 'after deletes');
+  await samePaths(t, 'after deletes');
+
+  const spot = await features(
+    fineReader,
+    { bounds: { north: 52.6, south: 52.4, east: 13.5, west: 13.3 } },
+    13,
+  );
+  const cluster = [...spot.values()].find(
+    (feature) =>
+      feature.properties.type === 'event-cluster' && (feature.properties.eventIds ?? []).length >= 7,
+  );
+  t.ok(cluster, 'the spot, back to ten or fewer events after deletes, lists its ids again');
+
+  await db.pool.query(sql.unsafe`truncate events cascade`);
+  t.equal(
+    await db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Number() })))`
+      select count(*)::int8 as n from event_fine_cell_counts`),
+    0,
+    'truncating events empties the counts',
+  );
+});
