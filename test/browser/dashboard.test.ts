@@ -1,16 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import t from 'tap';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { accountsApp, PASSWORD } from '../helpers/accounts.ts';
+import { launchChromium } from '../helpers/chromium.ts';
 
 // The dashboard in a real browser (Debian's Chromium) with JavaScript switched off: a person can log
 // in, switch a flag, manage users, catalogs and datasets. With CHRONOMAP_SCREENSHOTS=1 the run also
 // refreshes docs/screenshots/.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SAVE = process.env.CHRONOMAP_SCREENSHOTS === '1';
 const SHOTS = path.join(projectRoot, 'docs', 'screenshots');
 
@@ -32,18 +31,7 @@ t.test('the dashboard in Chromium without JavaScript', async (t) => {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchChromium();
   t.teardown(() => browser.close());
   const context = await browser.newContext({
     javaScriptEnabled: false,
