@@ -178,7 +178,7 @@ try {
   // count triggers (LIKE copies neither), once into `events` itself (rolled back).
   const insertFrom = (table: string, datasetId: string) => `
     insert into ${table} (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp, is_valid)
-    select ${datasetId}, 1, id, place,
+    select ${datasetId}, (select id from catalogs where slug = 'bench-sql'), id, place,
            jsonb_build_object('id', id, 'time', time, 'latitude', latitude::float8, 'longitude', longitude::float8,
                               'depth', depth::float8, 'mag', mag::float8, 'place', place),
            ST_SetSRID(ST_MakePoint(longitude::float8, latitude::float8), 4326), time::timestamptz, true
@@ -197,8 +197,9 @@ try {
   await adminQuery(
     url,
     `create table bench_events (like events including defaults including generated including identity including indexes);
-     insert into catalogs (id, slug, title, is_public) overriding system value values (1, 'bench-sql', 'Bench SQL', false);
-     insert into datasets (catalog_id, slug, title, is_public) values (1, 'bench-sql', 'Bench SQL', false)`,
+     insert into catalogs (slug, title, is_public) values ('bench-sql', 'Bench SQL', false);
+     insert into datasets (catalog_id, slug, title, is_public)
+     select id, 'bench-sql', 'Bench SQL', false from catalogs where slug = 'bench-sql'`,
   );
   const bareSeconds = await timed(insertFrom('bench_events', '1'));
   say(
