@@ -28,6 +28,7 @@ const app = await buildHttpApp(
       uploadRoot: '/nonexistent',
       files: new Proxy({}, { get: () => unused }) as never,
       maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
+      dashboardCsrfSecret: 'openapi',
       currentUserId: () => null,
       schedules: new Proxy({}, { get: () => unused }) as never,
     },

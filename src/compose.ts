@@ -197,6 +197,7 @@ export async function composeServices(
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
           currentUserId: (request) => request.viewer?.id ?? null,
           schedules: scheduleDeps,
+          dashboardCsrfSecret: accounts.csrfSecret,
         },
         accounts,
         explore: {

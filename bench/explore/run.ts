@@ -12,11 +12,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { loadConfig, projectRoot } from '../../src/adapters/config/environment.ts';
 import { composeServices } from '../../src/compose.ts';
 import { unlimitedAnonymousReads } from '../../test/helpers/accounts.ts';
+import { openChromium } from '../../test/helpers/browser.ts';
 import { benchDatabaseUrl, withClient } from '../read-api/bench-database.ts';
 
 const { values: options } = parseArgs({ options: { repeat: { type: 'string', default: '5' } } });
@@ -143,16 +144,7 @@ async function main(): Promise<void> {
       .join(' ');
   console.log(`${total} events; Chromium 1280x800, WebGL on SwiftShader; load average before: ${load()}`);
 
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--use-angle=swiftshader',
-      '--enable-unsafe-swiftshader',
-      '--no-first-run',
-    ],
-  });
+  const browser = await openChromium({ webgl: true });
   const rows: Array<Record<string, string | number>> = [];
   try {
     for (const view of VIEWS) {

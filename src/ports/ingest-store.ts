@@ -93,6 +93,8 @@ export type FailedJobSummary = IngestJob & { fileName: string };
 export interface IngestStore {
   createFile(file: NewIngestFile, jobs: NewIngestJob[]): Promise<{ file: IngestFile; jobs: IngestJob[] }>;
   getFile(id: number): Promise<IngestFile | null>;
+  /** A user's most recent ingest files, newest first. */
+  filesUploadedBy(userId: number, limit: number): Promise<IngestFile[]>;
   getJob(id: number): Promise<IngestJob | null>;
   jobsOfFile(fileId: number): Promise<IngestJob[]>;
   stages(jobId: number): Promise<StoredStage[]>;

@@ -1,9 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
-import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { keepScreenshot, launchChromium } from '../helpers/browser.ts';
 import { policyFile, unlimitedAnonymousReads } from '../helpers/accounts.ts';
 import { testApp } from '../helpers/app.ts';
 import { type ExpectedFilter, expectedEvents, loadReadFixture, SAME_SPOT } from '../helpers/v1-fixture.ts';
@@ -11,22 +9,6 @@ import { type ExpectedFilter, expectedEvents, loadReadFixture, SAME_SPOT } from 
 // The Explore page at / in a real browser (Debian's Chromium, WebGL through SwiftShader) against the
 // whole service on loopback with the read-API fixture: three datasets in two catalogs, events around
 // the globe. With CHRONOMAP_SCREENSHOTS=1 the run also refreshes docs/screenshots/explore*.png.
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SAVE = process.env.CHRONOMAP_SCREENSHOTS === '1';
-const SHOTS = path.join(projectRoot, 'docs', 'screenshots');
-
-/** Chromium flags: headless, and WebGL on the CPU (SwiftShader) since there is no GPU. */
-export const EXPLORE_BROWSER_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--use-angle=swiftshader',
-  '--enable-unsafe-swiftshader',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 // Code run in the page is written as strings: this project's TypeScript has no DOM types.
 const GENERATION = 'Number(document.body.dataset.generation ?? 0)';
@@ -122,8 +104,7 @@ t.test('the Explore page in Chromium', async (t) => {
     t.ok(countries.features.length > 150, 'Natural Earth countries');
   });
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: EXPLORE_BROWSER_ARGS });
-  t.teardown(() => browser.close());
+  const browser = await launchChromium(t, { webgl: true });
 
   const open = async (viewport: { width: number; height: number }, phone = false) => {
     const context = await browser.newContext({
@@ -141,14 +122,7 @@ t.test('the Explore page in Chromium', async (t) => {
     });
     return { page, problems };
   };
-  const shot = async (page: Page, name: string) => {
-    const image = await page.screenshot();
-    t.equal(image.subarray(1, 4).toString(), 'PNG', `screenshot ${name}`);
-    if (SAVE) {
-      mkdirSync(SHOTS, { recursive: true });
-      writeFileSync(path.join(SHOTS, `${name}.png`), image);
-    }
-  };
+  const shot = async (page: Page, name: string) => keepScreenshot(t, await page.screenshot(), name);
   /** Every count on the page agrees with the fixture for the bounds and filters in force. */
   const agrees = async (t: Test, page: Page, expected: ExpectedFilter, what: string) => {
     const now = await snapshot(page);
@@ -322,9 +296,7 @@ t.test('the Explore page in Chromium', async (t) => {
     t.notOk(await phone.page.locator('#filters-box').getAttribute('open'), 'filters folded away');
     const scrollWidth = await phone.page.evaluate<number>('document.documentElement.scrollWidth');
     t.ok(scrollWidth <= 390, `no sideways scrolling (${scrollWidth})`);
-    const image = await phone.page.screenshot({ fullPage: true });
-    t.equal(image.subarray(1, 4).toString(), 'PNG');
-    if (SAVE) writeFileSync(path.join(SHOTS, 'explore-phone.png'), image);
+    keepScreenshot(t, await phone.page.screenshot({ fullPage: true }), 'explore-phone');
     t.same(phone.problems, []);
   });
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import {
+  authHeaders,
   countEvents,
   ingestApp,
   jobRow,
@@ -133,7 +134,11 @@ t.test(
     const declared = await app.inject({
       method: 'POST',
       url: '/api/ingest-files',
-      headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(2 * 1024 ** 3) },
+      headers: {
+        'content-type': 'multipart/form-data; boundary=x',
+        'content-length': String(2 * 1024 ** 3),
+        ...authHeaders(app),
+      },
       payload: '--x--\r\n',
     });
     t.equal(declared.statusCode, 413);
@@ -147,7 +152,13 @@ t.test(
     const result = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
       let sent = 0;
       const request = http.request(
-        { host: '127.0.0.1', port, method: 'POST', path: '/api/ingest-files', headers },
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/ingest-files',
+          headers: { ...headers, ...authHeaders(app) },
+        },
         (response) => {
           let body = '';
           response.on('data', (chunk) => {

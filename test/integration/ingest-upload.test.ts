@@ -5,9 +5,11 @@ import { Type } from 'typebox';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import {
+  authHeaders,
   countEvents,
   ingestApp,
   multipart,
+  signIn,
   type UploadedDoc,
   upload,
   waitForFile,
@@ -96,10 +98,69 @@ t.test(
   },
 );
 
+t.test("uploads need a logged-in user and count against the uploader's daily quotas", async (t) => {
+  const { app, db, catalogId, dataDir } = await ingestApp(t, {}, false);
+  const body = multipart({ catalog: String(catalogId) }, { name: 'usgs.csv', content: USGS });
+  const anonymous = await app.inject({ method: 'POST', url: '/api/ingest-files', ...body });
+  t.equal(anonymous.statusCode, 401, anonymous.body);
+  t.match(anonymous.json(), { error: String });
+  const preview = await app.inject({ method: 'POST', url: '/api/ingest/preview', ...body });
+  t.equal(preview.statusCode, 401, preview.body);
+  const badToken = await app.inject({
+    method: 'POST',
+    url: '/api/ingest-files',
+    payload: body.payload,
+    headers: { ...body.headers, authorization: 'Bearer not-a-token' },
+  });
+  t.equal(badToken.statusCode, 401, badToken.body);
+  const files = await db.pool.oneFirst(
+    sql.type(row(Type.Object({ n: Type.Number() })))`select count(*)::int as n from ingest_files`,
+  );
+  t.equal(files, 0, 'no ingest file recorded');
+  t.same(
+    readdirSync(dataDir, { recursive: true }).filter((name) => String(name).endsWith('.csv')),
+    [],
+    'nothing stored on disk',
+  );
+
+  // Trust level 1: five uploads a day (config/quotas.yaml); the sixth is refused and not recorded.
+  const limited = await signIn(app, db.pool, { trustLevel: 1 });
+  const send = () =>
+    app.inject({
+      method: 'POST',
+      url: '/api/ingest-files',
+      payload: body.payload,
+      headers: { ...body.headers, authorization: `Bearer ${limited.token}` },
+    });
+  for (let i = 0; i < 5; i++) t.equal((await send()).statusCode, 201);
+  const refused = await send();
+  t.equal(refused.statusCode, 403, refused.body);
+  t.match(refused.json(), { error: String, code: 'QUOTA_EXCEEDED' });
+  const uploads = await db.pool.any(
+    sql.type(row(Type.Object({ uploaded_by: Type.Number() })))`select uploaded_by from ingest_files`,
+  );
+  t.same(
+    uploads.map((u) => u.uploaded_by),
+    [limited.id, limited.id, limited.id, limited.id, limited.id],
+    'each recorded upload names its uploader',
+  );
+  const quotas = await app.inject({
+    method: 'GET',
+    url: '/api/quotas',
+    headers: { authorization: `Bearer ${limited.token}` },
+  });
+  t.match(quotas.json(), { quotas: { fileUploadsPerDay: { used: 5, limit: 5, remaining: 0 } } });
+});
+
 t.test('the schema preview shows detected fields and mappings and writes nothing', async (t) => {
   const { app, db, dataDir } = await ingestApp(t, {}, false);
   const body = multipart({}, { name: 'usgs.csv', content: USGS });
-  const response = await app.inject({ method: 'POST', url: '/api/ingest/preview', ...body });
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/ingest/preview',
+    payload: body.payload,
+    headers: { ...body.headers, ...authHeaders(app) },
+  });
   t.equal(response.statusCode, 200, response.body);
   const preview = response.json() as {
     fileName: string;
@@ -129,13 +190,15 @@ t.test('the schema preview shows detected fields and mappings and writes nothing
   t.equal(preview.sheets[0]?.sample.length, 6, 'the header and five rows');
 
   const latin1 = Buffer.from('Datum;Ort;Titel\n27.03.2026;Köln;Karneval\n', 'latin1');
+  const germanBody = multipart(
+    { settings: JSON.stringify({ fieldMapping: { title: 'Titel' } }) },
+    { name: 'de.csv', content: latin1 },
+  );
   const german = await app.inject({
     method: 'POST',
     url: '/api/ingest/preview',
-    ...multipart(
-      { settings: JSON.stringify({ fieldMapping: { title: 'Titel' } }) },
-      { name: 'de.csv', content: latin1 },
-    ),
+    payload: germanBody.payload,
+    headers: { ...germanBody.headers, ...authHeaders(app) },
   });
   t.match(german.json(), {
     sheets: [

@@ -83,6 +83,7 @@ export function flashes(flash: Flash): Html {
 const NAV: [string, string][] = [
   ['/dashboard', 'Overview'],
   ['/dashboard/catalogs', 'Catalogs'],
+  ['/dashboard/ingest', 'Imports'],
   ['/dashboard/users', 'Users'],
   ['/dashboard/settings', 'Settings'],
   ['/account/scrapers', 'Scrapers'],

@@ -67,7 +67,7 @@ export function loadIngestConfig(read: Read): IngestConfig {
       maxAttempts: read('RETRY_MAX_ATTEMPTS', positiveInteger(100), DEFAULT_RETRY_POLICY.maxAttempts),
     },
     maxFileSizeBytes: read('INGEST_MAX_FILE_SIZE_MB', positiveInteger(100_000), 100) * 1024 * 1024,
-    batchSize: read('INGEST_BATCH_SIZE', positiveInteger(100_000), 5000),
+    batchSize: read('INGEST_BATCH_SIZE', positiveInteger(100_000), 20_000),
     concurrency: read('INGEST_CONCURRENCY', positiveInteger(64), 2),
     fetch: {
       maxBytes: read('INGEST_FETCH_MAX_MB', positiveInteger(100_000), 100) * 1024 * 1024,

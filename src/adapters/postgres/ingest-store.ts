@@ -195,6 +195,12 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
       return found ? toFile(found) : null;
     },
 
+    async filesUploadedBy(userId, limit) {
+      const rows = await pool.any(sql.type(FileRow)`
+        select * from ingest_files where uploaded_by = ${userId} order by created_at desc, id desc limit ${limit}`);
+      return rows.map(toFile);
+    },
+
     getJob,
 
     async jobsOfFile(fileId) {
@@ -310,7 +316,9 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
           select count(*) as total,
                  count(*) filter (where stage = 'completed') as completed,
                  count(*) filter (where stage = 'failed') as failed,
-                 count(*) filter (where stage = 'needs-review') as review
+                 -- A job waiting for a decision, not one passing through the needs-review task.
+                 count(*) filter (where stage = 'needs-review' and review_reasons is not null
+                                    and approved_at is null) as review
           from ingest_jobs where ingest_file_id = ${fileId}
         )
         update ingest_files f

@@ -23,6 +23,7 @@ import {
   compareSchemas,
   type DetectedSchema,
   describeDrift,
+  type FieldMapping,
   detectSchema,
   type SchemaDrift,
 } from '../../domain/ingest/schema.ts';
@@ -63,6 +64,15 @@ type AnalyzeOutput = {
   idColumn: string | null;
   internal: number;
   external: number;
+  /** validate-schema's row checks, made in the same pass with the schema of the first rows. */
+  validation?: RowTally;
+};
+type RowTally = {
+  mapping: FieldMapping;
+  validRows: number;
+  addressRows: number;
+  invalidRows: number;
+  rowErrors: { row: number; field: string; message: string }[];
 };
 type ValidateOutput = {
   validRows: number;
@@ -74,7 +84,13 @@ type ValidateOutput = {
 };
 type GeocodeOutput = { addresses: number; found: number; failed: number };
 
-type Context = { job: IngestJob; file: IngestFile; records: Map<TaskStage, StoredStage> };
+type Context = {
+  job: IngestJob;
+  file: IngestFile;
+  records: Map<TaskStage, StoredStage>;
+  /** Distinct addresses to geocode, when a pass in this run collected them (not stored). */
+  addresses?: Set<string>;
+};
 
 /** The result a stage task returns: its output, or a request for a human decision. */
 type TaskResult = { output: unknown; skipped?: boolean } | { needsReview: string[]; output: unknown };
@@ -229,6 +245,48 @@ function idColumnIndex(header: string[], schema: DetectedSchema | null, context:
   return named ? header.indexOf(named) : -1;
 }
 
+/** What one pass over the rows learns for analyze-duplicates and validate-schema. */
+type RowScan = {
+  idIndex: number;
+  check(values: string[], row: number): void;
+  tally: RowTally | null;
+  addresses: Set<string> | null;
+};
+
+function rowScan(header: string[], schema: DetectedSchema, context: Context): RowScan {
+  const idIndex = idColumnIndex(header, schema, context);
+  // Without a timestamp column detect-schema stops the job; there is nothing to check.
+  if (!schema.mapping.timestamp) return { idIndex, check() {}, tally: null, addresses: null };
+  const columns = columnPositions(header, schema.mapping);
+  const tally: RowTally = {
+    mapping: schema.mapping,
+    validRows: 0,
+    addressRows: 0,
+    invalidRows: 0,
+    rowErrors: [],
+  };
+  const addresses = columns.address >= 0 && context.job.config.geocoding ? new Set<string>() : null;
+  return {
+    idIndex,
+    tally,
+    addresses,
+    check(values, row) {
+      const result = checkRow(header, values, columns);
+      if (result.ok) {
+        tally.validRows += 1;
+        const address = result.location ? null : addressToGeocode(values, columns);
+        if (address) {
+          tally.addressRows += 1;
+          addresses?.add(address);
+        }
+      } else {
+        tally.invalidRows += 1;
+        if (tally.rowErrors.length < MAX_ROW_ERRORS) tally.rowErrors.push({ row, ...result.problem });
+      }
+    },
+  };
+}
+
 const TASKS: Record<
   TaskStage,
   (deps: IngestDeps, context: Context, record: StoredStage) => Promise<TaskResult>
@@ -241,24 +299,19 @@ const TASKS: Record<
     let internal = 0;
     let external = 0;
     let rowsTotal = 0;
-    let idIndex = -2;
-    let idColumn: string | null = null;
     let header: string[] = [];
     let pending: string[] = [];
+    // The first SAMPLE_ROWS rows are held back until the schema is detected from them (the same rows
+    // detect-schema reads), so that this one pass also checks every row for validate-schema and
+    // collects the addresses for geocode-batch.
+    let sample: { values: string[]; row: number }[] | null = [];
+    let scan: RowScan | null = null;
     const flushExternal = async () => {
       if (checkExternal && pending.length) external += await deps.store.countExisting(datasetId, pending);
       pending = [];
     };
-    for await (const { header: h, values, row } of dataRows(deps, context)) {
-      if (idIndex === -2) {
-        header = h;
-        // Only the id column matters here; a full detection runs in the next stage.
-        const schema = detectSchema(header, [values], job.config.fieldMapping);
-        idIndex = idColumnIndex(header, schema, context);
-        idColumn = idIndex >= 0 ? (header[idIndex] ?? null) : null;
-      }
-      rowsTotal = row;
-      const key = uniqueIdFor(values, idIndex, job.config.idStrategy);
+    const visit = async (values: string[], row: number) => {
+      const key = uniqueIdFor(values, (scan as RowScan).idIndex, job.config.idStrategy);
       if (key.ok) {
         if (seen.has(key.id)) internal += 1;
         else {
@@ -267,17 +320,52 @@ const TASKS: Record<
           if (pending.length >= 5000) await flushExternal();
         }
       }
+      (scan as RowScan).check(values, row);
       if (row % PROGRESS_EVERY === 0) {
         await deps.store.reportProgress(job.id, 'analyze-duplicates', { rowsTotal: row, rowsProcessed: row });
       }
+    };
+    const startScan = async () => {
+      const held = sample ?? [];
+      sample = null;
+      scan = rowScan(
+        header,
+        detectSchema(
+          header,
+          held.map((r) => r.values),
+          job.config.fieldMapping,
+        ),
+        context,
+      );
+      for (const r of held) await visit(r.values, r.row);
+    };
+    for await (const { header: h, values, row } of dataRows(deps, context)) {
+      header = h;
+      rowsTotal = row;
+      if (sample) {
+        sample.push({ values, row });
+        if (sample.length >= SAMPLE_ROWS) await startScan();
+        continue;
+      }
+      await visit(values, row);
     }
+    if (sample) await startScan();
     await flushExternal();
     if (rowsTotal === 0) {
       if (header.length === 0) await readHeaderAndSample(deps, context); // throws the precise error
       throw permanent('NO_ROWS', 'the file has a header but no data rows');
     }
     await deps.store.reportProgress(job.id, 'analyze-duplicates', { rowsTotal, rowsProcessed: rowsTotal });
-    const output: AnalyzeOutput = { rowsTotal, columns: header.length, idColumn, internal, external };
+    const done = scan as RowScan | null;
+    if (done?.addresses) context.addresses = done.addresses;
+    const output: AnalyzeOutput = {
+      rowsTotal,
+      columns: header.length,
+      idColumn: done && done.idIndex >= 0 ? (header[done.idIndex] ?? null) : null,
+      internal,
+      external,
+      ...(done?.tally ? { validation: done.tally } : {}),
+    };
     return { output };
   },
 
@@ -318,28 +406,30 @@ const TASKS: Record<
         `the file's schema breaks the dataset's current schema (version ${current?.version}, mode ${job.config.schemaMode}): ${describeDrift(drift)}; approve the change to continue`,
       );
     }
-    let columns: ColumnPositions | null = null;
-    let invalidRows = 0;
-    let validRows = 0;
-    let addressRows = 0;
-    const rowErrors: ValidateOutput['rowErrors'] = [];
-    for await (const { header, values, row } of dataRows(deps, context)) {
-      columns ??= columnPositions(header, schema.mapping);
-      const result = checkRow(header, values, columns);
-      if (result.ok) {
-        validRows += 1;
-        if (!result.location && addressToGeocode(values, columns)) addressRows += 1;
-      } else {
-        invalidRows += 1;
-        if (rowErrors.length < MAX_ROW_ERRORS) rowErrors.push({ row, ...result.problem });
+    // analyze-duplicates checked every row with the schema detected from the same sample; a
+    // different mapping (a restart after a change) needs a pass of its own.
+    let tally = analyzed.validation ?? null;
+    if (!tally || JSON.stringify(tally.mapping) !== JSON.stringify(schema.mapping)) {
+      let scan: RowScan | null = null;
+      for await (const { header, values, row } of dataRows(deps, context)) {
+        scan ??= rowScan(header, schema, context);
+        scan.check(values, row);
+        if (row % PROGRESS_EVERY === 0) {
+          await deps.store.reportProgress(job.id, 'validate-schema', {
+            rowsTotal: analyzed.rowsTotal,
+            rowsProcessed: row,
+          });
+        }
       }
-      if (row % PROGRESS_EVERY === 0) {
-        await deps.store.reportProgress(job.id, 'validate-schema', {
-          rowsTotal: analyzed.rowsTotal,
-          rowsProcessed: row,
-        });
-      }
+      tally = scan?.tally ?? null;
+      if (scan?.addresses) context.addresses = scan.addresses;
     }
+    const { validRows, addressRows, invalidRows, rowErrors } = tally ?? {
+      validRows: 0,
+      addressRows: 0,
+      invalidRows: 0,
+      rowErrors: [],
+    };
     await deps.store.reportProgress(job.id, 'validate-schema', {
       rowsTotal: analyzed.rowsTotal,
       rowsProcessed: analyzed.rowsTotal,
@@ -398,12 +488,15 @@ const TASKS: Record<
     if (!job.config.geocoding || !deps.geocoder || !schema.mapping.address || validated.addressRows === 0) {
       return { output: { addresses: 0, found: 0, failed: 0 } satisfies GeocodeOutput, skipped: true };
     }
-    const addresses = new Set<string>();
-    let columns: ColumnPositions | null = null;
-    for await (const { header, values } of dataRows(deps, context)) {
-      columns ??= columnPositions(header, schema.mapping);
-      const address = addressToGeocode(values, columns);
-      if (address) addresses.add(address);
+    let addresses = context.addresses;
+    if (!addresses) {
+      addresses = new Set<string>();
+      let columns: ColumnPositions | null = null;
+      for await (const { header, values } of dataRows(deps, context)) {
+        columns ??= columnPositions(header, schema.mapping);
+        const address = addressToGeocode(values, columns);
+        if (address) addresses.add(address);
+      }
     }
     if (addresses.size === 0)
       return { output: { addresses: 0, found: 0, failed: 0 } satisfies GeocodeOutput, skipped: true };
@@ -461,11 +554,15 @@ const TASKS: Record<
     let batchInvalid = 0;
     let batchGeocoded = 0;
     let lastRow = resumeAfter;
-    const flush = async (row: number) => {
+    // One batch is stored while the next is read and built (the database and this process work
+    // at the same time); batches still commit one after the other, in file order, so the stored
+    // rows_processed stays a high-water mark below which every row is committed.
+    let inFlight: Promise<void> | null = null;
+    const commit = async (events: NewEvent[], skipped: BatchSkips, row: number) => {
       const { inserted, updated } = await deps.store.commitEventBatch(
         job.id,
         datasetId,
-        batch,
+        events,
         job.config.duplicateHandling,
         {
           rowsTotal: analyzed.rowsTotal,
@@ -475,57 +572,87 @@ const TASKS: Record<
           batchRowsTotal: deps.batchSize,
           batchRowsProcessed: deps.batchSize,
         },
-        ({ inserted, updated }) => ({
-          created: counters.created + inserted,
-          updated: counters.updated + updated,
-          duplicates: counters.duplicates + batchDuplicates + (batch.length - inserted - updated),
-          invalid: counters.invalid + batchInvalid,
-          geocoded: counters.geocoded + batchGeocoded,
-        }),
+        (stored) => addBatch(counters, events.length, skipped, stored),
       );
-      counters.created += inserted;
-      counters.updated += updated;
-      counters.duplicates += batchDuplicates + (batch.length - inserted - updated);
-      counters.invalid += batchInvalid;
-      counters.geocoded += batchGeocoded;
+      Object.assign(counters, addBatch(counters, events.length, skipped, { inserted, updated }));
+    };
+    const flush = async (row: number) => {
+      const events = batch;
+      const skipped = { duplicates: batchDuplicates, invalid: batchInvalid, geocoded: batchGeocoded };
       batch = [];
       batchDuplicates = 0;
       batchInvalid = 0;
       batchGeocoded = 0;
+      if (inFlight) await inFlight;
+      const started = commit(events, skipped, row);
+      // Observed by the next flush or at the end; until then it must not count as unhandled.
+      started.catch(() => {});
+      inFlight = started;
     };
-    for await (const { header, values, row } of dataRows(deps, context)) {
-      if (idIndex === -2) {
-        columns = columnPositions(header, schema.mapping);
-        idIndex = idColumnIndex(header, schema, context);
-      }
-      const cols = columns as ColumnPositions;
-      const key = uniqueIdFor(values, idIndex, job.config.idStrategy);
-      // Internal duplicates: the first occurrence wins, also across a resume.
-      const duplicate = key.ok && seen.has(key.id);
-      if (key.ok) seen.add(key.id);
-      if (row <= resumeAfter) continue;
-      lastRow = row;
-      if (!key.ok) batchInvalid += 1;
-      else if (duplicate) batchDuplicates += 1;
-      else {
-        let geocoded: Location | null = null;
-        if (geocodes) {
-          const address = addressToGeocode(values, cols);
-          const outcome = address ? geocodes.get(address) : undefined;
-          if (outcome && 'location' in outcome) geocoded = outcome.location;
+    try {
+      for await (const { header, values, row } of dataRows(deps, context)) {
+        if (idIndex === -2) {
+          columns = columnPositions(header, schema.mapping);
+          idIndex = idColumnIndex(header, schema, context);
         }
-        const result = rowToEvent(header, values, cols, key.id, geocoded);
-        if (result.ok) {
-          if (geocoded && result.event.location === geocoded) batchGeocoded += 1;
-          batch.push(result.event);
-        } else batchInvalid += 1;
+        const cols = columns as ColumnPositions;
+        const key = uniqueIdFor(values, idIndex, job.config.idStrategy);
+        // Internal duplicates: the first occurrence wins, also across a resume.
+        const duplicate = key.ok && seen.has(key.id);
+        if (key.ok) seen.add(key.id);
+        if (row <= resumeAfter) continue;
+        lastRow = row;
+        if (!key.ok) batchInvalid += 1;
+        else if (duplicate) batchDuplicates += 1;
+        else {
+          let geocoded: Location | null = null;
+          if (geocodes) {
+            const address = addressToGeocode(values, cols);
+            const outcome = address ? geocodes.get(address) : undefined;
+            if (outcome && 'location' in outcome) geocoded = outcome.location;
+          }
+          const result = rowToEvent(header, values, cols, key.id, geocoded);
+          if (result.ok) {
+            if (geocoded && result.event.location === geocoded) batchGeocoded += 1;
+            batch.push(result.event);
+          } else batchInvalid += 1;
+        }
+        if (row % deps.batchSize === 0) await flush(row);
       }
-      if (row % deps.batchSize === 0) await flush(row);
+      if (lastRow > resumeAfter || batch.length) await flush(lastRow);
+    } finally {
+      // A failure while reading leaves the batch in flight to finish before the stage's failure is handled.
+      await (inFlight as Promise<void> | null)?.catch(() => {});
     }
-    if (lastRow > resumeAfter || batch.length) await flush(lastRow);
+    await inFlight;
     return { output: { ...counters, rowsTotal: analyzed.rowsTotal } };
   },
 };
+
+type BatchSkips = { duplicates: number; invalid: number; geocoded: number };
+type EventCounters = {
+  created: number;
+  updated: number;
+  duplicates: number;
+  invalid: number;
+  geocoded: number;
+};
+
+/** The stage's counters after one more stored batch. */
+function addBatch(
+  counters: EventCounters,
+  batchLength: number,
+  skipped: BatchSkips,
+  stored: { inserted: number; updated: number },
+): EventCounters {
+  return {
+    created: counters.created + stored.inserted,
+    updated: counters.updated + stored.updated,
+    duplicates: counters.duplicates + skipped.duplicates + (batchLength - stored.inserted - stored.updated),
+    invalid: counters.invalid + skipped.invalid,
+    geocoded: counters.geocoded + skipped.geocoded,
+  };
+}
 
 /** A completed job that skipped invalid rows says so in its errorLog. */
 function completionWarnings(context: Context): JobErrorLog | null {

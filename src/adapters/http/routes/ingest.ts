@@ -17,6 +17,8 @@ import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaGate } from '../../../ports/ingest-ports.ts';
 import type { FileFormat } from '../../../ports/ingest-store.ts';
+import { ingestProgressPage } from '../../admin/ingest-progress.ts';
+import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
 import { SchemaPreview } from './ingest-schemas.ts';
@@ -29,6 +31,8 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
   /** The signed-in user, when the session layer knows one (wired by the accounts work). */
   currentUserId(request: FastifyRequest): number | null;
   schedules: ScheduleDeps;
+  /** Keys the dashboard's CSRF tokens (the admin progress page's logout form). */
+  dashboardCsrfSecret: string;
 };
 
 const FORMATS: Record<string, FileFormat> = {
@@ -67,6 +71,11 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
     },
     throwFileSizeLimit: true,
   });
+  await app.register(ingestProgressPage, {
+    store: ingest.store,
+    clock: ingest.clock,
+    csrfSecret: ingest.dashboardCsrfSecret,
+  });
 
   app.post(
     '/api/ingest-files',
@@ -81,15 +90,17 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           'longitude, coordinates, address, title, id}, idStrategy external-id|content-hash|auto, duplicateHandling skip|update, ' +
           'geocoding true|false, schemaMode strict|additive|flexible, sheets [{sheetIndex, dataset}]). The file streams to disk; ' +
           'one larger than the upload limit is refused with 413 while it streams. Answers 201 with the ingest file and queues one ' +
-          'ingest job per sheet.',
+          'ingest job per sheet. Needs a logged-in user (401 otherwise); counts against fileUploadsPerDay and, per sheet, ' +
+          'importJobsPerDay (403 quota_exceeded).',
         consumes: ['multipart/form-data'],
         response: {
           201: Type.Object({ doc: Type.Ref('IngestFileDoc'), message: Type.String() }),
-          ...errorResponses(400, 403, 404, 413, 415),
+          ...errorResponses(400, 401, 403, 404, 413, 415),
         },
       },
     },
     async (request, reply) => {
+      const userId = signedIn(request, reply, ingest);
       const { fields, stored } = await receiveUpload(request, reply, ingest);
       try {
         const catalogId = Number(fields.catalog ?? fields.catalogId);
@@ -112,7 +123,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
             format: stored.format,
             source: 'upload',
             catalogId,
-            userId: ingest.currentUserId(request),
+            userId,
             settings: parseIngestSettings(settings, fields.dataset),
             sheets: await sheetsOf(ingest, stored),
           },
@@ -136,12 +147,14 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
         description:
           'multipart/form-data with `file` and optional `settings` (JSON, its `fieldMapping` is applied as on upload). ' +
           'Reads the first 1,000 rows of each sheet and answers the detected field types and timestamp, coordinate, ' +
-          'address, title and id columns, with the first rows. The file is deleted afterwards; no record is created.',
+          'address, title and id columns, with the first rows. The file is deleted afterwards; no record is created. ' +
+          'Needs a logged-in user (401 otherwise).',
         consumes: ['multipart/form-data'],
-        response: { 200: SchemaPreview, ...errorResponses(400, 413) },
+        response: { 200: SchemaPreview, ...errorResponses(400, 401, 413) },
       },
     },
     async (request, reply) => {
+      signedIn(request, reply, ingest);
       const { fields, stored } = await receiveUpload(request, reply, ingest);
       try {
         let mapping: unknown;
@@ -214,6 +227,17 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
   progressRoute('ingest');
   progressRoute('import');
 };
+
+/**
+ * Uploads need a logged-in user (the spec: protected API access needs an authenticated session, and
+ * fileUploadsPerDay is a per-user quota). Refused before a byte of the body is read or stored.
+ */
+function signedIn(request: FastifyRequest, reply: FastifyReply, ingest: IngestHttpDeps): number {
+  const userId = ingest.currentUserId(request);
+  if (userId !== null) return userId;
+  reply.header('connection', 'close');
+  return requireUser(request).id;
+}
 
 type StoredUpload = {
   relative: string;

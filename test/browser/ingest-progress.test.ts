@@ -1,0 +1,149 @@
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import t from 'tap';
+import { systemClock } from '../../src/adapters/clock/system-clock.ts';
+import { localSourceFiles } from '../../src/adapters/files/local-source-files.ts';
+import { pgBossIngestQueue } from '../../src/adapters/jobs/ingest-worker.ts';
+import { postgresIngestStore } from '../../src/adapters/postgres/ingest-store.ts';
+import { runIngestJob } from '../../src/application/ingest/run-ingest-job.ts';
+import { keepScreenshot, launchChromium } from '../helpers/browser.ts';
+import { countEvents, ingestApp, signIn, type UploadedDoc } from '../fixtures/ingest/client.ts';
+
+// The admin's import progress page in a real browser (Debian's Chromium, JavaScript on): an admin
+// uploads a file, opens /dashboard/ingest while nothing has run yet, and watches the page follow
+// the import to the end without reloading (its script polls the progress endpoint). With
+// CHRONOMAP_SCREENSHOTS=1 the run also refreshes docs/screenshots/ingest-progress.png.
+const ROWS = 20_000;
+
+t.test('the import progress page follows a real import', async (t) => {
+  // No workers: the test runs the job itself once the page is open, so the page is sure to see it pending.
+  const { app, db, services, dataDir, catalogId } = await ingestApp(t, {}, false);
+  const admin = await signIn(app, db.pool, { role: 'admin' });
+  const other = await signIn(app, db.pool, { role: 'admin' });
+  const lines = ['id,time,latitude,longitude,place'];
+  for (let i = 0; i < ROWS; i++) {
+    lines.push(
+      `q${i},${new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString()},${(i % 170) - 85},${(i % 350) - 175},Place ${i % 40}`,
+    );
+  }
+  const send = (token: string, name: string) => {
+    const boundary = 'ingest-progress-test';
+    const payload = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="catalog"\r\n\r\n${catalogId}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/csv\r\n\r\n` +
+        `${lines.join('\n')}\r\n--${boundary}--\r\n`,
+    );
+    return app.inject({
+      method: 'POST',
+      url: '/api/ingest-files',
+      payload,
+      headers: {
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        authorization: `Bearer ${token}`,
+      },
+    });
+  };
+  const uploaded = await send(admin.token, 'quakes-2024.csv');
+  t.equal(uploaded.statusCode, 201, uploaded.body);
+  const doc = (uploaded.json() as { doc: UploadedDoc }).doc;
+  t.equal((await send(other.token, 'someone-else.csv')).statusCode, 201);
+
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium(t);
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const scriptErrors: string[] = [];
+  page.on('pageerror', (error) => scriptErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') scriptErrors.push(message.text());
+  });
+
+  await page.goto(`${base}/dashboard/ingest`);
+  t.equal(new URL(page.url()).pathname, '/dashboard/login', 'sent to the login page');
+  await page.fill('input[name=email]', admin.email);
+  await page.fill('input[name=password]', admin.password);
+  await page.click('button[type=submit]');
+  await page.click('nav >> text=Imports');
+  t.equal(new URL(page.url()).pathname, '/dashboard/ingest');
+  t.equal(await page.textContent('h1'), 'Imports');
+  const section = page.locator(`section.ingest-file[data-file-id="${doc.id}"]`);
+  t.equal(await page.locator('section.ingest-file').count(), 1, "only the caller's files");
+  t.equal(await section.locator('h2').textContent(), 'quakes-2024.csv');
+  t.equal(await section.getAttribute('data-status'), 'pending');
+  t.equal(
+    await section
+      .locator('progress[data-field=overall]')
+      .evaluate((el) => (el as unknown as { value: number }).value),
+    0,
+  );
+  t.equal(await section.locator('tr[data-stage]').count(), 7, 'one row per stage');
+
+  // The import runs now, in small batches, while the page is open.
+  const jobId = doc.jobs[0]?.id as number;
+  const run = runIngestJob(
+    {
+      store: postgresIngestStore(db.pool),
+      files: localSourceFiles(path.join(dataDir, 'ingest')),
+      geocoder: null,
+      queue: pgBossIngestQueue(services.boss),
+      clock: systemClock,
+      retry: { baseDelayMs: 100, backoffMultiplier: 2, maxDelayMs: 500, maxAttempts: 1 },
+      batchSize: 250,
+    },
+    jobId,
+  );
+  // The screenshot shows the import under way when the page catches it there (it usually does).
+  const underWay = page
+    .waitForFunction(
+      `(() => {
+        const bar = document.querySelector('section[data-file-id="${doc.id}"] progress[data-field=overall]');
+        return bar !== null && bar.value > 40 && bar.value < 95;
+      })()`,
+      undefined,
+      { timeout: 60_000, polling: 100 },
+    )
+    .catch(() => null);
+  await Promise.race([run, underWay]);
+  keepScreenshot(t, await page.screenshot({ fullPage: true }), 'ingest-progress');
+  t.equal(await run, 'completed');
+
+  // Updated in place by the page's script: same document, no reload.
+  await page.waitForSelector(`section.ingest-file[data-file-id="${doc.id}"][data-status="completed"]`, {
+    timeout: 60_000,
+  });
+  t.equal(new URL(page.url()).pathname, '/dashboard/ingest');
+  t.equal(await section.locator('[data-field=status]').textContent(), 'completed');
+  t.equal(await section.locator('[data-field=overall-text]').textContent(), '100 %');
+  t.equal(
+    await section
+      .locator('progress[data-field=overall]')
+      .evaluate((el) => (el as unknown as { value: number }).value),
+    100,
+  );
+  t.equal(
+    await section.locator('tr[data-stage="create-events"] [data-field=stage-status]').textContent(),
+    'completed',
+  );
+  t.match(
+    await section.locator('tr[data-stage="create-events"] [data-field=rows-per-second]').textContent(),
+    /^[\d,]+ rows\/s$/,
+  );
+  t.same(scriptErrors, [], 'no script errors (the CSP allows the page script)');
+  t.equal(await countEvents(db.pool, doc.datasets[0] as number), ROWS);
+
+  await page.reload();
+  t.equal(
+    (await section.locator('tr[data-stage="create-events"] td.num').first().textContent())?.trim(),
+    '80 / 80',
+    'batches of the finished stage, server-rendered',
+  );
+
+  // Not for other users: a non-admin gets the dashboard's 403.
+  const user = await signIn(app, db.pool, { role: 'user' });
+  const forbidden = await app.inject({
+    method: 'GET',
+    url: '/dashboard/ingest',
+    headers: { authorization: `Bearer ${user.token}` },
+  });
+  t.equal(forbidden.statusCode, 403);
+});
