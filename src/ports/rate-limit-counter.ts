@@ -5,4 +5,6 @@ import type { WindowCount } from '../domain/rate-limits.ts';
 export interface RateLimitCounter {
   /** Counts one hit on `key` in each window and returns the counts after it. */
   hit(key: string, windows: RateWindow[], now: Date): Promise<WindowCount[]>;
+  /** Writes the hits counted but not yet stored (on shutdown, and in tests that need them stored now). */
+  flush(): Promise<void>;
 }

@@ -1,7 +1,14 @@
 import { policyFile, unlimitedAnonymousReads } from '../helpers/accounts.ts';
 import t from 'tap';
 import { testApp } from '../helpers/app.ts';
-import { expectedEvents, getJson, loadReadFixture, type Params, SAME_SPOT } from '../helpers/v1-fixture.ts';
+import {
+  type ExpectedFilter,
+  expectedEvents,
+  getJson,
+  loadReadFixture,
+  type Params,
+  SAME_SPOT,
+} from '../helpers/v1-fixture.ts';
 
 // GET /api/v1/events/geo, /events/geo/stats and /events/temporal on a real PostGIS: the shapes,
 // field types, and the invariants (feature counts and bucket counts add up to /events' totalDocs
@@ -253,6 +260,93 @@ t.test('geo and temporal on the fixture', async (t) => {
     const expected = expectedEvents(fixture, { bounds: { north: 53, south: 52, east: 14, west: 13 } });
     t.equal(sparse.body.metadata.total, expected.length);
   });
+
+  t.test(
+    '/events/temporal with bounds: every bucket holds exactly the fixture events of its range',
+    async (t) => {
+      // Whole-world boxes are answered from the counts without bounds less the events outside (no
+      // location, or beyond the box's latitudes: the fixture has events near the pole); calendar months
+      // in boxes from the month counts of the cells inside; the rest from the rows.
+      const MERCATOR_WORLD = { north: 85.06, south: -85.06, east: 180, west: -180 };
+      const EUROPE = { north: 60, south: 40, east: 20, west: -5 };
+      const PACIFIC = { north: 10, south: -50, east: -150, west: 150 };
+      const cases: Array<{ params: Params; expected: ExpectedFilter }> = [
+        { params: { bounds: WORLD }, expected: { bounds: WORLD } },
+        { params: { bounds: MERCATOR_WORLD }, expected: { bounds: MERCATOR_WORLD } },
+        {
+          params: {
+            bounds: MERCATOR_WORLD,
+            catalog: 'news',
+            startDate: '2023-02-10T10:00:00Z',
+            endDate: '2024-07-20',
+          },
+          expected: {
+            bounds: MERCATOR_WORLD,
+            catalog: 'news',
+            from: '2023-02-10T10:00:00Z',
+            to: '2024-07-21',
+          },
+        },
+        {
+          params: {
+            bounds: WORLD,
+            granularity: 'month',
+            startDate: '2023-02-10T10:00:00Z',
+            endDate: '2024-07-20',
+          },
+          expected: { bounds: WORLD, from: '2023-02-10T10:00:00Z', to: '2024-07-21' },
+        },
+        { params: { bounds: MERCATOR_WORLD, granularity: 'week' }, expected: { bounds: MERCATOR_WORLD } },
+        { params: { bounds: EUROPE, granularity: 'month' }, expected: { bounds: EUROPE } },
+        {
+          params: {
+            bounds: EUROPE,
+            granularity: 'month',
+            datasets: ['protests', 'fires'],
+            startDate: '2023-03-15T12:00:00Z',
+            endDate: '2024-05-10',
+          },
+          expected: {
+            bounds: EUROPE,
+            datasets: ['protests', 'fires'],
+            from: '2023-03-15T12:00:00Z',
+            to: '2024-05-11',
+          },
+        },
+        { params: { bounds: PACIFIC, granularity: 'month' }, expected: { bounds: PACIFIC } },
+        {
+          params: { bounds: PACIFIC, granularity: 'month', startDate: '2023-06-20', endDate: '2024-02-03' },
+          expected: { bounds: PACIFIC, from: '2023-06-20', to: '2024-02-04' },
+        },
+        { params: { bounds: PACIFIC, targetBuckets: '12', minBuckets: '6' }, expected: { bounds: PACIFIC } },
+      ];
+      for (const { params, expected } of cases) {
+        const label = JSON.stringify(params);
+        const { status, body } = await getJson(app, '/api/v1/events/temporal', params);
+        t.equal(status, 200, label);
+        const events = expectedEvents(fixture, expected);
+        t.ok(events.length > 0, `${label}: the fixture has events in the box`);
+        const counts = body.histogram.map((bucket: { date: string; dateEnd: string }) => {
+          const from = Date.parse(bucket.date);
+          const to = Date.parse(bucket.dateEnd);
+          return events.filter(
+            (e) => Date.parse(e.eventTimestamp) >= from && Date.parse(e.eventTimestamp) < to,
+          ).length;
+        });
+        t.same(
+          body.histogram.map((bucket: { count: number }) => bucket.count),
+          counts,
+          `${label}: bucket by bucket`,
+        );
+        t.equal(body.metadata.total, events.length, `${label}: total`);
+        const list = await getJson(app, '/api/v1/events', {
+          ...Object.fromEntries(Object.entries(params).filter(([key]) => !/Buckets|granularity/.test(key))),
+          limit: '1',
+        });
+        t.equal(list.body.pagination.totalDocs, events.length, `${label}: /events totalDocs`);
+      }
+    },
+  );
 
   t.test('/events/temporal: nothing matches', async (t) => {
     const { status, body } = await getJson(app, '/api/v1/events/temporal', { catalog: 'nope' });

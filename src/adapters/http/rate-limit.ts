@@ -4,7 +4,8 @@ import type { AccessPolicy } from '../../domain/quotas.ts';
 import { decideRate, type RateDecision, RateLimitedError } from '../../domain/rate-limits.ts';
 import type { RateLimitCounter } from '../../ports/rate-limit-counter.ts';
 
-// Request rate limits kept in Postgres, so every API process counts the same requests. Routes opt
+// Request rate limits kept in Postgres, so every API process counts the same requests (batched: see
+// postgresRateLimitCounter for how far over a limit several processes can go). Routes opt
 // in with `config: { rateLimit: true }`; everything under /api/v1 is limited without asking.
 // Logged-in callers are counted per account (windows by trust level), anonymous ones per IP.
 
@@ -46,6 +47,8 @@ export function sendRateLimited(reply: FastifyReply, error: RateLimitedError): F
 }
 
 export function installRateLimits(app: FastifyInstance, deps: RateLimitDeps): void {
+  // Hits counted in memory and not written yet are written before the database pool closes.
+  app.addHook('onClose', async () => deps.counter.flush());
   // preHandler: after authentication (onRequest) and after validation, so bad requests cost nothing.
   app.addHook('preHandler', async (request, reply) => {
     if (!applies(request)) return;

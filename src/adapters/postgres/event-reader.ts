@@ -518,6 +518,9 @@ function countParts(
           : ['year', 'month', 'day'];
     return periodParts(scope, filter, grains, perDataset);
   }
+  if (level === null && coversWorld(filter.bounds)) return worldParts(scope, filter, need);
+  // Calendar months: whole months of the inner cells from their month counts. Finer bins: the rows.
+  if (need.histogram === 'month') return cellParts(scope, filter, null, perDataset, ['month']);
   if (need.histogram) return raw();
   if (level !== null && level > ROLLUP_LEVEL) {
     const unfiltered = scope.fineCells && filter.dates.from === null && filter.dates.to === null;
@@ -562,10 +565,16 @@ function periodParts(scope: Scope, filter: EventFilter, grains: Grain[], perData
  * Bounds: per longitude range, the whole years and months in the level-10 cells wholly inside the
  * box come from event_cell_counts; the rows supply the edge cells and the partial months.
  */
-function cellParts(scope: Scope, filter: EventFilter, level: number | null, perDataset: boolean): Fragment[] {
+function cellParts(
+  scope: Scope,
+  filter: EventFilter,
+  level: number | null,
+  perDataset: boolean,
+  grains: Grain[] = ['year', 'month'],
+): Fragment[] {
   const bounds = filter.bounds;
   if (!bounds) throw new Error('cellParts needs bounds');
-  const split = splitRange(filter.dates, ['year', 'month']);
+  const split = splitRange(filter.dates, grains);
   const parts: Fragment[] = [];
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
@@ -599,6 +608,46 @@ function cellParts(scope: Scope, filter: EventFilter, level: number | null, perD
     for (const piece of split.rest) parts.push(rawPart(scope, boxFilter, piece, level));
   }
   return parts;
+}
+
+/**
+ * Bounds around the whole world (every longitude, latitudes to the Web Mercator limit or beyond, as a
+ * map at zoom 0-2 sends them): every event minus those outside the box, which are few. The box holds
+ * the located events with latitude in [south, north] (the cell-index conditions of rawConditions
+ * follow from the latitude ones when every longitude is in).
+ */
+const WORLD_LATITUDE = 85.05;
+
+function coversWorld(bounds: EventFilter['bounds']): boolean {
+  return (
+    bounds !== null &&
+    bounds.west === -180 &&
+    bounds.east === 180 &&
+    bounds.south <= -WORLD_LATITUDE &&
+    bounds.north >= WORLD_LATITUDE
+  );
+}
+
+/** The counts without bounds, less one per event outside the box: unlocated, or beyond its latitudes. */
+function worldParts(
+  scope: Scope,
+  filter: EventFilter,
+  need: { histogram?: 'day' | 'month' | null; perDataset?: boolean },
+): Fragment[] {
+  const bounds = filter.bounds;
+  if (!bounds) throw new Error('worldParts needs bounds');
+  const everywhere = { ...filter, bounds: null };
+  const outside = (condition: Fragment) => rawPart(scope, everywhere, filter.dates, null, condition, -1);
+  return [
+    ...countParts(scope, everywhere, need),
+    outside(sql.fragment`e.location is null`),
+    outside(
+      sql.fragment`e.location && st_makeenvelope(-180, ${bounds.north}, 180, 90, 4326) and st_y(e.location) > ${bounds.north}`,
+    ),
+    outside(
+      sql.fragment`e.location && st_makeenvelope(-180, -90, 180, ${bounds.south}, 4326) and st_y(e.location) < ${bounds.south}`,
+    ),
+  ];
 }
 
 /**
@@ -683,6 +732,7 @@ function rawPart(
   dates: { from: string | null; to: string | null },
   level: number | null,
   extra?: Fragment,
+  sign: 1 | -1 = 1,
 ): Fragment {
   const shift = level === null ? 0 : GRID_LEVEL - level;
   const located = level === null ? sql.fragment`true` : sql.fragment`e.location is not null`;
@@ -690,7 +740,7 @@ function rawPart(
     select e.dataset_id, e.catalog_id, ${dateExpr(filter)} as t,
            ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_x >> ${shift}`} as cx,
            ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_y >> ${shift}`} as cy, e.id,
-           1::int8 as n, st_x(e.location) as slon, st_y(e.location) as slat
+           ${sign}::int8 as n, st_x(e.location) as slon, st_y(e.location) as slat
     from events e
     where ${located} and ${rawConditions(scope, filter, dates)} ${extra ? sql.fragment`and ${extra}` : sql.fragment``}`;
 }
