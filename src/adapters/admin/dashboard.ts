@@ -62,8 +62,12 @@ export function redirect(reply: FastifyReply, path: string, flash: Flash = {}): 
   return reply.redirect(`${path}${suffix}`, 303);
 }
 
-/** A server-rendered page: never cached, never framed, no scripts, forms to this origin only. */
-export function htmlReply(reply: FastifyReply, status: number): FastifyReply {
+/**
+ * A server-rendered page: never cached, never framed, forms to this origin only, and no scripts
+ * but the one inline script whose CSP hash (`'sha256-…'`) is given, which may then call this origin.
+ */
+export function htmlReply(reply: FastifyReply, status: number, scriptHash?: string): FastifyReply {
+  const script = scriptHash ? ` script-src '${scriptHash}'; connect-src 'self';` : '';
   return reply
     .status(status)
     .type('text/html; charset=utf-8')
@@ -71,7 +75,7 @@ export function htmlReply(reply: FastifyReply, status: number): FastifyReply {
     .header('X-Frame-Options', 'DENY')
     .header(
       'Content-Security-Policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+      `default-src 'none'; style-src 'unsafe-inline';${script} form-action 'self'; frame-ancestors 'none'`,
     );
 }
 

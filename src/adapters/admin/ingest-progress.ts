@@ -7,6 +7,7 @@ import {
 import type { Clock } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import { csrfProtection } from './csrf.ts';
+import { htmlReply } from './dashboard.ts';
 import { type Html, html, trusted } from './html.ts';
 import { page } from './layout.ts';
 import { messageView } from './views.ts';
@@ -188,16 +189,7 @@ export function ingestProgressView(files: IngestFileProgress[], now: number): Ht
 export const ingestProgressPage: FastifyPluginAsync<IngestProgressPageDeps> = async (app, deps) => {
   const csrf = csrfProtection(deps.csrfSecret);
   const send = (reply: FastifyReply, status: number, body: string) =>
-    reply
-      .status(status)
-      .type('text/html; charset=utf-8')
-      .header('Cache-Control', 'no-store')
-      .header('X-Frame-Options', 'DENY')
-      .header(
-        'Content-Security-Policy',
-        `default-src 'none'; style-src 'unsafe-inline'; script-src '${SCRIPT_HASH}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'`,
-      )
-      .send(body);
+    htmlReply(reply, status, SCRIPT_HASH).send(body);
 
   app.get('/dashboard/ingest', { schema: { hide: true } }, async (request, reply) => {
     const viewer = request.viewer;
