@@ -23,6 +23,8 @@ export type RateLimitCounterOptions = {
   localHits?: number;
 };
 
+const sliceId = (key: string, windowName: string, start: number) => `${key}\u0000${windowName}\u0000${start}`;
+
 /** One counter of one window slice, as this process knows it. */
 type Slice = {
   key: string;
@@ -65,7 +67,7 @@ export function postgresRateLimitCounter(
 
   function sliceOf(key: string, window: RateWindow, now: Date): Slice {
     const start = windowStart(window, now).getTime();
-    const id = `${key}\u0000${window.name}\u0000${start}`;
+    const id = sliceId(key, window.name, start);
     let slice = slices.get(id);
     if (!slice) {
       slice = { key, window, start, stored: 0, storedAt: -Infinity, pending: 0, writing: 0, syncing: 0 };
@@ -106,13 +108,13 @@ export function postgresRateLimitCounter(
     try {
       const rows = await upsert(batch, sent);
       const readAt = Date.now();
+      // One batch holds every key seen in the interval (one per client address): look totals up by id.
+      const totals = new Map(rows.map((r) => [sliceId(r.key, r.window_name, r.window_start), r.hits]));
       batch.forEach((s, i) => {
         s.writing -= sent[i] ?? 0;
-        const stored = rows.find(
-          (r) => r.key === s.key && r.window_name === s.window.name && r.window_start === s.start,
-        );
-        if (stored) {
-          s.stored = Math.max(s.stored, stored.hits);
+        const stored = totals.get(sliceId(s.key, s.window.name, s.start));
+        if (stored !== undefined) {
+          s.stored = Math.max(s.stored, stored);
           s.storedAt = readAt;
         }
       });
