@@ -82,6 +82,28 @@ const FILTERS: Array<{
     },
   },
   {
+    // A map view at zoom 10: page and total come from one pass over the box's rows.
+    name: 'city box and datasets',
+    params: { bounds: { north: 52.8, south: 52.2, east: 14.3, west: 12.5 }, datasets: ['protests', 'fires'] },
+    expected: {
+      bounds: { north: 52.8, south: 52.2, east: 14.3, west: 12.5 },
+      datasets: ['protests', 'fires'],
+    },
+  },
+  {
+    name: 'small box across the antimeridian, a catalog and a start date',
+    params: {
+      bounds: { north: -15.6, south: -17.1, east: -179.1, west: 179.3 },
+      catalog: 'news',
+      startDate: '2023-06-01T10:00:00Z',
+    },
+    expected: {
+      bounds: { north: -15.6, south: -17.1, east: -179.1, west: 179.3 },
+      catalog: 'news',
+      from: '2023-06-01T10:00:00Z',
+    },
+  },
+  {
     name: 'custom date field data.startDate',
     params: { dateField: 'data.startDate', startDate: '2023-01-01', endDate: '2023-12-31' },
     expected: { dateField: 'startDate', from: '2023-01-01T00:00:00Z', to: '2024-01-01T00:00:00Z' },
@@ -174,6 +196,40 @@ t.test('read API on the fixture', async (t) => {
         `${filter.name}: the events`,
       );
     }
+  });
+
+  t.test('/events: a city box pages by time, by dataset and by data like any filter', async (t) => {
+    const bounds = { north: 52.8, south: 52.2, east: 14.3, west: 12.5 };
+    const inBox = expectedEvents(fixture, { bounds });
+    t.ok(inBox.length > 6, 'the fixture has enough events in the box');
+    const newestFirst = [...inBox].sort(
+      (a, b) => b.eventTimestamp.localeCompare(a.eventTimestamp) || b.id - a.id,
+    );
+    const second = await getJson(app, '/api/v1/events', { bounds, limit: '3', page: '2' });
+    t.same(
+      second.body.events.map((event: { id: number }) => event.id),
+      newestFirst.slice(3, 6).map((event) => event.id),
+    );
+    for (const event of second.body.events) checkEventShape(t, event);
+    t.same(second.body.pagination.totalDocs, inBox.length);
+    t.equal(second.body.pagination.totalPages, Math.ceil(inBox.length / 3));
+    const byDataset = await getJson(app, '/api/v1/events', { bounds, sort: '-dataset', limit: '1000' });
+    t.same(
+      byDataset.body.events.map((event: { id: number }) => event.id),
+      [...inBox]
+        .sort(
+          (a, b) =>
+            (fixture.datasetIds[b.datasetSlug] ?? 0) - (fixture.datasetIds[a.datasetSlug] ?? 0) ||
+            b.id - a.id,
+        )
+        .map((event) => event.id),
+    );
+    const bySeq = await getJson(app, '/api/v1/events', { bounds, sort: 'data.seq', limit: '1000' });
+    t.same(
+      bySeq.body.events.map((event: { id: number }) => event.id),
+      inBox.map((event) => event.id),
+    );
+    t.equal(bySeq.body.pagination.totalDocs, inBox.length);
   });
 
   t.test('/events: an unknown catalog or dataset matches nothing', async (t) => {

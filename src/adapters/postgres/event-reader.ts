@@ -204,6 +204,23 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
   return {
     async listEventsPage(viewer, filter, sort, page) {
       const scope = await scopeOf(viewer, filter);
+      const window = sql.fragment`limit ${page.limit} offset ${(page.page - 1) * page.limit}`;
+      if (boxRowsAnswer(filter, sort)) {
+        // A small box (a city at zoom 10 and closer): the level-10 counts would answer little of
+        // its total and its rows are read anyway, so one index-only pass over the box's entries of
+        // the covering (grid_x) index gives both the total and the page (a top-N sort of them).
+        // The page's conditions alone let the planner combine the dataset or catalog index with
+        // the grid one in a bitmap and then visit the heap for every event of the box.
+        const result = await pool.one(sql.type(PageRow)`
+          with box as materialized (
+            select e.id, e.event_timestamp, e.dataset_id from events e
+            where ${rawConditions(scope, filter, filter.dates)}
+          ), page as materialized (
+            select e.id from box e order by ${orderBy(sort)} ${window}
+          )
+          select (${pageJson(sort)}) as events, (select count(*) from box)::int8 as total`);
+        return { eventsJson: result.events, totalDocs: result.total };
+      }
       // The page's ids first, from the covering indexes where the sort allows it (id, time, place,
       // dataset are all in them); then only the page's rows, with their data, turned into the
       // response's JSON by the database (Node passes the text on).
@@ -211,19 +228,9 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
         with page as materialized (
           select e.id from events e
           where ${rawConditions(scope, filter, filter.dates)}
-          order by ${orderBy(sort)}
-          limit ${page.limit} offset ${(page.page - 1) * page.limit}
+          order by ${orderBy(sort)} ${window}
         )
-        select coalesce(json_agg(json_build_object(
-                 'id', e.id,
-                 'dataset', json_build_object('id', e.dataset_id, 'title', d.title, 'catalog', c.slug),
-                 'data', e.data,
-                 'location', case when e.location is not null then
-                   json_build_object('longitude', st_x(e.location), 'latitude', st_y(e.location)) end,
-                 'eventTimestamp', to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                 'isValid', e.is_valid) order by ${orderBy(sort)}), '[]')::text
-        from page p join events e on e.id = p.id
-        join datasets d on d.id = e.dataset_id join catalogs c on c.id = d.catalog_id`;
+        ${pageJson(sort)}`;
       const total = sql.fragment`
         select coalesce(sum(n), 0)::int8 from (${unionParts(countParts(scope, filter))}) u`;
       // A total from the precomputed counts is cheap: one statement, one round trip. A total that
@@ -756,6 +763,43 @@ function allOf(conditions: Fragment[]): Fragment {
 function dateExpr(filter: EventFilter): Fragment {
   if (filter.dateField.kind === 'eventTimestamp') return sql.fragment`e.event_timestamp`;
   return sql.fragment`chronomap_try_timestamptz(e.data #>> ${sql.array(filter.dateField.path, 'text')})`;
+}
+
+/** The events of a `page` CTE of ids, as the JSON text of the response's array, in the page's order. */
+function pageJson(sort: Sort): Fragment {
+  return sql.fragment`
+    select coalesce(json_agg(json_build_object(
+             'id', e.id,
+             'dataset', json_build_object('id', e.dataset_id, 'title', d.title, 'catalog', c.slug),
+             'data', e.data,
+             'location', case when e.location is not null then
+               json_build_object('longitude', st_x(e.location), 'latitude', st_y(e.location)) end,
+             'eventTimestamp', to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             'isValid', e.is_valid) order by ${orderBy(sort)}), '[]')::text
+    from page p join events e on e.id = p.id
+    join datasets d on d.id = e.dataset_id join catalogs c on c.id = d.catalog_id`;
+}
+
+/**
+ * Whether a page and its total are best read together from the box's rows: bounds in which the
+ * level-10 cells wholly inside cover at most half of the cells the box touches (a map view at zoom
+ * 10 or closer), so that the counts would answer little and the edge rows most of the total; the
+ * event's own timestamp (in the covering index); a sort by columns of the covering index.
+ */
+function boxRowsAnswer(filter: EventFilter, sort: Sort): boolean {
+  if (filter.bounds === null || filter.dateField.kind !== 'eventTimestamp') return false;
+  if (!['id', 'eventTimestamp', 'dataset'].includes(sort.key.field)) return false;
+  const shift = GRID_LEVEL - ROLLUP_LEVEL;
+  let touched = 0;
+  let inside = 0;
+  for (const range of longitudeRanges(filter.bounds)) {
+    const box = { north: filter.bounds.north, south: filter.bounds.south, ...range };
+    const grid = gridRange(box);
+    touched += ((grid.x1 >> shift) - (grid.x0 >> shift) + 1) * ((grid.y1 >> shift) - (grid.y0 >> shift) + 1);
+    const inner = innerCellRange(box, ROLLUP_LEVEL);
+    if (inner) inside += (inner.x1 - inner.x0 + 1) * (inner.y1 - inner.y0 + 1);
+  }
+  return inside * 2 <= touched;
 }
 
 /** The filter as conditions on `events e`, with `dates` for the date range. */
