@@ -25,6 +25,7 @@ import { clusterLevel } from '../../src/domain/clustering.ts';
 import { seededRandom } from '../../test/helpers/v1-fixture.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
 import { CITIES } from './cities.ts';
+import { describeCpu, startCpuCount } from './cpu-time.ts';
 
 type Row = {
   endpoint: string;
@@ -516,11 +517,16 @@ async function main(): Promise<void> {
           { server: uncounted.base, path: '/', scenario: 'GET / (no database), reference' },
         ];
         for (const run of runs) {
+          const server = run.server === base ? child : uncounted.child;
+          const cpu = server.pid === undefined ? null : await startCpuCount(server.pid, client);
           const load = await autocannon({
             url: run.path === '/' ? `${run.server}/` : url(run.server, run.path, loadParams),
             connections: Number(options.connections),
             duration: Number(options.duration),
           });
+          const cpuNote = cpu
+            ? `; ${describeCpu(await cpu(), load.requests.total, Number(options.duration))}`
+            : '';
           rows.push({
             endpoint: `${run.path === '/' ? '/' : '/events'} (autocannon)`,
             scenario: `${run.scenario}, ${options.connections} connections, ${options.duration} s`,
@@ -528,10 +534,10 @@ async function main(): Promise<void> {
             p50: load.latency.p50,
             p95: load.latency.p97_5,
             ...(run.path === '/' ? {} : { target: '>= 1000 req/s' }),
-            note: `${Math.round(load.requests.average)} req/s average, ${load.non2xx} non-2xx, ${load.errors} errors (p95 column: p97.5); load ${loadAverage()}`,
+            note: `${Math.round(load.requests.average)} req/s average, ${load.non2xx} non-2xx, ${load.errors} errors (p95 column: p97.5); load ${loadAverage()}${cpuNote}`,
           });
           log(
-            `autocannon ${run.scenario}: ${Math.round(load.requests.average)} req/s; load ${loadAverage()}`,
+            `autocannon ${run.scenario}: ${Math.round(load.requests.average)} req/s; load ${loadAverage()}${cpuNote}`,
           );
         }
       } finally {
