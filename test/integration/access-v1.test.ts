@@ -74,3 +74,53 @@ t.test('/api/v1 applies the hierarchical access rule', async (t) => {
     );
   }
 });
+
+t.test(
+  '/api/v1/events: a change of visibility shows on the next page, whatever was read before',
+  async (t) => {
+    const { db, as } = await accountsApp(t, { policy: unlimitedAnonymousReads });
+    await db.pool.query(sql.unsafe`
+    with cat as (
+      insert into catalogs (slug, title, is_public) values ('open', 'Open', true) returning id
+    ), ds as (
+      insert into datasets (catalog_id, slug, title, is_public)
+      select id, 'first', 'First', true from cat union all select id, 'second', 'Second', true from cat
+      returning id, catalog_id, slug
+    )
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    select ds.id, ds.catalog_id, ds.slug || '-' || n, 'event ' || n, '{}'::jsonb,
+           ST_SetSRID(ST_MakePoint(13.4 + n * 0.001, 52.5), 4326), timestamptz '2025-01-01' + n * interval '1 day'
+    from ds cross join generate_series(1, 4) n`);
+    const anonymous = as(null);
+    const city = encodeURIComponent(JSON.stringify({ north: 52.8, south: 52.2, east: 14.3, west: 12.5 }));
+    const pages = {
+      catalog: '/api/v1/events?catalog=open',
+      datasets: '/api/v1/events?datasets=first,second',
+      'city box': `/api/v1/events?catalog=open&bounds=${city}`,
+      'no filter': '/api/v1/events',
+    };
+    const titles = async (path: string) => {
+      const response = await anonymous('GET', path);
+      t.equal(response.statusCode, 200, path);
+      const body = response.json();
+      return {
+        total: body.pagination.totalDocs as number,
+        datasets: [
+          ...new Set(body.events.map((e: { dataset: { title: string } }) => e.dataset.title)),
+        ].sort(),
+      };
+    };
+    for (const [name, path] of Object.entries(pages)) {
+      t.same(await titles(path), { total: 8, datasets: ['First', 'Second'] }, `${name}: both datasets`);
+    }
+    await db.pool.query(sql.unsafe`update datasets set is_public = false where slug = 'second'`);
+    for (const [name, path] of Object.entries(pages)) {
+      t.same(await titles(path), { total: 4, datasets: ['First'] }, `${name}: the hidden dataset is gone`);
+    }
+    await db.pool.query(sql.unsafe`update datasets set is_public = true where slug = 'second'`);
+    await db.pool.query(sql.unsafe`update catalogs set is_public = false where slug = 'open'`);
+    for (const [name, path] of Object.entries(pages)) {
+      t.same(await titles(path), { total: 0, datasets: [] }, `${name}: the hidden catalog is gone`);
+    }
+  },
+);

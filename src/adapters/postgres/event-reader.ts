@@ -1,5 +1,5 @@
 import type { FragmentSqlToken } from 'slonik';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import {
   cellBounds,
   FINE_LEVEL,
@@ -70,9 +70,11 @@ function visibility(viewer: Viewer): Fragment | null {
   return visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' });
 }
 
-const PageRow = row(Type.Object({ events: Type.String(), total: Type.Number() }));
-const EventsRow = row(Type.Object({ events: Type.String() }));
+const Signature = Type.Union([Type.String(), Type.Null()]);
+const PageRow = row(Type.Object({ events: Type.String(), total: Type.Number(), scope: Signature }));
+const EventsRow = row(Type.Object({ events: Type.String(), scope: Signature }));
 const CountRow = row(Type.Object({ count: Type.Number() }));
+const CheckedCountRow = row(Type.Object({ count: Type.Number(), scope: Signature }));
 const DatasetCountRow = row(
   Type.Object({
     dataset_id: Type.Number(),
@@ -125,13 +127,41 @@ const DatasetRow = row(
 );
 const DataRow = row(Type.Object({ data: Type.Record(Type.String(), Type.Unknown()) }));
 
-const ScopeRow = row(
-  Type.Object({
-    ids: Type.Array(Type.Number()),
-    hidden: Type.Number(),
-    catalog_id: Type.Union([Type.Number(), Type.Null()]),
-  }),
-);
+const ScopeRecord = Type.Object({
+  ids: Type.Array(Type.Number()),
+  hidden: Type.Number(),
+  catalog_id: Type.Union([Type.Number(), Type.Null()]),
+  /** The three above as text, to compare with what the same query gives inside a page's statement. */
+  signature: Type.String(),
+});
+type ScopeRecord = Static<typeof ScopeRecord>;
+const ScopeRow = row(ScopeRecord);
+
+function scopeKey(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): string {
+  return JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter.catalog, filter.datasets]);
+}
+
+/**
+ * One row over the datasets the filter names: the ids of those the viewer may read, how many it
+ * may not, and a catalog id; null when the viewer may read everything and the filter names
+ * nothing (no query at all). Who sees what is the rule of visibility.ts.
+ */
+function scopeQuery(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Fragment | null {
+  const visible = visibility(viewer);
+  if (!visible && !filter.catalog && filter.datasets.length === 0) return null;
+  const conditions = [sql.fragment`true`];
+  if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
+  if (filter.datasets.length > 0)
+    conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
+  const allowed = visible ? sql.fragment`coalesce(${visible}, false)` : sql.fragment`true`;
+  return sql.fragment`
+    select ids, hidden, catalog_id, json_build_array(ids, hidden, catalog_id)::text as signature
+    from (select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
+                 count(*) filter (where not ${allowed})::int8 as hidden,
+                 min(c.id)::int8 as catalog_id
+          from datasets d join catalogs c on c.id = d.catalog_id
+          where ${allOf(conditions)}) r`;
+}
 
 export function postgresEventReader(pool: DatabasePool, options: EventReaderOptions = {}): EventReader {
   const minDensity = options.fineCellsMinDensity ?? 4;
@@ -149,19 +179,11 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     return density.value >= minDensity;
   }
 
-  /**
-   * The datasets a request reads. With no filter and nothing hidden from the viewer, no condition
-   * at all, so that the totals rows (dataset_id 0) answer. Otherwise one small query over datasets
-   * resolves the ids the filter and the access rule leave: when the rule hides none of the
-   * datasets the filter names (every public catalog for an anonymous caller), the request is
-   * answered exactly as for an admin, from the overall or per-catalog totals; when it hides some,
-   * from the per-dataset rows of the visible ones. Who sees what is the rule of visibility.ts.
-   */
   // Use cases ask for several things at once (a histogram: its range and its per-dataset counts);
   // calls in flight at the same time for the same viewer and filter share one resolution.
   const resolving = new Map<string, Promise<Scope>>();
   function scopeOf(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Promise<Scope> {
-    const key = JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter.catalog, filter.datasets]);
+    const key = scopeKey(viewer, filter);
     const pending = resolving.get(key);
     if (pending) return pending;
     const scope = resolveScope(viewer, filter).finally(() => resolving.delete(key));
@@ -169,25 +191,88 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     return scope;
   }
 
+  /**
+   * What scopeQuery gave last for a viewer and filter, for the /events page: its statement then
+   * carries the same query as a check (`verify`), read in the same snapshot as the page, and is run
+   * again with the new scope when the answer differs. So the page needs no round trip of its own
+   * for the scope and is never answered with one that did not hold when it was read.
+   */
+  const remembered = new Map<string, { row: ScopeRecord }>();
+  const REMEMBERED_LIMIT = 1000;
+
   async function resolveScope(
     viewer: Viewer,
     filter: Pick<EventFilter, 'catalog' | 'datasets'>,
   ): Promise<Scope> {
-    const visible = visibility(viewer);
-    if (!visible && !filter.catalog && filter.datasets.length === 0)
-      return { datasetIds: null, catalogId: null, fineCells: await fineCellsPayOff() };
-    const conditions = [sql.fragment`true`];
-    if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
-    if (filter.datasets.length > 0)
-      conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
-    const allowed = visible ? sql.fragment`coalesce(${visible}, false)` : sql.fragment`true`;
-    const resolved = await pool.one(sql.type(ScopeRow)`
-      select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
-             count(*) filter (where not ${allowed})::int8 as hidden,
-             min(c.id)::int8 as catalog_id
-      from datasets d join catalogs c on c.id = d.catalog_id
-      where ${allOf(conditions)}`);
-    if (resolved.hidden === 0 && !filter.catalog && filter.datasets.length === 0)
+    const query = scopeQuery(viewer, filter);
+    if (!query) return toScope(null, filter);
+    return toScope(await pool.one(sql.type(ScopeRow)`select * from (${query}) s`), filter);
+  }
+
+  /**
+   * A page's scope: the remembered one (or a fresh one, then remembered) and the check its
+   * statement carries with the signature it must give; no check when there is no scope query.
+   */
+  async function rememberedScope(
+    viewer: Viewer,
+    filter: Pick<EventFilter, 'catalog' | 'datasets'>,
+  ): Promise<{ scope: Scope; verify: Fragment | null; signature: string | null }> {
+    const query = scopeQuery(viewer, filter);
+    if (!query) return { scope: await toScope(null, filter), verify: null, signature: null };
+    const key = scopeKey(viewer, filter);
+    let known = remembered.get(key)?.row;
+    if (!known) {
+      known = await pool.one(sql.type(ScopeRow)`select * from (${query}) s`);
+      remember(key, known);
+    }
+    return {
+      scope: await toScope(known, filter),
+      verify: sql.fragment`(select signature from (${query}) s)`,
+      signature: known.signature,
+    };
+  }
+
+  function remember(key: string, row: ScopeRecord): void {
+    // Keys come from the request (any slugs), so the map is bounded; dropping it only costs a query.
+    if (remembered.size >= REMEMBERED_LIMIT) remembered.clear();
+    remembered.set(key, { row });
+  }
+
+  /**
+   * Runs a page statement with the scope's check; when the scope changed since it was remembered,
+   * resolves it again and runs the statement again.
+   */
+  async function withVerifiedScope<T>(
+    viewer: Viewer,
+    filter: Pick<EventFilter, 'catalog' | 'datasets'>,
+    run: (scope: Scope, verify: Fragment) => Promise<{ value: T; signatures: Array<string | null> }>,
+  ): Promise<T> {
+    let value: T | undefined;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const { scope, verify, signature } = await rememberedScope(viewer, filter);
+      const result = await run(scope, verify ?? sql.fragment`null::text`);
+      if (result.signatures.every((seen) => seen === signature)) return result.value;
+      remembered.delete(scopeKey(viewer, filter));
+      value = result.value;
+    }
+    // Datasets changed between a fresh resolution and the statement three times in a row: answer
+    // with the scope resolved just before, as every read did before the check existed.
+    return value as T;
+  }
+
+  /**
+   * The scope from the datasets row (null: no filter and nothing that could be hidden). With no
+   * filter and nothing hidden from the viewer, no condition at all, so that the totals rows
+   * (dataset_id 0) answer. When the rule hides none of the datasets the filter names (every public
+   * catalog for an anonymous caller), the request is answered exactly as for an admin, from the
+   * overall or per-catalog totals; when it hides some, from the per-dataset rows of the visible ones.
+   */
+  async function toScope(
+    resolved: ScopeRecord | null,
+    filter: Pick<EventFilter, 'catalog' | 'datasets'>,
+  ): Promise<Scope> {
+    const unfiltered = !filter.catalog && filter.datasets.length === 0;
+    if (resolved === null || (resolved.hidden === 0 && unfiltered))
       return { datasetIds: null, catalogId: null, fineCells: await fineCellsPayOff() };
     const wholeCatalog =
       resolved.hidden === 0 &&
@@ -203,47 +288,60 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
 
   return {
     async listEventsPage(viewer, filter, sort, page) {
-      const scope = await scopeOf(viewer, filter);
       const window = sql.fragment`limit ${page.limit} offset ${(page.page - 1) * page.limit}`;
-      if (boxRowsAnswer(filter, sort)) {
-        // A small box (a city at zoom 10 and closer): the level-10 counts would answer little of
-        // its total and its rows are read anyway, so one index-only pass over the box's entries of
-        // the covering (grid_x) index gives both the total and the page (a top-N sort of them).
-        // The page's conditions alone let the planner combine the dataset or catalog index with
-        // the grid one in a bitmap and then visit the heap for every event of the box.
-        const result = await pool.one(sql.type(PageRow)`
-          with box as materialized (
-            select e.id, e.event_timestamp, e.dataset_id from events e
+      return withVerifiedScope(viewer, filter, async (scope, verify) => {
+        if (boxRowsAnswer(filter, sort)) {
+          // A small box (a city at zoom 10 and closer): the level-10 counts would answer little of
+          // its total and its rows are read anyway, so one index-only pass over the box's entries of
+          // the covering (grid_x) index gives both the total and the page (a top-N sort of them).
+          // The page's conditions alone let the planner combine the dataset or catalog index with
+          // the grid one in a bitmap and then visit the heap for every event of the box.
+          const result = await pool.one(sql.type(PageRow)`
+            with box as materialized (
+              select e.id, e.event_timestamp, e.dataset_id from events e
+              where ${rawConditions(scope, filter, filter.dates)}
+            ), page as materialized (
+              select e.id from box e order by ${orderBy(sort)} ${window}
+            )
+            select (${pageJson(sort)}) as events, (select count(*) from box)::int8 as total,
+                   ${verify} as scope`);
+          return {
+            value: { eventsJson: result.events, totalDocs: result.total },
+            signatures: [result.scope],
+          };
+        }
+        // The page's ids first, from the covering indexes where the sort allows it (id, time, place,
+        // dataset are all in them); then only the page's rows, with their data, turned into the
+        // response's JSON by the database (Node passes the text on).
+        const events = sql.fragment`
+          with page as materialized (
+            select e.id from events e
             where ${rawConditions(scope, filter, filter.dates)}
-          ), page as materialized (
-            select e.id from box e order by ${orderBy(sort)} ${window}
+            order by ${orderBy(sort)} ${window}
           )
-          select (${pageJson(sort)}) as events, (select count(*) from box)::int8 as total`);
-        return { eventsJson: result.events, totalDocs: result.total };
-      }
-      // The page's ids first, from the covering indexes where the sort allows it (id, time, place,
-      // dataset are all in them); then only the page's rows, with their data, turned into the
-      // response's JSON by the database (Node passes the text on).
-      const events = sql.fragment`
-        with page as materialized (
-          select e.id from events e
-          where ${rawConditions(scope, filter, filter.dates)}
-          order by ${orderBy(sort)} ${window}
-        )
-        ${pageJson(sort)}`;
-      const total = sql.fragment`
-        select coalesce(sum(n), 0)::int8 from (${unionParts(countParts(scope, filter))}) u`;
-      // A total from the precomputed counts is cheap: one statement, one round trip. A total that
-      // reads rows (bounds, a custom date field) runs beside the page, on a second connection.
-      if (filter.bounds === null && filter.dateField.kind === 'eventTimestamp') {
-        const result = await pool.one(sql.type(PageRow)`select (${events}) as events, (${total}) as total`);
-        return { eventsJson: result.events, totalDocs: result.total };
-      }
-      const [eventsJson, totalDocs] = await Promise.all([
-        pool.oneFirst(sql.type(EventsRow)`select (${events}) as events`),
-        pool.oneFirst(sql.type(CountRow)`select (${total}) as count`),
-      ]);
-      return { eventsJson, totalDocs };
+          ${pageJson(sort)}`;
+        const total = sql.fragment`
+          select coalesce(sum(n), 0)::int8 from (${unionParts(countParts(scope, filter))}) u`;
+        // A total from the precomputed counts is cheap: one statement, one round trip. A total that
+        // reads rows (bounds, a custom date field) runs beside the page, on a second connection.
+        if (filter.bounds === null && filter.dateField.kind === 'eventTimestamp') {
+          const result = await pool.one(
+            sql.type(PageRow)`select (${events}) as events, (${total}) as total, ${verify} as scope`,
+          );
+          return {
+            value: { eventsJson: result.events, totalDocs: result.total },
+            signatures: [result.scope],
+          };
+        }
+        const [page, count] = await Promise.all([
+          pool.one(sql.type(EventsRow)`select (${events}) as events, ${verify} as scope`),
+          pool.one(sql.type(CheckedCountRow)`select (${total}) as count, ${verify} as scope`),
+        ]);
+        return {
+          value: { eventsJson: page.events, totalDocs: count.count },
+          signatures: [page.scope, count.scope],
+        };
+      });
     },
 
     async countEvents(viewer, filter) {
