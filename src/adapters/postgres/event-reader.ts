@@ -131,11 +131,16 @@ const ScopeRecord = Type.Object({
   ids: Type.Array(Type.Number()),
   hidden: Type.Number(),
   catalog_id: Type.Union([Type.Number(), Type.Null()]),
-  /** The three above as text, to compare with what the same query gives inside a page's statement. */
+  /**
+   * chronomap_read_scope_version (migration 0230) in the same snapshot, as text: while a page's
+   * statement reads the same, no dataset or catalog changed since and this row still holds.
+   */
   signature: Type.String(),
 });
 type ScopeRecord = Static<typeof ScopeRecord>;
 const ScopeRow = row(ScopeRecord);
+
+const SCOPE_VERSION = sql.fragment`(select version::text from chronomap_read_scope_version)`;
 
 function scopeKey(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): string {
   return JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter.catalog, filter.datasets]);
@@ -155,7 +160,7 @@ function scopeQuery(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datas
     conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
   const allowed = visible ? sql.fragment`coalesce(${visible}, false)` : sql.fragment`true`;
   return sql.fragment`
-    select ids, hidden, catalog_id, json_build_array(ids, hidden, catalog_id)::text as signature
+    select ids, hidden, catalog_id, ${SCOPE_VERSION} as signature
     from (select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
                  count(*) filter (where not ${allowed})::int8 as hidden,
                  min(c.id)::int8 as catalog_id
@@ -193,9 +198,9 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
 
   /**
    * What scopeQuery gave last for a viewer and filter, for the /events page: its statement then
-   * carries the same query as a check (`verify`), read in the same snapshot as the page, and is run
-   * again with the new scope when the answer differs. So the page needs no round trip of its own
-   * for the scope and is never answered with one that did not hold when it was read.
+   * carries a check (`verify`: the scope version, read in the same snapshot as the page) and is run
+   * again with a fresh scope when a dataset or catalog changed since. So the page needs no round
+   * trip of its own for the scope and is never answered with one that did not hold when it was read.
    */
   const remembered = new Map<string, { row: ScopeRecord }>();
   const REMEMBERED_LIMIT = 1000;
@@ -227,7 +232,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     }
     return {
       scope: await toScope(known, filter),
-      verify: sql.fragment`(select signature from (${query}) s)`,
+      verify: SCOPE_VERSION,
       signature: known.signature,
     };
   }
