@@ -5,8 +5,9 @@
 // bench/results/.
 //
 //   node bench/read-api/run.ts [--requests 40] [--duration 10] [--connections 50] [--skip-baselines]
-//                              [--skip-throughput] [--only /events/geo,/events/temporal]
+//                              [--skip-throughput] [--only /events/geo,/events/temporal] [--processes N]
 //
+// --processes sets API_PROCESSES for the API started (default: the service's, one per core up to 4).
 // --only measures the listed endpoints only (the 10M run: the naive baselines alone would take an
 // hour there); the requests asked are the same as in a full run (same seed, same order).
 
@@ -46,6 +47,7 @@ const { values: options } = parseArgs({
     'skip-baselines': { type: 'boolean', default: false },
     'skip-throughput': { type: 'boolean', default: false },
     only: { type: 'string' },
+    processes: { type: 'string' },
   },
 });
 const REQUESTS = Number(options.requests);
@@ -169,7 +171,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function startServer(
   databaseUrl: string,
   counting: boolean,
-): Promise<{ base: string; child: ChildProcess }> {
+): Promise<{ base: string; child: ChildProcess; processes: number }> {
   const child = spawn(path.join(projectRoot, 'bin', 'chronomap'), ['api'], {
     env: {
       ...process.env,
@@ -178,9 +180,11 @@ async function startServer(
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       QUOTAS_CONFIG: benchPolicyFile(counting),
+      ...(options.processes ? { API_PROCESSES: options.processes } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let processes = 1;
   const base = await new Promise<string>((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`the API did not start:\n${seen}`)), 60_000);
@@ -188,6 +192,7 @@ async function startServer(
       seen += chunk.toString();
       const match = seen.match(/listening on (http:\/\/[^\s]+)/);
       if (match?.[1]) {
+        processes = Number(seen.match(/\((\d+) processes/)?.[1] ?? 1);
         clearTimeout(timer);
         resolve(match[1]);
       }
@@ -200,7 +205,7 @@ async function startServer(
   });
   servers.add(child);
   child.on('exit', () => servers.delete(child));
-  return { base, child };
+  return { base, child, processes };
 }
 
 async function main(): Promise<void> {
@@ -217,7 +222,7 @@ async function main(): Promise<void> {
   const datasets = (await client.query('select slug from datasets order by id')).rows.map(
     (r) => r.slug as string,
   );
-  const { base, child } = await startServer(databaseUrl, true);
+  const { base, child, processes } = await startServer(databaseUrl, true);
   const rows: Row[] = [];
   const log = (line: string) => process.stderr.write(`${line}\n`);
   log(`${total} events; API at ${base}; load average ${loadAverage()}`);
@@ -529,7 +534,7 @@ async function main(): Promise<void> {
             : '';
           rows.push({
             endpoint: `${run.path === '/' ? '/' : '/events'} (autocannon)`,
-            scenario: `${run.scenario}, ${options.connections} connections, ${options.duration} s`,
+            scenario: `${run.scenario}, ${options.connections} connections, ${options.duration} s, ${processes} API process${processes === 1 ? '' : 'es'}`,
             runs: load.requests.total,
             p50: load.latency.p50,
             p95: load.latency.p97_5,

@@ -29,7 +29,13 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
 
 export function startCli(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(CLI, args, {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...env },
+    // One HTTP process unless a test asks for more (the default is one per core).
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/root',
+      API_PROCESSES: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

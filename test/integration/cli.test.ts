@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -103,3 +103,57 @@ t.test(
     t.equal(await exited, 0, 'SIGTERM shuts down cleanly');
   },
 );
+
+t.test(
+  'api --processes 2: two processes serve one port, a dead one is replaced, SIGTERM stops all',
+  async (t) => {
+    const db = await testDatabase(t);
+    const child = startCli(['api', '--processes', '2'], {
+      DATABASE_URL: db.url,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+    });
+    t.teardown(() => {
+      child.kill('SIGKILL');
+    });
+    const [, address] = await waitForOutput(child, /listening on (http:\/\/[\d.:]+) \(2 processes/);
+    const workers = () =>
+      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+    const health = async () =>
+      (await fetch(`${address}/api/health`, { headers: { connection: 'close' } })).status;
+    const [first, second] = workers();
+    t.ok(first && second, 'two worker processes');
+    t.equal(await health(), 200);
+
+    // Each original process dies in turn; whoever is left (the other, then the replacement) answers.
+    // (With none left the port would close until a replacement listens.)
+    for (const pid of [first, second]) {
+      const noticed = waitForOutput(
+        child,
+        new RegExp(`API process ${pid} exited with SIGKILL; starting another`),
+      );
+      const replaced = waitForOutput(child, /API process \d+ listening/);
+      process.kill(pid as number, 'SIGKILL');
+      await noticed;
+      t.equal(await health(), 200, `answered without process ${pid}`);
+      await replaced;
+    }
+    const replacements = workers();
+    t.equal(replacements.length, 2, 'two processes again');
+    t.notOk(
+      replacements.includes(first as number) || replacements.includes(second as number),
+      'both replaced',
+    );
+
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.kill('SIGTERM');
+    t.equal(await exited, 0, 'SIGTERM shuts all down cleanly');
+    for (const pid of replacements) t.notOk(existsSync(`/proc/${pid}`), `process ${pid} is gone`);
+  },
+);
+
+t.test('--processes must be a count', async (t) => {
+  const result = await runCli(['api', '--processes', 'many'], { DATABASE_URL: 'postgres://x@127.0.0.1:9/x' });
+  t.equal(result.code, 2);
+  t.match(result.stderr, /--processes must be an integer from 1 to 64 \(got "many"\)/);
+});

@@ -14,6 +14,7 @@ import {
 import { DomainError } from '../../domain/errors.ts';
 import { type Config, ConfigError, loadConfig, projectRoot } from '../config/environment.ts';
 import { startJobQueue } from '../jobs/job-queue.ts';
+import { ApiProcessesError, isApiWorker, startApiProcesses } from './api-processes.ts';
 import { redactUrl } from '../postgres/database.ts';
 import { postgresEventStore } from '../postgres/event-store.ts';
 import { loadMigrations, MigrationError, migrate } from '../postgres/migrator.ts';
@@ -25,8 +26,10 @@ const USAGE = `chronomap ${VERSION}
 Usage: chronomap <command> [options]
 
 Commands:
-  start                              API and background workers in one process (applies migrations first)
-  api                                HTTP API only
+  start [--processes N]              API and background workers (applies migrations first)
+  api [--processes N]                HTTP API only
+                                     --processes: HTTP processes sharing the port (default API_PROCESSES,
+                                     else one per core, at most 4)
   worker                             background workers only
   migrate                            apply pending database migrations
   create-admin --email E --password P  create an administrator (or promote and reset an existing account)
@@ -60,9 +63,24 @@ async function main(argv: string[]): Promise<number> {
       return runCreateAdmin(databaseUrl, rest);
     case 'seed-demo':
       return runSeedDemo(databaseUrl, rest);
-    default:
-      return serve(config, databaseUrl, command as 'start' | 'api' | 'worker');
+    default: {
+      const processes = command === 'worker' ? 1 : parseProcesses(rest, config.apiProcesses);
+      if (processes === null) return 2;
+      return serve(config, databaseUrl, command as 'start' | 'api' | 'worker', processes);
+    }
   }
+}
+
+/** `--processes N` of start and api; null (after saying why) when it is not a count. */
+function parseProcesses(args: string[], fallback: number): number | null {
+  const { values } = parseArgs({ args, options: { processes: { type: 'string' } }, strict: true });
+  if (values.processes === undefined) return fallback;
+  const count = Number(values.processes);
+  if (!/^\d+$/.test(values.processes) || count < 1 || count > 64) {
+    process.stderr.write(`--processes must be an integer from 1 to 64 (got "${values.processes}")\n`);
+    return null;
+  }
+  return count;
 }
 
 async function applyMigrations(databaseUrl: string): Promise<void> {
@@ -76,7 +94,17 @@ async function applyMigrations(databaseUrl: string): Promise<void> {
   say(applied.length === 0 ? 'database is up to date' : `applied ${applied.length} migration(s)`);
 }
 
-async function serve(config: Config, databaseUrl: string, mode: 'start' | 'api' | 'worker'): Promise<number> {
+async function serve(
+  config: Config,
+  databaseUrl: string,
+  command: 'start' | 'api' | 'worker',
+  processes: number,
+): Promise<number> {
+  // A worker of several API processes is an `api` whatever the command: the primary ran the
+  // migrations and runs the background workers.
+  const mode = isApiWorker() ? 'api' : command;
+  if (mode !== 'worker' && processes > 1 && !isApiWorker())
+    return serveProcesses(config, databaseUrl, mode, processes);
   if (mode === 'start') await applyMigrations(databaseUrl);
   const services = await composeServices(config, databaseUrl, {
     http: mode !== 'worker',
@@ -95,11 +123,52 @@ async function serve(config: Config, databaseUrl: string, mode: 'start' | 'api' 
 
   if (services.http) {
     const address = await services.http.listen({ host: config.host, port: config.port });
+    if (isApiWorker()) {
+      // Without its primary no connection reaches this process any more.
+      process.on('disconnect', () => void shutdown('primary gone'));
+      return new Promise<number>(() => {}); // the primary says where it listens
+    }
     say(`chronomap ${mode} listening on ${address} (database ${redactUrl(databaseUrl)})`);
     say(`  health: ${address}/api/health   API docs: ${address}/api/docs`);
   } else {
     say(`chronomap worker running (database ${redactUrl(databaseUrl)})`);
   }
+  return new Promise<number>(() => {}); // runs until a signal
+}
+
+/**
+ * Several HTTP processes on one port; with `start` this process runs the migrations first and the
+ * background workers itself, once.
+ */
+async function serveProcesses(
+  config: Config,
+  databaseUrl: string,
+  mode: 'start' | 'api',
+  processes: number,
+): Promise<number> {
+  if (mode === 'start') await applyMigrations(databaseUrl);
+  const workers =
+    mode === 'start' ? await composeServices(config, databaseUrl, { http: false, workers: true }) : null;
+  const api = startApiProcesses({ processes, env: { DATABASE_URL: databaseUrl }, say });
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    say(`${signal} received: finishing running work and closing`);
+    await api.stop();
+    await workers?.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  const address = await api.ready.catch(async (error: unknown) => {
+    await workers?.close();
+    throw error;
+  });
+  say(
+    `chronomap ${mode} listening on ${address} (${processes} processes, database ${redactUrl(databaseUrl)})`,
+  );
+  say(`  health: ${address}/api/health   API docs: ${address}/api/docs`);
   return new Promise<number>(() => {}); // runs until a signal
 }
 
@@ -157,6 +226,7 @@ main(process.argv.slice(2)).then(
     if (
       error instanceof ConfigError ||
       error instanceof DatabaseUnavailableError ||
+      error instanceof ApiProcessesError ||
       error instanceof MigrationError
     ) {
       process.stderr.write(`chronomap: ${error.message}\n`);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type IngestConfig, loadIngestConfig } from './ingest-config.ts';
@@ -38,7 +39,17 @@ export type Config = {
   mapTileUrl: string | undefined;
   /** Explore page: the attribution the tiles' licence asks for. */
   mapTileAttribution: string | undefined;
+  /** HTTP processes of `chronomap start` / `chronomap api`, sharing one port (node:cluster). */
+  apiProcesses: number;
 };
+
+/**
+ * One HTTP process per core, at most four: each holds its own connection pools (up to 10
+ * connections plus pg-boss's), and PostgreSQL allows 100 by default. Tests run one.
+ */
+export function defaultApiProcesses(nodeEnv: NodeEnv): number {
+  return nodeEnv === 'test' ? 1 : Math.min(4, availableParallelism());
+}
 
 export type ConfigProblem = { variable: string; problem: string };
 
@@ -95,6 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     mapTileUrl: read('MAP_TILE_URL', tileUrlTemplate, undefined),
     mapTileAttribution: read('MAP_TILE_ATTRIBUTION', nonEmpty, undefined),
+    apiProcesses: read('API_PROCESSES', integerBetween(1, 64), defaultApiProcesses(nodeEnv)),
   };
 
   for (const variable of missingVariables(config)) {

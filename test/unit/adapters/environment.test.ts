@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import t from 'tap';
 import { ConfigError, loadConfig, missingVariables } from '../../../src/adapters/config/environment.ts';
 
@@ -65,4 +66,12 @@ t.test('MAP_TILE_URL is an http(s) template with {z}, {x} and {y}', async (t) =>
   );
   t.throws(() => loadConfig({ MAP_TILE_URL: 'file:///{z}/{x}/{y}.png' }), /MAP_TILE_URL: must be an http/);
   t.throws(() => loadConfig({ MAP_TILE_ATTRIBUTION: ' ' }), /MAP_TILE_ATTRIBUTION: must not be blank/);
+});
+
+t.test('API_PROCESSES: one per core up to four by default, one in tests, else 1 to 64', async (t) => {
+  t.equal(loadConfig({}).apiProcesses, Math.min(4, availableParallelism()));
+  t.equal(loadConfig({ NODE_ENV: 'test' }).apiProcesses, 1);
+  t.equal(loadConfig({ API_PROCESSES: '3' }).apiProcesses, 3);
+  for (const bad of ['0', '65', 'two', '1.5'])
+    t.throws(() => loadConfig({ API_PROCESSES: bad }), /API_PROCESSES: must be an integer from 1 to 64/, bad);
 });
