@@ -94,6 +94,21 @@ async function applyMigrations(databaseUrl: string): Promise<void> {
   say(applied.length === 0 ? 'database is up to date' : `applied ${applied.length} migration(s)`);
 }
 
+/** On SIGTERM or SIGINT (or `shutdown(reason)`): finish running work, close, exit 0. */
+function onShutdown(close: () => Promise<void>): (reason: string) => Promise<void> {
+  let closing = false;
+  const shutdown = async (reason: string) => {
+    if (closing) return;
+    closing = true;
+    say(`${reason} received: finishing running work and closing`);
+    await close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  return shutdown;
+}
+
 async function serve(
   config: Config,
   databaseUrl: string,
@@ -110,16 +125,7 @@ async function serve(
     http: mode !== 'worker',
     workers: mode !== 'api',
   });
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    say(`${signal} received: finishing running work and closing`);
-    await services.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  const shutdown = onShutdown(() => services.close());
 
   if (services.http) {
     const address = await services.http.listen({ host: config.host, port: config.port });
@@ -150,17 +156,10 @@ async function serveProcesses(
   const workers =
     mode === 'start' ? await composeServices(config, databaseUrl, { http: false, workers: true }) : null;
   const api = startApiProcesses({ processes, env: { DATABASE_URL: databaseUrl }, say });
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    say(`${signal} received: finishing running work and closing`);
+  onShutdown(async () => {
     await api.stop();
     await workers?.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
   const address = await api.ready.catch(async (error: unknown) => {
     await workers?.close();
     throw error;
