@@ -162,16 +162,13 @@ try {
   // settings"): print them, so that runs on different servers compare.
   const settings = await adminQuery(
     url,
-    `select name, setting, unit from pg_settings
+    `select name, current_setting(name) as setting from pg_settings
      where name in ('shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'wal_compression', 'fsync',
                     'synchronous_commit', 'full_page_writes', 'work_mem')
      order by name`,
   );
   const serverSettings = Object.fromEntries(
-    settings.rows.map((r: { name: string; setting: string; unit: string | null }) => [
-      r.name,
-      `${r.setting}${r.unit ?? ''}`,
-    ]),
+    settings.rows.map((r: { name: string; setting: string }) => [r.name, r.setting]),
   );
   say(`# server: ${JSON.stringify(serverSettings)}`);
 
