@@ -158,6 +158,19 @@ try {
       .map((l) => l.toFixed(2))
       .join(' ')}`;
   say(`# ${load()}`);
+  // The server's write-path settings decide much of the figure (docs/ingestion.md, "PostgreSQL
+  // settings"): print them, so that runs on different servers compare.
+  const settings = await adminQuery(
+    url,
+    `select name, current_setting(name) as setting from pg_settings
+     where name in ('shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'wal_compression', 'fsync',
+                    'synchronous_commit', 'full_page_writes', 'work_mem')
+     order by name`,
+  );
+  const serverSettings = Object.fromEntries(
+    settings.rows.map((r: { name: string; setting: string }) => [r.name, r.setting]),
+  );
+  say(`# server: ${JSON.stringify(serverSettings)}`);
 
   // The baselines run in a database of their own, so that the import below finds `events` as
   // fresh as it would without them (a rolled-back million-row insert leaves dead rows and index
@@ -290,7 +303,7 @@ try {
     mkdirSync(resultsDir, { recursive: true });
     writeFileSync(
       path.join(resultsDir, `ingest-${new Date().toISOString().slice(0, 19).replaceAll(':', '')}.json`),
-      `${JSON.stringify({ rows: ROWS, bytes, copySeconds, bareInsertSeconds: bareSeconds, eventsInsertSeconds: fullSeconds, loadAverage: os.loadavg(), batchSize: config.ingest.batchSize, uploadToCompletedSeconds: big.seconds, stages: stageSeconds(big.progress), geoRows: GEO_ROWS, places: cities.length, geoSeconds: geo.seconds, geoStages: stages, cpus: os.cpus().length }, null, 2)}\n`,
+      `${JSON.stringify({ rows: ROWS, bytes, serverSettings, copySeconds, bareInsertSeconds: bareSeconds, eventsInsertSeconds: fullSeconds, loadAverage: os.loadavg(), batchSize: config.ingest.batchSize, uploadToCompletedSeconds: big.seconds, stages: stageSeconds(big.progress), geoRows: GEO_ROWS, places: cities.length, geoSeconds: geo.seconds, geoStages: stages, cpus: os.cpus().length }, null, 2)}\n`,
     );
   } finally {
     await services.close();

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -17,6 +18,31 @@ export type EmbeddedCluster = {
 };
 
 const SUPERUSER = 'postgres';
+
+/**
+ * Server settings of the embedded cluster (given on the command line, so they apply to a cluster
+ * made by an earlier version too). The write path of `events` (nine indexes, ~750 MB at 1M events)
+ * thrashes PostgreSQL's default 128 MB of shared buffers, and with the default 1 GB of WAL between
+ * checkpoints a checkpoint runs inside every large import, after which each page touched again is
+ * written to the WAL whole: a 100,000-row insert into a 1M-event table wrote 1.7 GB of WAL (280,000
+ * full-page images) with the defaults, 116 MB with 2 GB of buffers and 8 GB of WAL. Shared buffers
+ * take a quarter of the machine's memory (PostgreSQL's own advice for a dedicated server) between
+ * 128 MB and 2 GB, since this cluster shares the machine with the service. fsync and synchronous
+ * commit are off because the cluster is for development and tests (see docs/ingestion.md for an
+ * external server).
+ */
+export function embeddedServerSettings(totalMemoryBytes = os.totalmem()): Record<string, string> {
+  const mb = Math.floor(totalMemoryBytes / 4 / 1024 / 1024);
+  return {
+    max_connections: '200',
+    fsync: 'off',
+    synchronous_commit: 'off',
+    shared_buffers: `${Math.min(2048, Math.max(128, mb))}MB`,
+    max_wal_size: '8GB',
+    checkpoint_timeout: '30min',
+    wal_compression: 'on',
+  };
+}
 
 export async function ensureEmbeddedCluster(options: {
   dataDir: string;
@@ -58,7 +84,10 @@ export async function ensureEmbeddedCluster(options: {
         '-l',
         path.join(dataDir, 'server.log'),
         '-o',
-        `-k ${socketDir} -c listen_addresses= -c max_connections=200 -c fsync=off -c synchronous_commit=off`,
+        [
+          `-k ${socketDir} -c listen_addresses=`,
+          ...Object.entries(embeddedServerSettings()).map(([name, value]) => `-c ${name}=${value}`),
+        ].join(' '),
       ],
       owner,
     );
