@@ -7,6 +7,7 @@ import {
   gridRange,
   innerCellRange,
   MAX_EVENT_IDS,
+  mercatorCell,
   mercatorShare,
   ROLLUP_LEVEL,
 } from '../../domain/clustering.ts';
@@ -768,8 +769,12 @@ function worldParts(scope: Scope, filter: EventFilter, need: Need): Fragment[] {
   const { north, south, west, east } = bounds;
   const everywhere = { ...filter, bounds: null };
   const outside = (condition: Fragment) => rawPart(scope, everywhere, filter.dates, null, condition, -1);
+  // Beside the box (its latitudes, beyond its longitudes): a range of the level-24 cell index
+  // (widened by one cell), which the covering index on grid_x reads without the rows (a city lies
+  // there, Auckland beyond 170° E: through the spatial index, its rows cost 30 times more).
+  const x = (longitude: number) => mercatorCell(longitude, 0, GRID_LEVEL).x;
   const beside = (from: number, to: number, condition: Fragment) =>
-    outside(sql.fragment`e.location && st_makeenvelope(${from}, ${south}, ${to}, ${north}, 4326)
+    outside(sql.fragment`e.grid_x between ${Math.max(0, x(from) - 1)} and ${x(to) + 1}
       and st_y(e.location) between ${south} and ${north} and ${condition}`);
   // The unlocated without their (null) coordinates: an index-only scan of the partial index of
   // migration 0220 (asked for st_x(e.location), the planner took a bitmap scan of the spatial index
