@@ -857,16 +857,11 @@ function edgeStrips(
     sql.fragment`e.location && st_makeenvelope(${west}, ${south}, ${east}, ${north}, 4326)`;
   const xInside = sql.fragment`e.grid_x >= ${inner.x0 << s} and e.grid_x < ${(inner.x1 + 1) << s}`;
   const strips: Fragment[] = [];
-  if (inner.x0 > 0) {
-    strips.push(
-      sql.fragment`${envelope(box.west, box.south, innerWest + e, box.north)} and e.grid_x < ${inner.x0 << s}`,
-    );
-  }
-  if (inner.x1 < size - 1) {
-    strips.push(
-      sql.fragment`${envelope(innerEast - e, box.south, box.east, box.north)} and e.grid_x >= ${(inner.x1 + 1) << s}`,
-    );
-  }
+  // West and east: a narrow range of grid_x, which the covering index reads without the rows. An
+  // envelope for the spatial index read the rows instead (a city on the edge of a zoom-6 view,
+  // 122k rows at 10M events: 2.9 s).
+  if (inner.x0 > 0) strips.push(sql.fragment`e.grid_x < ${inner.x0 << s}`);
+  if (inner.x1 < size - 1) strips.push(sql.fragment`e.grid_x >= ${(inner.x1 + 1) << s}`);
   if (inner.y0 > 0) {
     strips.push(
       sql.fragment`${envelope(innerWest - e, innerNorth - e, innerEast + e, box.north)} and ${xInside} and e.grid_y < ${inner.y0 << s}`,
