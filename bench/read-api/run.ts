@@ -342,6 +342,18 @@ async function main(): Promise<void> {
       times(() => url(base, '/api/v1/events/temporal', { bounds: cityView(8), granularity: 'month' })),
       'p50 <= 50',
     );
+    // The Explore page's first view is most of the world but not all of it.
+    await scenario(
+      '/events/temporal',
+      'bounds west -170 east 170, 100 buckets (Explore)',
+      times(() =>
+        url(base, '/api/v1/events/temporal', {
+          bounds: { north: 80, south: -60, east: 170, west: -170 },
+          ...explore,
+        }),
+      ),
+      'p50 <= 50',
+    );
 
     // /events/stats and the rest
     await scenario(

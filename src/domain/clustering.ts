@@ -93,6 +93,21 @@ export function innerCellRange(
 }
 
 /**
+ * The share of the Web Mercator map of the world (latitudes clamped to ±85.05°) a box covers, 0 to
+ * 1; a box with west > east crosses the antimeridian.
+ */
+export function mercatorShare(box: Bounds): number {
+  const span = box.west <= box.east ? box.east - box.west : 360 - (box.west - box.east);
+  return (span / 360) * (mercatorY(box.south) - mercatorY(box.north));
+}
+
+/** A latitude's position on the Web Mercator map, 0 at the top (85.05° N) to 1 at the bottom. */
+function mercatorY(latitude: number): number {
+  const lat = Math.max(-MAX_MERCATOR_LATITUDE, Math.min(MAX_MERCATOR_LATITUDE, latitude));
+  return Math.min(1, Math.max(0, (1 - Math.asinh(Math.tan((lat * Math.PI) / 180)) / Math.PI) / 2));
+}
+
+/**
  * The level-24 cell index ranges a longitude/latitude box (not crossing the antimeridian) lies in,
  * widened by one cell against rounding: a condition on them adds nothing to the box test but lets
  * an index on the cell indices find the rows.

@@ -23,6 +23,23 @@ const VIEWS: Array<{ name: string; params: Params }> = [
     params: { bounds: { north: 60, south: 40, east: 20, west: -5 }, catalog: 'news' },
   },
   { name: 'across the antimeridian', params: { bounds: { north: 0, south: -30, east: -170, west: 170 } } },
+  { name: 'most of the world', params: { bounds: { north: 80, south: -70, east: 170, west: -170 } } },
+  {
+    name: 'most of the world, across the antimeridian, dates cutting months',
+    params: {
+      bounds: { north: 85, south: -85, east: 100, west: 120 },
+      startDate: '2023-02-10T10:00:00Z',
+      endDate: '2024-07-20T18:30:00Z',
+    },
+  },
+  {
+    name: 'Europe, dates cutting months',
+    params: {
+      bounds: { north: 60, south: 40, east: 20, west: -5 },
+      startDate: '2023-02-10T10:00:00Z',
+      endDate: '2024-07-20T18:30:00Z',
+    },
+  },
   {
     name: 'world, dates cutting months',
     params: { bounds: WORLD, startDate: '2023-02-10T10:00:00Z', endDate: '2024-07-20T18:30:00Z' },
@@ -270,6 +287,8 @@ t.test('geo and temporal on the fixture', async (t) => {
       const MERCATOR_WORLD = { north: 85.06, south: -85.06, east: 180, west: -180 };
       const EUROPE = { north: 60, south: 40, east: 20, west: -5 };
       const PACIFIC = { north: 10, south: -50, east: -150, west: 150 };
+      const MOST = { north: 80, south: -70, east: 170, west: -170 };
+      const MOST_ACROSS = { north: 85, south: -85, east: 100, west: 120 };
       const cases: Array<{ params: Params; expected: ExpectedFilter }> = [
         { params: { bounds: WORLD }, expected: { bounds: WORLD } },
         { params: { bounds: MERCATOR_WORLD }, expected: { bounds: MERCATOR_WORLD } },
@@ -319,6 +338,35 @@ t.test('geo and temporal on the fixture', async (t) => {
           expected: { bounds: PACIFIC, from: '2023-06-20', to: '2024-02-04' },
         },
         { params: { bounds: PACIFIC, targetBuckets: '12', minBuckets: '6' }, expected: { bounds: PACIFIC } },
+        // Day-aligned bins in a box: the months no bin boundary cuts from the month counts, the
+        // others and the whole days at the ends from the day counts (unfiltered), the rest from rows.
+        { params: { bounds: EUROPE }, expected: { bounds: EUROPE } },
+        { params: { bounds: EUROPE, targetBuckets: '100', maxBuckets: '200' }, expected: { bounds: EUROPE } },
+        { params: { bounds: EUROPE, granularity: 'week' }, expected: { bounds: EUROPE } },
+        {
+          params: { bounds: EUROPE, startDate: '2023-03-15T12:00:00Z', endDate: '2024-05-10' },
+          expected: { bounds: EUROPE, from: '2023-03-15T12:00:00Z', to: '2024-05-11' },
+        },
+        {
+          params: {
+            bounds: EUROPE,
+            granularity: 'month',
+            startDate: '2023-03-15T12:00:00Z',
+            endDate: '2024-05-10',
+          },
+          expected: { bounds: EUROPE, from: '2023-03-15T12:00:00Z', to: '2024-05-11' },
+        },
+        { params: { bounds: PACIFIC, targetBuckets: '40' }, expected: { bounds: PACIFIC } },
+        // Most of the world: the counts without bounds less the events outside.
+        { params: { bounds: MOST }, expected: { bounds: MOST } },
+        {
+          params: { bounds: MOST, granularity: 'month', catalog: 'news' },
+          expected: { bounds: MOST, catalog: 'news' },
+        },
+        {
+          params: { bounds: MOST_ACROSS, startDate: '2023-02-10T10:00:00Z', endDate: '2024-07-20' },
+          expected: { bounds: MOST_ACROSS, from: '2023-02-10T10:00:00Z', to: '2024-07-21' },
+        },
       ];
       for (const { params, expected } of cases) {
         const label = JSON.stringify(params);
@@ -339,6 +387,17 @@ t.test('geo and temporal on the fixture', async (t) => {
           `${label}: bucket by bucket`,
         );
         t.equal(body.metadata.total, events.length, `${label}: total`);
+        const instants = events.map((e) => Date.parse(e.eventTimestamp));
+        t.same(
+          [Date.parse(body.metadata.dateRange.min), Date.parse(body.metadata.dateRange.max)],
+          [Math.min(...instants), Math.max(...instants)],
+          `${label}: the first and last events`,
+        );
+        t.equal(
+          body.histogram.reduce((sum: number, bucket: { count: number }) => sum + bucket.count, 0),
+          events.length,
+          `${label}: the buckets hold every event`,
+        );
         const list = await getJson(app, '/api/v1/events', {
           ...Object.fromEntries(Object.entries(params).filter(([key]) => !/Buckets|granularity/.test(key))),
           limit: '1',

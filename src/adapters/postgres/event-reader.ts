@@ -7,6 +7,8 @@ import {
   gridRange,
   innerCellRange,
   MAX_EVENT_IDS,
+  mercatorCell,
+  mercatorShare,
   ROLLUP_LEVEL,
 } from '../../domain/clustering.ts';
 import { type EventFilter, longitudeRanges, type Sort } from '../../domain/read-query.ts';
@@ -53,7 +55,9 @@ export type EventReaderOptions = {
   /**
    * Unfiltered map views at zoom 9-13 read event_fine_cell_counts when it holds at least this many
    * events per row on average (PostgreSQL's table statistics, read at most once a minute); below,
-   * a view's rows are about as many as its cell rows and cheaper to read. 0: always (tests).
+   * a view's rows are about as many as its cell rows and cheaper to read. 0: always (tests). Since
+   * the table is kept in key order (migration 0236), two events per row (1M benchmark events) pay:
+   * zoom 10 views took half the time of the rows, zoom 12 about the same.
    */
   fineCellsMinDensity?: number;
 };
@@ -169,7 +173,7 @@ function scopeQuery(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datas
 }
 
 export function postgresEventReader(pool: DatabasePool, options: EventReaderOptions = {}): EventReader {
-  const minDensity = options.fineCellsMinDensity ?? 4;
+  const minDensity = options.fineCellsMinDensity ?? 1.5;
   let density = { value: 0, readAt: Number.NEGATIVE_INFINITY };
   async function fineCellsPayOff(): Promise<boolean> {
     if (minDensity <= 0) return true;
@@ -419,6 +423,8 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
           from events e where ${rawConditions(scope, filter, filter.dates)}`);
         return range.min && range.max ? { min: range.min, max: range.max } : null;
       };
+      if (filter.dateField.kind === 'eventTimestamp' && filter.bounds && !coversMostOfWorld(filter.bounds))
+        return (await boxTimeRange(scope, filter)) ?? fromRows();
       if (!usesDayCounts(filter)) return fromRows();
       // The first and last days with events come from the day counts; the exact instants from the
       // rows of those two days only.
@@ -458,7 +464,15 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
           : bins.sizeSeconds % 86_400 === 0 && bins.originSeconds % 86_400 === 0
             ? 'day'
             : null;
-      const parts = countParts(scope, filter, { histogram: grain });
+      // The months a bin boundary falls inside (between the first and the last year with events),
+      // for boxes: the other months can come from month counts.
+      const cutMonths = sql.fragment`
+        select m from generate_series(
+          (select min(period) from event_counts where grain = 'y' and dataset_id = 0),
+          (select max(period) from event_counts where grain = 'y' and dataset_id = 0) + interval '11 months',
+          interval '1 month') m
+        where ${bin(sql.fragment`m`)} <> ${bin(sql.fragment`m + interval '1 month' - interval '1 microsecond'`)}`;
+      const parts = countParts(scope, filter, { histogram: grain, cutMonths });
       const rows = await pool.any(sql.type(BinRow)`
         select extract(epoch from ${bin(sql.fragment`t`)})::int8 as bin, sum(n)::int8 as count
         from (${unionParts(parts)}) p group by 1`);
@@ -555,6 +569,63 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
   };
 
   /**
+   * The first and last instants in a box (not most of the world, where the rows in time order find
+   * them at once): the first and last periods with events in the cells wholly inside the box, from
+   * the counts (days for unfiltered views, else months), bound where the rows are read. No inner
+   * event lies before the first period, so the first event in the box, inner or in an edge cell,
+   * is the first row from the start of the date range to the end of that period (the rows in that
+   * span, through the time index); the last likewise. Null when the counts cannot tell (no inner
+   * cell holds events in the range, or that period's events are all outside it): the rows answer.
+   */
+  async function boxTimeRange(
+    scope: Scope,
+    filter: EventFilter,
+  ): Promise<{ min: string; max: string } | null> {
+    const bounds = filter.bounds;
+    if (!bounds) return null;
+    const cells = longitudeRanges(bounds).flatMap((range) => {
+      const inner = innerCellRange({ ...bounds, west: range.west, east: range.east }, ROLLUP_LEVEL);
+      return inner
+        ? [
+            sql.fragment`(cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1})`,
+          ]
+        : [];
+    });
+    if (cells.length === 0) return null;
+    const inCells = sql.fragment`(${sql.join(cells, sql.fragment` or `)})`;
+    const grain: Grain = readsDayCells(scope, false) ? 'day' : 'month';
+    const from = filter.dates.from === null ? null : floorPeriod(filter.dates.from, grain);
+    const to = filter.dates.to;
+    const periods =
+      grain === 'day'
+        ? // Per cell that holds events, its first and last day through the key: a few index probes.
+          await pool.one(sql.type(RangeRow)`
+            select min(f.day) as min, max(l.day) as max
+            from (select distinct cell_x as x, cell_y as y from event_cell_counts
+                  where grain = 'y' and dataset_id = 0 and ${inCells}) c
+            cross join lateral (select day from event_cell_day_counts d
+                                where d.cell_x = c.x and d.cell_y = c.y
+                                  ${from === null ? sql.fragment`` : sql.fragment`and d.day >= ${from}::timestamptz`}
+                                  ${to === null ? sql.fragment`` : sql.fragment`and d.day < ${to}::timestamptz`}
+                                order by day limit 1) f
+            cross join lateral (select day from event_cell_day_counts d
+                                where d.cell_x = c.x and d.cell_y = c.y
+                                  ${from === null ? sql.fragment`` : sql.fragment`and d.day >= ${from}::timestamptz`}
+                                  ${to === null ? sql.fragment`` : sql.fragment`and d.day < ${to}::timestamptz`}
+                                order by day desc limit 1) l`)
+        : await pool.one(sql.type(RangeRow)`
+            select min(period) as min, max(period) as max from event_cell_counts
+            where ${periodConditions(scope, { grain, from, to }, false)} and ${inCells}`);
+    if (!periods.min || !periods.max) return null;
+    const range = await pool.one(sql.type(RangeRow)`
+      select (select min(e.event_timestamp) from events e
+              where ${rawConditions(scope, filter, { from: filter.dates.from, to: earlier(to, nextPeriod(periods.min, grain)) })}) as min,
+             (select max(e.event_timestamp) from events e
+              where ${rawConditions(scope, filter, { from: later(filter.dates.from, periods.max), to })}) as max`);
+    return range.min && range.max ? { min: range.min, max: range.max } : null;
+  }
+
+  /**
    * Zoom 16 and deeper: one group per exact location, as (key, lon, lat, count, ids): ids ascending
    * when ten or fewer, else null.
    */
@@ -609,11 +680,7 @@ function usesDayCounts(filter: EventFilter): boolean {
  * (cx, cy); `histogram` asks for a time column t fine enough for the bins: 'day' when each bin is
  * made of whole UTC days, 'month' when of whole months, null when only rows will do.
  */
-function countParts(
-  scope: Scope,
-  filter: EventFilter,
-  need: { level?: number; histogram?: 'day' | 'month' | null; perDataset?: boolean } = {},
-): Fragment[] {
+function countParts(scope: Scope, filter: EventFilter, need: Need = {}): Fragment[] {
   const level = need.level ?? null;
   const perDataset = need.perDataset ?? false;
   const raw = () => [rawPart(scope, filter, filter.dates, level)];
@@ -628,15 +695,35 @@ function countParts(
           : ['year', 'month', 'day'];
     return periodParts(scope, filter, grains, perDataset);
   }
-  if (level === null && coversWorld(filter.bounds)) return worldParts(scope, filter, need);
-  // Calendar months: whole months of the inner cells from their month counts. Finer bins: the rows.
+  if (level === null && coversMostOfWorld(filter.bounds)) return worldParts(scope, filter, need);
+  // Calendar months: whole months of the inner cells from their month counts. Finer bins: the
+  // months no bin boundary cuts from the month counts, the others from the day counts (unfiltered
+  // views only); else the rows.
   if (need.histogram === 'month') return cellParts(scope, filter, null, perDataset, ['month']);
-  if (need.histogram) return raw();
+  if (need.histogram) {
+    const cuts = need.cutMonths ?? null;
+    return cuts && readsDayCells(scope, perDataset)
+      ? cellParts(scope, filter, null, perDataset, ['month'], cuts)
+      : raw();
+  }
   if (level !== null && level > ROLLUP_LEVEL) {
     const unfiltered = scope.fineCells && filter.dates.from === null && filter.dates.to === null;
     return unfiltered && level <= FINE_LEVEL ? fineCellParts(filter, level) : raw();
   }
   return cellParts(scope, filter, level, perDataset);
+}
+
+type Need = {
+  level?: number;
+  histogram?: 'day' | 'month' | null;
+  perDataset?: boolean;
+  /** With histogram 'day': the month starts (a query's rows `m`) a bin boundary falls inside. */
+  cutMonths?: Fragment;
+};
+
+/** event_cell_day_counts holds the totals over all datasets only. */
+function readsDayCells(scope: Scope, perDataset: boolean): boolean {
+  return scope.datasetIds === null && scope.catalogId === null && !perDataset;
 }
 
 const GRAIN_CODE: Record<Grain, string> = { year: 'y', month: 'm', day: 'd' };
@@ -673,7 +760,9 @@ function periodParts(scope: Scope, filter: EventFilter, grains: Grain[], perData
 
 /**
  * Bounds: per longitude range, the whole years and months in the level-10 cells wholly inside the
- * box come from event_cell_counts; the rows supply the edge cells and the partial months.
+ * box come from event_cell_counts, and for unfiltered views the whole days at the ends of a date
+ * range (and the months in `cutMonths`) from event_cell_day_counts; the rows supply the edge cells
+ * and the partial days (or months).
  */
 function cellParts(
   scope: Scope,
@@ -681,10 +770,12 @@ function cellParts(
   level: number | null,
   perDataset: boolean,
   grains: Grain[] = ['year', 'month'],
+  cutMonths: Fragment | null = null,
 ): Fragment[] {
   const bounds = filter.bounds;
   if (!bounds) throw new Error('cellParts needs bounds');
-  const split = splitRange(filter.dates, grains);
+  const days = readsDayCells(scope, perDataset);
+  const split = splitRange(filter.dates, days ? [...grains, 'day'] : grains);
   const parts: Fragment[] = [];
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
@@ -697,13 +788,28 @@ function cellParts(
     const shift = level === null ? 0 : ROLLUP_LEVEL - level;
     const cx = level === null ? sql.fragment`null::int4` : sql.fragment`cell_x >> ${shift}`;
     const cy = level === null ? sql.fragment`null::int4` : sql.fragment`cell_y >> ${shift}`;
+    const cells = sql.fragment`cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1}`;
     for (const span of split.periods) {
+      if (span.grain === 'day') {
+        // A day span lies within one month (the ends of a date range).
+        if (span.from === null || span.to === null) throw new Error('a day span is never open');
+        const month = sql.fragment`m.period = ${floorPeriod(span.from, 'month')}::timestamptz`;
+        parts.push(dayCellPart(inner, level, month, span));
+        continue;
+      }
+      const cut = cutMonths && span.grain === 'month';
       parts.push(sql.fragment`
         select dataset_id, catalog_id, period as t, ${cx} as cx, ${cy} as cy, null::int8 as id,
                event_count::int8 as n, sum_lon as slon, sum_lat as slat
         from event_cell_counts
-        where ${periodConditions(scope, span, perDataset)}
-          and cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1}`);
+        where ${periodConditions(scope, span, perDataset)} and ${cells}
+          ${cut ? sql.fragment`and period not in (select m from (${cutMonths}) k)` : sql.fragment``}`);
+      if (cut) {
+        const months = [sql.fragment`m.period in (select m from (${cutMonths}) k)`];
+        if (span.from !== null) months.push(sql.fragment`m.period >= ${span.from}::timestamptz`);
+        if (span.to !== null) months.push(sql.fragment`m.period < ${span.to}::timestamptz`);
+        parts.push(dayCellPart(inner, level, allOf(months), null));
+      }
     }
     // The whole periods form one contiguous range; its rows in the edge cells are read strip by
     // strip (west, east, north, south of the inner cells), each an envelope for the spatial index
@@ -721,43 +827,91 @@ function cellParts(
 }
 
 /**
- * Bounds around the whole world (every longitude, latitudes to the Web Mercator limit or beyond, as a
- * map at zoom 0-2 sends them): every event minus those outside the box, which are few. The box holds
- * the located events with latitude in [south, north] (the cell-index conditions of rawConditions
- * follow from the latitude ones when every longitude is in).
+ * Day counts of the inner cells in the months `months` (a condition on `m.period`), within `span`
+ * when given. Driven by those months' cell rows (the cells that hold events then), each reading its
+ * days through the table's key (`offset 0` keeps the planner from joining every day of those cells
+ * and filtering them afterwards).
  */
-const WORLD_LATITUDE = 85.05;
-
-function coversWorld(bounds: EventFilter['bounds']): boolean {
-  return (
-    bounds !== null &&
-    bounds.west === -180 &&
-    bounds.east === 180 &&
-    bounds.south <= -WORLD_LATITUDE &&
-    bounds.north >= WORLD_LATITUDE
-  );
+function dayCellPart(
+  inner: { x0: number; x1: number; y0: number; y1: number },
+  level: number | null,
+  months: Fragment,
+  span: { from: string | null; to: string | null } | null,
+): Fragment {
+  const shift = level === null ? 0 : ROLLUP_LEVEL - level;
+  const cx = level === null ? sql.fragment`null::int4` : sql.fragment`m.cell_x >> ${shift}`;
+  const cy = level === null ? sql.fragment`null::int4` : sql.fragment`m.cell_y >> ${shift}`;
+  const from =
+    span === null || span.from === null
+      ? sql.fragment`m.period`
+      : sql.fragment`greatest(m.period, ${span.from}::timestamptz)`;
+  const end = sql.fragment`m.period + interval '1 month'`;
+  const to = span === null || span.to === null ? end : sql.fragment`least(${end}, ${span.to}::timestamptz)`;
+  return sql.fragment`
+    select 0::int8 as dataset_id, 0::int8 as catalog_id, d.day as t, ${cx} as cx, ${cy} as cy, null::int8 as id,
+           d.event_count::int8 as n, d.sum_lon as slon, d.sum_lat as slat
+    from event_cell_counts m
+    cross join lateral (select d.day, d.event_count, d.sum_lon, d.sum_lat from event_cell_day_counts d
+                        where d.cell_x = m.cell_x and d.cell_y = m.cell_y and d.day >= ${from} and d.day < ${to}
+                        offset 0) d
+    where m.grain = 'm' and m.dataset_id = 0 and ${months}
+      and m.cell_x between ${inner.x0} and ${inner.x1} and m.cell_y between ${inner.y0} and ${inner.y1}`;
 }
 
-/** The counts without bounds, less one per event outside the box: unlocated, or beyond its latitudes. */
-function worldParts(
-  scope: Scope,
-  filter: EventFilter,
-  need: { histogram?: 'day' | 'month' | null; perDataset?: boolean },
-): Fragment[] {
+/**
+ * Boxes covering most of the world map (the whole world at zoom 0-2, the Explore page's first view,
+ * such as west -170 east 170): every event minus those outside the box, which are fewer than those
+ * inside (the counts of the cells inside would be most of the cell rows). The box holds exactly the
+ * located events with latitude in [south, north] and longitude in one of its ranges (the cell-index
+ * conditions of rawConditions follow from the coordinate ones).
+ */
+const MOSTLY_WORLD = 0.5;
+
+function coversMostOfWorld(bounds: EventFilter['bounds']): boolean {
+  return bounds !== null && mercatorShare(bounds) >= MOSTLY_WORLD;
+}
+
+/**
+ * The counts without bounds, less one per event outside the box: unlocated, beyond its latitudes, or
+ * within them but beyond its longitudes (disjoint sets, each found through the spatial index).
+ */
+function worldParts(scope: Scope, filter: EventFilter, need: Need): Fragment[] {
   const bounds = filter.bounds;
   if (!bounds) throw new Error('worldParts needs bounds');
+  const { north, south, west, east } = bounds;
   const everywhere = { ...filter, bounds: null };
   const outside = (condition: Fragment) => rawPart(scope, everywhere, filter.dates, null, condition, -1);
-  return [
+  // Beside the box (its latitudes, beyond its longitudes): a range of the level-24 cell index
+  // (widened by one cell), which the covering index on grid_x reads without the rows (a city lies
+  // there, Auckland beyond 170° E: through the spatial index, its rows cost 30 times more).
+  const x = (longitude: number) => mercatorCell(longitude, 0, GRID_LEVEL).x;
+  const beside = (from: number, to: number, condition: Fragment) =>
+    outside(sql.fragment`e.grid_x between ${Math.max(0, x(from) - 1)} and ${x(to) + 1}
+      and st_y(e.location) between ${south} and ${north} and ${condition}`);
+  // The unlocated without their (null) coordinates: an index-only scan of the partial index of
+  // migration 0220 (asked for st_x(e.location), the planner took a bitmap scan of the spatial index
+  // and the rows instead, 30 times slower).
+  const unlocated = sql.fragment`
+    select e.dataset_id, e.catalog_id, ${dateExpr(filter)} as t, null::int4 as cx, null::int4 as cy, e.id,
+           -1::int8 as n, null::float8 as slon, null::float8 as slat
+    from events e where e.location is null and ${rawConditions(scope, everywhere, filter.dates)}`;
+  const parts = [
     ...countParts(scope, everywhere, need),
-    outside(sql.fragment`e.location is null`),
+    unlocated,
     outside(
-      sql.fragment`e.location && st_makeenvelope(-180, ${bounds.north}, 180, 90, 4326) and st_y(e.location) > ${bounds.north}`,
+      sql.fragment`e.location && st_makeenvelope(-180, ${north}, 180, 90, 4326) and st_y(e.location) > ${north}`,
     ),
     outside(
-      sql.fragment`e.location && st_makeenvelope(-180, -90, 180, ${bounds.south}, 4326) and st_y(e.location) < ${bounds.south}`,
+      sql.fragment`e.location && st_makeenvelope(-180, -90, 180, ${south}, 4326) and st_y(e.location) < ${south}`,
     ),
   ];
+  if (west > east)
+    parts.push(beside(east, west, sql.fragment`st_x(e.location) > ${east} and st_x(e.location) < ${west}`));
+  else {
+    if (west > -180) parts.push(beside(-180, west, sql.fragment`st_x(e.location) < ${west}`));
+    if (east < 180) parts.push(beside(east, 180, sql.fragment`st_x(e.location) > ${east}`));
+  }
+  return parts;
 }
 
 /**
@@ -813,16 +967,11 @@ function edgeStrips(
     sql.fragment`e.location && st_makeenvelope(${west}, ${south}, ${east}, ${north}, 4326)`;
   const xInside = sql.fragment`e.grid_x >= ${inner.x0 << s} and e.grid_x < ${(inner.x1 + 1) << s}`;
   const strips: Fragment[] = [];
-  if (inner.x0 > 0) {
-    strips.push(
-      sql.fragment`${envelope(box.west, box.south, innerWest + e, box.north)} and e.grid_x < ${inner.x0 << s}`,
-    );
-  }
-  if (inner.x1 < size - 1) {
-    strips.push(
-      sql.fragment`${envelope(innerEast - e, box.south, box.east, box.north)} and e.grid_x >= ${(inner.x1 + 1) << s}`,
-    );
-  }
+  // West and east: a narrow range of grid_x, which the covering index reads without the rows. An
+  // envelope for the spatial index read the rows instead (a city on the edge of a zoom-6 view,
+  // 122k rows at 10M events: 2.9 s).
+  if (inner.x0 > 0) strips.push(sql.fragment`e.grid_x < ${inner.x0 << s}`);
+  if (inner.x1 < size - 1) strips.push(sql.fragment`e.grid_x >= ${(inner.x1 + 1) << s}`);
   if (inner.y0 > 0) {
     strips.push(
       sql.fragment`${envelope(innerWest - e, innerNorth - e, innerEast + e, box.north)} and ${xInside} and e.grid_y < ${inner.y0 << s}`,

@@ -7,6 +7,7 @@ import {
   INDIVIDUAL_ZOOM,
   innerCellRange,
   mercatorCell,
+  mercatorShare,
 } from '../../../src/domain/clustering.ts';
 
 t.test('zoom 16 and deeper: no grid, events one by one', async (t) => {
@@ -107,4 +108,15 @@ t.test('gridRange holds every point of the box', async (t) => {
     y0: 0,
     y1: 2 ** 24 - 1,
   });
+});
+
+t.test('mercatorShare: the share of the world map a box covers', async (t) => {
+  const near = (actual: number, expected: number, label: string) =>
+    t.ok(Math.abs(actual - expected) < 1e-6, `${label}: ${actual} ~ ${expected}`);
+  near(mercatorShare({ north: 90, south: -90, east: 180, west: -180 }), 1, 'the world');
+  near(mercatorShare({ north: 85.06, south: -85.06, east: 180, west: -180 }), 1, 'the Mercator world');
+  near(mercatorShare({ north: 90, south: 0, east: 0, west: -180 }), 0.25, 'a quarter');
+  near(mercatorShare({ north: 90, south: -90, east: 170, west: -170 }), 340 / 360, 'all but 20 degrees');
+  near(mercatorShare({ north: 90, south: -90, east: -170, west: 170 }), 20 / 360, 'across the antimeridian');
+  t.ok(mercatorShare({ north: 53, south: 52, east: 14, west: 13 }) < 1e-4, 'a city');
 });
