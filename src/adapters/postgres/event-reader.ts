@@ -206,7 +206,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
    * again with a fresh scope when a dataset or catalog changed since. So the page needs no round
    * trip of its own for the scope and is never answered with one that did not hold when it was read.
    */
-  const remembered = new Map<string, { row: ScopeRecord }>();
+  const remembered = new Map<string, ScopeRecord>();
   const REMEMBERED_LIMIT = 1000;
 
   async function resolveScope(
@@ -214,8 +214,11 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     filter: Pick<EventFilter, 'catalog' | 'datasets'>,
   ): Promise<Scope> {
     const query = scopeQuery(viewer, filter);
-    if (!query) return toScope(null, filter);
-    return toScope(await pool.one(sql.type(ScopeRow)`select * from (${query}) s`), filter);
+    return toScope(query ? await readScope(query) : null, filter);
+  }
+
+  function readScope(query: Fragment): Promise<ScopeRecord> {
+    return pool.one(sql.type(ScopeRow)`select * from (${query}) s`);
   }
 
   /**
@@ -229,9 +232,9 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     const query = scopeQuery(viewer, filter);
     if (!query) return { scope: await toScope(null, filter), verify: null, signature: null };
     const key = scopeKey(viewer, filter);
-    let known = remembered.get(key)?.row;
+    let known = remembered.get(key);
     if (!known) {
-      known = await pool.one(sql.type(ScopeRow)`select * from (${query}) s`);
+      known = await readScope(query);
       remember(key, known);
     }
     return {
@@ -244,7 +247,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
   function remember(key: string, row: ScopeRecord): void {
     // Keys come from the request (any slugs), so the map is bounded; dropping it only costs a query.
     if (remembered.size >= REMEMBERED_LIMIT) remembered.clear();
-    remembered.set(key, { row });
+    remembered.set(key, row);
   }
 
   /**
@@ -596,6 +599,9 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     const grain: Grain = readsDayCells(scope, false) ? 'day' : 'month';
     const from = filter.dates.from === null ? null : floorPeriod(filter.dates.from, grain);
     const to = filter.dates.to;
+    const inWindow = sql.fragment`
+      ${from === null ? sql.fragment`` : sql.fragment`and d.day >= ${from}::timestamptz`}
+      ${to === null ? sql.fragment`` : sql.fragment`and d.day < ${to}::timestamptz`}`;
     const periods =
       grain === 'day'
         ? // Per cell that holds events, its first and last day through the key: a few index probes.
@@ -604,14 +610,10 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
             from (select distinct cell_x as x, cell_y as y from event_cell_counts
                   where grain = 'y' and dataset_id = 0 and ${inCells}) c
             cross join lateral (select day from event_cell_day_counts d
-                                where d.cell_x = c.x and d.cell_y = c.y
-                                  ${from === null ? sql.fragment`` : sql.fragment`and d.day >= ${from}::timestamptz`}
-                                  ${to === null ? sql.fragment`` : sql.fragment`and d.day < ${to}::timestamptz`}
+                                where d.cell_x = c.x and d.cell_y = c.y ${inWindow}
                                 order by day limit 1) f
             cross join lateral (select day from event_cell_day_counts d
-                                where d.cell_x = c.x and d.cell_y = c.y
-                                  ${from === null ? sql.fragment`` : sql.fragment`and d.day >= ${from}::timestamptz`}
-                                  ${to === null ? sql.fragment`` : sql.fragment`and d.day < ${to}::timestamptz`}
+                                where d.cell_x = c.x and d.cell_y = c.y ${inWindow}
                                 order by day desc limit 1) l`)
         : await pool.one(sql.type(RangeRow)`
             select min(period) as min, max(period) as max from event_cell_counts
