@@ -47,9 +47,10 @@ type Slice = {
  * Far from a limit, a hit is counted in memory and allowed on (total last read from the database + hits
  * not yet written); the hits are written in one batched upsert for all keys every `flushIntervalMs`
  * (200 ms) or after `localHits` (50) hits of one window, whichever comes first, and the upsert returns
- * the new totals. Within `localHits` of a limit, when the last total read is older than one flush
- * interval, or for a key not seen yet, the hit is written at once and decided on the total the database
- * returns. So one process is exact, limits of `localHits` or less are exact across processes, and with
+ * the new totals. Within `localHits` of a limit the hit is written at once and decided on the total the
+ * database returns. When the last total read is older than one flush interval, or for a key not seen
+ * yet, the hit waits for a batched write (shared with every other request waiting at that moment) and
+ * is decided on the totals it returns. So one process is exact, limits of `localHits` or less are exact across processes, and with
  * several processes a key can get over its limit at most the hits the other processes hold unwritten
  * (each fewer than `localHits` per window) plus what they took in one flush interval: docs/api.md.
  */
@@ -76,13 +77,18 @@ export function postgresRateLimitCounter(
     return slice;
   }
 
-  /** Adds `hits[i]` to the database counter of `batch[i]`, in one statement; returns the new totals. */
+  /**
+   * Adds `hits[i]` to the database counter of `batch[i]`, in one statement; returns the new totals.
+   * Committed without waiting for the WAL flush (synchronous_commit off for this statement's own
+   * transaction): a crash may forget the last few hundred milliseconds of hits, which a rate limit
+   * can afford, and requests do not queue behind the disk while imports keep it busy.
+   */
   function upsert(batch: Slice[], hits: number[]) {
     const text = (values: string[]) => sql.array(values, 'text');
     return pool.any(sql.type(row(CountRow))`
       insert into rate_limit_counters (key, window_name, window_start, hits)
       select key, name, start, hits
-      from unnest(
+      from (select set_config('synchronous_commit', 'off', true)) as commit_setting, unnest(
         ${text(batch.map((s) => s.key))},
         ${text(batch.map((s) => s.window.name))},
         ${sql.array(
@@ -181,18 +187,38 @@ export function postgresRateLimitCounter(
     }
   }
 
+  /**
+   * The batched write, shared by every caller that asks while none is queued: requests that find
+   * their totals stale at the same time (all of them, when pages take longer than a flush interval)
+   * wait for one upsert instead of queueing one each on the same counter row.
+   */
+  let refreshing: Promise<void> | null = null;
+  function refresh(): Promise<void> {
+    refreshing ??= flush().finally(() => {
+      refreshing = null;
+    });
+    return refreshing;
+  }
+
+  const known = (s: Slice) => s.stored + s.writing + s.pending + s.syncing;
+  const stale = (s: Slice) => Date.now() - s.storedAt >= interval;
+
   return {
     async hit(key, windows, now) {
       if (windows.length === 0) return [];
       const mine = windows.map((window) => sliceOf(key, window, now));
-      const clock = Date.now();
-      const known = (s: Slice) => s.stored + s.writing + s.pending + s.syncing;
-      const local = mine.every(
-        (s) => clock - s.storedAt < interval && known(s) + 1 + localHits <= s.window.limit,
-      );
-      if (!local) {
+      if (mine.some((s) => known(s) + 1 + localHits > s.window.limit)) {
         const hits = await writeOne(key, mine);
         return mine.map((s, i) => ({ window: s.window, hits: hits[i] ?? 0 }));
+      }
+      if (mine.some(stale)) {
+        // Far from the limit but the totals are old (or unknown): count the hit here and decide on
+        // the totals a write returns. A write under way when the hit came may not carry it: then
+        // the next one does.
+        for (const s of mine) s.pending += 1;
+        for (let round = 0; round < 2 && mine.some(stale); round += 1) await refresh();
+        if (mine.some((s) => s.pending > 0)) schedule();
+        return mine.map((s) => ({ window: s.window, hits: known(s) }));
       }
       for (const s of mine) s.pending += 1;
       const counts = mine.map((s) => ({ window: s.window, hits: known(s) }));
