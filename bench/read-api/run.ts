@@ -576,6 +576,13 @@ async function main(): Promise<void> {
             scenario: 'limit=100, catalog + dates, one URL, Cache-Control: no-cache, no rate-limit counters',
             headers: noCache,
           },
+          {
+            server: uncounted.base,
+            path: '/api/v1/events',
+            scenario:
+              'limit=100, catalog + a different 3-year window per request (cache misses), no rate-limit counters',
+            varied: true,
+          },
           { server: uncounted.base, path: '/', scenario: 'GET / (no database), reference' },
         ];
         for (const run of runs) {
