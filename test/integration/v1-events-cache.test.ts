@@ -30,6 +30,8 @@ const QUERIES: Record<string, RawQuery> = {
   'catalog and window': { catalog: 'news', startDate: '2024-03-01', endDate: '2025-02-10T12:00:00Z' },
   'bounds and dataset': { bounds: BERLIN, datasets: 'protests' },
   'bounds, total beside the page': { bounds: BERLIN, limit: '5' },
+  // A city at zoom 10: page and total from one pass over the box's rows.
+  'small box': { bounds: JSON.stringify({ north: 52.85, south: 52.18, east: 14.28, west: 12.52 }) },
 };
 
 t.test('a stored page is served while nothing it read changed, and never after', async (t) => {
