@@ -185,7 +185,7 @@ export async function composeServices(
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
-        readApi: { events: postgresEventReader(pool) },
+        readApi: { events: postgresEventReader(pool, { pageCacheBytes: config.readCacheBytes }) },
         ingest: {
           store: ingestStore,
           queue: ingestQueue,

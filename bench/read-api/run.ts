@@ -134,8 +134,12 @@ async function measureUrls(urls: string[]): Promise<number[]> {
   return samples;
 }
 
+/**
+ * Every latency request asks for a fresh answer (`Cache-Control: no-cache`): the table measures the
+ * database's work, not the /events answer cache of the API process (src/adapters/postgres/page-cache.ts).
+ */
 async function fetchOk(target: string): Promise<void> {
-  const response = await fetch(target);
+  const response = await fetch(target, { headers: { 'cache-control': 'no-cache' } });
   const body = await response.arrayBuffer();
   if (response.status !== 200) {
     throw new Error(`${target} answered ${response.status}: ${Buffer.from(body).toString().slice(0, 300)}`);
@@ -520,27 +524,81 @@ async function main(): Promise<void> {
           startDate: '2019-01-01T00:00:00Z',
           endDate: '2021-12-31T00:00:00Z',
         };
-        const runs = [
+        // A different 3-year window for every request (minutes apart): no two requests ask the same
+        // page, so each one misses the answer cache and is read from the database.
+        let variedCount = 0;
+        const variedPath = () => {
+          const start = Date.parse('2017-01-01T00:00:00Z') + variedCount * 37 * 60_000;
+          variedCount += 1;
+          const end = start + 3 * 365 * 86_400_000;
+          return url('', '/api/v1/events', {
+            ...loadParams,
+            startDate: new Date(start).toISOString(),
+            endDate: new Date(end).toISOString(),
+          });
+        };
+        const noCache = { 'cache-control': 'no-cache' };
+        const runs: Array<{
+          server: string;
+          path: string;
+          scenario: string;
+          headers?: Record<string, string>;
+          varied?: boolean;
+        }> = [
           {
             server: base,
             path: '/api/v1/events',
-            scenario: 'limit=100, catalog + dates, rate-limit counters on',
+            scenario:
+              'limit=100, catalog + dates, one URL repeated (answer cache hits), rate-limit counters on',
+          },
+          {
+            server: base,
+            path: '/api/v1/events',
+            scenario: 'limit=100, catalog + dates, one URL, Cache-Control: no-cache, rate-limit counters on',
+            headers: noCache,
+          },
+          {
+            server: base,
+            path: '/api/v1/events',
+            scenario:
+              'limit=100, catalog + a different 3-year window per request (cache misses), rate-limit counters on',
+            varied: true,
           },
           {
             server: uncounted.base,
             path: '/api/v1/events',
-            scenario: 'limit=100, catalog + dates, no rate-limit counters',
+            scenario:
+              'limit=100, catalog + dates, one URL repeated (answer cache hits), no rate-limit counters',
+          },
+          {
+            server: uncounted.base,
+            path: '/api/v1/events',
+            scenario: 'limit=100, catalog + dates, one URL, Cache-Control: no-cache, no rate-limit counters',
+            headers: noCache,
+          },
+          {
+            server: uncounted.base,
+            path: '/api/v1/events',
+            scenario:
+              'limit=100, catalog + a different 3-year window per request (cache misses), no rate-limit counters',
+            varied: true,
           },
           { server: uncounted.base, path: '/', scenario: 'GET / (no database), reference' },
         ];
         for (const run of runs) {
           const server = run.server === base ? child : uncounted.child;
           const cpu = server.pid === undefined ? null : await startCpuCount(server.pid, client);
+          const before = variedCount;
           const load = await autocannon({
             url: run.path === '/' ? `${run.server}/` : url(run.server, run.path, loadParams),
             connections: Number(options.connections),
             duration: Number(options.duration),
+            ...(run.headers ? { headers: run.headers } : {}),
+            ...(run.varied
+              ? { requests: [{ setupRequest: (request: object) => ({ ...request, path: variedPath() }) }] }
+              : {}),
           });
+          const distinct = run.varied ? `; ${variedCount - before} distinct URLs` : '';
           const cpuNote = cpu
             ? `; ${describeCpu(await cpu(), load.requests.total, Number(options.duration))}`
             : '';
@@ -551,10 +609,10 @@ async function main(): Promise<void> {
             p50: load.latency.p50,
             p95: load.latency.p97_5,
             ...(run.path === '/' ? {} : { target: '>= 1000 req/s' }),
-            note: `${Math.round(load.requests.average)} req/s average, ${load.non2xx} non-2xx, ${load.errors} errors (p95 column: p97.5); load ${loadAverage()}${cpuNote}`,
+            note: `${Math.round(load.requests.average)} req/s average, ${load.non2xx} non-2xx, ${load.errors} errors (p95 column: p97.5)${distinct}; load ${loadAverage()}${cpuNote}`,
           });
           log(
-            `autocannon ${run.scenario}: ${Math.round(load.requests.average)} req/s; load ${loadAverage()}${cpuNote}`,
+            `autocannon ${run.scenario}: ${Math.round(load.requests.average)} req/s${distinct}; load ${loadAverage()}${cpuNote}`,
           );
         }
       } finally {

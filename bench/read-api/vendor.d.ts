@@ -10,6 +10,9 @@ declare module 'autocannon' {
     url: string;
     connections: number;
     duration: number;
+    headers?: Record<string, string>;
+    /** Each request's `setupRequest` may change it (its `path`) before it is sent. */
+    requests?: Array<{ setupRequest: (request: object) => object }>;
   }): Promise<Result>;
 }
 

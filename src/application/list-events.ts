@@ -10,10 +10,11 @@ export async function listEvents(
   deps: { events: EventReader },
   viewer: Viewer,
   query: RawQuery,
+  options: { fresh?: boolean } = {},
 ): Promise<string> {
   const filter = parseEventFilter(query);
   const sort = parseSort(query.sort);
   const page = parsePage(query);
-  const { eventsJson, totalDocs } = await deps.events.listEventsPage(viewer, filter, sort, page);
+  const { eventsJson, totalDocs } = await deps.events.listEventsPage(viewer, filter, sort, page, options);
   return `{"events":${eventsJson},"pagination":${JSON.stringify(paginate(page, totalDocs))}}`;
 }

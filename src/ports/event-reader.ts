@@ -59,6 +59,8 @@ export interface EventReader {
     filter: EventFilter,
     sort: Sort,
     page: Page,
+    /** `fresh`: read the database, not a stored answer (the client sent `Cache-Control: no-cache`). */
+    options?: { fresh?: boolean },
   ): Promise<{ eventsJson: string; totalDocs: number }>;
   countEvents(viewer: Viewer, filter: EventFilter): Promise<number>;
   /** Matching events per dataset (datasets without matches are left out). */

@@ -5,6 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
 import { parse, stringify } from 'yaml';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { sql } from '../../src/adapters/postgres/database.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
 import type { QuotaName } from '../../src/domain/quotas.ts';
@@ -109,4 +110,28 @@ export async function accountsApp(
     },
     as,
   };
+}
+
+/**
+ * A public catalog with a public dataset and a private one (no owner recorded: admins only), and a
+ * private catalog of `ownerId` with a public dataset; five events in each dataset. So anonymous
+ * callers and strangers see 5 events, the owner 10, admins 15.
+ */
+export async function insertAccessFixture(db: TestDatabase, ownerId: number): Promise<void> {
+  await db.pool.query(sql.unsafe`
+    with pub as (
+      insert into catalogs (slug, title, is_public) values ('open', 'Open', true) returning id
+    ), priv as (
+      insert into catalogs (slug, title, is_public, created_by) values ('mine', 'Mine', false, ${ownerId}) returning id
+    ), ds as (
+      insert into datasets (catalog_id, slug, title, is_public)
+      select id, 'open-data', 'Open data', true from pub
+      union all select id, 'hidden-in-open', 'Private dataset in a public catalog', false from pub
+      union all select id, 'my-data', 'My data', true from priv
+      returning id, catalog_id, slug
+    )
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    select ds.id, ds.catalog_id, ds.slug || '-' || n, 'event ' || n, '{}'::jsonb,
+           ST_SetSRID(ST_MakePoint(13.4 + n * 0.001, 52.5), 4326), timestamptz '2025-01-01' + n * interval '1 day'
+    from ds cross join generate_series(1, 5) n`);
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { sql } from '../../src/adapters/postgres/database.ts';
-import { accountsApp, unlimitedAnonymousReads } from '../helpers/accounts.ts';
+import { accountsApp, insertAccessFixture, unlimitedAnonymousReads } from '../helpers/accounts.ts';
 
 // The one access rule, seen through the public read API: a private catalog's events are visible to
 // its owner and to admins only, whichever /api/v1 endpoint is asked.
@@ -11,22 +11,7 @@ t.test('/api/v1 applies the hierarchical access rule', async (t) => {
   const stranger = await createUser({ trustLevel: 3 });
   const admin = await createUser({ role: 'admin', trustLevel: 5 });
 
-  await db.pool.query(sql.unsafe`
-    with pub as (
-      insert into catalogs (slug, title, is_public) values ('open', 'Open', true) returning id
-    ), priv as (
-      insert into catalogs (slug, title, is_public, created_by) values ('mine', 'Mine', false, ${owner.id}) returning id
-    ), ds as (
-      insert into datasets (catalog_id, slug, title, is_public)
-      select id, 'open-data', 'Open data', true from pub
-      union all select id, 'hidden-in-open', 'Private dataset in a public catalog', false from pub
-      union all select id, 'my-data', 'My data', true from priv
-      returning id, catalog_id, slug
-    )
-    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
-    select ds.id, ds.catalog_id, ds.slug || '-' || n, 'event ' || n, '{}'::jsonb,
-           ST_SetSRID(ST_MakePoint(13.4 + n * 0.001, 52.5), 4326), timestamptz '2025-01-01' + n * interval '1 day'
-    from ds cross join generate_series(1, 5) n`);
+  await insertAccessFixture(db, owner.id);
 
   const tokens = {
     anonymous: null,

@@ -41,6 +41,8 @@ export type Config = {
   mapTileAttribution: string | undefined;
   /** HTTP processes of `chronomap start` / `chronomap api`, sharing one port (node:cluster). */
   apiProcesses: number;
+  /** Bytes of verified /api/v1/events answers each HTTP process keeps (READ_CACHE_MB; 0: none). */
+  readCacheBytes: number;
 };
 
 /**
@@ -107,6 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     mapTileUrl: read('MAP_TILE_URL', tileUrlTemplate, undefined),
     mapTileAttribution: read('MAP_TILE_ATTRIBUTION', nonEmpty, undefined),
     apiProcesses: read('API_PROCESSES', integerBetween(1, 64), defaultApiProcesses(nodeEnv)),
+    readCacheBytes: read('READ_CACHE_MB', integerBetween(0, 65536), 32) * 1024 * 1024,
   };
 
   for (const variable of missingVariables(config)) {

@@ -21,7 +21,8 @@ import {
 } from '../../domain/time-ranges.ts';
 import type { EventReader, Viewer } from '../../ports/event-reader.ts';
 import { datasetVisibility } from '../../domain/access.ts';
-import { type DatabasePool, row, sql } from './database.ts';
+import { type DatabasePool, prepared, row, sql } from './database.ts';
+import { type CachedPage, dataSignature, type PageCache, pageCache } from './page-cache.ts';
 import { visibleDatasetCondition } from './visibility.ts';
 
 // The read model of /api/v1 on PostgreSQL + PostGIS (tables and triggers in
@@ -60,6 +61,13 @@ export type EventReaderOptions = {
    * zoom 10 views took half the time of the rows, zoom 12 about the same.
    */
   fineCellsMinDensity?: number;
+  /**
+   * Bytes of /events answers this process keeps (page-cache.ts: each served again only after a
+   * round trip shows that nothing it read has changed); 0 or unset: no cache.
+   */
+  pageCacheBytes?: number;
+  /** A cache of one's own instead (tests read its usage). */
+  pageCache?: PageCache;
 };
 
 const DensityRow = row(Type.Object({ density: Type.Number() }));
@@ -75,10 +83,12 @@ function visibility(viewer: Viewer): Fragment | null {
 }
 
 const Signature = Type.Union([Type.String(), Type.Null()]);
-const PageRow = row(Type.Object({ events: Type.String(), total: Type.Number(), scope: Signature }));
-const EventsRow = row(Type.Object({ events: Type.String(), scope: Signature }));
+const PageRow = row(
+  Type.Object({ events: Type.String(), total: Type.Number(), scope: Signature, data: Type.String() }),
+);
+const EventsRow = row(Type.Object({ events: Type.String(), scope: Signature, data: Type.String() }));
 const CountRow = row(Type.Object({ count: Type.Number() }));
-const CheckedCountRow = row(Type.Object({ count: Type.Number(), scope: Signature }));
+const CheckedCountRow = row(Type.Object({ count: Type.Number(), scope: Signature, data: Type.String() }));
 const DatasetCountRow = row(
   Type.Object({
     dataset_id: Type.Number(),
@@ -207,6 +217,8 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
    * trip of its own for the scope and is never answered with one that did not hold when it was read.
    */
   const remembered = new Map<string, ScopeRecord>();
+  const cache: PageCache | null =
+    options.pageCache ?? (options.pageCacheBytes ? pageCache(pool, options.pageCacheBytes) : null);
   const REMEMBERED_LIMIT = 1000;
 
   async function resolveScope(
@@ -228,9 +240,9 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
   async function rememberedScope(
     viewer: Viewer,
     filter: Pick<EventFilter, 'catalog' | 'datasets'>,
-  ): Promise<{ scope: Scope; verify: Fragment | null; signature: string | null }> {
+  ): Promise<{ scope: Scope; verify: Fragment | null; signature: string | null; ids: number[] | null }> {
     const query = scopeQuery(viewer, filter);
-    if (!query) return { scope: await toScope(null, filter), verify: null, signature: null };
+    if (!query) return { scope: await toScope(null, filter), verify: null, signature: null, ids: null };
     const key = scopeKey(viewer, filter);
     let known = remembered.get(key);
     if (!known) {
@@ -241,6 +253,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       scope: await toScope(known, filter),
       verify: SCOPE_VERSION,
       signature: known.signature,
+      ids: known.ids,
     };
   }
 
@@ -257,12 +270,17 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
   async function withVerifiedScope<T>(
     viewer: Viewer,
     filter: Pick<EventFilter, 'catalog' | 'datasets'>,
-    run: (scope: Scope, verify: Fragment) => Promise<{ value: T; signatures: Array<string | null> }>,
+    run: (
+      scope: Scope,
+      verify: Fragment,
+      /** The datasets the scope names (null: all) and the signature the check must give. */
+      known: { ids: number[] | null; signature: string | null },
+    ) => Promise<{ value: T; signatures: Array<string | null> }>,
   ): Promise<T> {
     let value: T | undefined;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const { scope, verify, signature } = await rememberedScope(viewer, filter);
-      const result = await run(scope, verify ?? sql.fragment`null::text`);
+      const { scope, verify, signature, ids } = await rememberedScope(viewer, filter);
+      const result = await run(scope, verify ?? sql.fragment`null::text`, { ids, signature });
       if (result.signatures.every((seen) => seen === signature)) return result.value;
       remembered.delete(scopeKey(viewer, filter));
       value = result.value;
@@ -299,9 +317,34 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
   }
 
   return {
-    async listEventsPage(viewer, filter, sort, page) {
+    async listEventsPage(viewer, filter, sort, page, options = {}) {
+      // The normalised request (parsed filter, sort and page) and who asks: viewers never share
+      // entries, and the same page asked in other words is the same entry.
+      const key =
+        cache && !options.fresh
+          ? JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter, sort, page])
+          : null;
+      if (key !== null) {
+        const hit = await cache?.lookup(key);
+        if (hit) return hit;
+      }
       const window = sql.fragment`limit ${page.limit} offset ${(page.page - 1) * page.limit}`;
-      return withVerifiedScope(viewer, filter, async (scope, verify) => {
+      return withVerifiedScope(viewer, filter, async (scope, verify, known) => {
+        const data = dataSignature(known.ids);
+        // Stored only when every statement saw the remembered scope and the same data versions.
+        const answered = (
+          value: CachedPage,
+          rows: Array<{ scope: string | null; data: string }>,
+        ): { value: CachedPage; signatures: Array<string | null> } => {
+          const signature = rows[0]?.data;
+          if (
+            key !== null &&
+            signature !== undefined &&
+            rows.every((r) => r.scope === known.signature && r.data === signature)
+          )
+            cache?.store(key, value, known.ids, signature);
+          return { value, signatures: rows.map((r) => r.scope) };
+        };
         if (boxRowsAnswer(filter, sort)) {
           // A small box (a city at zoom 10 and closer): the level-10 counts would answer little of
           // its total and its rows are read anyway, so one index-only pass over the box's entries of
@@ -316,11 +359,8 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
               select e.id from box e order by ${orderBy(sort)} ${window}
             )
             select (${pageJson(sort)}) as events, (select count(*) from box)::int8 as total,
-                   ${verify} as scope`);
-          return {
-            value: { eventsJson: result.events, totalDocs: result.total },
-            signatures: [result.scope],
-          };
+                   ${verify} as scope, ${data} as data`);
+          return answered({ eventsJson: result.events, totalDocs: result.total }, [result]);
         }
         // The page's ids first, from the covering indexes where the sort allows it (id, time, place,
         // dataset are all in them); then only the page's rows, with their data, turned into the
@@ -337,22 +377,22 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
         // A total from the precomputed counts is cheap: one statement, one round trip. A total that
         // reads rows (bounds, a custom date field) runs beside the page, on a second connection.
         if (filter.bounds === null && filter.dateField.kind === 'eventTimestamp') {
+          // Prepared (the text takes a few dozen shapes: the date spans of the window, the sort, the
+          // scope): its parse and analysis were about a quarter of the backend's CPU per page.
           const result = await pool.one(
-            sql.type(PageRow)`select (${events}) as events, (${total}) as total, ${verify} as scope`,
+            prepared(sql.type(PageRow)`select (${events}) as events, (${total}) as total, ${verify} as scope,
+                                     ${data} as data`),
           );
-          return {
-            value: { eventsJson: result.events, totalDocs: result.total },
-            signatures: [result.scope],
-          };
+          return answered({ eventsJson: result.events, totalDocs: result.total }, [result]);
         }
         const [page, count] = await Promise.all([
-          pool.one(sql.type(EventsRow)`select (${events}) as events, ${verify} as scope`),
-          pool.one(sql.type(CheckedCountRow)`select (${total}) as count, ${verify} as scope`),
+          pool.one(sql.type(EventsRow)`select (${events}) as events, ${verify} as scope, ${data} as data`),
+          pool.one(
+            sql.type(CheckedCountRow)`select (${total}) as count, ${verify} as scope, ${data} as data`,
+          ),
         ]);
-        return {
-          value: { eventsJson: page.events, totalDocs: count.count },
-          signatures: [page.scope, count.scope],
-        };
+        // Two statements, two snapshots: equal data versions in both mean no write in between.
+        return answered({ eventsJson: page.events, totalDocs: count.count }, [page, count]);
       });
     },
 

@@ -34,6 +34,12 @@ function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(body);
 }
 
+/** `Cache-Control: no-cache` (or `no-store`), as a client sends it to bypass caches. */
+function asksNoCache(request: FastifyRequest): boolean {
+  const header = request.headers['cache-control'];
+  return typeof header === 'string' && /(^|,)\s*no-(cache|store)\b/i.test(header);
+}
+
 /** Who is asking: set by the account hooks from the session cookie or bearer token (null: anonymous). */
 function viewerOf(request: FastifyRequest): Viewer {
   return request.viewer ?? null;
@@ -172,7 +178,9 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       tag: 'events',
       summary: 'List events',
       description:
-        'Filtered events, one page at a time. `sort` takes `id`, `eventTimestamp`, `isValid`, `dataset` or `data.<field>`, `-` for descending.',
+        'Filtered events, one page at a time. `sort` takes `id`, `eventTimestamp`, `isValid`, `dataset` or `data.<field>`, `-` for descending. ' +
+        'A page asked again is answered from memory while nothing it shows has changed (checked against the database on every request, ' +
+        'so a write is seen by the next request); `Cache-Control: no-cache` reads it from the database anyway.',
       query: {
         ...filterParameters,
         page: Type.Optional(Type.Integer({ default: 1, description: '1-indexed.' })),
@@ -180,7 +188,9 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         sort: Type.Optional(Type.String({ default: DEFAULT_SORT })),
       },
       response: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
-      answer: (viewer, query) => listEvents(deps, viewer, query),
+      // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
+      // (stored ones are verified against the database anyway; see postgres/page-cache.ts).
+      answer: (viewer, query, request) => listEvents(deps, viewer, query, { fresh: asksNoCache(request) }),
     },
     {
       path: '/api/v1/events/geo',
