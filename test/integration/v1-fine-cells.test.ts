@@ -186,6 +186,44 @@ t.test('fine cell counts', async (t) => {
   );
   t.ok(cluster, 'the spot, back to ten or fewer events after deletes, lists its ids again');
 
+  // A cell's list can end up empty while it still holds events: over ten (no list), back to nine,
+  // one more (listed alone), that one deleted. Its clusters then read their ids from the events.
+  const gulf = sql.fragment`st_setsrid(st_makepoint(100.5, 10.5), 4326)`;
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    select ${protests}, ${news}, 'gulf-' || g, 'gulf ' || g, '{}'::jsonb, ${gulf}, timestamptz '2024-05-01' + g * interval '1 hour'
+    from generate_series(1, 11) g`);
+  await db.pool.query(sql.unsafe`delete from events where unique_id in ('gulf-1', 'gulf-2')`);
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    values (${protests}, ${news}, 'gulf-late', 'gulf late', '{}'::jsonb, ${gulf}, '2024-05-02')`);
+  await db.pool.query(sql.unsafe`delete from events where unique_id = 'gulf-late'`);
+  const EmptyRow = row(
+    Type.Object({ count: Type.Number(), listed: Type.Union([Type.Number(), Type.Null()]) }),
+  );
+  const gulfCell = await db.pool.one(sql.type(EmptyRow)`
+    select event_count::int8 as count, cardinality(ids)::int8 as listed from event_fine_cell_counts
+    where cell_x = (select grid_x >> 8 from events where unique_id = 'gulf-3')
+      and cell_y = (select grid_y >> 8 from events where unique_id = 'gulf-3')`);
+  t.same(gulfCell, { count: 9, listed: 0 }, 'nine events, an empty list');
+  // And one event in the next level-16 cell to the west, the same cell at zoom 9-11: ten together.
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    values (${protests}, ${news}, 'gulf-west', 'gulf west', '{}'::jsonb,
+            st_setsrid(st_makepoint(100.497, 10.5), 4326), '2024-05-03')`);
+  await samePaths(t, 'with an empty list');
+  for (const zoom of ZOOMS) {
+    const around = await features(
+      fineReader,
+      { bounds: { north: 11, south: 10, east: 101, west: 100 } },
+      zoom,
+    );
+    const gulfCluster = [...around.values()].find((feature) => (feature.properties.count ?? 0) >= 9);
+    const expected = zoom >= 12 ? 9 : 10;
+    t.equal(gulfCluster?.properties.count, expected, `zoom ${zoom}: the gulf's cluster`);
+    t.equal(gulfCluster?.properties.eventIds?.length, expected, `zoom ${zoom}: its ids, from the events`);
+  }
+
   await db.pool.query(sql.unsafe`truncate events cascade`);
   t.equal(
     await db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Number() })))`

@@ -695,7 +695,7 @@ function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment 
               (inside) => sql.fragment`
                 select f.cell_x >> ${cellShift} as cx, f.cell_y >> ${cellShift} as cy, f.event_count::int8 as n,
                        f.sum_lon as slon, f.sum_lat as slat,
-                       case when f.event_count <= ${MAX_EVENT_IDS} then array_to_string(f.ids, ',') end as ids
+                       case when f.event_count <= ${MAX_EVENT_IDS} then nullif(array_to_string(f.ids, ','), '') end as ids
                 from event_fine_cell_counts f where ${inside}`,
             ),
             ...fine.rows.map(rows),
