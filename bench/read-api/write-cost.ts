@@ -1,6 +1,7 @@
 // What the read API's precomputed counts cost the writers: inserts of generated events into the
 // benchmark database with the triggers of 0200 (event_counts, event_cell_counts), 0210
-// (event_fine_cell_counts) and 0235 (event_cell_day_counts) on or off, alternated round by round
+// (event_fine_cell_counts) and 0235 (event_cell_day_counts) on or off, and the index of 0250 on
+// event_counts dropped or not, alternated round by round
 // so that a change in the machine's load hits every variant alike. Each insert runs in a
 // transaction that is rolled back: the triggers do all their work (statement-level, at the end of
 // the statement) and the data set is left as it was.
@@ -20,13 +21,19 @@ const { values } = parseArgs({
 const rows = Number(values.rows);
 const rounds = Number(values.rounds);
 
-const VARIANTS = [
+// `drop`: indexes of the count tables dropped for the variant (in its transaction, rolled back too).
+const VARIANTS: Array<{ name: string; disable: string[]; drop?: string[] }> = [
   {
     name: 'no count triggers',
     disable: ['events_counts_insert', 'events_fine_counts_insert', 'events_cell_day_counts_insert'],
   },
   { name: '0200 triggers only', disable: ['events_fine_counts_insert', 'events_cell_day_counts_insert'] },
   { name: '0200 + 0210 triggers', disable: ['events_cell_day_counts_insert'] },
+  {
+    name: '0200 + 0210 + 0235 triggers, without 0250 index',
+    disable: [],
+    drop: ['event_counts_by_dataset_idx'],
+  },
   { name: '0200 + 0210 + 0235 triggers', disable: [] },
 ];
 
@@ -50,6 +57,7 @@ await withClient(url, async (client) => {
       await client.query('begin');
       for (const trigger of variant.disable)
         await client.query(`alter table events disable trigger ${trigger}`);
+      for (const index of variant.drop ?? []) await client.query(`drop index if exists ${index}`);
       const started = performance.now();
       await client.query(INSERT, [rows]);
       const elapsed = (performance.now() - started) / 1000;

@@ -6,9 +6,10 @@ import {
   calendarNext,
   chooseBucketSize,
   fillBuckets,
+  type HistogramPlan,
   parseHistogramPlan,
 } from '../domain/histogram.ts';
-import { parseEventFilter, type RawQuery } from '../domain/read-query.ts';
+import { type EventFilter, parseEventFilter, type RawQuery } from '../domain/read-query.ts';
 import type { Bins, EventReader, Viewer } from '../ports/event-reader.ts';
 
 export type Histogram = {
@@ -37,8 +38,10 @@ export async function buildHistogram(
 ): Promise<Histogram> {
   const filter = parseEventFilter(query);
   const plan = parseHistogramPlan(query);
-  const [range, perDataset] = await Promise.all([
-    deps.events.timeRange(viewer, filter),
+  // The bins need the first and last instants; the per-dataset counts do not, so they run beside
+  // both (three statements, two at a time: the slowest, a box's histogram, no longer waits for them).
+  const [binned, perDataset] = await Promise.all([
+    deps.events.timeRange(viewer, filter).then((range) => bin(deps, viewer, filter, plan, range)),
     deps.events.countByDataset(viewer, filter),
   ]);
   const total = perDataset.reduce((sum, item) => sum + item.count, 0);
@@ -48,45 +51,57 @@ export async function buildHistogram(
     catalog.count += item.count;
     catalogs.set(item.catalogId, catalog);
   }
-  const metadataBase = {
-    total,
-    dateRange: { min: range?.min ?? null, max: range?.max ?? null },
-    counts: { datasets: perDataset.length, catalogs: catalogs.size },
-    topDatasets: perDataset.slice(0, TOP).map((item) => item.datasetTitle),
-    topCatalogs: [...catalogs.values()]
-      .sort((a, b) => b.count - a.count)
-      .slice(0, TOP)
-      .map((catalog) => catalog.title),
+  return {
+    histogram: binned.histogram,
+    metadata: {
+      total,
+      dateRange: { min: binned.range?.min ?? null, max: binned.range?.max ?? null },
+      counts: { datasets: perDataset.length, catalogs: catalogs.size },
+      topDatasets: perDataset.slice(0, TOP).map((item) => item.datasetTitle),
+      topCatalogs: [...catalogs.values()]
+        .sort((a, b) => b.count - a.count)
+        .slice(0, TOP)
+        .map((catalog) => catalog.title),
+      bucketSizeSeconds: binned.bucketSizeSeconds,
+      bucketCount: binned.histogram.length,
+    },
   };
-  if (!range) {
-    return {
-      histogram: [],
-      metadata: { ...metadataBase, bucketSizeSeconds: null, bucketCount: 0 },
-    };
-  }
+}
+
+type Range = Awaited<ReturnType<EventReader['timeRange']>>;
+
+/** The buckets from the one holding the first instant of `range` to the one holding its last. */
+async function bin(
+  deps: { events: EventReader },
+  viewer: Viewer,
+  filter: EventFilter,
+  plan: HistogramPlan,
+  range: Range,
+): Promise<{ range: Range; histogram: Bucket[]; bucketSizeSeconds: number | null }> {
+  if (!range) return { range, histogram: [], bucketSizeSeconds: null };
   const first = Math.floor(Date.parse(range.min) / 1000);
   const last = Math.floor(Date.parse(range.max) / 1000);
-  let bins: Bins;
-  let histogram: Bucket[];
-  let bucketSizeSeconds: number | null;
   if (plan.kind === 'fixed') {
     const size = chooseBucketSize(first, last, plan.targets);
     const origin = Math.floor(first / size) * size;
-    bins = { kind: 'fixed', originSeconds: origin, sizeSeconds: size };
+    const bins: Bins = { kind: 'fixed', originSeconds: origin, sizeSeconds: size };
     const counts = await deps.events.histogram(viewer, filter, bins);
     const lastStart = origin + (bucketCount(first, last, size) - 1) * size;
-    histogram = fillBuckets({ first: origin, last: lastStart }, (start) => start + size, counts);
-    bucketSizeSeconds = size;
-  } else {
-    const granularity = plan.granularity === 'auto' ? autoGranularity(first, last) : plan.granularity;
-    bins = { kind: 'calendar', granularity };
-    const counts = await deps.events.histogram(viewer, filter, bins);
-    histogram = fillBuckets(
+    return {
+      range,
+      histogram: fillBuckets({ first: origin, last: lastStart }, (start) => start + size, counts),
+      bucketSizeSeconds: size,
+    };
+  }
+  const granularity = plan.granularity === 'auto' ? autoGranularity(first, last) : plan.granularity;
+  const counts = await deps.events.histogram(viewer, filter, { kind: 'calendar', granularity });
+  return {
+    range,
+    histogram: fillBuckets(
       { first: calendarFloor(first, granularity), last: calendarFloor(last, granularity) },
       (start) => calendarNext(start, granularity),
       counts,
-    );
-    bucketSizeSeconds = granularity === 'day' ? 86_400 : granularity === 'week' ? 604_800 : null;
-  }
-  return { histogram, metadata: { ...metadataBase, bucketSizeSeconds, bucketCount: histogram.length } };
+    ),
+    bucketSizeSeconds: granularity === 'day' ? 86_400 : granularity === 'week' ? 604_800 : null,
+  };
 }

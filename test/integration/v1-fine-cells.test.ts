@@ -46,12 +46,46 @@ t.test('fine cell counts', async (t) => {
     return new Map(list.map((feature) => [String(feature.properties.id), feature]));
   }
 
+  const IdsRow = row(Type.Object({ ids: Type.Array(Type.Number()) }));
+  /**
+   * Every small cluster of a view lists exactly the ids of its cell's events in the view, ascending
+   * (the level-16 counts' lists are kept in no order, and a cell of a coarser level gathers several).
+   */
+  async function smallClustersListTheirEvents(
+    t: Test,
+    label: string,
+    bounds: Params[string],
+    list: Map<string, Feature>,
+  ): Promise<void> {
+    const { north, south, east, west } = bounds as {
+      north: number;
+      south: number;
+      east: number;
+      west: number;
+    };
+    const longitudes =
+      west <= east
+        ? sql.fragment`st_x(location) between ${west} and ${east}`
+        : sql.fragment`(st_x(location) >= ${west} or st_x(location) <= ${east})`;
+    for (const [id, feature] of list) {
+      const [, level, x, y] = id.split(':').map(Number);
+      if (!id.startsWith('cluster:') || level === undefined || Number.isNaN(level)) continue;
+      if ((feature.properties.count ?? 0) > 10) continue;
+      const expected = await db.pool.oneFirst(sql.type(IdsRow)`
+        select coalesce(array_agg(id order by id), '{}') as ids from events
+        where location is not null and grid_x >> ${24 - level} = ${x ?? -1} and grid_y >> ${24 - level} = ${y ?? -1}
+          and ${longitudes} and st_y(location) between ${south} and ${north}`);
+      t.same(feature.properties.eventIds, expected, `${label}: ${id} lists its events, ascending`);
+    }
+  }
+
   async function samePaths(t: Test, when: string): Promise<void> {
     for (const view of VIEWS) {
       for (const zoom of ZOOMS) {
         const label = `${when}: ${view.name}, zoom ${zoom}`;
         const fine = await features(fineReader, { bounds: view.bounds }, zoom);
         const rows = await features(rowsReader, { bounds: view.bounds }, zoom);
+        await smallClustersListTheirEvents(t, label, view.bounds, fine);
         t.same([...fine.keys()].sort(), [...rows.keys()].sort(), `${label}: the same features`);
         for (const [id, feature] of fine) {
           const other = rows.get(id);
@@ -98,6 +132,28 @@ t.test('fine cell counts', async (t) => {
   await sameAsRecount(t, 'after the fixture');
   await samePaths(t, 'after the fixture');
 
+  // The features' JSON is written as text by the database: a title that needs escaping comes back
+  // as stored, from both paths and at every zoom (one event alone in the middle of the Atlantic).
+  const title = 'quote " backslash \\ slash / newline \n tab \t control \u0001 é ✓ </script>';
+  const lonely = await db.pool.oneFirst(sql.type(row(Type.Object({ id: Type.Number() })))`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    values (${protests}, ${news}, 'lonely', ${title}, '{}'::jsonb, st_setsrid(st_makepoint(-30.123, 40.456), 4326),
+            '2024-03-01T00:00:00Z')
+    returning id`);
+  for (const zoom of [...ZOOMS, 4, 15, 16]) {
+    for (const [name, reader] of [
+      ['counts', fineReader],
+      ['rows', rowsReader],
+    ] as const) {
+      const around = { north: 41, south: 40, east: -29.5, west: -30.5 };
+      const list = await features(reader, { bounds: around }, zoom);
+      const point = list.get(String(lonely));
+      t.equal(point?.properties.type, 'event-point', `${name}, zoom ${zoom}: the lonely event is a point`);
+      t.equal(point?.properties.title, title, `${name}, zoom ${zoom}: its title, escaped and back`);
+      t.same(point?.geometry.coordinates, [-30.123, 40.456], `${name}, zoom ${zoom}: where it is`);
+    }
+  }
+
   // Grow the spot past ten events (its cell then keeps no ids), move an event, drop some.
   await db.pool.query(sql.unsafe`
     insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
@@ -129,6 +185,44 @@ t.test('fine cell counts', async (t) => {
       feature.properties.type === 'event-cluster' && (feature.properties.eventIds ?? []).length >= 7,
   );
   t.ok(cluster, 'the spot, back to ten or fewer events after deletes, lists its ids again');
+
+  // A cell's list can end up empty while it still holds events: over ten (no list), back to nine,
+  // one more (listed alone), that one deleted. Its clusters then read their ids from the events.
+  const gulf = sql.fragment`st_setsrid(st_makepoint(100.5, 10.5), 4326)`;
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    select ${protests}, ${news}, 'gulf-' || g, 'gulf ' || g, '{}'::jsonb, ${gulf}, timestamptz '2024-05-01' + g * interval '1 hour'
+    from generate_series(1, 11) g`);
+  await db.pool.query(sql.unsafe`delete from events where unique_id in ('gulf-1', 'gulf-2')`);
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    values (${protests}, ${news}, 'gulf-late', 'gulf late', '{}'::jsonb, ${gulf}, '2024-05-02')`);
+  await db.pool.query(sql.unsafe`delete from events where unique_id = 'gulf-late'`);
+  const EmptyRow = row(
+    Type.Object({ count: Type.Number(), listed: Type.Union([Type.Number(), Type.Null()]) }),
+  );
+  const gulfCell = await db.pool.one(sql.type(EmptyRow)`
+    select event_count::int8 as count, cardinality(ids)::int8 as listed from event_fine_cell_counts
+    where cell_x = (select grid_x >> 8 from events where unique_id = 'gulf-3')
+      and cell_y = (select grid_y >> 8 from events where unique_id = 'gulf-3')`);
+  t.same(gulfCell, { count: 9, listed: 0 }, 'nine events, an empty list');
+  // And one event in the next level-16 cell to the west, the same cell at zoom 9-11: ten together.
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    values (${protests}, ${news}, 'gulf-west', 'gulf west', '{}'::jsonb,
+            st_setsrid(st_makepoint(100.497, 10.5), 4326), '2024-05-03')`);
+  await samePaths(t, 'with an empty list');
+  for (const zoom of ZOOMS) {
+    const around = await features(
+      fineReader,
+      { bounds: { north: 11, south: 10, east: 101, west: 100 } },
+      zoom,
+    );
+    const gulfCluster = [...around.values()].find((feature) => (feature.properties.count ?? 0) >= 9);
+    const expected = zoom >= 12 ? 9 : 10;
+    t.equal(gulfCluster?.properties.count, expected, `zoom ${zoom}: the gulf's cluster`);
+    t.equal(gulfCluster?.properties.eventIds?.length, expected, `zoom ${zoom}: its ids, from the events`);
+  }
 
   await db.pool.query(sql.unsafe`truncate events cascade`);
   t.equal(

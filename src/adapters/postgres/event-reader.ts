@@ -424,23 +424,11 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     async clusterFeatures(viewer, filter, level) {
       const scope = await scopeOf(viewer, filter);
       const groups = level === null ? locationGroups(scope, filter) : cellGroups(scope, filter, level);
-      // The features as GeoJSON text, built by the database: a group of one event is an
-      // `event-point` with its title, any other an `event-cluster` with its count and, when ten or
-      // fewer, its ids (ascending).
       // Materialized: the groups are computed once (inlined, each use of g.ids below would repeat,
       // and plan again, its look-up of small cells' ids).
       return pool.oneFirst(sql.type(FeaturesRow)`
         with g as materialized (${groups})
-        select coalesce(json_agg(json_build_object(
-                 'type', 'Feature',
-                 'geometry', json_build_object('type', 'Point', 'coordinates', json_build_array(g.lon, g.lat)),
-                 'properties', case
-                   when g.count = 1 and cardinality(g.ids) = 1 then json_build_object(
-                     'id', g.ids[1], 'type', 'event-point',
-                     'title', coalesce((select t.title from events t where t.id = g.ids[1]), ''))
-                   when g.ids is null then json_build_object('id', g.key, 'type', 'event-cluster', 'count', g.count)
-                   else json_build_object('id', g.key, 'type', 'event-cluster', 'count', g.count, 'eventIds', g.ids)
-                 end)), '[]')::text as features
+        select coalesce('[' || string_agg(${featureJson(sql.fragment`g`)}, ',') || ']', '[]') as features
         from g`);
     },
 
@@ -683,33 +671,92 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
 }
 
 /**
- * Clusters at a grid level as (key, lon, lat, count, ids): counts and centroids per cell; the ids
- * (ascending) of cells of ten or fewer events come along from the row parts, or, for cells counted
- * (partly) from precomputed rows, from the events of that cell.
+ * A group (key, lon, lat, count, ids) as the JSON text of its GeoJSON feature: one event is an
+ * `event-point` with its title, any other group an `event-cluster` with its count and, when ten or
+ * fewer, its ids. Written as text: json_build_object took twice as long for the same features (a
+ * city view at zoom 10-12 has 4-6k of them, a megabyte of JSON).
+ */
+function featureJson(g: Fragment): Fragment {
+  return sql.fragment`
+    '{"type":"Feature","geometry":{"type":"Point","coordinates":[' || ${g}.lon || ',' || ${g}.lat || ']},"properties":' ||
+    case when ${g}.count = 1 and cardinality(${g}.ids) = 1
+         then '{"id":' || ${g}.ids[1] || ',"type":"event-point","title":'
+              || to_json(coalesce((select t.title from events t where t.id = ${g}.ids[1]), ''))::text || '}'
+         else '{"id":' || to_json(${g}.key)::text || ',"type":"event-cluster","count":' || ${g}.count
+              || case when ${g}.ids is null then '' else ',"eventIds":[' || array_to_string(${g}.ids, ',') || ']' end
+              || '}'
+    end || '}'`;
+}
+
+/**
+ * Clusters at a grid level as (key, lon, lat, count, ids): counts and centroids per cell, and the ids
+ * (ascending) of cells of ten or fewer events, gathered as text from the parts that carry them (the
+ * rows, and the level-16 counts' lists); a cell whose ids are not all there (counted from the
+ * level-10 counts, or a level-16 cell that lost its list) reads them from its events.
+ *
+ * The parts come sorted by cell to a GroupAggregate: as arrays, in a hash table PostgreSQL assumed
+ * 8 kB per cell and spilled it to disk, and the level-16 lists unnested gave 30k rows for a city at
+ * zoom 10 with 1M events where 12k counts would do. The lists are sorted per small cell only. At
+ * level 16 itself (zoom 12-13) the inner level-16 cells are clusters as they are, and only the rows
+ * of the edge cells (never the same cells) are grouped.
  */
 function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment {
   const shift = GRID_LEVEL - level;
+  const small = (count: Fragment, ids: Fragment) =>
+    sql.fragment`case when ${count} <= ${MAX_EVENT_IDS} then (select array_agg(i order by i) from unnest(${ids}) i) end`;
+  const grouped = (parts: Fragment[]) => sql.fragment`
+    select cx, cy, count, lon, lat, ${small(sql.fragment`count`, sql.fragment`string_to_array(ids, ',')::int8[]`)} as known
+    from (select cx, cy, sum(n)::int8 as count, sum(slon) / sum(n) as lon, sum(slat) / sum(n) as lat,
+                 case when sum(n) <= ${MAX_EVENT_IDS} then string_agg(ids, ',') end as ids
+          from (select * from (${unionParts(parts)}) u order by cx, cy) p
+          group by cx, cy) g`;
+  const rows = (part: Fragment) =>
+    sql.fragment`select cx, cy, n, slon, slat, id::text as ids from (${part}) r`;
+  let clusters: Fragment;
+  if (!readsFineCells(scope, filter, level)) {
+    clusters = grouped([rows(unionParts(countParts(scope, filter, { level })))]);
+  } else {
+    const fine = fineCellParts(filter, level);
+    const cellShift = FINE_LEVEL - level;
+    clusters =
+      cellShift === 0
+        ? unionParts([
+            ...fine.cells.map(
+              (inside) => sql.fragment`
+                select f.cell_x as cx, f.cell_y as cy, f.event_count::int8 as count,
+                       f.sum_lon / f.event_count as lon, f.sum_lat / f.event_count as lat,
+                       ${small(sql.fragment`f.event_count`, sql.fragment`f.ids`)} as known
+                from event_fine_cell_counts f where ${inside}`,
+            ),
+            ...(fine.rows.length > 0 ? [grouped(fine.rows.map(rows))] : []),
+          ])
+        : grouped([
+            ...fine.cells.map(
+              (inside) => sql.fragment`
+                select f.cell_x >> ${cellShift} as cx, f.cell_y >> ${cellShift} as cy, f.event_count::int8 as n,
+                       f.sum_lon as slon, f.sum_lat as slat,
+                       case when f.event_count <= ${MAX_EVENT_IDS} then nullif(array_to_string(f.ids, ','), '') end as ids
+                from event_fine_cell_counts f where ${inside}`,
+            ),
+            ...fine.rows.map(rows),
+          ]);
+  }
   return sql.fragment`
+    with c as materialized (${clusters})
     select 'cluster:' || ${level}::int4 || ':' || c.cx || ':' || c.cy as key, c.lon, c.lat, c.count,
            case when c.count > ${MAX_EVENT_IDS} then null
-                when cardinality(c.ids) = c.count then (select array_agg(i order by i) from unnest(c.ids) i)
+                when cardinality(c.known) = c.count then c.known
                 else (select coalesce(array_agg(e.id order by e.id), '{}') from events e
                       where e.location && ${cellEnvelope(sql.fragment`c.cx`, sql.fragment`c.cy`, level)}
                         and e.grid_x >> ${shift} = c.cx and e.grid_y >> ${shift} = c.cy
                         and ${rawConditions(scope, filter, filter.dates)}) end as ids
-    from (${cellQuery(scope, filter, level, true)}) c`;
+    from c`;
 }
 
-/** Clusters at a grid level: counts and centroids per cell. */
-function cellQuery(scope: Scope, filter: EventFilter, level: number, withIds = false): Fragment {
-  // Ids come along from the row parts (precomputed parts have none): a cell of ten or fewer events
-  // all read from rows needs no second look-up.
-  const ids = withIds
-    ? sql.fragment`, case when sum(n) <= ${MAX_EVENT_IDS} then array_agg(id) filter (where id is not null) end as ids`
-    : sql.fragment``;
+/** Clusters at a grid level: counts per cell. */
+function cellQuery(scope: Scope, filter: EventFilter, level: number): Fragment {
   return sql.fragment`
-    select cx, cy, sum(n)::int8 as count, sum(slon) / sum(n) as lon, sum(slat) / sum(n) as lat ${ids}
-    from (${unionParts(countParts(scope, filter, { level }))}) p
+    select cx, cy, sum(n)::int8 as count from (${unionParts(countParts(scope, filter, { level }))}) p
     group by cx, cy`;
 }
 
@@ -748,10 +795,8 @@ function countParts(scope: Scope, filter: EventFilter, need: Need = {}): Fragmen
       ? cellParts(scope, filter, null, perDataset, ['month'], cuts)
       : raw();
   }
-  if (level !== null && level > ROLLUP_LEVEL) {
-    const unfiltered = scope.fineCells && filter.dates.from === null && filter.dates.to === null;
-    return unfiltered && level <= FINE_LEVEL ? fineCellParts(filter, level) : raw();
-  }
+  if (level !== null && level > ROLLUP_LEVEL)
+    return readsFineCells(scope, filter, level) ? fineCellCounts(filter, level) : raw();
   return cellParts(scope, filter, level, perDataset);
 }
 
@@ -957,39 +1002,63 @@ function worldParts(scope: Scope, filter: EventFilter, need: Need): Fragment[] {
 }
 
 /**
- * Unfiltered views at levels finer than the level-10 counts (zoom 9-13), no filter of any kind:
- * the level-16 cells wholly inside the box from event_fine_cell_counts (counts, coordinate sums,
- * and the ids of cells of ten or fewer as rows of n = 0), the edge cells from the rows.
+ * Whether a map view at a level reads event_fine_cell_counts: unfiltered views at levels finer than
+ * the level-10 counts up to its own (zoom 9-13), no filter of any kind, when the table pays.
  */
-function fineCellParts(filter: EventFilter, level: number): Fragment[] {
+function readsFineCells(scope: Scope, filter: EventFilter, level: number): boolean {
+  return (
+    scope.fineCells &&
+    filter.bounds !== null &&
+    filter.dateField.kind === 'eventTimestamp' &&
+    filter.dates.from === null &&
+    filter.dates.to === null &&
+    level > ROLLUP_LEVEL &&
+    level <= FINE_LEVEL
+  );
+}
+
+/**
+ * An unfiltered view at zoom 9-13 (see readsFineCells): per longitude range of its box, the level-16
+ * cells wholly inside it, as a condition on event_fine_cell_counts `f`, and the rows of the rest
+ * (the edge cells, or the whole range when no cell fits inside), as parts.
+ */
+function fineCellParts(filter: EventFilter, level: number): { cells: Fragment[]; rows: Fragment[] } {
   const bounds = filter.bounds;
   if (!bounds) throw new Error('fineCellParts needs bounds');
-  const parts: Fragment[] = [];
+  const cells: Fragment[] = [];
+  const rows: Fragment[] = [];
   const none = { datasetIds: null, catalogId: null, fineCells: true };
-  const shift = FINE_LEVEL - level;
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
     const boxFilter = { ...filter, bounds: box };
     const inner = innerCellRange(box, FINE_LEVEL);
     if (!inner) {
-      parts.push(rawPart(none, boxFilter, filter.dates, level));
+      rows.push(rawPart(none, boxFilter, filter.dates, level));
       continue;
     }
-    const where = sql.fragment`f.cell_x between ${inner.x0} and ${inner.x1} and f.cell_y between ${inner.y0} and ${inner.y1}`;
-    parts.push(sql.fragment`
-      select null::int8 as dataset_id, null::int8 as catalog_id, null::timestamptz as t,
-             f.cell_x >> ${shift} as cx, f.cell_y >> ${shift} as cy, null::int8 as id,
-             f.event_count::int8 as n, f.sum_lon as slon, f.sum_lat as slat
-      from event_fine_cell_counts f where ${where}`);
-    parts.push(sql.fragment`
-      select null::int8, null::int8, null::timestamptz, f.cell_x >> ${shift}, f.cell_y >> ${shift}, i.id,
-             0::int8, 0::float8, 0::float8
-      from event_fine_cell_counts f cross join unnest(f.ids) as i(id)
-      where ${where} and f.event_count <= ${MAX_EVENT_IDS}`);
+    cells.push(
+      sql.fragment`f.cell_x between ${inner.x0} and ${inner.x1} and f.cell_y between ${inner.y0} and ${inner.y1}`,
+    );
     for (const strip of edgeStrips(box, inner, FINE_LEVEL))
-      parts.push(rawPart(none, boxFilter, filter.dates, level, strip));
+      rows.push(rawPart(none, boxFilter, filter.dates, level, strip));
   }
-  return parts;
+  return { cells, rows };
+}
+
+/** The parts of fineCellParts for counts: the inner level-16 cells' counts and coordinate sums. */
+function fineCellCounts(filter: EventFilter, level: number): Fragment[] {
+  const shift = FINE_LEVEL - level;
+  const { cells, rows } = fineCellParts(filter, level);
+  return [
+    ...cells.map(
+      (inside) => sql.fragment`
+        select null::int8 as dataset_id, null::int8 as catalog_id, null::timestamptz as t,
+               f.cell_x >> ${shift} as cx, f.cell_y >> ${shift} as cy, null::int8 as id,
+               f.event_count::int8 as n, f.sum_lon as slon, f.sum_lat as slat
+        from event_fine_cell_counts f where ${inside}`,
+    ),
+    ...rows,
+  ];
 }
 
 /** The parts of a box outside the inner cells (of a level), as disjoint strips. */
