@@ -404,7 +404,11 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
     },
 
     async refreshDatasetCounts(datasetId) {
-      return pool.oneFirst(sql.type(Exists)`select chronomap_refresh_dataset_counts(${datasetId}) as exists`);
+      // One pass over a whole import (a million events: minutes), beyond the pool's statement timeout.
+      return pool.transaction(async (tx) => {
+        await tx.query(sql.unsafe`set local statement_timeout = 0`);
+        return tx.oneFirst(sql.type(Exists)`select chronomap_refresh_dataset_counts(${datasetId}) as exists`);
+      });
     },
 
     async datasetsAwaitingCounts(idleSeconds) {
