@@ -325,6 +325,20 @@ t.test('a writer that waits for a refresh under way counts its own events', asyn
   const { app, db, catalogId, deps } = await setup(t);
   const datasetId = await runImport(app, deps, catalogId, { name: 'big.csv', content: csv('b', 150) });
   t.equal(await pending(db.pool, datasetId), true);
+  // The sweep's choice: a pending dataset whose import is over (or stopped committing batches),
+  // never one whose create-events committed a batch lately.
+  t.same(await deps.store.datasetsAwaitingCounts(120), [datasetId], 'the sweep would refresh it');
+  await db.pool.query(sql.unsafe`
+    update ingest_jobs j set stage = 'create-events' from ingest_job_stages s
+    where s.ingest_job_id = j.id and s.stage = 'create-events' and j.dataset_id = ${datasetId}`);
+  await db.pool.query(sql.unsafe`
+    update ingest_job_stages s set status = 'in_progress', progressed_at = now() - interval '30 seconds'
+    from ingest_jobs j where s.ingest_job_id = j.id and s.stage = 'create-events' and j.dataset_id = ${datasetId}`);
+  t.same(await deps.store.datasetsAwaitingCounts(120), [], 'not while its import commits batches');
+  await db.pool.query(sql.unsafe`
+    update ingest_job_stages s set progressed_at = now() - interval '10 minutes', started_at = now() - interval '20 minutes'
+    from ingest_jobs j where s.ingest_job_id = j.id and s.stage = 'create-events' and j.dataset_id = ${datasetId}`);
+  t.same(await deps.store.datasetsAwaitingCounts(120), [datasetId], 'but once it has stopped for a while');
   const written = await whileOpen(
     db.pool,
     async (tx) => {
