@@ -292,9 +292,11 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
 
   /**
    * The scope from the datasets row. With no filter and nothing hidden from the viewer, no
-   * condition at all, so that the totals rows (dataset_id 0) answer. When the rule hides none of the datasets the filter names (every public
-   * catalog for an anonymous caller), the request is answered exactly as for an admin, from the
-   * overall or per-catalog totals; when it hides some, from the per-dataset rows of the visible ones.
+   * condition at all, so that the totals rows (dataset_id 0) answer. When the rule hides none of
+   * the datasets the filter names (every public catalog for an anonymous caller), the request is
+   * answered exactly as for an admin, from the overall or per-catalog totals; when it hides some,
+   * from the per-dataset rows of the visible ones. Whatever the scope, none of the counts answer
+   * while a dataset in it has its counts pending (`countsPending`).
    */
   async function toScope(
     resolved: ScopeRecord,
