@@ -16,7 +16,12 @@ import type { AccountsDeps } from './adapters/http/accounts.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
 import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
 import { cronerSchedule } from './adapters/jobs/croner-schedule.ts';
-import { pgBossIngestQueue, startIngestWorker } from './adapters/jobs/ingest-worker.ts';
+import {
+  deferredCountsTask,
+  pgBossIngestQueue,
+  startCountsRefreshWorker,
+  startIngestWorker,
+} from './adapters/jobs/ingest-worker.ts';
 import { startScheduleManager } from './adapters/jobs/schedule-manager.ts';
 import {
   pgBossScheduleQueue,
@@ -152,9 +157,12 @@ export async function composeServices(
         clock: systemClock,
         retry: config.ingest.retry,
         batchSize: config.ingest.batchSize,
+        deferCountsMinRows: config.ingest.deferCountsMinRows,
+        countsRefresh: ingestQueue,
       },
       { concurrency: config.ingest.concurrency, log: workerLog },
     );
+    await startCountsRefreshWorker(boss, { store: ingestStore, countsRefresh: ingestQueue }, workerLog);
     await startScraperWorkers(boss, {
       executeRun: (runId) => executeScraperRun(scrapers, runId),
       syncRepo: (repoId) => syncScraperRepo(scrapers, repoId),
@@ -166,6 +174,7 @@ export async function composeServices(
         { name: 'scraper schedules', run: () => scheduleDueScrapers(scrapers) },
         { name: 'stuck scraper runs', run: () => cleanUpStuckRuns(scrapers) },
         scheduledIngestsTask(scheduleDeps, workerLog),
+        deferredCountsTask({ store: ingestStore, countsRefresh: ingestQueue }, workerLog),
       ],
       {
         onTaskError: (task, error) =>

@@ -22,6 +22,11 @@ export interface IngestQueue {
   enqueueIngestJob(jobId: number, options?: { startAfter?: Date }): Promise<void>;
 }
 
+/** Queues the refresh of a dataset's deferred read-API counts (at most one queued per dataset). */
+export interface CountsRefreshQueue {
+  enqueueCountsRefresh(datasetId: number): Promise<void>;
+}
+
 export type QuotaName =
   | 'fileUploadsPerDay'
   | 'urlFetchesPerDay'

@@ -132,6 +132,16 @@ export interface IngestStore {
   /** How many of these unique ids the dataset already holds. */
   countExisting(datasetId: number, uniqueIds: string[]): Promise<number>;
   datasetHasEvents(datasetId: number): Promise<boolean>;
+  /**
+   * Marks an empty dataset's read-API counts pending (a bulk import then stores its events without
+   * them); false, and nothing changes, when the dataset holds events. True when already pending.
+   */
+  deferDatasetCounts(datasetId: number): Promise<boolean>;
+  datasetCountsPending(datasetId: number): Promise<boolean>;
+  /** Adds a pending dataset's counts and clears the flag; false when it was not pending. */
+  refreshDatasetCounts(datasetId: number): Promise<boolean>;
+  /** Pending datasets that no import has written to for idleSeconds (a crashed import's). */
+  datasetsAwaitingCounts(idleSeconds: number): Promise<number[]>;
   /** Stores a batch of events and the stage's progress and counters in one transaction. */
   commitEventBatch(
     jobId: number,

@@ -86,6 +86,8 @@ t.test('the import progress page follows a real import', async (t) => {
       files: localSourceFiles(path.join(dataDir, 'ingest')),
       geocoder: null,
       queue: pgBossIngestQueue(services.boss),
+      countsRefresh: pgBossIngestQueue(services.boss),
+      deferCountsMinRows: 20_000,
       clock: systemClock,
       retry: { baseDelayMs: 100, backoffMultiplier: 2, maxDelayMs: 500, maxAttempts: 1 },
       batchSize: 250,

@@ -3,62 +3,19 @@ import { Type } from 'typebox';
 import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { countEvents, ingestApp, type UploadedDoc, upload, waitForFile } from '../fixtures/ingest/client.ts';
+import { assertCountTablesExact } from '../helpers/count-tables.ts';
 
 // The precomputed counts (event_counts, event_cell_counts, kept by the statement-level triggers of
-// migration 0200) must equal a recount from `events` after imports in several batches, with
+// migration 0200, and those of 0210 and 0235) must equal a recount from `events` after imports in several batches, with
 // duplicates inside a file, rows without coordinates, and a second import that updates events
 // (moving them to other periods and cells) and adds new ones.
 
-const CountRow = row(
-  Type.Object({ grain: Type.String(), period: Type.String(), dataset_id: Type.Number(), n: Type.Number() }),
-);
-const CellRow = row(
-  Type.Object({
-    grain: Type.String(),
-    period: Type.String(),
-    dataset_id: Type.Number(),
-    cell_x: Type.Number(),
-    cell_y: Type.Number(),
-    n: Type.Number(),
-    lon: Type.String(),
-    lat: Type.String(),
-  }),
-);
-
-const LEVELS = sql.fragment`case when grouping(e.dataset_id) = 0 then e.dataset_id
-  when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end`;
-
 async function assertCountsExact(t: Test, pool: DatabasePool, when: string) {
-  const stored = await pool.any(sql.type(CountRow)`
-    select grain::text, period::text, dataset_id::int, event_count as n from event_counts order by 1, 2, 3`);
-  const recounted = await pool.any(sql.type(CountRow)`
-    select p.grain::text, p.period::text, (${LEVELS})::int as dataset_id, count(*)::int as n
-    from events e cross join lateral (values
-      ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
-      ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
-      ('d'::"char", date_trunc('day', e.event_timestamp, 'UTC'))) as p(grain, period)
-    group by grouping sets ((p.grain, p.period, e.dataset_id), (p.grain, p.period, e.catalog_id), (p.grain, p.period))
-    order by 1, 2, 3`);
-  t.ok(recounted.length > 0, `${when}: there are counts to compare`);
-  t.same(stored, recounted, `${when}: event_counts equal a recount`);
-  const storedCells = await pool.any(sql.type(CellRow)`
-    select grain::text, period::text, dataset_id::int, cell_x, cell_y, event_count as n,
-           round(sum_lon::numeric, 6)::text as lon, round(sum_lat::numeric, 6)::text as lat
-    from event_cell_counts order by 1, 2, 3, 4, 5`);
-  const recountedCells = await pool.any(sql.type(CellRow)`
-    select p.grain::text, p.period::text, (${LEVELS})::int as dataset_id, e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y,
-           count(*)::int as n, round(sum(st_x(e.location))::numeric, 6)::text as lon,
-           round(sum(st_y(e.location))::numeric, 6)::text as lat
-    from events e cross join lateral (values
-      ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
-      ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
-    where e.location is not null
-    group by grouping sets ((p.grain, p.period, e.dataset_id, e.grid_x >> 14, e.grid_y >> 14),
-                            (p.grain, p.period, e.catalog_id, e.grid_x >> 14, e.grid_y >> 14),
-                            (p.grain, p.period, e.grid_x >> 14, e.grid_y >> 14))
-    order by 1, 2, 3, 4, 5`);
-  t.ok(recountedCells.length > 0, `${when}: there are cell counts to compare`);
-  t.same(storedCells, recountedCells, `${when}: event_cell_counts equal a recount`);
+  const counted = await pool.oneFirst(
+    sql.type(row(Type.Object({ n: Type.Number() })))`select count(*)::int as n from event_counts`,
+  );
+  t.ok(counted > 0, `${when}: there are counts to compare`);
+  await assertCountTablesExact(t, pool, when);
 }
 
 function csv(rows: { id: string; time: string; lat: string; lon: string }[]): string {

@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { countEvents, ingestApp, type UploadedDoc, upload, waitForFile } from '../fixtures/ingest/client.ts';
 import { startCli, waitForOutput } from '../helpers/cli.ts';
+import { assertCountTablesExact } from '../helpers/count-tables.ts';
 
 // A worker process killed with SIGKILL in the middle of create-events or geocode-batch; another
 // worker picks the job up (pg-boss notices the stopped heartbeat) and the import completes with
@@ -83,13 +84,21 @@ t.test('SIGKILL during create-events: the restarted worker completes with every 
     DATABASE_URL: db.url,
     CHRONOMAP_DATA_DIR: dataDir,
     INGEST_BATCH_SIZE: '100',
+    INGEST_DEFER_COUNTS_MIN_ROWS: '20000',
     NODE_ENV: 'test',
     GEOCODER: 'off',
   };
+  const datasetId = doc.datasets[0] as number;
+  const pending = () =>
+    db.pool.oneFirst(
+      sql.type(row(Type.Object({ pending: Type.Boolean() })))`
+        select counts_pending as pending from datasets where id = ${datasetId}`,
+    );
 
   const atKill = await killMidStage(t, env, db.pool, jobId, 'create-events', 2000, rows);
-  const committed = await countEvents(db.pool, doc.datasets[0] as number);
+  const committed = await countEvents(db.pool, datasetId);
   t.equal(committed, atKill?.rows_processed, 'the events committed are exactly the rows the progress says');
+  t.equal(await pending(), true, 'the import of 100,000 rows into an empty dataset deferred its counts');
 
   await startWorker(t, env);
   const progress = await waitForFile(
@@ -101,7 +110,10 @@ t.test('SIGKILL during create-events: the restarted worker completes with every 
   t.equal(progress.status, 'completed', JSON.stringify(progress.errorLog));
   t.equal(progress.jobs[0]?.results?.created, rows, 'created counts every event once across both workers');
   t.equal(progress.jobs[0]?.results?.duplicates, 0);
-  t.equal(await countEvents(db.pool, doc.datasets[0] as number), rows);
+  t.equal(await countEvents(db.pool, datasetId), rows);
+  // The resumed create-events queued the refresh when it ended; the worker runs it.
+  while (await pending()) await new Promise((resolve) => setTimeout(resolve, 100));
+  await assertCountTablesExact(t, db.pool, 'after the resumed import and the refresh');
 });
 
 t.test('SIGKILL during geocode-batch: the restarted worker asks only what was not answered', async (t) => {

@@ -121,6 +121,24 @@ t.test('a stored page is served while nothing it read changed, and never after',
   t.equal((await ask(cached, {})).totalDocs, 0, 'truncate is seen');
 });
 
+t.test('unfiltered pages of an admin (every dataset, no scope row) see writes to any dataset', async (t) => {
+  const db = await testDatabase(t);
+  const fixture = await loadReadFixture(db.pool);
+  const cache = pageCache(db.pool, 4 * 1024 * 1024);
+  const cached = postgresEventReader(db.pool, { pageCache: cache });
+  const admin: Viewer = { id: 1, email: 'admin@example.org', role: 'admin', trustLevel: 5 };
+  const before = await ask(cached, {}, admin);
+  t.equal((await ask(cached, {}, admin)).totalDocs, before.totalDocs);
+  t.equal(cache.usage().hits, 1, 'asked again, the page is a hit');
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, event_timestamp)
+    values (${fixture.datasetIds.exhibitions ?? 0}, ${fixture.catalogIds.science ?? 0}, 'cache-admin-1',
+            'newest', '2099-01-01T00:00:00Z')`);
+  const after = await ask(cached, {}, admin);
+  t.equal(after.totalDocs, before.totalDocs + 1, 'the insert is counted');
+  t.match(after.eventsJson.slice(0, 300), /2099-01-01/, 'and listed first');
+});
+
 t.test('viewers never share stored pages', async (t) => {
   const { db, createUser, login, as } = await accountsApp(t, { policy: unlimitedAnonymousReads });
   const owner = await createUser({ trustLevel: 3 });

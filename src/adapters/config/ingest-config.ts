@@ -14,6 +14,11 @@ export type IngestConfig = {
   maxFileSizeBytes: number;
   /** Rows per event-creation transaction. */
   batchSize: number;
+  /**
+   * Imports of at least this many rows into an empty dataset store their events without the read
+   * API's counts, which one pass adds afterwards (docs/ingestion.md, "Deferred counts").
+   */
+  deferCountsMinRows: number;
   geocoder: GeocoderConfig;
   /** Worker concurrency for ingest jobs in one process. */
   concurrency: number;
@@ -68,6 +73,7 @@ export function loadIngestConfig(read: Read): IngestConfig {
     },
     maxFileSizeBytes: read('INGEST_MAX_FILE_SIZE_MB', positiveInteger(100_000), 100) * 1024 * 1024,
     batchSize: read('INGEST_BATCH_SIZE', positiveInteger(100_000), 20_000),
+    deferCountsMinRows: read('INGEST_DEFER_COUNTS_MIN_ROWS', positiveInteger(1_000_000_000), 20_000),
     concurrency: read('INGEST_CONCURRENCY', positiveInteger(64), 2),
     fetch: {
       maxBytes: read('INGEST_FETCH_MAX_MB', positiveInteger(100_000), 100) * 1024 * 1024,

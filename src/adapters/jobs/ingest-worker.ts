@@ -1,12 +1,24 @@
 import type { PgBoss } from 'pg-boss';
+import {
+  type DeferredCountsDeps,
+  refreshDeferredCounts,
+  sweepDeferredCounts,
+} from '../../application/ingest/refresh-deferred-counts.ts';
 import { type IngestDeps, runIngestJob } from '../../application/ingest/run-ingest-job.ts';
-import type { IngestQueue } from '../../ports/ingest-ports.ts';
-import { INGEST_PROCESS_QUEUE } from './job-queue.ts';
+import type { CountsRefreshQueue, IngestQueue } from '../../ports/ingest-ports.ts';
+import { INGEST_PROCESS_QUEUE, INGEST_REFRESH_COUNTS_QUEUE } from './job-queue.ts';
+import type { ScheduleManagerTask } from './schedule-manager.ts';
 
 type IngestJobData = { ingestJobId: number };
+type RefreshJobData = { datasetId: number };
 
-export function pgBossIngestQueue(boss: PgBoss): IngestQueue {
+export function pgBossIngestQueue(boss: PgBoss): IngestQueue & CountsRefreshQueue {
   return {
+    async enqueueCountsRefresh(datasetId) {
+      await boss.send(INGEST_REFRESH_COUNTS_QUEUE, { datasetId } satisfies RefreshJobData, {
+        singletonKey: `dataset-${datasetId}`,
+      });
+    },
     async enqueueIngestJob(jobId, options = {}) {
       await boss.send(INGEST_PROCESS_QUEUE, { ingestJobId: jobId } satisfies IngestJobData, {
         singletonKey: `ingest-job-${jobId}`,
@@ -31,4 +43,44 @@ export async function startIngestWorker(
       options.log(`ingest job ${job.data.ingestJobId}: ${outcome}`);
     },
   );
+}
+
+/**
+ * Registers the worker that adds the deferred counts of a bulk import's dataset, and queues the
+ * refresh of datasets left pending by imports that stopped (as the schedule manager does each minute).
+ */
+export async function startCountsRefreshWorker(
+  boss: PgBoss,
+  deps: DeferredCountsDeps,
+  log: (line: string) => void,
+): Promise<string> {
+  const id = await boss.work<RefreshJobData>(
+    INGEST_REFRESH_COUNTS_QUEUE,
+    { localConcurrency: 1, pollingIntervalSeconds: 1 },
+    async ([job]) => {
+      if (!job) return;
+      const started = performance.now();
+      const refreshed = await refreshDeferredCounts(deps, job.data.datasetId);
+      if (refreshed)
+        log(
+          `counts of dataset ${job.data.datasetId} refreshed in ${Math.round(performance.now() - started)} ms`,
+        );
+    },
+  );
+  await sweepDeferredCounts(deps);
+  return id;
+}
+
+/** The schedule manager's share: datasets whose import stopped get their counts. */
+export function deferredCountsTask(
+  deps: DeferredCountsDeps,
+  log: (line: string) => void,
+): ScheduleManagerTask {
+  return {
+    name: 'deferred counts',
+    async run() {
+      const queued = await sweepDeferredCounts(deps);
+      if (queued) log(`schedule manager: queued the counts refresh of ${queued} dataset(s)`);
+    },
+  };
 }

@@ -9,6 +9,7 @@ export type QueueRole = 'api' | 'worker' | 'migrate';
 export type QueueDefinition = { name: string; options?: Parameters<PgBoss['createQueue']>[1] };
 
 export const INGEST_PROCESS_QUEUE = 'ingest-process';
+export const INGEST_REFRESH_COUNTS_QUEUE = 'ingest-refresh-counts';
 export const SCHEDULE_MANAGER_QUEUE = 'schedule-manager-job';
 export const SCHEDULED_FETCH_QUEUE = 'scheduled-ingest-fetch';
 /** Automatic retries of a scheduled fetch that failed transiently: the spec's 3 attempts, 30 s doubling, capped at 300 s. */
@@ -29,6 +30,14 @@ export const QUEUES: QueueDefinition[] = [
       heartbeatSeconds: 10,
       expireInSeconds: 6 * 3600,
     },
+  },
+  {
+    // Adds the read-API counts a bulk import deferred (one dataset per job, one pass over its rows;
+    // src/application/ingest/refresh-deferred-counts.ts). `stately` with the dataset as key: one
+    // queued and one running refresh per dataset at most. A failed refresh (a deadlock with a writer)
+    // is retried; the schedule manager's sweep queues it again anyway while the dataset is pending.
+    name: INGEST_REFRESH_COUNTS_QUEUE,
+    options: { policy: 'stately', retryLimit: 5, retryDelay: 5, expireInSeconds: 3 * 3600 },
   },
   {
     // Every 60 s (pg-boss cron, once per minute across the cluster): the one schedule manager of

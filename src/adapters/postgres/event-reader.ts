@@ -50,6 +50,11 @@ type Scope = {
    * be cheaper than the rows they stand for (see fineCellsMinDensity).
    */
   fineCells: boolean;
+  /**
+   * A dataset in the scope has its counts pending (a bulk import's, migration 0330): the count
+   * tables hold none of its events, so every part is read from the rows.
+   */
+  countsPending: boolean;
 };
 
 export type EventReaderOptions = {
@@ -145,6 +150,8 @@ const ScopeRecord = Type.Object({
   ids: Type.Array(Type.Number()),
   hidden: Type.Number(),
   catalog_id: Type.Union([Type.Number(), Type.Null()]),
+  /** Whether a readable dataset of the filter has its counts pending (migration 0330). */
+  pending: Type.Boolean(),
   /**
    * chronomap_read_scope_version (migration 0230) in the same snapshot, as text: while a page's
    * statement reads the same, no dataset or catalog changed since and this row still holds.
@@ -156,28 +163,47 @@ const ScopeRow = row(ScopeRecord);
 
 const SCOPE_VERSION = sql.fragment`(select version::text from chronomap_read_scope_version)`;
 
+/**
+ * The event count of `datasets d`: the sum of its year counts, or its rows while its counts are
+ * pending (a bulk import's, migration 0330: the counts hold none of its events then).
+ */
+const DATASET_TOTAL = sql.fragment`(case when d.counts_pending
+  then (select count(*) from events e where e.dataset_id = d.id)
+  else coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)
+  end)::int8`;
+
 function scopeKey(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): string {
   return JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter.catalog, filter.datasets]);
 }
 
 /**
  * One row over the datasets the filter names: the ids of those the viewer may read, how many it
- * may not, and a catalog id; null when the viewer may read everything and the filter names
- * nothing (no query at all). Who sees what is the rule of visibility.ts.
+ * may not, a catalog id, and whether any of them has its counts pending. When the viewer may read
+ * everything and the filter names nothing, only the last (through a partial index of the pending
+ * datasets: an empty index, as a rule). Who sees what is the rule of visibility.ts.
  */
-function scopeQuery(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Fragment | null {
+/** A viewer who may read every dataset and a filter that names none. */
+function seesEverything(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): boolean {
+  return !visibility(viewer) && !filter.catalog && filter.datasets.length === 0;
+}
+
+function scopeQuery(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Fragment {
   const visible = visibility(viewer);
-  if (!visible && !filter.catalog && filter.datasets.length === 0) return null;
+  if (seesEverything(viewer, filter))
+    return sql.fragment`
+      select '{}'::int8[] as ids, 0::int8 as hidden, null::int8 as catalog_id,
+             exists (select 1 from datasets where counts_pending) as pending, ${SCOPE_VERSION} as signature`;
   const conditions = [sql.fragment`true`];
   if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
   if (filter.datasets.length > 0)
     conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
   const allowed = visible ? sql.fragment`coalesce(${visible}, false)` : sql.fragment`true`;
   return sql.fragment`
-    select ids, hidden, catalog_id, ${SCOPE_VERSION} as signature
+    select ids, hidden, catalog_id, pending, ${SCOPE_VERSION} as signature
     from (select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
                  count(*) filter (where not ${allowed})::int8 as hidden,
-                 min(c.id)::int8 as catalog_id
+                 min(c.id)::int8 as catalog_id,
+                 coalesce(bool_or(d.counts_pending) filter (where ${allowed}), false) as pending
           from datasets d join catalogs c on c.id = d.catalog_id
           where ${allOf(conditions)}) r`;
 }
@@ -225,8 +251,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     viewer: Viewer,
     filter: Pick<EventFilter, 'catalog' | 'datasets'>,
   ): Promise<Scope> {
-    const query = scopeQuery(viewer, filter);
-    return toScope(query ? await readScope(query) : null, filter);
+    return toScope(await readScope(scopeQuery(viewer, filter)), filter);
   }
 
   function readScope(query: Fragment): Promise<ScopeRecord> {
@@ -235,25 +260,25 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
 
   /**
    * A page's scope: the remembered one (or a fresh one, then remembered) and the check its
-   * statement carries with the signature it must give; no check when there is no scope query.
+   * statement carries with the signature it must give.
    */
   async function rememberedScope(
     viewer: Viewer,
     filter: Pick<EventFilter, 'catalog' | 'datasets'>,
-  ): Promise<{ scope: Scope; verify: Fragment | null; signature: string | null; ids: number[] | null }> {
-    const query = scopeQuery(viewer, filter);
-    if (!query) return { scope: await toScope(null, filter), verify: null, signature: null, ids: null };
+  ): Promise<{ scope: Scope; verify: Fragment; signature: string; ids: number[] | null }> {
     const key = scopeKey(viewer, filter);
     let known = remembered.get(key);
     if (!known) {
-      known = await readScope(query);
+      known = await readScope(scopeQuery(viewer, filter));
       remember(key, known);
     }
     return {
       scope: await toScope(known, filter),
       verify: SCOPE_VERSION,
       signature: known.signature,
-      ids: known.ids,
+      // The page cache's datasets: null for a viewer who sees every dataset unfiltered (whose scope
+      // row lists none), so that a write to any dataset is a change.
+      ids: seesEverything(viewer, filter) ? null : known.ids,
     };
   }
 
@@ -280,7 +305,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     let value: T | undefined;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const { scope, verify, signature, ids } = await rememberedScope(viewer, filter);
-      const result = await run(scope, verify ?? sql.fragment`null::text`, { ids, signature });
+      const result = await run(scope, verify, { ids, signature });
       if (result.signatures.every((seen) => seen === signature)) return result.value;
       remembered.delete(scopeKey(viewer, filter));
       value = result.value;
@@ -291,19 +316,26 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
   }
 
   /**
-   * The scope from the datasets row (null: no filter and nothing that could be hidden). With no
-   * filter and nothing hidden from the viewer, no condition at all, so that the totals rows
-   * (dataset_id 0) answer. When the rule hides none of the datasets the filter names (every public
-   * catalog for an anonymous caller), the request is answered exactly as for an admin, from the
-   * overall or per-catalog totals; when it hides some, from the per-dataset rows of the visible ones.
+   * The scope from the datasets row. With no filter and nothing hidden from the viewer, no
+   * condition at all, so that the totals rows (dataset_id 0) answer. When the rule hides none of
+   * the datasets the filter names (every public catalog for an anonymous caller), the request is
+   * answered exactly as for an admin, from the overall or per-catalog totals; when it hides some,
+   * from the per-dataset rows of the visible ones. Whatever the scope, none of the counts answer
+   * while a dataset in it has its counts pending (`countsPending`).
    */
   async function toScope(
-    resolved: ScopeRecord | null,
+    resolved: ScopeRecord,
     filter: Pick<EventFilter, 'catalog' | 'datasets'>,
   ): Promise<Scope> {
     const unfiltered = !filter.catalog && filter.datasets.length === 0;
-    if (resolved === null || (resolved.hidden === 0 && unfiltered))
-      return { datasetIds: null, catalogId: null, fineCells: await fineCellsPayOff() };
+    const countsPending = resolved.pending;
+    if (resolved.hidden === 0 && unfiltered)
+      return {
+        datasetIds: null,
+        catalogId: null,
+        fineCells: !countsPending && (await fineCellsPayOff()),
+        countsPending,
+      };
     const wholeCatalog =
       resolved.hidden === 0 &&
       filter.catalog !== null &&
@@ -313,6 +345,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       datasetIds: sql.fragment`${sql.array(resolved.ids, 'int8')}`,
       catalogId: wholeCatalog ? sql.fragment`${resolved.catalog_id}::int8` : null,
       fineCells: false,
+      countsPending,
     };
   }
 
@@ -454,6 +487,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
           from events e where ${rawConditions(scope, filter, filter.dates)}`);
         return range.min && range.max ? { min: range.min, max: range.max } : null;
       };
+      if (scope.countsPending) return fromRows();
       if (filter.dateField.kind === 'eventTimestamp' && filter.bounds && !coversMostOfWorld(filter.bounds))
         return (await boxTimeRange(scope, filter)) ?? fromRows();
       if (!usesDayCounts(filter)) return fromRows();
@@ -540,7 +574,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
                d.description as dataset_description,
                case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
                     then array(select jsonb_array_elements_text(d.schema_settings->'dateFields')) end as date_fields,
-               coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)::int8 as count
+               ${DATASET_TOTAL} as count
         from catalogs c join datasets d on d.catalog_id = c.id
         where ${visible}
         order by c.title, c.id, d.title, d.id`);
@@ -579,7 +613,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
                case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
                     then array(select jsonb_array_elements_text(d.schema_settings->'dateFields'))
                     else '{}'::text[] end as date_fields,
-               coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)::int8 as total
+               ${DATASET_TOTAL} as total
         from datasets d join catalogs c on c.id = d.catalog_id
         where d.id = ${datasetId} and ${visible}`);
       if (!dataset) return null;
@@ -773,7 +807,8 @@ function countParts(scope: Scope, filter: EventFilter, need: Need = {}): Fragmen
   const level = need.level ?? null;
   const perDataset = need.perDataset ?? false;
   const raw = () => [rawPart(scope, filter, filter.dates, level)];
-  if (filter.dateField.kind !== 'eventTimestamp' || need.histogram === null) return raw();
+  if (scope.countsPending || filter.dateField.kind !== 'eventTimestamp' || need.histogram === null)
+    return raw();
   if (filter.bounds === null) {
     if (level !== null) return raw();
     const grains: Grain[] =
@@ -1027,7 +1062,7 @@ function fineCellParts(filter: EventFilter, level: number): { cells: Fragment[];
   if (!bounds) throw new Error('fineCellParts needs bounds');
   const cells: Fragment[] = [];
   const rows: Fragment[] = [];
-  const none = { datasetIds: null, catalogId: null, fineCells: true };
+  const none = { datasetIds: null, catalogId: null, fineCells: true, countsPending: false };
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
     const boxFilter = { ...filter, bounds: box };

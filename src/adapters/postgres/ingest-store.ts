@@ -152,7 +152,7 @@ const jobSelect = sql.fragment`
   left join datasets d on d.id = j.dataset_id`;
 
 const progressSet = (progress: Progress) => sql.fragment`
-  rows_processed = ${progress.rowsProcessed},
+  rows_processed = ${progress.rowsProcessed}, progressed_at = now(),
   rows_total = coalesce(${progress.rowsTotal ?? null}::bigint, rows_total),
   batches_total = coalesce(${progress.batchesTotal ?? null}::int, batches_total),
   batches_current = coalesce(${progress.batchesCurrent ?? null}::int, batches_current),
@@ -378,6 +378,52 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
       return pool.oneFirst(
         sql.type(Exists)`select exists (select 1 from events where dataset_id = ${datasetId}) as exists`,
       );
+    },
+
+    async deferDatasetCounts(datasetId) {
+      // FOR UPDATE (not NO KEY UPDATE) waits for every writer in flight, whose foreign-key checks hold
+      // KEY SHARE on the row; the check for events is a new statement, so it sees what they committed.
+      return pool.transaction(async (tx) => {
+        const found = await tx.maybeOne(
+          sql.type(Exists)`select counts_pending as exists from datasets where id = ${datasetId} for update`,
+        );
+        if (!found) return false;
+        if (found.exists) return true;
+        const empty = !(await tx.oneFirst(
+          sql.type(Exists)`select exists (select 1 from events where dataset_id = ${datasetId}) as exists`,
+        ));
+        if (empty)
+          await tx.query(sql.unsafe`update datasets set counts_pending = true where id = ${datasetId}`);
+        return empty;
+      });
+    },
+
+    async datasetCountsPending(datasetId) {
+      return pool.oneFirst(sql.type(Exists)`
+        select exists (select 1 from datasets where id = ${datasetId} and counts_pending) as exists`);
+    },
+
+    async refreshDatasetCounts(datasetId) {
+      // One pass over a whole import (a million events: minutes), beyond the pool's statement timeout.
+      return pool.transaction(async (tx) => {
+        await tx.query(sql.unsafe`set local statement_timeout = 0`);
+        return tx.oneFirst(sql.type(Exists)`select chronomap_refresh_dataset_counts(${datasetId}) as exists`);
+      });
+    },
+
+    async datasetsAwaitingCounts(idleSeconds) {
+      // Pending datasets that no import is writing to: none of their jobs is in create-events with
+      // progress (or a start) within the last idleSeconds.
+      const rows = await pool.any(sql.type(row(Type.Object({ id: Type.Number() })))`
+        select d.id from datasets d
+        where d.counts_pending
+          and not exists (
+            select 1 from ingest_jobs j
+            join ingest_job_stages s on s.ingest_job_id = j.id and s.stage = 'create-events'
+            where j.dataset_id = d.id and j.stage = 'create-events' and s.status = 'in_progress'
+              and greatest(s.progressed_at, s.started_at) > now() - make_interval(secs => ${idleSeconds}))
+        order by d.id`);
+      return rows.map((r) => r.id);
     },
 
     async commitEventBatch(jobId, datasetId, events, handling, progress, counters) {

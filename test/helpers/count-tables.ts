@@ -1,0 +1,72 @@
+import type { Test } from 'tap';
+import { Type } from 'typebox';
+import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
+import { row, sql } from '../../src/adapters/postgres/database.ts';
+
+// Every count table of the read API (event_counts, event_cell_counts of migration 0200,
+// event_fine_cell_counts of 0210, event_cell_day_counts of 0235) against a recount from `events`, as
+// the migrations' "Events stored before this migration" backfills compute it. Coordinate sums agree
+// to 1e-6 (they are added in other orders); a level-16 cell of ten or fewer events lists exactly its
+// ids, a larger one none.
+
+const Mismatch = row(Type.Object({ mismatch: Type.String() }));
+
+const LEVELS = sql.fragment`case when grouping(e.dataset_id) = 0 then e.dataset_id
+  when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end`;
+
+const sumsDiffer = sql.fragment`(abs(s.sum_lon - r.sum_lon) > 1e-6 or abs(s.sum_lat - r.sum_lat) > 1e-6)`;
+
+const CHECKS = [
+  sql.fragment`
+    with r as (
+      select p.grain, p.period, ${LEVELS} as dataset_id, count(*)::int as n
+      from events e cross join lateral (values
+        ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+        ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
+        ('d'::"char", date_trunc('day', e.event_timestamp, 'UTC'))) as p(grain, period)
+      group by grouping sets ((p.grain, p.period, e.dataset_id), (p.grain, p.period, e.catalog_id), (p.grain, p.period)))
+    select format('event_counts %s %s %s: stored %s, recounted %s', grain, period, dataset_id, s.event_count, r.n) as mismatch
+    from event_counts s full join r using (grain, period, dataset_id)
+    where s.event_count is distinct from r.n`,
+  sql.fragment`
+    with r as (
+      select p.grain, p.period, ${LEVELS} as dataset_id, e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y,
+             count(*)::int as n, sum(st_x(e.location)) as sum_lon, sum(st_y(e.location)) as sum_lat
+      from events e cross join lateral (values
+        ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+        ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
+      where e.location is not null
+      group by grouping sets ((p.grain, p.period, e.dataset_id, e.grid_x >> 14, e.grid_y >> 14),
+                              (p.grain, p.period, e.catalog_id, e.grid_x >> 14, e.grid_y >> 14),
+                              (p.grain, p.period, e.grid_x >> 14, e.grid_y >> 14)))
+    select format('event_cell_counts %s %s %s %s:%s: stored %s, recounted %s', grain, period, dataset_id,
+                  cell_x, cell_y, s.event_count, r.n) as mismatch
+    from event_cell_counts s full join r using (grain, period, dataset_id, cell_x, cell_y)
+    where s.event_count is distinct from r.n or ${sumsDiffer}`,
+  sql.fragment`
+    with r as (
+      select grid_x >> 8 as cell_x, grid_y >> 8 as cell_y, count(*)::int as n,
+             sum(st_x(location)) as sum_lon, sum(st_y(location)) as sum_lat, array_agg(id order by id) as ids
+      from events where location is not null group by 1, 2)
+    select format('event_fine_cell_counts %s:%s: stored %s %s, recounted %s %s', cell_x, cell_y,
+                  s.event_count, s.ids, r.n, r.ids) as mismatch
+    from event_fine_cell_counts s full join r using (cell_x, cell_y)
+    where s.event_count is distinct from r.n or ${sumsDiffer}
+       or (case when r.n <= 10 then r.ids end) is distinct from (select array_agg(i order by i) from unnest(s.ids) i)`,
+  sql.fragment`
+    with r as (
+      select grid_x >> 14 as cell_x, grid_y >> 14 as cell_y, date_trunc('day', event_timestamp, 'UTC') as day,
+             count(*)::int as n, sum(st_x(location)) as sum_lon, sum(st_y(location)) as sum_lat
+      from events where location is not null group by 1, 2, 3)
+    select format('event_cell_day_counts %s:%s %s: stored %s, recounted %s', cell_x, cell_y, day,
+                  s.event_count, r.n) as mismatch
+    from event_cell_day_counts s full join r using (cell_x, cell_y, day)
+    where s.event_count is distinct from r.n or ${sumsDiffer}`,
+];
+
+export async function assertCountTablesExact(t: Test, pool: DatabasePool, when: string): Promise<void> {
+  const mismatches: string[] = [];
+  for (const check of CHECKS)
+    mismatches.push(...(await pool.anyFirst(sql.type(Mismatch)`select mismatch from (${check}) m limit 20`)));
+  t.same(mismatches, [], `${when}: every count table equals a recount from the events`);
+}
