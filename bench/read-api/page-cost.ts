@@ -77,7 +77,10 @@ async function measure(code: Code, url: string, client: pg.Client, catalog: stri
   const concurrency = Number(options.concurrency);
   const pool = await code.createDatabasePool(url, { maximumPoolSize: concurrency });
   // As composed for the API (src/compose.ts); code without generic-plan pools ignores both options.
-  const genericPlanPool = await code.createDatabasePool(url, { maximumPoolSize: concurrency, genericPlans: true });
+  const genericPlanPool = await code.createDatabasePool(url, {
+    maximumPoolSize: concurrency,
+    genericPlans: true,
+  });
   const deps = { events: code.postgresEventReader(pool, { genericPlanPool }) };
   try {
     // Warm-up: connections opened, statements prepared on each of them.
@@ -97,7 +100,11 @@ async function measure(code: Code, url: string, client: pg.Client, catalog: stri
     );
     const elapsed = performance.now() - started;
     const split = await cpu();
-    return { api: (split.apiMs ?? Number.NaN) / pages, database: (split.databaseMs ?? Number.NaN) / pages, elapsed };
+    return {
+      api: (split.apiMs ?? Number.NaN) / pages,
+      database: (split.databaseMs ?? Number.NaN) / pages,
+      elapsed,
+    };
   } finally {
     await Promise.all([pool.end(), genericPlanPool.end()]);
   }
@@ -110,7 +117,8 @@ async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const catalog = (await client.query('select slug from catalogs order by id limit 1')).rows[0].slug as string;
+    const catalog = (await client.query('select slug from catalogs order by id limit 1')).rows[0]
+      .slug as string;
     const pages = Number(options.pages);
     for (let round = 1; round <= Number(options.rounds); round += 1) {
       for (const code of codes) {

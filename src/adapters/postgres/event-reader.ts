@@ -1100,7 +1100,13 @@ function fineCellParts(filter: EventFilter, level: number): { cells: Fragment[];
   if (!bounds) throw new Error('fineCellParts needs bounds');
   const cells: Fragment[] = [];
   const rows: Fragment[] = [];
-  const none = { datasetIds: null, catalogId: null, fineCells: true, countsPending: false, genericPage: false };
+  const none = {
+    datasetIds: null,
+    catalogId: null,
+    fineCells: true,
+    countsPending: false,
+    genericPage: false,
+  };
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
     const boxFilter = { ...filter, bounds: box };
@@ -1233,7 +1239,9 @@ function pageJson(sort: Sort): Fragment {
  * their best index depends on how many events the filter holds.
  */
 function genericPlanPage(scope: Scope, filter: EventFilter, sort: Sort): boolean {
-  return scope.genericPage && filter.dateField.kind === 'eventTimestamp' && sort.key.field === 'eventTimestamp';
+  return (
+    scope.genericPage && filter.dateField.kind === 'eventTimestamp' && sort.key.field === 'eventTimestamp'
+  );
 }
 
 /**
