@@ -184,7 +184,11 @@ export async function composeServices(
   }
 
   let http: FastifyInstance | undefined;
+  // The /events page statements whose generic plan is as good as a custom one, planned once per
+  // connection (postgres/event-reader.ts, genericPlanPage); a few connections more per HTTP process.
+  let genericPlanPool: DatabasePool | undefined;
   if (roles.http) {
+    genericPlanPool = await createDatabasePool(databaseUrl, { maximumPoolSize: 5, genericPlans: true });
     const accounts = composeAccounts(config, pool);
     http = await buildHttpApp(
       {
@@ -194,7 +198,9 @@ export async function composeServices(
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
-        readApi: { events: postgresEventReader(pool, { pageCacheBytes: config.readCacheBytes }) },
+        readApi: {
+          events: postgresEventReader(pool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
+        },
         ingest: {
           store: ingestStore,
           queue: ingestQueue,
@@ -232,6 +238,7 @@ export async function composeServices(
     async close() {
       await http?.close();
       await boss.stop({ graceful: true, timeout: 10_000 });
+      await genericPlanPool?.end();
       await pool.end();
     },
   };

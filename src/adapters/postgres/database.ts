@@ -25,9 +25,20 @@ const typeParsers: DriverTypeParser[] = [
 
 export async function createDatabasePool(
   connectionString: string,
-  options: { maximumPoolSize?: number; statementTimeoutMs?: number } = {},
+  options: {
+    maximumPoolSize?: number;
+    statementTimeoutMs?: number;
+    /**
+     * Sessions that always use a prepared statement's generic plan (`plan_cache_mode =
+     * force_generic_plan`): planned once per connection, never again. Only for statements whose
+     * generic plan is as good as a custom one for any values; unnamed statements are planned once
+     * each with their parameters unknown too, so nothing else may run on such a pool.
+     */
+    genericPlans?: boolean;
+  } = {},
 ): Promise<DatabasePool> {
-  return createPool(withoutJit(connectionString), {
+  const always = options.genericPlans ? ['plan_cache_mode=force_generic_plan'] : [];
+  return createPool(withSettings(connectionString, always), {
     typeParsers,
     maximumPoolSize: options.maximumPoolSize ?? 10,
     connectionTimeout: 5_000,
@@ -38,14 +49,17 @@ export async function createDatabasePool(
 }
 
 /**
- * JIT compilation off for the service's sessions (unless the URL sets `options` itself): its
- * queries are short, and when the planner overestimates one (the read API's correlated lookups)
- * PostgreSQL spent seconds compiling it under load for a query that runs in milliseconds.
+ * Session settings in the URL's `options`. JIT compilation off (unless the URL sets `options`
+ * itself): the service's queries are short, and when the planner overestimates one (the read API's
+ * correlated lookups) PostgreSQL spent seconds compiling it under load for a query that runs in
+ * milliseconds. `always`: added to the URL's own options too.
  */
-function withoutJit(connectionString: string): string {
+function withSettings(connectionString: string, always: string[]): string {
   try {
     const url = new URL(connectionString);
-    if (!url.searchParams.has('options')) url.searchParams.set('options', '-c jit=off');
+    const own = url.searchParams.get('options');
+    const settings = [own ?? '-c jit=off', ...always.map((setting) => `-c ${setting}`)];
+    url.searchParams.set('options', settings.join(' '));
     return url.toString();
   } catch {
     return connectionString;

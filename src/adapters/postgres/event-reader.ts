@@ -55,6 +55,11 @@ type Scope = {
    * tables hold none of its events, so every part is read from the rows.
    */
   countsPending: boolean;
+  /**
+   * The /events page statement's generic plan is as good as a custom one whatever the values (see
+   * genericPlanPage): nothing but the time index or, for a large catalog, what a custom plan picks too.
+   */
+  genericPage: boolean;
 };
 
 export type EventReaderOptions = {
@@ -73,7 +78,21 @@ export type EventReaderOptions = {
   pageCacheBytes?: number;
   /** A cache of one's own instead (tests read its usage). */
   pageCache?: PageCache;
+  /**
+   * A pool whose sessions always use generic plans (createDatabasePool's `genericPlans`), for the
+   * /events page statements whose generic plan is as good as a custom one (Scope.genericPage):
+   * planned once per connection instead of once per page. Unset: every page on `pool`.
+   */
+  genericPlanPool?: DatabasePool;
 };
+
+/**
+ * A whole catalog whose share of all events is at least this has its /events pages read with the
+ * generic plan. A page reads the newest entries of the time index and keeps the catalog's (as
+ * custom plans do for the benchmark's catalogs of 13 % to 65 %), reading about 1 / share entries per
+ * event of the page; for a small catalog a custom plan reads the catalog's index instead.
+ */
+const GENERIC_PAGE_MIN_SHARE = 0.1;
 
 const DensityRow = row(Type.Object({ density: Type.Number() }));
 
@@ -157,6 +176,11 @@ const ScopeRecord = Type.Object({
    * statement reads the same, no dataset or catalog changed since and this row still holds.
    */
   signature: Type.String(),
+  /**
+   * For a filter that is one catalog: its share of all events (their year counts; 1 when unfiltered,
+   * 0 otherwise). Only chooses a plan, so that it may be as old as the row.
+   */
+  share: Type.Number(),
 });
 type ScopeRecord = Static<typeof ScopeRecord>;
 const ScopeRow = row(ScopeRecord);
@@ -192,14 +216,21 @@ function scopeQuery(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datas
   if (seesEverything(viewer, filter))
     return sql.fragment`
       select '{}'::int8[] as ids, 0::int8 as hidden, null::int8 as catalog_id,
-             exists (select 1 from datasets where counts_pending) as pending, ${SCOPE_VERSION} as signature`;
+             exists (select 1 from datasets where counts_pending) as pending, ${SCOPE_VERSION} as signature,
+             1::float8 as share`;
   const conditions = [sql.fragment`true`];
   if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
   if (filter.datasets.length > 0)
     conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
   const allowed = visible ? sql.fragment`coalesce(${visible}, false)` : sql.fragment`true`;
+  const years = (dataset: Fragment) =>
+    sql.fragment`coalesce((select sum(k.event_count) from event_counts k where k.grain = 'y' and k.dataset_id = ${dataset}), 0)::float8`;
+  const share =
+    filter.catalog && filter.datasets.length === 0
+      ? sql.fragment`${years(sql.fragment`-r.catalog_id`)} / greatest(${years(sql.fragment`0`)}, 1)`
+      : sql.fragment`0::float8`;
   return sql.fragment`
-    select ids, hidden, catalog_id, pending, ${SCOPE_VERSION} as signature
+    select ids, hidden, catalog_id, pending, ${SCOPE_VERSION} as signature, ${share} as share
     from (select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
                  count(*) filter (where not ${allowed})::int8 as hidden,
                  min(c.id)::int8 as catalog_id,
@@ -210,6 +241,7 @@ function scopeQuery(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datas
 
 export function postgresEventReader(pool: DatabasePool, options: EventReaderOptions = {}): EventReader {
   const minDensity = options.fineCellsMinDensity ?? 1.5;
+  const genericPlanPool = options.genericPlanPool;
   let density = { value: 0, readAt: Number.NEGATIVE_INFINITY };
   async function fineCellsPayOff(): Promise<boolean> {
     if (minDensity <= 0) return true;
@@ -335,6 +367,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
         catalogId: null,
         fineCells: !countsPending && (await fineCellsPayOff()),
         countsPending,
+        genericPage: !countsPending,
       };
     const wholeCatalog =
       resolved.hidden === 0 &&
@@ -346,6 +379,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       catalogId: wholeCatalog ? sql.fragment`${resolved.catalog_id}::int8` : null,
       fineCells: false,
       countsPending,
+      genericPage: wholeCatalog && !countsPending && resolved.share >= GENERIC_PAGE_MIN_SHARE,
     };
   }
 
@@ -411,8 +445,12 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
         // reads rows (bounds, a custom date field) runs beside the page, on a second connection.
         if (filter.bounds === null && filter.dateField.kind === 'eventTimestamp') {
           // Prepared (the text takes a few dozen shapes: the date spans of the window, the sort, the
-          // scope): its parse and analysis were about a quarter of the backend's CPU per page.
-          const result = await pool.one(
+          // scope): its parse and analysis were about a quarter of the backend's CPU per page. Custom
+          // plans (PostgreSQL never chose the generic one: with LIMIT and OFFSET parameters it assumes
+          // a tenth of the rows) cost as much again, so the shapes whose generic plan is as good run
+          // on the generic-plan pool.
+          const target = genericPlanPool && genericPlanPage(scope, filter, sort) ? genericPlanPool : pool;
+          const result = await target.one(
             prepared(sql.type(PageRow)`select (${events}) as events, (${total}) as total, ${verify} as scope,
                                      ${data} as data`),
           );
@@ -859,8 +897,11 @@ function periodConditions(scope: Scope, span: PeriodSpan, perDataset: boolean): 
   const conditions: Fragment[] = [sql.fragment`grain = ${GRAIN_CODE[span.grain]}`];
   if (span.from !== null) conditions.push(sql.fragment`period >= ${span.from}::timestamptz`);
   if (span.to !== null) conditions.push(sql.fragment`period < ${span.to}::timestamptz`);
+  // `<= 0`, redundant, lets a generic plan (the /events page's, genericPlanPage) prove that the
+  // partial index of the total rows (migration 0250) applies: without it, it read the primary key's
+  // period range of every dataset.
   if (scope.catalogId !== null && !perDataset)
-    conditions.push(sql.fragment`dataset_id = -${scope.catalogId}`);
+    conditions.push(sql.fragment`dataset_id = -${scope.catalogId} and dataset_id <= 0`);
   else if (scope.datasetIds !== null) conditions.push(sql.fragment`dataset_id = any(${scope.datasetIds})`);
   else conditions.push(perDataset ? sql.fragment`dataset_id > 0` : sql.fragment`dataset_id = 0`);
   return allOf(conditions);
@@ -1062,7 +1103,13 @@ function fineCellParts(filter: EventFilter, level: number): { cells: Fragment[];
   if (!bounds) throw new Error('fineCellParts needs bounds');
   const cells: Fragment[] = [];
   const rows: Fragment[] = [];
-  const none = { datasetIds: null, catalogId: null, fineCells: true, countsPending: false };
+  const none = {
+    datasetIds: null,
+    catalogId: null,
+    fineCells: true,
+    countsPending: false,
+    genericPage: false,
+  };
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
     const boxFilter = { ...filter, bounds: box };
@@ -1163,19 +1210,47 @@ function dateExpr(filter: EventFilter): Fragment {
   return sql.fragment`chronomap_try_timestamptz(e.data #>> ${sql.array(filter.dateField.path, 'text')})`;
 }
 
-/** The events of a `page` CTE of ids, as the JSON text of the response's array, in the page's order. */
+/**
+ * The events of a `page` CTE of ids, as the JSON text of the response's array, in the page's order.
+ * Written as text (as featureJson): json_build_object per event and json_agg took a fifth more of the
+ * statement's execution for a page of 100. Strings and numbers go through to_json (escapes, and
+ * a non-finite coordinate as a JSON string, as json_build_object wrote it); `data` is jsonb's text.
+ * Each event and its dataset are looked up by key, one by one (`offset 0` keeps the subqueries as
+ * they are): a generic plan takes a page for a tenth of the rows it limits (LIMIT is a parameter)
+ * and joined 100,000 of them to the whole events table, half a second a page.
+ */
 function pageJson(sort: Sort): Fragment {
   return sql.fragment`
-    select coalesce(json_agg(json_build_object(
-             'id', e.id,
-             'dataset', json_build_object('id', e.dataset_id, 'title', d.title, 'catalog', c.slug),
-             'data', e.data,
-             'location', case when e.location is not null then
-               json_build_object('longitude', st_x(e.location), 'latitude', st_y(e.location)) end,
-             'eventTimestamp', to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-             'isValid', e.is_valid) order by ${orderBy(sort)}), '[]')::text
-    from page p join events e on e.id = p.id
-    join datasets d on d.id = e.dataset_id join catalogs c on c.id = d.catalog_id`;
+    select coalesce('[' || string_agg(
+             '{"id":' || e.id
+             || ',"dataset":{"id":' || e.dataset_id || ',"title":' || to_json(d.title)::text
+             || ',"catalog":' || to_json(d.slug)::text
+             || '},"data":' || e.data::text
+             || ',"location":' || case when e.location is null then 'null'
+                  else '{"longitude":' || to_json(st_x(e.location))::text
+                       || ',"latitude":' || to_json(st_y(e.location))::text || '}' end
+             || ',"eventTimestamp":"' || to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+             || '","isValid":' || case when e.is_valid then 'true' else 'false' end || '}',
+             ',' order by ${orderBy(sort)}) || ']', '[]')
+    from page p
+    cross join lateral (select e.id, e.dataset_id, e.data, e.location, e.event_timestamp, e.is_valid
+                        from events e where e.id = p.id offset 0) e
+    cross join lateral (select d.title, c.slug from datasets d join catalogs c on c.id = d.catalog_id
+                        where d.id = e.dataset_id offset 0) d`;
+}
+
+/**
+ * Whether the /events page statement (without bounds) may run with its generic plan: sorted by time
+ * (the time index gives the order), over everything or a large catalog (Scope.genericPage), so that
+ * whatever the window and page the generic plan reads what a custom one would: the newest entries of
+ * the time index within the window, and the counts and partial days of the total through their keys.
+ * Other filters (datasets, what a viewer may not see, small catalogs) and sorts keep custom plans:
+ * their best index depends on how many events the filter holds.
+ */
+function genericPlanPage(scope: Scope, filter: EventFilter, sort: Sort): boolean {
+  return (
+    scope.genericPage && filter.dateField.kind === 'eventTimestamp' && sort.key.field === 'eventTimestamp'
+  );
 }
 
 /**
