@@ -40,7 +40,20 @@ function place(from: string | null, to: string | null, grains: Grain[], split: R
   if (to !== null && end !== null && end < to) place(end, to, finer, split);
 }
 
+/**
+ * Date.prototype.toISOString's own form for the years 1000-9999 (as parseDate and these functions
+ * write every instant): its periods are prefixes of the text, without parsing it (three Date
+ * round trips per end of a range were a seventh of the CPU for building an /events page statement).
+ * Other years (Date.UTC reads 0-99 as 1900-1999; +010000) take the Date arithmetic.
+ */
+const ISO_INSTANT = /^[1-9]\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 export function floorPeriod(iso: string, grain: Grain): string {
+  if (ISO_INSTANT.test(iso)) {
+    if (grain === 'year') return `${iso.slice(0, 4)}-01-01T00:00:00.000Z`;
+    if (grain === 'month') return `${iso.slice(0, 7)}-01T00:00:00.000Z`;
+    return `${iso.slice(0, 10)}T00:00:00.000Z`;
+  }
   const date = new Date(iso);
   const year = date.getUTCFullYear();
   if (grain === 'year') return new Date(Date.UTC(year, 0, 1)).toISOString();
@@ -50,7 +63,7 @@ export function floorPeriod(iso: string, grain: Grain): string {
 
 export function ceilPeriod(iso: string, grain: Grain): string {
   const floor = floorPeriod(iso, grain);
-  if (floor === new Date(iso).toISOString()) return floor;
+  if (floor === (ISO_INSTANT.test(iso) ? iso : new Date(iso).toISOString())) return floor;
   return nextPeriod(floor, grain);
 }
 

@@ -1,4 +1,3 @@
-import type { FragmentSqlToken } from 'slonik';
 import { type Static, Type } from 'typebox';
 import {
   cellBounds,
@@ -22,6 +21,7 @@ import {
 import type { EventReader, Viewer } from '../../ports/event-reader.ts';
 import { datasetVisibility } from '../../domain/access.ts';
 import { type DatabasePool, prepared, row, sql } from './database.ts';
+import { joinSql, type Sql, sqlText, typed } from './sql-text.ts';
 import { type CachedPage, dataSignature, type PageCache, pageCache } from './page-cache.ts';
 import { visibleDatasetCondition } from './visibility.ts';
 
@@ -35,7 +35,7 @@ import { visibleDatasetCondition } from './visibility.ts';
 //   partly inside the bounds).
 // Each part yields (dataset_id, catalog_id, t, cx, cy, n, slon, slat); callers group as they need.
 
-type Fragment = FragmentSqlToken;
+type Fragment = Sql;
 
 /**
  * Which datasets a query may read: null means every dataset, with no condition at all; otherwise
@@ -103,7 +103,7 @@ const DensityRow = row(Type.Object({ density: Type.Number() }));
  */
 function visibility(viewer: Viewer): Fragment | null {
   if (datasetVisibility(viewer).kind === 'all') return null;
-  return visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' });
+  return sqlText`${visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' })}`;
 }
 
 const Signature = Type.Union([Type.String(), Type.Null()]);
@@ -185,13 +185,13 @@ const ScopeRecord = Type.Object({
 type ScopeRecord = Static<typeof ScopeRecord>;
 const ScopeRow = row(ScopeRecord);
 
-const SCOPE_VERSION = sql.fragment`(select version::text from chronomap_read_scope_version)`;
+const SCOPE_VERSION = sqlText`(select version::text from chronomap_read_scope_version)`;
 
 /**
  * The event count of `datasets d`: the sum of its year counts, or its rows while its counts are
  * pending (a bulk import's, migration 0330: the counts hold none of its events then).
  */
-const DATASET_TOTAL = sql.fragment`(case when d.counts_pending
+const DATASET_TOTAL = sqlText`(case when d.counts_pending
   then (select count(*) from events e where e.dataset_id = d.id)
   else coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)
   end)::int8`;
@@ -208,28 +208,30 @@ function scopeKey(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'dataset
  */
 /** A viewer who may read every dataset and a filter that names none. */
 function seesEverything(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): boolean {
-  return !visibility(viewer) && !filter.catalog && filter.datasets.length === 0;
+  // The rule's kind, not the condition: building the condition to test it for null cost a few
+  // Slonik fragments on every page.
+  return datasetVisibility(viewer).kind === 'all' && !filter.catalog && filter.datasets.length === 0;
 }
 
 function scopeQuery(viewer: Viewer, filter: Pick<EventFilter, 'catalog' | 'datasets'>): Fragment {
   const visible = visibility(viewer);
   if (seesEverything(viewer, filter))
-    return sql.fragment`
+    return sqlText`
       select '{}'::int8[] as ids, 0::int8 as hidden, null::int8 as catalog_id,
              exists (select 1 from datasets where counts_pending) as pending, ${SCOPE_VERSION} as signature,
              1::float8 as share`;
-  const conditions = [sql.fragment`true`];
-  if (filter.catalog) conditions.push(sql.fragment`c.slug = ${filter.catalog}`);
+  const conditions = [sqlText`true`];
+  if (filter.catalog) conditions.push(sqlText`c.slug = ${filter.catalog}`);
   if (filter.datasets.length > 0)
-    conditions.push(sql.fragment`d.slug = any(${sql.array(filter.datasets, 'text')})`);
-  const allowed = visible ? sql.fragment`coalesce(${visible}, false)` : sql.fragment`true`;
+    conditions.push(sqlText`d.slug = any(${sql.array(filter.datasets, 'text')})`);
+  const allowed = visible ? sqlText`coalesce(${visible}, false)` : sqlText`true`;
   const years = (dataset: Fragment) =>
-    sql.fragment`coalesce((select sum(k.event_count) from event_counts k where k.grain = 'y' and k.dataset_id = ${dataset}), 0)::float8`;
+    sqlText`coalesce((select sum(k.event_count) from event_counts k where k.grain = 'y' and k.dataset_id = ${dataset}), 0)::float8`;
   const share =
     filter.catalog && filter.datasets.length === 0
-      ? sql.fragment`${years(sql.fragment`-r.catalog_id`)} / greatest(${years(sql.fragment`0`)}, 1)`
-      : sql.fragment`0::float8`;
-  return sql.fragment`
+      ? sqlText`${years(sqlText`-r.catalog_id`)} / greatest(${years(sqlText`0`)}, 1)`
+      : sqlText`0::float8`;
+  return sqlText`
     select ids, hidden, catalog_id, pending, ${SCOPE_VERSION} as signature, ${share} as share
     from (select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
                  count(*) filter (where not ${allowed})::int8 as hidden,
@@ -247,7 +249,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     if (minDensity <= 0) return true;
     if (performance.now() - density.readAt > 60_000) {
       // reltuples is -1 until a table is first analysed: then no density, the rows answer.
-      const value = await pool.oneFirst(sql.type(DensityRow)`
+      const value = await pool.oneFirst(typed(DensityRow)`
         select coalesce((select reltuples from pg_class where oid = 'events'::regclass)
                         / nullif((select reltuples from pg_class where oid = 'event_fine_cell_counts'::regclass), 0), 0)::float8
                as density`);
@@ -287,7 +289,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
   }
 
   function readScope(query: Fragment): Promise<ScopeRecord> {
-    return pool.one(sql.type(ScopeRow)`select * from (${query}) s`);
+    return pool.one(typed(ScopeRow)`select * from (${query}) s`);
   }
 
   /**
@@ -375,8 +377,8 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       filter.datasets.length === 0 &&
       resolved.catalog_id !== null;
     return {
-      datasetIds: sql.fragment`${sql.array(resolved.ids, 'int8')}`,
-      catalogId: wholeCatalog ? sql.fragment`${resolved.catalog_id}::int8` : null,
+      datasetIds: sqlText`${sql.array(resolved.ids, 'int8')}`,
+      catalogId: wholeCatalog ? sqlText`${resolved.catalog_id}::int8` : null,
       fineCells: false,
       countsPending,
       genericPage: wholeCatalog && !countsPending && resolved.share >= GENERIC_PAGE_MIN_SHARE,
@@ -395,7 +397,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
         const hit = await cache?.lookup(key);
         if (hit) return hit;
       }
-      const window = sql.fragment`limit ${page.limit} offset ${(page.page - 1) * page.limit}`;
+      const window = sqlText`limit ${page.limit} offset ${(page.page - 1) * page.limit}`;
       return withVerifiedScope(viewer, filter, async (scope, verify, known) => {
         const data = dataSignature(known.ids);
         // Stored only when every statement saw the remembered scope and the same data versions.
@@ -418,7 +420,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
           // the covering (grid_x) index gives both the total and the page (a top-N sort of them).
           // The page's conditions alone let the planner combine the dataset or catalog index with
           // the grid one in a bitmap and then visit the heap for every event of the box.
-          const result = await pool.one(sql.type(PageRow)`
+          const result = await pool.one(typed(PageRow)`
             with box as materialized (
               select e.id, e.event_timestamp, e.dataset_id from events e
               where ${rawConditions(scope, filter, filter.dates)}
@@ -432,14 +434,14 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
         // The page's ids first, from the covering indexes where the sort allows it (id, time, place,
         // dataset are all in them); then only the page's rows, with their data, turned into the
         // response's JSON by the database (Node passes the text on).
-        const events = sql.fragment`
+        const events = sqlText`
           with page as materialized (
             select e.id from events e
             where ${rawConditions(scope, filter, filter.dates)}
             order by ${orderBy(sort)} ${window}
           )
           ${pageJson(sort)}`;
-        const total = sql.fragment`
+        const total = sqlText`
           select coalesce(sum(n), 0)::int8 from (${unionParts(countParts(scope, filter))}) u`;
         // A total from the precomputed counts is cheap: one statement, one round trip. A total that
         // reads rows (bounds, a custom date field) runs beside the page, on a second connection.
@@ -451,16 +453,14 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
           // on the generic-plan pool.
           const target = genericPlanPool && genericPlanPage(scope, filter, sort) ? genericPlanPool : pool;
           const result = await target.one(
-            prepared(sql.type(PageRow)`select (${events}) as events, (${total}) as total, ${verify} as scope,
+            prepared(typed(PageRow)`select (${events}) as events, (${total}) as total, ${verify} as scope,
                                      ${data} as data`),
           );
           return answered({ eventsJson: result.events, totalDocs: result.total }, [result]);
         }
         const [page, count] = await Promise.all([
-          pool.one(sql.type(EventsRow)`select (${events}) as events, ${verify} as scope, ${data} as data`),
-          pool.one(
-            sql.type(CheckedCountRow)`select (${total}) as count, ${verify} as scope, ${data} as data`,
-          ),
+          pool.one(typed(EventsRow)`select (${events}) as events, ${verify} as scope, ${data} as data`),
+          pool.one(typed(CheckedCountRow)`select (${total}) as count, ${verify} as scope, ${data} as data`),
         ]);
         // Two statements, two snapshots: equal data versions in both mean no write in between.
         return answered({ eventsJson: page.events, totalDocs: count.count }, [page, count]);
@@ -469,13 +469,13 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
 
     async countEvents(viewer, filter) {
       const scope = await scopeOf(viewer, filter);
-      return pool.oneFirst(sql.type(CountRow)`
+      return pool.oneFirst(typed(CountRow)`
         select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
     },
 
     async countByDataset(viewer, filter) {
       const scope = await scopeOf(viewer, filter);
-      const rows = await pool.any(sql.type(DatasetCountRow)`
+      const rows = await pool.any(typed(DatasetCountRow)`
         select p.dataset_id, d.title as dataset_title, d.catalog_id, c.title as catalog_title, p.count
         from (select dataset_id, sum(n)::int8 as count
               from (${unionParts(countParts(scope, filter, { perDataset: true }))}) u
@@ -497,9 +497,9 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       const groups = level === null ? locationGroups(scope, filter) : cellGroups(scope, filter, level);
       // Materialized: the groups are computed once (inlined, each use of g.ids below would repeat,
       // and plan again, its look-up of small cells' ids).
-      return pool.oneFirst(sql.type(FeaturesRow)`
+      return pool.oneFirst(typed(FeaturesRow)`
         with g as materialized (${groups})
-        select coalesce('[' || string_agg(${featureJson(sql.fragment`g`)}, ',') || ']', '[]') as features
+        select coalesce('[' || string_agg(${featureJson(sqlText`g`)}, ',') || ']', '[]') as features
         from g`);
     },
 
@@ -507,11 +507,11 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       const scope = await scopeOf(viewer, filter);
       const groups =
         level === null
-          ? sql.fragment`select count(*) as count from events e
+          ? sqlText`select count(*) as count from events e
               where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
               group by st_x(e.location), st_y(e.location)`
           : cellQuery(scope, filter, level);
-      const values = await pool.oneFirst(sql.type(PercentilesRow)`
+      const values = await pool.oneFirst(typed(PercentilesRow)`
         select percentile_disc(${sql.array(fractions, 'float8')}) within group (order by count)::int8[] as values
         from (${groups}) g`);
       return values;
@@ -520,7 +520,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     async timeRange(viewer, filter) {
       const scope = await scopeOf(viewer, filter);
       const fromRows = async () => {
-        const range = await pool.one(sql.type(RangeRow)`
+        const range = await pool.one(typed(RangeRow)`
           select min(${dateExpr(filter)}) as min, max(${dateExpr(filter)}) as max
           from events e where ${rawConditions(scope, filter, filter.dates)}`);
         return range.min && range.max ? { min: range.min, max: range.max } : null;
@@ -536,14 +536,14 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
         from: filter.dates.from === null ? null : floorPeriod(filter.dates.from, 'day'),
         to: filter.dates.to,
       };
-      const days = await pool.one(sql.type(RangeRow)`
+      const days = await pool.one(typed(RangeRow)`
         select min(period) as min, max(period) as max from event_counts where ${periodConditions(scope, span, false)}`);
       if (!days.min || !days.max) return null;
       const within = (day: string) => ({
         from: later(filter.dates.from, day),
         to: earlier(filter.dates.to, nextPeriod(day, 'day')),
       });
-      const range = await pool.one(sql.type(RangeRow)`
+      const range = await pool.one(typed(RangeRow)`
         select (select min(e.event_timestamp) from events e
                 where ${rawConditions(scope, filter, within(days.min))}) as min,
                (select max(e.event_timestamp) from events e
@@ -556,8 +556,8 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       const scope = await scopeOf(viewer, filter);
       const bin = (t: Fragment) =>
         bins.kind === 'fixed'
-          ? sql.fragment`date_bin(make_interval(secs => ${bins.sizeSeconds}), ${t}, to_timestamp(${bins.originSeconds}))`
-          : sql.fragment`date_trunc(${bins.granularity}, ${t}, 'UTC')`;
+          ? sqlText`date_bin(make_interval(secs => ${bins.sizeSeconds}), ${t}, to_timestamp(${bins.originSeconds}))`
+          : sqlText`date_trunc(${bins.granularity}, ${t}, 'UTC')`;
       // Period counts can be binned only when every bin is made of whole periods.
       const grain =
         bins.kind === 'calendar'
@@ -569,25 +569,25 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
             : null;
       // The months a bin boundary falls inside (between the first and the last year with events),
       // for boxes: the other months can come from month counts.
-      const cutMonths = sql.fragment`
+      const cutMonths = sqlText`
         select m from generate_series(
           (select min(period) from event_counts where grain = 'y' and dataset_id = 0),
           (select max(period) from event_counts where grain = 'y' and dataset_id = 0) + interval '11 months',
           interval '1 month') m
-        where ${bin(sql.fragment`m`)} <> ${bin(sql.fragment`m + interval '1 month' - interval '1 microsecond'`)}`;
+        where ${bin(sqlText`m`)} <> ${bin(sqlText`m + interval '1 month' - interval '1 microsecond'`)}`;
       const parts = countParts(scope, filter, { histogram: grain, cutMonths });
-      const rows = await pool.any(sql.type(BinRow)`
-        select extract(epoch from ${bin(sql.fragment`t`)})::int8 as bin, sum(n)::int8 as count
+      const rows = await pool.any(typed(BinRow)`
+        select extract(epoch from ${bin(sqlText`t`)})::int8 as bin, sum(n)::int8 as count
         from (${unionParts(parts)}) p group by 1`);
       return new Map(rows.map((r) => [r.bin, r.count]));
     },
 
     async extent(viewer, filter) {
       const scope = await scopeOf(viewer, filter);
-      const count = await pool.oneFirst(sql.type(CountRow)`
+      const count = await pool.oneFirst(typed(CountRow)`
         select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
       const where = rawConditions(scope, filter, filter.dates);
-      const extent = await pool.one(sql.type(ExtentRow)`
+      const extent = await pool.one(typed(ExtentRow)`
         select count(e.location)::int8 as located,
                min(st_x(e.location)) as west, max(st_x(e.location)) as east,
                min(st_y(e.location)) as south, max(st_y(e.location)) as north
@@ -604,8 +604,8 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     },
 
     async dataSources(viewer) {
-      const visible = visibility(viewer) ?? sql.fragment`true`;
-      const rows = await pool.any(sql.type(SourceRow)`
+      const visible = visibility(viewer) ?? sqlText`true`;
+      const rows = await pool.any(typed(SourceRow)`
         select c.id as catalog_id, c.slug as catalog_slug, c.title as catalog_title,
                c.description as catalog_description,
                d.id as dataset_id, d.slug as dataset_slug, d.title as dataset_title,
@@ -645,8 +645,8 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     },
 
     async sampleData(viewer, datasetId, sampleSize) {
-      const visible = visibility(viewer) ?? sql.fragment`true`;
-      const dataset = await pool.maybeOne(sql.type(DatasetRow)`
+      const visible = visibility(viewer) ?? sqlText`true`;
+      const dataset = await pool.maybeOne(typed(DatasetRow)`
         select d.id, d.slug, d.title,
                case when jsonb_typeof(d.schema_settings->'dateFields') = 'array'
                     then array(select jsonb_array_elements_text(d.schema_settings->'dateFields'))
@@ -655,7 +655,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
         from datasets d join catalogs c on c.id = d.catalog_id
         where d.id = ${datasetId} and ${visible}`);
       if (!dataset) return null;
-      const rows = await pool.any(sql.type(DataRow)`
+      const rows = await pool.any(typed(DataRow)`
         select data from events where dataset_id = ${datasetId}
         order by event_timestamp desc limit ${sampleSize}`);
       return {
@@ -690,22 +690,22 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
       const inner = innerCellRange({ ...bounds, west: range.west, east: range.east }, ROLLUP_LEVEL);
       return inner
         ? [
-            sql.fragment`(cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1})`,
+            sqlText`(cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1})`,
           ]
         : [];
     });
     if (cells.length === 0) return null;
-    const inCells = sql.fragment`(${sql.join(cells, sql.fragment` or `)})`;
+    const inCells = sqlText`(${joinSql(cells, ' or ')})`;
     const grain: Grain = readsDayCells(scope, false) ? 'day' : 'month';
     const from = filter.dates.from === null ? null : floorPeriod(filter.dates.from, grain);
     const to = filter.dates.to;
-    const inWindow = sql.fragment`
-      ${from === null ? sql.fragment`` : sql.fragment`and d.day >= ${from}::timestamptz`}
-      ${to === null ? sql.fragment`` : sql.fragment`and d.day < ${to}::timestamptz`}`;
+    const inWindow = sqlText`
+      ${from === null ? sqlText`` : sqlText`and d.day >= ${from}::timestamptz`}
+      ${to === null ? sqlText`` : sqlText`and d.day < ${to}::timestamptz`}`;
     const periods =
       grain === 'day'
         ? // Per cell that holds events, its first and last day through the key: a few index probes.
-          await pool.one(sql.type(RangeRow)`
+          await pool.one(typed(RangeRow)`
             select min(f.day) as min, max(l.day) as max
             from (select distinct cell_x as x, cell_y as y from event_cell_counts
                   where grain = 'y' and dataset_id = 0 and ${inCells}) c
@@ -715,11 +715,11 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
             cross join lateral (select day from event_cell_day_counts d
                                 where d.cell_x = c.x and d.cell_y = c.y ${inWindow}
                                 order by day desc limit 1) l`)
-        : await pool.one(sql.type(RangeRow)`
+        : await pool.one(typed(RangeRow)`
             select min(period) as min, max(period) as max from event_cell_counts
             where ${periodConditions(scope, { grain, from, to }, false)} and ${inCells}`);
     if (!periods.min || !periods.max) return null;
-    const range = await pool.one(sql.type(RangeRow)`
+    const range = await pool.one(typed(RangeRow)`
       select (select min(e.event_timestamp) from events e
               where ${rawConditions(scope, filter, { from: filter.dates.from, to: earlier(to, nextPeriod(periods.min, grain)) })}) as min,
              (select max(e.event_timestamp) from events e
@@ -732,7 +732,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
    * when ten or fewer, else null.
    */
   function locationGroups(scope: Scope, filter: EventFilter): Fragment {
-    return sql.fragment`
+    return sqlText`
       select 'cluster:p:' || st_x(e.location) || ':' || st_y(e.location) as key,
              st_x(e.location) as lon, st_y(e.location) as lat, count(*)::int8 as count,
              case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) end as ids
@@ -749,7 +749,7 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
  * city view at zoom 10-12 has 4-6k of them, a megabyte of JSON).
  */
 function featureJson(g: Fragment): Fragment {
-  return sql.fragment`
+  return sqlText`
     '{"type":"Feature","geometry":{"type":"Point","coordinates":[' || ${g}.lon || ',' || ${g}.lat || ']},"properties":' ||
     case when ${g}.count = 1 and cardinality(${g}.ids) = 1
          then '{"id":' || ${g}.ids[1] || ',"type":"event-point","title":'
@@ -775,15 +775,14 @@ function featureJson(g: Fragment): Fragment {
 function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment {
   const shift = GRID_LEVEL - level;
   const small = (count: Fragment, ids: Fragment) =>
-    sql.fragment`case when ${count} <= ${MAX_EVENT_IDS} then (select array_agg(i order by i) from unnest(${ids}) i) end`;
-  const grouped = (parts: Fragment[]) => sql.fragment`
-    select cx, cy, count, lon, lat, ${small(sql.fragment`count`, sql.fragment`string_to_array(ids, ',')::int8[]`)} as known
+    sqlText`case when ${count} <= ${MAX_EVENT_IDS} then (select array_agg(i order by i) from unnest(${ids}) i) end`;
+  const grouped = (parts: Fragment[]) => sqlText`
+    select cx, cy, count, lon, lat, ${small(sqlText`count`, sqlText`string_to_array(ids, ',')::int8[]`)} as known
     from (select cx, cy, sum(n)::int8 as count, sum(slon) / sum(n) as lon, sum(slat) / sum(n) as lat,
                  case when sum(n) <= ${MAX_EVENT_IDS} then string_agg(ids, ',') end as ids
           from (select * from (${unionParts(parts)}) u order by cx, cy) p
           group by cx, cy) g`;
-  const rows = (part: Fragment) =>
-    sql.fragment`select cx, cy, n, slon, slat, id::text as ids from (${part}) r`;
+  const rows = (part: Fragment) => sqlText`select cx, cy, n, slon, slat, id::text as ids from (${part}) r`;
   let clusters: Fragment;
   if (!readsFineCells(scope, filter, level)) {
     clusters = grouped([rows(unionParts(countParts(scope, filter, { level })))]);
@@ -794,17 +793,17 @@ function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment 
       cellShift === 0
         ? unionParts([
             ...fine.cells.map(
-              (inside) => sql.fragment`
+              (inside) => sqlText`
                 select f.cell_x as cx, f.cell_y as cy, f.event_count::int8 as count,
                        f.sum_lon / f.event_count as lon, f.sum_lat / f.event_count as lat,
-                       ${small(sql.fragment`f.event_count`, sql.fragment`f.ids`)} as known
+                       ${small(sqlText`f.event_count`, sqlText`f.ids`)} as known
                 from event_fine_cell_counts f where ${inside}`,
             ),
             ...(fine.rows.length > 0 ? [grouped(fine.rows.map(rows))] : []),
           ])
         : grouped([
             ...fine.cells.map(
-              (inside) => sql.fragment`
+              (inside) => sqlText`
                 select f.cell_x >> ${cellShift} as cx, f.cell_y >> ${cellShift} as cy, f.event_count::int8 as n,
                        f.sum_lon as slon, f.sum_lat as slat,
                        case when f.event_count <= ${MAX_EVENT_IDS} then nullif(array_to_string(f.ids, ','), '') end as ids
@@ -813,13 +812,13 @@ function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment 
             ...fine.rows.map(rows),
           ]);
   }
-  return sql.fragment`
+  return sqlText`
     with c as materialized (${clusters})
     select 'cluster:' || ${level}::int4 || ':' || c.cx || ':' || c.cy as key, c.lon, c.lat, c.count,
            case when c.count > ${MAX_EVENT_IDS} then null
                 when cardinality(c.known) = c.count then c.known
                 else (select coalesce(array_agg(e.id order by e.id), '{}') from events e
-                      where e.location && ${cellEnvelope(sql.fragment`c.cx`, sql.fragment`c.cy`, level)}
+                      where e.location && ${cellEnvelope(sqlText`c.cx`, sqlText`c.cy`, level)}
                         and e.grid_x >> ${shift} = c.cx and e.grid_y >> ${shift} = c.cy
                         and ${rawConditions(scope, filter, filter.dates)}) end as ids
     from c`;
@@ -827,7 +826,7 @@ function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment 
 
 /** Clusters at a grid level: counts per cell. */
 function cellQuery(scope: Scope, filter: EventFilter, level: number): Fragment {
-  return sql.fragment`
+  return sqlText`
     select cx, cy, sum(n)::int8 as count from (${unionParts(countParts(scope, filter, { level }))}) p
     group by cx, cy`;
 }
@@ -894,16 +893,16 @@ const GRAIN_CODE: Record<Grain, string> = { year: 'y', month: 'm', day: 'd' };
  * breakdown is asked for.
  */
 function periodConditions(scope: Scope, span: PeriodSpan, perDataset: boolean): Fragment {
-  const conditions: Fragment[] = [sql.fragment`grain = ${GRAIN_CODE[span.grain]}`];
-  if (span.from !== null) conditions.push(sql.fragment`period >= ${span.from}::timestamptz`);
-  if (span.to !== null) conditions.push(sql.fragment`period < ${span.to}::timestamptz`);
+  const conditions: Fragment[] = [sqlText`grain = ${GRAIN_CODE[span.grain]}`];
+  if (span.from !== null) conditions.push(sqlText`period >= ${span.from}::timestamptz`);
+  if (span.to !== null) conditions.push(sqlText`period < ${span.to}::timestamptz`);
   // `<= 0`, redundant, lets a generic plan (the /events page's, genericPlanPage) prove that the
   // partial index of the total rows (migration 0250) applies: without it, it read the primary key's
   // period range of every dataset.
   if (scope.catalogId !== null && !perDataset)
-    conditions.push(sql.fragment`dataset_id = -${scope.catalogId} and dataset_id <= 0`);
-  else if (scope.datasetIds !== null) conditions.push(sql.fragment`dataset_id = any(${scope.datasetIds})`);
-  else conditions.push(perDataset ? sql.fragment`dataset_id > 0` : sql.fragment`dataset_id = 0`);
+    conditions.push(sqlText`dataset_id = -${scope.catalogId} and dataset_id <= 0`);
+  else if (scope.datasetIds !== null) conditions.push(sqlText`dataset_id = any(${scope.datasetIds})`);
+  else conditions.push(perDataset ? sqlText`dataset_id > 0` : sqlText`dataset_id = 0`);
   return allOf(conditions);
 }
 
@@ -912,7 +911,7 @@ function periodParts(scope: Scope, filter: EventFilter, grains: Grain[], perData
   const split = splitRange(filter.dates, grains);
   return [
     ...split.periods.map(
-      (span) => sql.fragment`
+      (span) => sqlText`
         select dataset_id, catalog_id, period as t, null::int4 as cx, null::int4 as cy, null::int8 as id,
                event_count::int8 as n, null::float8 as slon, null::float8 as slat
         from event_counts where ${periodConditions(scope, span, perDataset)}`,
@@ -949,28 +948,28 @@ function cellParts(
       continue;
     }
     const shift = level === null ? 0 : ROLLUP_LEVEL - level;
-    const cx = level === null ? sql.fragment`null::int4` : sql.fragment`cell_x >> ${shift}`;
-    const cy = level === null ? sql.fragment`null::int4` : sql.fragment`cell_y >> ${shift}`;
-    const cells = sql.fragment`cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1}`;
+    const cx = level === null ? sqlText`null::int4` : sqlText`cell_x >> ${shift}`;
+    const cy = level === null ? sqlText`null::int4` : sqlText`cell_y >> ${shift}`;
+    const cells = sqlText`cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1}`;
     for (const span of split.periods) {
       if (span.grain === 'day') {
         // A day span lies within one month (the ends of a date range).
         if (span.from === null || span.to === null) throw new Error('a day span is never open');
-        const month = sql.fragment`m.period = ${floorPeriod(span.from, 'month')}::timestamptz`;
+        const month = sqlText`m.period = ${floorPeriod(span.from, 'month')}::timestamptz`;
         parts.push(dayCellPart(inner, level, month, span));
         continue;
       }
       const cut = cutMonths && span.grain === 'month';
-      parts.push(sql.fragment`
+      parts.push(sqlText`
         select dataset_id, catalog_id, period as t, ${cx} as cx, ${cy} as cy, null::int8 as id,
                event_count::int8 as n, sum_lon as slon, sum_lat as slat
         from event_cell_counts
         where ${periodConditions(scope, span, perDataset)} and ${cells}
-          ${cut ? sql.fragment`and period not in (select m from (${cutMonths}) k)` : sql.fragment``}`);
+          ${cut ? sqlText`and period not in (select m from (${cutMonths}) k)` : sqlText``}`);
       if (cut) {
-        const months = [sql.fragment`m.period in (select m from (${cutMonths}) k)`];
-        if (span.from !== null) months.push(sql.fragment`m.period >= ${span.from}::timestamptz`);
-        if (span.to !== null) months.push(sql.fragment`m.period < ${span.to}::timestamptz`);
+        const months = [sqlText`m.period in (select m from (${cutMonths}) k)`];
+        if (span.from !== null) months.push(sqlText`m.period >= ${span.from}::timestamptz`);
+        if (span.to !== null) months.push(sqlText`m.period < ${span.to}::timestamptz`);
         parts.push(dayCellPart(inner, level, allOf(months), null));
       }
     }
@@ -1002,15 +1001,15 @@ function dayCellPart(
   span: { from: string | null; to: string | null } | null,
 ): Fragment {
   const shift = level === null ? 0 : ROLLUP_LEVEL - level;
-  const cx = level === null ? sql.fragment`null::int4` : sql.fragment`m.cell_x >> ${shift}`;
-  const cy = level === null ? sql.fragment`null::int4` : sql.fragment`m.cell_y >> ${shift}`;
+  const cx = level === null ? sqlText`null::int4` : sqlText`m.cell_x >> ${shift}`;
+  const cy = level === null ? sqlText`null::int4` : sqlText`m.cell_y >> ${shift}`;
   const from =
     span === null || span.from === null
-      ? sql.fragment`m.period`
-      : sql.fragment`greatest(m.period, ${span.from}::timestamptz)`;
-  const end = sql.fragment`m.period + interval '1 month'`;
-  const to = span === null || span.to === null ? end : sql.fragment`least(${end}, ${span.to}::timestamptz)`;
-  return sql.fragment`
+      ? sqlText`m.period`
+      : sqlText`greatest(m.period, ${span.from}::timestamptz)`;
+  const end = sqlText`m.period + interval '1 month'`;
+  const to = span === null || span.to === null ? end : sqlText`least(${end}, ${span.to}::timestamptz)`;
+  return sqlText`
     select 0::int8 as dataset_id, 0::int8 as catalog_id, d.day as t, ${cx} as cx, ${cy} as cy, null::int8 as id,
            d.event_count::int8 as n, d.sum_lon as slon, d.sum_lat as slat
     from event_cell_counts m
@@ -1049,12 +1048,12 @@ function worldParts(scope: Scope, filter: EventFilter, need: Need): Fragment[] {
   // there, Auckland beyond 170° E: through the spatial index, its rows cost 30 times more).
   const x = (longitude: number) => mercatorCell(longitude, 0, GRID_LEVEL).x;
   const beside = (from: number, to: number, condition: Fragment) =>
-    outside(sql.fragment`e.grid_x between ${Math.max(0, x(from) - 1)} and ${x(to) + 1}
+    outside(sqlText`e.grid_x between ${Math.max(0, x(from) - 1)} and ${x(to) + 1}
       and st_y(e.location) between ${south} and ${north} and ${condition}`);
   // The unlocated without their (null) coordinates: an index-only scan of the partial index of
   // migration 0220 (asked for st_x(e.location), the planner took a bitmap scan of the spatial index
   // and the rows instead, 30 times slower).
-  const unlocated = sql.fragment`
+  const unlocated = sqlText`
     select e.dataset_id, e.catalog_id, ${dateExpr(filter)} as t, null::int4 as cx, null::int4 as cy, e.id,
            -1::int8 as n, null::float8 as slon, null::float8 as slat
     from events e where e.location is null and ${rawConditions(scope, everywhere, filter.dates)}`;
@@ -1062,17 +1061,17 @@ function worldParts(scope: Scope, filter: EventFilter, need: Need): Fragment[] {
     ...countParts(scope, everywhere, need),
     unlocated,
     outside(
-      sql.fragment`e.location && st_makeenvelope(-180, ${north}, 180, 90, 4326) and st_y(e.location) > ${north}`,
+      sqlText`e.location && st_makeenvelope(-180, ${north}, 180, 90, 4326) and st_y(e.location) > ${north}`,
     ),
     outside(
-      sql.fragment`e.location && st_makeenvelope(-180, -90, 180, ${south}, 4326) and st_y(e.location) < ${south}`,
+      sqlText`e.location && st_makeenvelope(-180, -90, 180, ${south}, 4326) and st_y(e.location) < ${south}`,
     ),
   ];
   if (west > east)
-    parts.push(beside(east, west, sql.fragment`st_x(e.location) > ${east} and st_x(e.location) < ${west}`));
+    parts.push(beside(east, west, sqlText`st_x(e.location) > ${east} and st_x(e.location) < ${west}`));
   else {
-    if (west > -180) parts.push(beside(-180, west, sql.fragment`st_x(e.location) < ${west}`));
-    if (east < 180) parts.push(beside(east, 180, sql.fragment`st_x(e.location) > ${east}`));
+    if (west > -180) parts.push(beside(-180, west, sqlText`st_x(e.location) < ${west}`));
+    if (east < 180) parts.push(beside(east, 180, sqlText`st_x(e.location) > ${east}`));
   }
   return parts;
 }
@@ -1119,7 +1118,7 @@ function fineCellParts(filter: EventFilter, level: number): { cells: Fragment[];
       continue;
     }
     cells.push(
-      sql.fragment`f.cell_x between ${inner.x0} and ${inner.x1} and f.cell_y between ${inner.y0} and ${inner.y1}`,
+      sqlText`f.cell_x between ${inner.x0} and ${inner.x1} and f.cell_y between ${inner.y0} and ${inner.y1}`,
     );
     for (const strip of edgeStrips(box, inner, FINE_LEVEL))
       rows.push(rawPart(none, boxFilter, filter.dates, level, strip));
@@ -1133,7 +1132,7 @@ function fineCellCounts(filter: EventFilter, level: number): Fragment[] {
   const { cells, rows } = fineCellParts(filter, level);
   return [
     ...cells.map(
-      (inside) => sql.fragment`
+      (inside) => sqlText`
         select null::int8 as dataset_id, null::int8 as catalog_id, null::timestamptz as t,
                f.cell_x >> ${shift} as cx, f.cell_y >> ${shift} as cy, null::int8 as id,
                f.event_count::int8 as n, f.sum_lon as slon, f.sum_lat as slat
@@ -1157,22 +1156,22 @@ function edgeStrips(
   const innerSouth = cellBounds(inner.x1, inner.y1, level).south;
   const e = 1e-7;
   const envelope = (west: number, south: number, east: number, north: number) =>
-    sql.fragment`e.location && st_makeenvelope(${west}, ${south}, ${east}, ${north}, 4326)`;
-  const xInside = sql.fragment`e.grid_x >= ${inner.x0 << s} and e.grid_x < ${(inner.x1 + 1) << s}`;
+    sqlText`e.location && st_makeenvelope(${west}, ${south}, ${east}, ${north}, 4326)`;
+  const xInside = sqlText`e.grid_x >= ${inner.x0 << s} and e.grid_x < ${(inner.x1 + 1) << s}`;
   const strips: Fragment[] = [];
   // West and east: a narrow range of grid_x, which the covering index reads without the rows. An
   // envelope for the spatial index read the rows instead (a city on the edge of a zoom-6 view,
   // 122k rows at 10M events: 2.9 s).
-  if (inner.x0 > 0) strips.push(sql.fragment`e.grid_x < ${inner.x0 << s}`);
-  if (inner.x1 < size - 1) strips.push(sql.fragment`e.grid_x >= ${(inner.x1 + 1) << s}`);
+  if (inner.x0 > 0) strips.push(sqlText`e.grid_x < ${inner.x0 << s}`);
+  if (inner.x1 < size - 1) strips.push(sqlText`e.grid_x >= ${(inner.x1 + 1) << s}`);
   if (inner.y0 > 0) {
     strips.push(
-      sql.fragment`${envelope(innerWest - e, innerNorth - e, innerEast + e, box.north)} and ${xInside} and e.grid_y < ${inner.y0 << s}`,
+      sqlText`${envelope(innerWest - e, innerNorth - e, innerEast + e, box.north)} and ${xInside} and e.grid_y < ${inner.y0 << s}`,
     );
   }
   if (inner.y1 < size - 1) {
     strips.push(
-      sql.fragment`${envelope(innerWest - e, box.south, innerEast + e, innerSouth + e)} and ${xInside} and e.grid_y >= ${(inner.y1 + 1) << s}`,
+      sqlText`${envelope(innerWest - e, box.south, innerEast + e, innerSouth + e)} and ${xInside} and e.grid_y >= ${(inner.y1 + 1) << s}`,
     );
   }
   return strips;
@@ -1187,27 +1186,27 @@ function rawPart(
   sign: 1 | -1 = 1,
 ): Fragment {
   const shift = level === null ? 0 : GRID_LEVEL - level;
-  const located = level === null ? sql.fragment`true` : sql.fragment`e.location is not null`;
-  return sql.fragment`
+  const located = level === null ? sqlText`true` : sqlText`e.location is not null`;
+  return sqlText`
     select e.dataset_id, e.catalog_id, ${dateExpr(filter)} as t,
-           ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_x >> ${shift}`} as cx,
-           ${level === null ? sql.fragment`null::int4` : sql.fragment`e.grid_y >> ${shift}`} as cy, e.id,
+           ${level === null ? sqlText`null::int4` : sqlText`e.grid_x >> ${shift}`} as cx,
+           ${level === null ? sqlText`null::int4` : sqlText`e.grid_y >> ${shift}`} as cy, e.id,
            ${sign}::int8 as n, st_x(e.location) as slon, st_y(e.location) as slat
     from events e
-    where ${located} and ${rawConditions(scope, filter, dates)} ${extra ? sql.fragment`and ${extra}` : sql.fragment``}`;
+    where ${located} and ${rawConditions(scope, filter, dates)} ${extra ? sqlText`and ${extra}` : sqlText``}`;
 }
 
 function unionParts(parts: Fragment[]): Fragment {
-  return sql.fragment`${sql.join(parts, sql.fragment` union all `)}`;
+  return joinSql(parts, ' union all ');
 }
 
 function allOf(conditions: Fragment[]): Fragment {
-  return sql.fragment`${sql.join(conditions, sql.fragment` and `)}`;
+  return joinSql(conditions, ' and ');
 }
 
 function dateExpr(filter: EventFilter): Fragment {
-  if (filter.dateField.kind === 'eventTimestamp') return sql.fragment`e.event_timestamp`;
-  return sql.fragment`chronomap_try_timestamptz(e.data #>> ${sql.array(filter.dateField.path, 'text')})`;
+  if (filter.dateField.kind === 'eventTimestamp') return sqlText`e.event_timestamp`;
+  return sqlText`chronomap_try_timestamptz(e.data #>> ${sql.array(filter.dateField.path, 'text')})`;
 }
 
 /**
@@ -1220,7 +1219,7 @@ function dateExpr(filter: EventFilter): Fragment {
  * and joined 100,000 of them to the whole events table, half a second a page.
  */
 function pageJson(sort: Sort): Fragment {
-  return sql.fragment`
+  return sqlText`
     select coalesce('[' || string_agg(
              '{"id":' || e.id
              || ',"dataset":{"id":' || e.dataset_id || ',"title":' || to_json(d.title)::text
@@ -1281,10 +1280,10 @@ function rawConditions(
   filter: EventFilter,
   dates: { from: string | null; to: string | null },
 ): Fragment {
-  const conditions: Fragment[] = [sql.fragment`true`];
+  const conditions: Fragment[] = [sqlText`true`];
   // A whole catalog by its denormalised column, which the (catalog_id, event_timestamp) index serves.
-  if (scope.catalogId !== null) conditions.push(sql.fragment`e.catalog_id = ${scope.catalogId}`);
-  else if (scope.datasetIds !== null) conditions.push(sql.fragment`e.dataset_id = any(${scope.datasetIds})`);
+  if (scope.catalogId !== null) conditions.push(sqlText`e.catalog_id = ${scope.catalogId}`);
+  else if (scope.datasetIds !== null) conditions.push(sqlText`e.dataset_id = any(${scope.datasetIds})`);
   if (filter.bounds) {
     const { north, south } = filter.bounds;
     // The box as plain comparisons on the coordinates plus the equivalent cell-index range: the
@@ -1292,43 +1291,41 @@ function rawConditions(
     // planner to the spatial index and the heap).
     const boxes = longitudeRanges(filter.bounds).map((range) => {
       const grid = gridRange({ north, south, west: range.west, east: range.east });
-      return sql.fragment`(e.grid_x between ${grid.x0} and ${grid.x1} and e.grid_y between ${grid.y0} and ${grid.y1}
+      return sqlText`(e.grid_x between ${grid.x0} and ${grid.x1} and e.grid_y between ${grid.y0} and ${grid.y1}
         and st_x(e.location) between ${range.west} and ${range.east}
         and st_y(e.location) between ${south} and ${north})`;
     });
-    conditions.push(
-      boxes.length === 1 ? (boxes[0] as Fragment) : sql.fragment`(${sql.join(boxes, sql.fragment` or `)})`,
-    );
+    conditions.push(boxes.length === 1 ? (boxes[0] as Fragment) : sqlText`(${joinSql(boxes, ' or ')})`);
   }
   const date = dateExpr(filter);
-  if (dates.from !== null) conditions.push(sql.fragment`${date} >= ${dates.from}::timestamptz`);
-  if (dates.to !== null) conditions.push(sql.fragment`${date} < ${dates.to}::timestamptz`);
+  if (dates.from !== null) conditions.push(sqlText`${date} >= ${dates.from}::timestamptz`);
+  if (dates.to !== null) conditions.push(sqlText`${date} < ${dates.to}::timestamptz`);
   return allOf(conditions);
 }
 
 function orderBy(sort: Sort): Fragment {
-  const direction = sort.descending ? sql.fragment`desc` : sql.fragment`asc`;
+  const direction = sort.descending ? sqlText`desc` : sqlText`asc`;
   const key = sort.key;
   const expression =
     key.field === 'data'
-      ? sql.fragment`e.data #> ${sql.array(key.path, 'text')}`
+      ? sqlText`e.data #> ${sql.array(key.path, 'text')}`
       : key.field === 'eventTimestamp'
-        ? sql.fragment`e.event_timestamp`
+        ? sqlText`e.event_timestamp`
         : key.field === 'isValid'
-          ? sql.fragment`e.is_valid`
+          ? sqlText`e.is_valid`
           : key.field === 'dataset'
-            ? sql.fragment`e.dataset_id`
-            : sql.fragment`e.id`;
-  if (key.field === 'id') return sql.fragment`e.id ${direction}`;
+            ? sqlText`e.dataset_id`
+            : sqlText`e.id`;
+  if (key.field === 'id') return sqlText`e.id ${direction}`;
   // Ties are broken by id in the same direction, so that pages are stable and the default sort
   // walks the (event_timestamp desc, id desc) index.
-  return sql.fragment`${expression} ${direction}, e.id ${direction}`;
+  return sqlText`${expression} ${direction}, e.id ${direction}`;
 }
 
 /** The lon/lat box of a cell (a hair larger; the exact test is on the cell indices). */
 function cellEnvelope(cx: Fragment, cy: Fragment, level: number): Fragment {
   const size = 2 ** level;
-  return sql.fragment`st_makeenvelope(
+  return sqlText`st_makeenvelope(
     ${cx}::float8 * ${360 / size}::float8 - 180 - 1e-9,
     case when ${cy} = ${size - 1} then -90 else degrees(atan(sinh(pi() * (1 - 2 * (${cy} + 1)::float8 / ${size})))) - 1e-9 end,
     (${cx} + 1)::float8 * ${360 / size}::float8 - 180 + 1e-9,

@@ -60,3 +60,44 @@ t.test('period arithmetic in UTC', async (t) => {
   t.equal(nextPeriod('2024-12-01T00:00:00.000Z', 'month'), '2025-01-01T00:00:00.000Z');
   t.equal(floorPeriod('2024-07-04T12:00:00.000Z', 'year'), '2024-01-01T00:00:00.000Z');
 });
+
+t.test(
+  'periods read from the text are those of the Date arithmetic, and other years still work',
+  async (t) => {
+    // The Date arithmetic the text shortcut replaced, for the instants toISOString writes.
+    const byDate = (iso: string, grain: 'year' | 'month' | 'day'): string => {
+      const date = new Date(iso);
+      const year = date.getUTCFullYear();
+      if (grain === 'year') return new Date(Date.UTC(year, 0, 1)).toISOString();
+      if (grain === 'month') return new Date(Date.UTC(year, date.getUTCMonth(), 1)).toISOString();
+      return new Date(Date.UTC(year, date.getUTCMonth(), date.getUTCDate())).toISOString();
+    };
+    const instants = [
+      '2024-02-29T23:59:59.999Z',
+      '2024-12-31T23:59:59.999Z',
+      '2025-01-01T00:00:00.000Z',
+      '1000-01-01T00:00:00.001Z',
+      '9999-12-31T12:00:00.000Z',
+    ];
+    // A deterministic spread over the years 1000-9999, some on period starts.
+    for (let i = 0; i < 500; i += 1) {
+      const millis =
+        Date.UTC(1000, 0, 1) + ((i * 7_919_113_337_777) % (Date.UTC(9999, 0, 1) - Date.UTC(1000, 0, 1)));
+      const date = new Date(millis);
+      instants.push(date.toISOString());
+      instants.push(new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)).toISOString());
+    }
+    for (const iso of instants) {
+      for (const grain of ['year', 'month', 'day'] as const) {
+        const floor = byDate(iso, grain);
+        t.equal(floorPeriod(iso, grain), floor, `floor ${grain} of ${iso}`);
+        const ceiling = floor === iso ? floor : nextPeriod(floor, grain);
+        t.equal(ceilPeriod(iso, grain), ceiling, `ceiling ${grain} of ${iso}`);
+      }
+    }
+    // Years outside 1000-9999 (an end date of 9999-12-31 with a negative offset) take the Date path.
+    t.equal(floorPeriod('+010000-01-01T04:00:00.000Z', 'month'), '+010000-01-01T00:00:00.000Z');
+    t.equal(ceilPeriod('+010000-01-01T04:00:00.000Z', 'day'), '+010000-01-02T00:00:00.000Z');
+    t.equal(ceilPeriod('0999-12-31T00:00:00.000Z', 'year'), '1000-01-01T00:00:00.000Z');
+  },
+);
