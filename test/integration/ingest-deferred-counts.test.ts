@@ -88,6 +88,7 @@ async function setup(t: Test) {
     retry: { baseDelayMs: 100, backoffMultiplier: 2, maxDelayMs: 500, maxAttempts: 1 },
     batchSize: 40,
     deferCountsMinRows: MIN_ROWS,
+    deferredWriters: 2,
     // The refresh is run by the test itself, when it wants the dataset to stop being pending.
     countsRefresh: { enqueueCountsRefresh: async (datasetId) => void queued.push(datasetId) },
   };
