@@ -397,6 +397,12 @@ async function stageOf(pool: DatabasePool, jobId: number) {
     where ingest_job_id = ${jobId} and stage = 'create-events'`);
 }
 
+/** Uploads a file; its job is left to the test. */
+async function uploaded(app: FastifyInstance, catalogId: number, file: { name: string; content: string }) {
+  const doc = ((await upload(app, catalogId, file)).json() as { doc: UploadedDoc }).doc;
+  return { jobId: doc.jobs[0]?.id as number, datasetId: doc.datasets[0] as number };
+}
+
 async function eventsLike(pool: DatabasePool, datasetId: number, prefix: string): Promise<number> {
   return pool.oneFirst(sql.type(N)`
     select count(*)::int as n from events where dataset_id = ${datasetId} and unique_id like ${`${prefix}%`}`);
@@ -404,13 +410,7 @@ async function eventsLike(pool: DatabasePool, datasetId: number, prefix: string)
 
 t.test('a batch moves the high-water mark only from where the batch before left it', async (t) => {
   const { app, db, catalogId, deps } = await setup(t);
-  const doc = (
-    (await upload(app, catalogId, { name: 'cas.csv', content: csv('c', 120) })).json() as {
-      doc: UploadedDoc;
-    }
-  ).doc;
-  const jobId = doc.jobs[0]?.id as number;
-  const datasetId = doc.datasets[0] as number;
+  const { jobId, datasetId } = await uploaded(app, catalogId, { name: 'cas.csv', content: csv('c', 120) });
   await deps.store.startStage(jobId, 'create-events');
   // Batches are stored at once only while their dataset's counts are deferred.
   t.equal(await deps.store.deferDatasetCounts(datasetId), true);
@@ -485,13 +485,7 @@ t.test(
   'two batches at once: a batch that fails takes the one stored beside it along; the import resumes exactly',
   async (t) => {
     const { app, db, catalogId, deps } = await setup(t);
-    const doc = (
-      (await upload(app, catalogId, { name: 'two.csv', content: csv('t', 300) })).json() as {
-        doc: UploadedDoc;
-      }
-    ).doc;
-    const jobId = doc.jobs[0]?.id as number;
-    const datasetId = doc.datasets[0] as number;
+    const { jobId, datasetId } = await uploaded(app, catalogId, { name: 'two.csv', content: csv('t', 300) });
     // The real store, with waits and a failure injected inside a batch's transaction once its
     // events are stored: batch 1 goes on only when batch 2 has stored its events too (so batch 2's
     // INSERT ends first), and batch 4 fails once batch 5 has stored its events.
