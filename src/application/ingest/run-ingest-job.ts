@@ -679,8 +679,9 @@ async function createEventsDeferringCounts(
       : await deps.store.datasetCountsPending(datasetId);
   try {
     // While the dataset is pending the count triggers leave its rows out: writers of its batches
-    // meet on no count row. (Should a refresh clear the flag meanwhile, they are counted and
-    // still correct, only slower.)
+    // meet on no count row. (Should a refresh clear the flag meanwhile, the triggers count them
+    // again and two writers may wait on each other's count rows: commitEventBatch's lock timeout
+    // turns that into a recoverable failure, and the resumed stage stores one batch at a time.)
     return await TASKS['create-events'](
       deps,
       { ...context, writers: deferred ? deps.deferredWriters : 1 },
