@@ -158,6 +158,7 @@ export async function composeServices(
         retry: config.ingest.retry,
         batchSize: config.ingest.batchSize,
         deferCountsMinRows: config.ingest.deferCountsMinRows,
+        deferredWriters: config.ingest.deferredWriters,
         countsRefresh: ingestQueue,
       },
       { concurrency: config.ingest.concurrency, log: workerLog },

@@ -142,15 +142,26 @@ export interface IngestStore {
   refreshDatasetCounts(datasetId: number): Promise<boolean>;
   /** Pending datasets that no import has written to for idleSeconds (a crashed import's). */
   datasetsAwaitingCounts(idleSeconds: number): Promise<number[]>;
-  /** Stores a batch of events and the stage's progress and counters in one transaction. */
+  /**
+   * Stores a batch of events and the stage's progress and counters in one transaction. The batch
+   * continues the stage from `progress.rowsBefore`: it moves the stage's `rows_processed` from there
+   * to `rowsProcessed` and adds `delta(stored)` to its counters, in SQL, only if `rows_processed` is
+   * still `rowsBefore` (a compare-and-set); when it is not (the batch before did not commit, or
+   * another worker moved the stage) nothing is stored and a recoverable failure is thrown, so the
+   * stage resumes from its high-water mark. With `order`, the batch is stored at the same time as
+   * the one before it, on another connection: once its events are stored it awaits `order.ready`
+   * (that batch's commit) before it touches anything the two would both write. Answers what the
+   * batch stored and the stage's counters after it.
+   */
   commitEventBatch(
     jobId: number,
     datasetId: number,
     events: NewEvent[],
     handling: DuplicateHandling,
-    progress: Progress,
-    counters: (stored: { inserted: number; updated: number }) => Record<string, number>,
-  ): Promise<{ inserted: number; updated: number }>;
+    progress: Progress & { rowsBefore: number },
+    delta: (stored: { inserted: number; updated: number }) => Record<string, number>,
+    order?: { ready: () => Promise<unknown> },
+  ): Promise<{ inserted: number; updated: number; counters: Record<string, number> }>;
   latestSchema(datasetId: number): Promise<SchemaVersion | null>;
   createSchemaVersion(
     datasetId: number,

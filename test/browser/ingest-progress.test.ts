@@ -89,6 +89,7 @@ t.test('the import progress page follows a real import', async (t) => {
       queue: pgBossIngestQueue(services.boss),
       countsRefresh: pgBossIngestQueue(services.boss),
       deferCountsMinRows: 20_000,
+      deferredWriters: 2,
       clock: systemClock,
       retry: { baseDelayMs: 100, backoffMultiplier: 2, maxDelayMs: 500, maxAttempts: 1 },
       batchSize: 250,

@@ -297,6 +297,7 @@ t.test('one failing sheet is FAILED while the other completes; the file is parti
       queue: pgBossIngestQueue(services.boss),
       countsRefresh: pgBossIngestQueue(services.boss),
       deferCountsMinRows: 20_000,
+      deferredWriters: 2,
       clock: systemClock,
       retry: { baseDelayMs: 100, backoffMultiplier: 2, maxDelayMs: 500, maxAttempts: 3 },
       batchSize: 1000,

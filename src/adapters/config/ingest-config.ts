@@ -19,6 +19,11 @@ export type IngestConfig = {
    * API's counts, which one pass adds afterwards (docs/ingestion.md, "Deferred counts").
    */
   deferCountsMinRows: number;
+  /**
+   * Batches stored at once, each on its own connection, by an import whose counts are deferred
+   * (they commit in file order all the same; docs/ingestion.md, "How create-events stores batches").
+   */
+  deferredWriters: number;
   geocoder: GeocoderConfig;
   /** Worker concurrency for ingest jobs in one process. */
   concurrency: number;
@@ -74,6 +79,7 @@ export function loadIngestConfig(read: Read): IngestConfig {
     maxFileSizeBytes: read('INGEST_MAX_FILE_SIZE_MB', positiveInteger(100_000), 100) * 1024 * 1024,
     batchSize: read('INGEST_BATCH_SIZE', positiveInteger(100_000), 20_000),
     deferCountsMinRows: read('INGEST_DEFER_COUNTS_MIN_ROWS', positiveInteger(1_000_000_000), 20_000),
+    deferredWriters: read('INGEST_DEFERRED_WRITERS', positiveInteger(8), 2),
     concurrency: read('INGEST_CONCURRENCY', positiveInteger(64), 2),
     fetch: {
       maxBytes: read('INGEST_FETCH_MAX_MB', positiveInteger(100_000), 100) * 1024 * 1024,

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { StageRecord } from '../../domain/ingest/progress.ts';
+import { transient } from '../../domain/ingest/failures.ts';
 import { datasetSlug, type JobConfig } from '../../domain/ingest/settings.ts';
 import { type Stage, stagesFrom, type TaskStage } from '../../domain/ingest/stages.ts';
 import type {
@@ -10,6 +11,7 @@ import type {
   Progress,
   StoredStage,
 } from '../../ports/ingest-store.ts';
+import type { CommonQueryMethods } from 'slonik';
 import { type DatabasePool, row, sql } from './database.ts';
 import { storeEvents } from './event-store.ts';
 import { outcomeFromRow, outcomeRows } from './geocode-cache.ts';
@@ -81,6 +83,8 @@ const StageRow = row(
 );
 
 const Id = row(Type.Object({ id: Type.Number() }));
+/** How long a batch stored alongside others waits for a lock before it gives up (see commitEventBatch). */
+const CONCURRENT_BATCH_LOCK_TIMEOUT_MS = 5_000;
 const Count = row(Type.Object({ count: Type.Number() }));
 const Exists = row(Type.Object({ exists: Type.Boolean() }));
 
@@ -158,6 +162,20 @@ const progressSet = (progress: Progress) => sql.fragment`
   batches_current = coalesce(${progress.batchesCurrent ?? null}::int, batches_current),
   batch_rows_total = coalesce(${progress.batchRowsTotal ?? null}::int, batch_rows_total),
   batch_rows_processed = coalesce(${progress.batchRowsProcessed ?? null}::int, batch_rows_processed)`;
+
+/** The dataset's data version (migration 0240), raised by a batch that took it upon itself (0520). */
+async function bumpDataVersion(tx: CommonQueryMethods, datasetId: number): Promise<void> {
+  await tx.query(sql.unsafe`
+    insert into dataset_data_versions (dataset_id, version) values (${datasetId}, 1)
+    on conflict (dataset_id) do update set version = dataset_data_versions.version + 1`);
+}
+
+/** Settings of a batch stored at the same time as the one before it (see commitEventBatch). */
+async function beginConcurrentBatch(tx: CommonQueryMethods): Promise<void> {
+  await tx.query(sql.unsafe`
+    select set_config('chronomap.bump_data_version_later', 'on', true),
+           set_config('lock_timeout', ${`${CONCURRENT_BATCH_LOCK_TIMEOUT_MS}ms`}, true)`);
+}
 
 export function postgresIngestStore(pool: DatabasePool): IngestStore {
   const getJob = async (id: number) => {
@@ -426,13 +444,38 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
       return rows.map((r) => r.id);
     },
 
-    async commitEventBatch(jobId, datasetId, events, handling, progress, counters) {
+    async commitEventBatch(jobId, datasetId, events, handling, progress, delta, order) {
       return pool.transaction(async (tx) => {
+        // One of batches stored at once: its version bump waits for the batch before it (migration
+        // 0520), and a lock it waits for longer than a few seconds is taken as a wait on a later
+        // batch of its own (which waits in this process, unseen by PostgreSQL's deadlock
+        // detection): the batch fails as recoverable and the stage resumes from its high-water mark.
+        if (order) await beginConcurrentBatch(tx);
         const stored = await storeEvents(tx, datasetId, events, handling);
+        if (order) await order.ready();
+        // Compare-and-set on the high-water mark, counters added to the row's own. The row is locked
+        // first, by its key: should the batch before hold it (it moved the mark and has not committed
+        // yet) this waits for its commit or rollback, and the UPDATE, a new statement under READ
+        // COMMITTED, then compares with what that left. (An UPDATE alone would compare with the
+        // version its snapshot sees, find no match at once and never wait.)
         await tx.query(sql.unsafe`
-          update ingest_job_stages set ${progressSet(progress)}, counters = ${sql.jsonb(counters(stored))}
-          where ingest_job_id = ${jobId} and stage = 'create-events'`);
-        return stored;
+          select 1 from ingest_job_stages where ingest_job_id = ${jobId} and stage = 'create-events'
+          for no key update`);
+        const moved = await tx.maybeOneFirst(sql.type(row(Type.Object({ counters: Type.Any() })))`
+          update ingest_job_stages s
+          set ${progressSet(progress)},
+              counters = s.counters || (
+                select coalesce(jsonb_object_agg(d.key, coalesce((s.counters ->> d.key)::bigint, 0) + d.value::bigint), '{}')
+                from jsonb_each_text(${sql.jsonb(delta(stored))}) as d)
+          where s.ingest_job_id = ${jobId} and s.stage = 'create-events' and s.rows_processed = ${progress.rowsBefore}
+          returning s.counters`);
+        if (moved === null)
+          throw transient(
+            'BATCH_OUT_OF_ORDER',
+            `rows ${progress.rowsBefore + 1}-${progress.rowsProcessed} were not stored: the stage's progress is no longer at row ${progress.rowsBefore} (the batch before was not committed)`,
+          );
+        if (order && stored.inserted > 0) await bumpDataVersion(tx, datasetId);
+        return { ...stored, counters: moved as Record<string, number> };
       });
     },
 

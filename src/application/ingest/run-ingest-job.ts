@@ -59,6 +59,8 @@ export type IngestDeps = {
   batchSize: number;
   /** Imports of at least this many rows into an empty dataset defer its read-API counts. */
   deferCountsMinRows: number;
+  /** Batches stored at once (each on its own connection) by an import whose counts are deferred. */
+  deferredWriters: number;
   countsRefresh: CountsRefreshQueue;
 };
 
@@ -99,6 +101,8 @@ type Context = {
   records: Map<TaskStage, StoredStage>;
   /** Distinct addresses to geocode, when a pass in this run collected them (not stored). */
   addresses?: Set<string>;
+  /** create-events: batches stored at once (more than one only while the dataset's counts are deferred). */
+  writers?: number;
 };
 
 /** The result a stage task returns: its output, or a request for a human decision. */
@@ -564,17 +568,30 @@ const TASKS: Record<
     let batchInvalid = 0;
     let batchGeocoded = 0;
     let lastRow = resumeAfter;
-    // One batch is stored while the next is read and built (the database and this process work
-    // at the same time); batches still commit one after the other, in file order, so the stored
-    // rows_processed stays a high-water mark below which every row is committed.
-    let inFlight: Promise<void> | null = null;
-    const commit = async (events: NewEvent[], skipped: BatchSkips, row: number) => {
-      const { inserted, updated } = await deps.store.commitEventBatch(
+    // Batches are stored while the next is read and built (the database and this process work at
+    // the same time): one at a time, or `writers` at once, each on its own connection, for an import
+    // whose counts are deferred (its writers do not meet on count rows). Either way they commit one
+    // after the other, in file order: each batch's transaction waits for the commit of the one
+    // before it and then moves the stored rows_processed on from where that one left it, so that
+    // it stays a high-water mark below which every row is committed.
+    const inFlight: Promise<unknown>[] = [];
+    let previous: Promise<unknown> = Promise.resolve();
+    let committedTo = resumeAfter;
+    const writers = context.writers ?? 1;
+    const commit = async (
+      events: NewEvent[],
+      skipped: BatchSkips,
+      rowsBefore: number,
+      row: number,
+      ready: () => Promise<unknown>,
+    ) => {
+      const stored = await deps.store.commitEventBatch(
         job.id,
         datasetId,
         events,
         job.config.duplicateHandling,
         {
+          rowsBefore,
           rowsTotal: analyzed.rowsTotal,
           rowsProcessed: row,
           batchesTotal,
@@ -582,9 +599,11 @@ const TASKS: Record<
           batchRowsTotal: deps.batchSize,
           batchRowsProcessed: deps.batchSize,
         },
-        (stored) => addBatch(counters, events.length, skipped, stored),
+        (result) => batchDelta(events.length, skipped, result),
+        writers > 1 ? { ready } : undefined,
       );
-      Object.assign(counters, addBatch(counters, events.length, skipped, { inserted, updated }));
+      // The stage's counters as committed: this batch's and every one before it.
+      Object.assign(counters, stored.counters);
     };
     const flush = async (row: number) => {
       const events = batch;
@@ -593,11 +612,14 @@ const TASKS: Record<
       batchDuplicates = 0;
       batchInvalid = 0;
       batchGeocoded = 0;
-      if (inFlight) await inFlight;
-      const started = commit(events, skipped, row);
-      // Observed by the next flush or at the end; until then it must not count as unhandled.
+      while (inFlight.length >= writers) await inFlight.shift();
+      const earlier = previous;
+      const started = commit(events, skipped, committedTo, row, () => earlier);
+      committedTo = row;
+      // Observed by a later flush or at the end; until then it must not count as unhandled.
       started.catch(() => {});
-      inFlight = started;
+      previous = started;
+      inFlight.push(started);
     };
     try {
       for await (const { header, values, row } of dataRows(deps, context)) {
@@ -631,10 +653,11 @@ const TASKS: Record<
       }
       if (lastRow > resumeAfter || batch.length) await flush(lastRow);
     } finally {
-      // A failure while reading leaves the batch in flight to finish before the stage's failure is handled.
-      await (inFlight as Promise<void> | null)?.catch(() => {});
+      // A failure while reading leaves the batches in flight to finish before the stage's failure is handled.
+      await Promise.all(inFlight.map((started) => started.catch(() => {})));
     }
-    await inFlight;
+    // In file order: the first failure is the stage's (the batches after it failed because of it).
+    for (const started of inFlight) await started;
     return { output: { ...counters, rowsTotal: analyzed.rowsTotal } };
   },
 };
@@ -650,10 +673,20 @@ async function createEventsDeferringCounts(
 ): Promise<TaskResult> {
   const datasetId = requireDataset(context.job);
   const analyzed = outputOf<AnalyzeOutput>(context, 'analyze-duplicates');
-  if (record.rowsProcessed === 0 && analyzed.rowsTotal >= deps.deferCountsMinRows)
-    await deps.store.deferDatasetCounts(datasetId);
+  const deferred =
+    record.rowsProcessed === 0 && analyzed.rowsTotal >= deps.deferCountsMinRows
+      ? await deps.store.deferDatasetCounts(datasetId)
+      : await deps.store.datasetCountsPending(datasetId);
   try {
-    return await TASKS['create-events'](deps, context, record);
+    // While the dataset is pending the count triggers leave its rows out: writers of its batches
+    // meet on no count row. (Should a refresh clear the flag meanwhile, the triggers count them
+    // again and two writers may wait on each other's count rows: commitEventBatch's lock timeout
+    // turns that into a recoverable failure, and the resumed stage stores one batch at a time.)
+    return await TASKS['create-events'](
+      deps,
+      { ...context, writers: deferred ? deps.deferredWriters : 1 },
+      record,
+    );
   } finally {
     // Whether every row was stored or not, what is stored gets counted. A failure to queue is not
     // the import's: the schedule manager's sweep refreshes datasets left pending.
@@ -671,19 +704,18 @@ type EventCounters = {
   geocoded: number;
 };
 
-/** The stage's counters after one more stored batch. */
-function addBatch(
-  counters: EventCounters,
+/** What one stored batch adds to the stage's counters. */
+function batchDelta(
   batchLength: number,
   skipped: BatchSkips,
   stored: { inserted: number; updated: number },
 ): EventCounters {
   return {
-    created: counters.created + stored.inserted,
-    updated: counters.updated + stored.updated,
-    duplicates: counters.duplicates + skipped.duplicates + (batchLength - stored.inserted - stored.updated),
-    invalid: counters.invalid + skipped.invalid,
-    geocoded: counters.geocoded + skipped.geocoded,
+    created: stored.inserted,
+    updated: stored.updated,
+    duplicates: skipped.duplicates + (batchLength - stored.inserted - stored.updated),
+    invalid: skipped.invalid,
+    geocoded: skipped.geocoded,
   };
 }
 
