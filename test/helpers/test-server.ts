@@ -12,7 +12,11 @@ export type TestServer = {
   containerId?: string;
 };
 
-export const TEMPLATE_DATABASE = 'chronomap_test_template';
+/**
+ * The migrated template every test file clones. CHRONOMAP_TEST_TEMPLATE names another one, so that
+ * several checkouts (git worktrees) can run their suites against one shared server at once.
+ */
+export const TEMPLATE_DATABASE = process.env.CHRONOMAP_TEST_TEMPLATE ?? 'chronomap_test_template';
 const STATE_FILE = path.join(projectRoot, '.data', 'test-server.json');
 
 export function saveTestServer(server: TestServer): void {
