@@ -14,6 +14,8 @@ export interface RunnerConfig {
   defaultMemoryMb: number;
   maxRepoSizeMb: number;
   maxOutputSizeMb: number;
+  /** Entries (files, directories) allowed in /output. */
+  maxOutputFiles: number;
   dataDir: string;
   nodeEnv: string;
   /** Operator flag for tests: allow git hosts that resolve to loopback addresses. */
@@ -82,6 +84,7 @@ const KNOWN = new Set([
   'SCRAPER_DEFAULT_MEMORY',
   'SCRAPER_MAX_REPO_SIZE_MB',
   'SCRAPER_MAX_OUTPUT_SIZE_MB',
+  'SCRAPER_MAX_OUTPUT_FILES',
   'SCRAPER_DATA_DIR',
   'SCRAPER_ALLOW_LOOPBACK_GIT',
   'SCRAPER_CLONE_TIMEOUT',
@@ -121,6 +124,7 @@ export function loadConfig(env: Env = process.env): RunnerConfig {
     defaultMemoryMb: integer(env, 'SCRAPER_DEFAULT_MEMORY', 512, 64, 4096),
     maxRepoSizeMb: integer(env, 'SCRAPER_MAX_REPO_SIZE_MB', 50, 1, 10240),
     maxOutputSizeMb: integer(env, 'SCRAPER_MAX_OUTPUT_SIZE_MB', 100, 1, 10240),
+    maxOutputFiles: integer(env, 'SCRAPER_MAX_OUTPUT_FILES', 1000, 1, 1_000_000),
     dataDir: resolve(text(env, 'SCRAPER_DATA_DIR', join(tmpdir(), 'chronomap-runner'))),
     nodeEnv: text(env, 'NODE_ENV', 'development'),
     allowLoopbackGit: flag(env, 'SCRAPER_ALLOW_LOOPBACK_GIT'),

@@ -3,6 +3,7 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { RunManager } from './run-manager.ts';
+import { sweepOrphans } from './sandbox/orphans.ts';
 import { engineProblems } from './sandbox/preflight.ts';
 
 function die(message: string): never {
@@ -23,6 +24,9 @@ export async function main(): Promise<void> {
 
   const runs = new RunManager(config);
   const app = buildApp(runs, { logger: true });
+  const swept = await sweepOrphans(config.podmanPath, config.dataDir);
+  if (swept.containers.length + swept.workspaces.length > 0)
+    app.log.warn(swept, 'removed the containers and workspaces of a runner that ended without cleaning up');
   if (config.allowLoopbackGit) {
     app.log.warn('SCRAPER_ALLOW_LOOPBACK_GIT is on: code_url may point at this host (meant for tests only)');
   }

@@ -7,11 +7,13 @@ import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunnerConfig } from './config.ts';
 import { RunnerError, badRequest } from './errors.ts';
-import { directorySize } from './fs-size.ts';
 import { type ResolvedHost, resolvePublicHost } from './code/address-guard.ts';
 import { cloneRepository, parseCodeUrl, type CodeUrl } from './code/git.ts';
 import { checkCodeMap, checkRelativePath, writeCodeFiles } from './code/inline.ts';
 import { readOutputCsv } from './output.ts';
+import { type OutputCaps, describeOutputProblem, outputProblem, watchOutput } from './output-watch.ts';
+import { OWNER } from './owner.ts';
+import { canMountCapped } from './sandbox/capped-mounts.ts';
 import type { RunPhase, RunRequest, RunResult, RunStatus } from './run-types.ts';
 import { type RunningContainer, type StopReason, startContainer } from './sandbox/container.ts';
 import { hostHasIpv6 } from './sandbox/podman-args.ts';
@@ -21,6 +23,7 @@ import {
   makeReadable,
   removeWorkspace,
   type Workspace,
+  type WorkspaceCaps,
   writeEnvFile,
 } from './workspace.ts';
 
@@ -48,6 +51,24 @@ type CodeSource =
 
 const OUTPUT_FILE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
 const MB = 1024 * 1024;
+/** The scraper's /tmp: 64 MB and this many entries. */
+const TMP_BYTES = 64 * MB;
+const TMP_INODES = 4096;
+/** conmon kills a container this long after its run's timeout if the runner has not (a crash). */
+const HARD_TIMEOUT_MARGIN_SECS = 30;
+
+/**
+ * The kernel-enforced caps of a run's writable places. /output gets 1 MB and one entry above
+ * the runner's caps so that passing a cap is visible to the watcher (which then kills the
+ * container) while the kernel stops the flood right there.
+ */
+export function workspaceCaps(config: RunnerConfig): WorkspaceCaps | undefined {
+  if (!canMountCapped()) return undefined;
+  return {
+    output: { bytes: config.maxOutputSizeMb * MB + MB, inodes: config.maxOutputFiles + 2 },
+    tmp: { bytes: TMP_BYTES, inodes: TMP_INODES },
+  };
+}
 
 export class RunManager {
   readonly config: RunnerConfig;
@@ -185,7 +206,7 @@ export class RunManager {
 
     let workspace: Workspace | undefined;
     try {
-      workspace = await createWorkspace(this.config.dataDir, run.runId);
+      workspace = await createWorkspace(this.config.dataDir, run.runId, workspaceCaps(this.config));
       try {
         await this.prepareCode(run, code, workspace);
       } catch (err) {
@@ -240,6 +261,7 @@ export class RunManager {
     const config = this.config;
     const outputFile = request.output_file ?? 'data.csv';
     const maxOutputBytes = config.maxOutputSizeMb * MB;
+    const outputCaps: OutputCaps = { maxBytes: maxOutputBytes, maxFiles: config.maxOutputFiles };
     const timeoutSecs = request.limits?.timeout_secs ?? config.defaultTimeoutSecs;
     const memoryMb = request.limits?.memory_mb ?? config.defaultMemoryMb;
     await writeEnvFile(workspace.envFile, {
@@ -258,7 +280,10 @@ export class RunManager {
         command: request.runtime === 'python' ? ['python3', entry] : ['node', entry],
         codeDir: workspace.codeDir,
         outputDir: workspace.outputDir,
+        tmpDir: workspaceCaps(config) ? workspace.tmpDir : undefined,
         envFile: workspace.envFile,
+        owner: OWNER,
+        hardTimeoutSecs: timeoutSecs + HARD_TIMEOUT_MARGIN_SECS,
         memoryMb,
         cpus: config.cpus,
         maxOutputBytes,
@@ -283,25 +308,16 @@ export class RunManager {
     void container.started.then(() => {
       if (!ended) timer = setTimeout(() => this.halt(run, 'timeout'), timeoutSecs * 1000);
     });
-    // The output cap is also checked while the scraper runs, so a runaway writer is stopped
-    // long before it fills the disk (the fsize ulimit bounds each single file meanwhile).
-    let checking = false;
-    const watcher = setInterval(async () => {
-      if (checking) return;
-      checking = true;
-      try {
-        if ((await directorySize(workspace.outputDir)) > maxOutputBytes) this.halt(run, 'output-too-large');
-      } finally {
-        checking = false;
-      }
-    }, 200);
+    // The output caps are also checked while the scraper runs: past one the container is killed
+    // (the tmpfs caps and the fsize ulimit hold the flood meanwhile).
+    const watcher = watchOutput(workspace.outputDir, outputCaps, (problem) => this.halt(run, problem));
     let outcome;
     try {
       outcome = await container.result;
     } finally {
       ended = true;
       clearTimeout(timer);
-      clearInterval(watcher);
+      watcher.stop();
     }
     run.phase = 'collecting';
     const { stdout, stderr, exitCode } = outcome;
@@ -313,7 +329,8 @@ export class RunManager {
         outcome.engineError,
       );
     }
-    switch (outcome.stopReason ?? run.stopReason) {
+    const reason = outcome.stopReason ?? run.stopReason;
+    switch (reason) {
       case 'timeout':
         return finish({
           status: 'timeout',
@@ -324,13 +341,11 @@ export class RunManager {
           code: 'TIMEOUT',
         });
       case 'output-too-large':
-        return failure(
-          `the output is larger than SCRAPER_MAX_OUTPUT_SIZE_MB (${config.maxOutputSizeMb} MB)`,
-          'INVALID_OUTPUT',
-          stdout,
-          stderr,
-          exitCode,
-        );
+      case 'too-many-files':
+      case 'output-link': {
+        const [message, errorCode] = describeOutputProblem(reason, outputCaps);
+        return failure(message, errorCode, stdout, stderr, exitCode);
+      }
       case 'stopped':
         return failure('the run was stopped', 'STOPPED', stdout, stderr, exitCode);
       case 'shutdown':
@@ -348,6 +363,11 @@ export class RunManager {
         stderr,
         exitCode,
       );
+    }
+    const problem = await outputProblem(workspace.outputDir, outputCaps);
+    if (problem !== undefined) {
+      const [message, errorCode] = describeOutputProblem(problem, outputCaps);
+      return failure(message, errorCode, stdout, stderr, exitCode);
     }
     const checked = await readOutputCsv(workspace.outputDir, outputFile, maxOutputBytes);
     if (!checked.ok) return failure(checked.message, 'INVALID_OUTPUT', stdout, stderr, exitCode);

@@ -10,7 +10,10 @@ const spec = {
   command: ['python3', '/scraper/main.py'],
   codeDir: '/w/code',
   outputDir: '/w/output',
+  tmpDir: '/w/tmp',
   envFile: '/w/env',
+  owner: '42.4242',
+  hardTimeoutSecs: 90,
   memoryMb: 256,
   cpus: 1.5,
   maxOutputBytes: 1000,
@@ -32,7 +35,10 @@ t.test('every sandbox flag is present', async (t) => {
     '--security-opt seccomp=/p/seccomp.json',
     '--userns=auto:size=65536',
     '--read-only',
-    '--tmpfs /tmp:rw,noexec,nosuid,nodev,size=64m',
+    '--ipc=none',
+    '-v /w/tmp:/tmp:rw,nosuid,nodev,noexec',
+    '--label org.chronomap.runner.owner=42.4242',
+    '--timeout 90',
     '-v /w/code:/scraper:ro,',
     '-v /w/output:/output:rw,',
     '--pids-limit 256',
@@ -53,6 +59,12 @@ t.test('every sandbox flag is present', async (t) => {
     ['localhost/runner-python', 'python3', '/scraper/main.py'],
     'image and command come last',
   );
+});
+
+t.test("without capped mounts (not root) /tmp is podman's own 64 MB tmpfs", async (t) => {
+  const without = podmanRunArgs({ ...spec, tmpDir: undefined }).join(' ');
+  t.match(without, '--tmpfs /tmp:rw,noexec,nosuid,nodev,size=64m');
+  t.notMatch(without, '/w/tmp');
 });
 
 t.test('on a host without IPv6 there is no IPv6 sysctl to set', async (t) => {

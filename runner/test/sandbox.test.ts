@@ -3,7 +3,7 @@
 import { createServer } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
 import t, { type Test } from 'tap';
-import { csvOf, csvRecords, makeHarness } from './support/harness.ts';
+import { csvOf, csvRecords, makeHarness, py } from './support/harness.ts';
 
 const h = makeHarness({
   SCRAPER_MAX_CONCURRENT: '4',
@@ -11,12 +11,6 @@ const h = makeHarness({
   SCRAPER_DEFAULT_TIMEOUT: '60',
 });
 t.teardown(() => h.close());
-
-const py = (source: string) => ({
-  runtime: 'python' as const,
-  entrypoint: 'main.py',
-  code: { 'main.py': source },
-});
 
 // A stand-in for the host's services listening on every address, IPv4 and IPv6 (as PostgreSQL,
 // the main application or the runner API would on a real host).
@@ -508,7 +502,7 @@ output.save();
 scenario('an output file that is a symlink to a host file is refused', async (t) => {
   const { body } = await h.run(py('import os\nos.symlink("/etc/passwd", "/output/data.csv")\n'));
   t.equal(body.status, 'failed');
-  t.equal(body.code, 'INVALID_OUTPUT');
+  t.equal(body.code, 'OUTPUT_LINK');
   t.match(body.error, /symbolic link/);
   t.notOk(body.output);
 });

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunnerError, badRequest } from '../errors.ts';
-import { directorySize } from '../fs-size.ts';
+import { treeUsage } from '../fs-size.ts';
 import { killGroup } from '../process-group.ts';
 import type { ResolvedHost } from './address-guard.ts';
 
@@ -111,8 +111,18 @@ export async function cloneRepository(options: CloneOptions): Promise<void> {
   const mb = Math.round(options.maxBytes / 1024 / 1024);
   const tooLarge = () =>
     new RunnerError(422, 'REPO_TOO_LARGE', `repository is larger than SCRAPER_MAX_REPO_SIZE_MB (${mb} MB)`);
+  // Symlinks in the repository are counted, never followed (fs-size.ts).
+  const overCap = async () =>
+    (await treeUsage(options.dest, { maxBytes: options.maxBytes })).bytes > options.maxBytes;
+  let checking = false;
   const watcher = setInterval(async () => {
-    if ((await directorySize(options.dest)) > options.maxBytes) fail(tooLarge());
+    if (checking) return;
+    checking = true;
+    try {
+      if (await overCap()) fail(tooLarge());
+    } finally {
+      checking = false;
+    }
   }, 100);
   const timer = setTimeout(
     () =>
@@ -134,7 +144,7 @@ export async function cloneRepository(options: CloneOptions): Promise<void> {
       const reason = stderr.trim().split('\n').slice(-3).join(' ').replaceAll(url.href, publicUrl(url));
       throw new RunnerError(422, 'CLONE_FAILED', `git clone of ${publicUrl(url)} failed`, reason);
     }
-    if ((await directorySize(options.dest)) > options.maxBytes) throw tooLarge();
+    if (await overCap()) throw tooLarge();
     // The scraper gets the files, not the history.
     await rm(join(options.dest, '.git'), { recursive: true, force: true });
   } finally {

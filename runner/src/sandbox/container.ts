@@ -11,14 +11,18 @@
 //
 // Stopping escalates: `podman stop` (SIGTERM, then SIGKILL after 2 s; repeated while the
 // container is still starting), then `podman kill`, then `podman rm -f`, so that a run always
-// ends and never leaves its container behind.
+// ends and never leaves its container behind. A passed cap skips the grace: `podman kill`.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { stat, unlink } from 'node:fs/promises';
 import { CappedText } from './capped-text.ts';
 import { type SandboxSpec, podmanRunArgs } from './podman-args.ts';
 import { killGroup } from '../process-group.ts';
 
-export type StopReason = 'timeout' | 'stopped' | 'output-too-large' | 'shutdown';
+export type StopReason =
+  'timeout' | 'stopped' | 'shutdown' | 'output-too-large' | 'too-many-files' | 'output-link';
+
+/** A cap was passed: the container is killed at once, without the SIGTERM grace. */
+const KILL_AT_ONCE: ReadonlySet<StopReason> = new Set(['output-too-large', 'too-many-files', 'output-link']);
 
 export interface ContainerResult {
   exitCode: number;
@@ -136,7 +140,9 @@ export function startContainer(spec: SandboxSpec, options: ContainerOptions): Ru
     if (stopReason !== undefined) return;
     stopReason = reason;
     // Repeated because the container may not exist yet when the stop comes during start-up.
-    const attempt = () => void podmanCommand(podman, ['stop', '--ignore', '--time', '2', spec.name]);
+    const attempt = KILL_AT_ONCE.has(reason)
+      ? () => void podmanCommand(podman, ['kill', spec.name])
+      : () => void podmanCommand(podman, ['stop', '--ignore', '--time', '2', spec.name]);
     attempt();
     timers.push(setInterval(attempt, 1_000));
     timers.push(setTimeout(() => void podmanCommand(podman, ['kill', spec.name]), 8_000));

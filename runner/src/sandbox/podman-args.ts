@@ -8,7 +8,16 @@ export interface SandboxSpec {
   command: string[];
   codeDir: string;
   outputDir: string;
+  /** A capped host tmpfs for /tmp (capped-mounts.ts); undefined: podman's own 64 MB tmpfs. */
+  tmpDir: string | undefined;
   envFile: string;
+  /** The runner process owning the container (owner.ts), for the sweep after a crash. */
+  owner: string;
+  /**
+   * Seconds after which conmon kills the container on its own, even when the runner is gone.
+   * Longer than the run's timeout: normally the runner stops it first.
+   */
+  hardTimeoutSecs: number;
   memoryMb: number;
   cpus: number;
   maxOutputBytes: number;
@@ -30,6 +39,7 @@ export function hostHasIpv6(): boolean {
 }
 
 export const RUNNER_LABEL = 'org.chronomap.runner';
+export const OWNER_LABEL = 'org.chronomap.runner.owner';
 
 /**
  * `podman run` arguments. One podman process per run: `create` then `start --attach` cost a
@@ -50,6 +60,12 @@ export function podmanRunArgs(spec: SandboxSpec): string[] {
     spec.name,
     '--label',
     `${RUNNER_LABEL}=${spec.instanceLabel}`,
+    '--label',
+    `${OWNER_LABEL}=${spec.owner}`,
+    // conmon kills the container at this age even if the runner died meanwhile; a restarted
+    // runner removes what is left (orphans.ts).
+    '--timeout',
+    String(spec.hardTimeoutSecs),
     // Privileges: no capabilities, no setuid gains, a syscall allow-list, a remapped user.
     '--cap-drop=ALL',
     '--security-opt',
@@ -64,11 +80,15 @@ export function podmanRunArgs(spec: SandboxSpec): string[] {
     '--userns=auto:size=65536',
     '--user',
     '1000:1000',
-    // Filesystem: read-only root, code read-only, output and a small non-executable /tmp.
+    // Filesystem: read-only root, code read-only, output and a small non-executable /tmp, both
+    // host tmpfs mounts whose size and inode count the kernel enforces (capped-mounts.ts), and
+    // no /dev/shm (no IPC namespace of its own: a third writable place otherwise).
     '--read-only',
     '--read-only-tmpfs=false',
-    '--tmpfs',
-    '/tmp:rw,noexec,nosuid,nodev,size=64m',
+    '--ipc=none',
+    ...(spec.tmpDir === undefined
+      ? ['--tmpfs', '/tmp:rw,noexec,nosuid,nodev,size=64m']
+      : ['-v', `${spec.tmpDir}:/tmp:rw,nosuid,nodev,noexec`]),
     '-v',
     `${spec.codeDir}:/scraper:ro,nosuid,nodev,noexec`,
     // U: chown the output directory to the remapped uid so the scraper can write it.

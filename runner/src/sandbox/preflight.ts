@@ -7,6 +7,8 @@ import type { RunnerConfig } from '../config.ts';
 import { createWorkspace, removeWorkspace, writeEnvFile } from '../workspace.ts';
 import { startContainer } from './container.ts';
 import { hostHasIpv6 } from './podman-args.ts';
+import { OWNER } from '../owner.ts';
+import { workspaceCaps } from '../run-manager.ts';
 
 function capture(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -108,7 +110,8 @@ async function firewallProblems(config: RunnerConfig): Promise<string[]> {
 
 /** Starts one container with every sandbox flag: this is where a runtime that cannot apply a limit fails. */
 async function probeContainer(config: RunnerConfig): Promise<string[]> {
-  const workspace = await createWorkspace(config.dataDir, `probe-${randomUUID()}`);
+  const caps = workspaceCaps(config);
+  const workspace = await createWorkspace(config.dataDir, `probe-${randomUUID()}`, caps);
   try {
     await writeEnvFile(workspace.envFile, {});
     const running = startContainer(
@@ -119,7 +122,10 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
         command: ['true'],
         codeDir: workspace.codeDir,
         outputDir: workspace.outputDir,
+        tmpDir: caps ? workspace.tmpDir : undefined,
         envFile: workspace.envFile,
+        owner: OWNER,
+        hardTimeoutSecs: 60,
         memoryMb: 64,
         cpus: config.cpus,
         maxOutputBytes: config.maxOutputSizeMb * 1024 * 1024,

@@ -66,6 +66,13 @@ export function makeHarness(env: Record<string, string> = {}): Harness {
   };
 }
 
+/** A run request for a one-file Python scraper. */
+export const py = (source: string) => ({
+  runtime: 'python' as const,
+  entrypoint: 'main.py',
+  code: { 'main.py': source },
+});
+
 /** Decodes the CSV of a successful run. */
 export function csvOf(result: RunResult): string {
   return Buffer.from(result.output?.content_base64 ?? '', 'base64').toString('utf8');
