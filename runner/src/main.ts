@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { RunManager } from './run-manager.ts';
 import { sweepOrphans } from './sandbox/orphans.ts';
-import { engineProblems } from './sandbox/preflight.ts';
+import { engineNotes, engineProblems } from './sandbox/preflight.ts';
 
 function die(message: string): never {
   process.stderr.write(`chronomap-runner: ${message}\n`);
@@ -24,6 +24,8 @@ export async function main(): Promise<void> {
 
   const runs = new RunManager(config);
   const app = buildApp(runs, { logger: true });
+  for (const note of await engineNotes(config))
+    app.log.warn(`sandbox limit not applied on this host: ${note}`);
   const swept = await sweepOrphans(config.podmanPath, config.dataDir);
   if (swept.containers.length + swept.workspaces.length > 0)
     app.log.warn(swept, 'removed the containers and workspaces of a runner that ended without cleaning up');

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig } from '../src/config.ts';
-import { engineProblems } from '../src/sandbox/preflight.ts';
+import { engineNotes, engineProblems } from '../src/sandbox/preflight.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'chronomap-preflight-'));
 const base = { SCRAPER_API_KEY: 'k'.repeat(16), SCRAPER_DATA_DIR: join(dir, 'data') };
@@ -93,3 +93,22 @@ t.test('a sandbox network without the firewall rules is refused', async (t) => {
     ),
   ]);
 });
+
+t.test(
+  'limits the host cannot apply are reported: I/O limits need cgroup v2 with the io controller',
+  async (t) => {
+    const v1 = fakePodman('notes-v1', { version: { Version: '4.3.1' }, host: { cgroupVersion: 'v1' } });
+    t.match(await engineNotes(loadConfig({ ...base, SCRAPER_PODMAN: v1 })), [
+      /cgroup v1 without the io controller: no I\/O bandwidth limit/,
+    ]);
+    const v2 = fakePodman('notes-v2', {
+      version: { Version: '4.3.1' },
+      host: { cgroupVersion: 'v2', cgroupControllers: ['cpu', 'io', 'memory', 'pids'] },
+    });
+    t.same(
+      await engineNotes(loadConfig({ ...base, SCRAPER_PODMAN: v2 })),
+      [],
+      'as root on cgroup v2: nothing',
+    );
+  },
+);

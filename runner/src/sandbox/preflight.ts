@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type { RunnerConfig } from '../config.ts';
 import { createWorkspace, removeWorkspace, writeEnvFile } from '../workspace.ts';
 import { startContainer } from './container.ts';
+import { canMountCapped } from './capped-mounts.ts';
 import { hostHasIpv6 } from './podman-args.ts';
 import { OWNER } from '../owner.ts';
 import { workspaceCaps } from '../run-manager.ts';
@@ -66,6 +67,27 @@ export async function engineProblems(config: RunnerConfig): Promise<string[]> {
   const probe = await probeContainer(config);
   if (probe.length > 0) return probe;
   return firewallProblems(config);
+}
+
+/**
+ * Limits this host cannot apply, which do not stop the runner (logged at start-up): the
+ * capped mounts need root, and I/O limits need cgroup v2's io controller (cgroup v1's blkio
+ * throttles direct I/O only). A scraper has no writable disk in either case: its writable
+ * places are tmpfs mounts.
+ */
+export async function engineNotes(config: RunnerConfig): Promise<string[]> {
+  const notes: string[] = [];
+  if (!canMountCapped())
+    notes.push(
+      'not running as root: /output and /tmp are not size- and inode-capped mounts; only the 200 ms watcher enforces the output caps',
+    );
+  const infoRun = await capture(config.podmanPath, ['info', '--format', 'json']);
+  const info = (infoRun.code === 0 ? JSON.parse(infoRun.stdout) : {}) as PodmanInfo;
+  if (info.host?.cgroupVersion !== 'v2' || !(info.host?.cgroupControllers ?? []).includes('io'))
+    notes.push(
+      `cgroup ${info.host?.cgroupVersion ?? 'unknown'} without the io controller: no I/O bandwidth limit is applied to scrapers (they can only read the image; their writes go to capped tmpfs mounts)`,
+    );
+  return notes;
 }
 
 /** The chain scripts/podman/firewall installs (in the raw table of iptables and ip6tables). */
