@@ -70,6 +70,24 @@ export function workspaceCaps(config: RunnerConfig): WorkspaceCaps | undefined {
   };
 }
 
+/** The parts of a container's spec that follow from the configuration and the workspace. */
+export function workspaceSpec(config: RunnerConfig, workspace: Workspace) {
+  return {
+    codeDir: workspace.codeDir,
+    outputDir: workspace.outputDir,
+    tmpDir: workspaceCaps(config) ? workspace.tmpDir : undefined,
+    envFile: workspace.envFile,
+    cidFile: workspace.cidFile,
+    owner: OWNER,
+    cpus: config.cpus,
+    maxOutputBytes: config.maxOutputSizeMb * MB,
+    network: config.network,
+    dnsServers: config.dnsServers,
+    seccompProfile: config.seccompProfile,
+    disableIpv6: hostHasIpv6(),
+  };
+}
+
 export class RunManager {
   readonly config: RunnerConfig;
   /** Labels this process's containers, so shutdown and leak checks can find them. */
@@ -278,20 +296,9 @@ export class RunManager {
         instanceLabel: this.instanceLabel,
         image: request.runtime === 'python' ? config.imagePython : config.imageNode,
         command: request.runtime === 'python' ? ['python3', entry] : ['node', entry],
-        codeDir: workspace.codeDir,
-        outputDir: workspace.outputDir,
-        tmpDir: workspaceCaps(config) ? workspace.tmpDir : undefined,
-        envFile: workspace.envFile,
-        owner: OWNER,
+        ...workspaceSpec(config, workspace),
         hardTimeoutSecs: timeoutSecs + HARD_TIMEOUT_MARGIN_SECS,
         memoryMb,
-        cpus: config.cpus,
-        maxOutputBytes,
-        network: config.network,
-        dnsServers: config.dnsServers,
-        seccompProfile: config.seccompProfile,
-        cidFile: workspace.cidFile,
-        disableIpv6: hostHasIpv6(),
       },
       {
         podman: config.podmanPath,

@@ -4,6 +4,7 @@ import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { csvRecords, makeHarness, py } from './support/harness.ts';
+import { WAN_ADDRESS, startWanHost } from './support/wan-host.ts';
 
 const MAX_OUTPUT_MB = 5;
 const MAX_FILES = 100;
@@ -14,6 +15,7 @@ const h = makeHarness({
   SCRAPER_DEFAULT_TIMEOUT: '60',
 });
 t.teardown(() => h.close());
+t.teardown(startWanHost());
 
 const TMPFS_MAGIC = 0x01021994;
 
@@ -154,6 +156,65 @@ t.test('an oversized env value is a 400, not a sandbox error', async (t) => {
   });
   t.equal(fits.body.status, 'success', fits.body.stderr);
   t.same(csvRecords(fits.body)[1], [String(30 * 1024)]);
+});
+
+t.test('package registries are unreachable by name: DNS, TLS and HTTP naming them are dropped', async (t) => {
+  // The stand-in outside host answers every DNS query, TLS ClientHello and HTTP request: what
+  // gets no answer was dropped by the host's firewall (CHRONOMAP_REGISTRY).
+  const names = [
+    'example.org',
+    'registry.npmjs.org',
+    'ReGiStRy.NpMjS.oRg',
+    'registry.yarnpkg.com',
+    'pypi.org',
+    'files.pythonhosted.org',
+    'cdn.jsdelivr.net',
+  ];
+  const { body } = await h.run(
+    py(`
+import concurrent.futures, socket, ssl, struct
+from chronomap.scraper import output
+WAN = "${WAN_ADDRESS}"
+def dns(name):
+    query = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+    query += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\\0" + struct.pack(">HH", 1, 1)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(3)
+    s.sendto(query, (WAN, 53))
+    try:
+        return "answered" if s.recv(4096) == query else "garbled"
+    except TimeoutError:
+        return "dropped"
+def tls(name):
+    c = socket.create_connection((WAN, 443), timeout=3)
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        ctx.wrap_socket(c, server_hostname=name)
+        return "handshake"
+    except TimeoutError:
+        return "dropped"
+    except (ssl.SSLError, ConnectionError):
+        return "answered"
+def http(name):
+    c = socket.create_connection((WAN, 80), timeout=3)
+    c.sendall(f"GET / HTTP/1.1\\r\\nHost: {name}\\r\\n\\r\\n".encode())
+    try:
+        return "answered" if c.recv(10) else "closed"
+    except TimeoutError:
+        return "dropped"
+jobs = [(kind, name) for name in ${JSON.stringify(names)} for kind in ("dns", "tls", "http")]
+with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+    results = pool.map(lambda job: {"dns": dns, "tls": tls, "http": http}[job[0]](job[1]), jobs)
+    for (kind, name), result in zip(jobs, results):
+        output.write_row({"kind": kind, "name": name, "result": result})
+output.save()
+`),
+  );
+  t.equal(body.status, 'success', body.stderr);
+  for (const [kind, name, result] of csvRecords(body).slice(1))
+    t.equal(result, name === 'example.org' ? 'answered' : 'dropped', `${kind} ${name}`);
 });
 
 t.test('nothing is left behind', async (t) => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig } from '../src/config.ts';
-import { engineNotes, engineProblems } from '../src/sandbox/preflight.ts';
+import { blockedHosts, dnsLabels, engineNotes, engineProblems } from '../src/sandbox/preflight.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'chronomap-preflight-'));
 const base = { SCRAPER_API_KEY: 'k'.repeat(16), SCRAPER_DATA_DIR: join(dir, 'data') };
@@ -112,3 +112,34 @@ t.test(
     );
   },
 );
+
+t.test('a firewall without a registry rule is refused', async (t) => {
+  t.equal(dnsLabels('files.pythonhosted.org'), '|05|files|0c|pythonhosted|03|org|00|');
+  t.ok((await blockedHosts()).includes('npmjs.org'));
+  // Take one rule out for a moment and put it back.
+  const rule = [
+    'CHRONOMAP_REGISTRY',
+    '-p',
+    'tcp',
+    '--dport',
+    '443',
+    '-m',
+    'string',
+    '--algo',
+    'bm',
+    '--icase',
+    '--string',
+    'pypi.org',
+    '-j',
+    'DROP',
+  ];
+  t.equal(spawnSync('iptables', ['-t', 'raw', '-D', ...rule]).status, 0, 'the rule was there');
+  try {
+    t.match(await engineProblems(loadConfig(base)), [
+      /the sandbox firewall is not in place .*'iptables -t raw -C CHRONOMAP_REGISTRY -p tcp --dport 443 .* --string pypi\.org -j DROP' failed/,
+    ]);
+  } finally {
+    spawnSync('iptables', ['-t', 'raw', '-A', ...rule]);
+  }
+  t.same(await engineProblems(loadConfig(base)), [], 'and passes again once it is back');
+});

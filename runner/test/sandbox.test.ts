@@ -1,9 +1,10 @@
 // Real podman: what a scraper can and cannot do inside the sandbox. Cases run concurrently up
 // to the harness's concurrency limit to keep the suite short on two cores.
 import { createServer } from 'node:net';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import t, { type Test } from 'tap';
 import { csvOf, csvRecords, makeHarness, py } from './support/harness.ts';
+import { WAN_ADDRESS, startWanHost } from './support/wan-host.ts';
 
 const h = makeHarness({
   SCRAPER_MAX_CONCURRENT: '4',
@@ -66,35 +67,7 @@ for host in ${JSON.stringify(targets)}:
     ${report}
 `;
 
-// An "internet" host: a network namespace of our own at 203.0.113.2 (TEST-NET-3, not a range
-// the firewall drops), routed through this host like any outside address.
-const wanNs = `chronomap-wan-${process.pid}`;
-const wanIf = `cmw${process.pid % 100000}`;
-const sh = (cmd: string) => spawnSync('sh', ['-c', cmd], { encoding: 'utf8' });
-sh(`ip netns add ${wanNs} && ip link add ${wanIf}a type veth peer name ${wanIf}b && ip link set ${wanIf}b netns ${wanNs} &&
-  ip addr add 203.0.113.1/24 dev ${wanIf}a && ip link set ${wanIf}a up &&
-  ip netns exec ${wanNs} sh -c 'ip addr add 203.0.113.2/24 dev ${wanIf}b && ip link set ${wanIf}b up && ip link set lo up && ip route add default via 203.0.113.1'`);
-const wanServer = spawn(
-  'ip',
-  [
-    'netns',
-    'exec',
-    wanNs,
-    '/usr/bin/python3',
-    '-c',
-    `
-import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("203.0.113.2", 8080)); s.listen()
-while True:
-    c, _ = s.accept(); c.sendall(b"hello from the outside"); c.close()
-`,
-  ],
-  { stdio: 'ignore' },
-);
-t.teardown(() => {
-  wanServer.kill('SIGKILL');
-  sh(`ip netns del ${wanNs}; ip link del ${wanIf}a 2>/dev/null`);
-});
+t.teardown(startWanHost());
 
 t.test(
   "control: a container on podman's default network (no firewall rules) reaches the stand-in service",
@@ -442,7 +415,7 @@ import socket
 from chronomap.scraper import output
 for attempt in range(20):
     try:
-        c = socket.create_connection(("203.0.113.2", 8080), timeout=3)
+        c = socket.create_connection(("${WAN_ADDRESS}", 8080), timeout=3)
         break
     except ConnectionRefusedError:
         import time; time.sleep(0.25)  # the stand-in host may still be starting

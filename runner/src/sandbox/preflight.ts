@@ -3,13 +3,12 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import type { RunnerConfig } from '../config.ts';
 import { createWorkspace, removeWorkspace, writeEnvFile } from '../workspace.ts';
 import { startContainer } from './container.ts';
 import { canMountCapped } from './capped-mounts.ts';
-import { hostHasIpv6 } from './podman-args.ts';
-import { OWNER } from '../owner.ts';
-import { workspaceCaps } from '../run-manager.ts';
+import { workspaceCaps, workspaceSpec } from '../run-manager.ts';
 
 function capture(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -92,6 +91,54 @@ export async function engineNotes(config: RunnerConfig): Promise<string[]> {
 
 /** The chain scripts/podman/firewall installs (in the raw table of iptables and ip6tables). */
 const CHAIN = 'CHRONOMAP_SANDBOX';
+/** Its sub-chain dropping traffic that names a package registry. */
+const REGISTRY_CHAIN = 'CHRONOMAP_REGISTRY';
+const blockedHostsFile = fileURLToPath(new URL('../../sandbox-blocked-hosts.txt', import.meta.url));
+
+/** The domains of runner/sandbox-blocked-hosts.txt (comments and blank lines skipped). */
+export async function blockedHosts(): Promise<string[]> {
+  return (await readFile(blockedHostsFile, 'utf8'))
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+/** A domain as iptables' --hex-string of its DNS labels: npmjs.org -> |05|npmjs|03|org|00| */
+export function dnsLabels(domain: string): string {
+  const labels = domain.split('.').map((label) => `|${label.length.toString(16).padStart(2, '0')}|${label}`);
+  return `${labels.join('')}|00|`;
+}
+
+/** The registry rules scripts/podman/firewall installs for one domain. */
+function registryRules(domain: string): string[][] {
+  const match = ['-m', 'string', '--algo', 'bm', '--icase'];
+  return [
+    ...['udp', 'tcp'].map((proto) => [
+      REGISTRY_CHAIN,
+      '-p',
+      proto,
+      '--dport',
+      '53',
+      ...match,
+      '--hex-string',
+      dnsLabels(domain),
+      '-j',
+      'DROP',
+    ]),
+    ...['443', '80'].map((port) => [
+      REGISTRY_CHAIN,
+      '-p',
+      'tcp',
+      '--dport',
+      port,
+      ...match,
+      '--string',
+      domain,
+      '-j',
+      'DROP',
+    ]),
+  ];
+}
 
 /**
  * Whether scripts/podman/firewall's rules are in place for the sandbox network: without them
@@ -115,6 +162,10 @@ async function firewallProblems(config: RunnerConfig): Promise<string[]> {
   const needed: Array<[string, string[]]> = [
     ...ipv4.map((subnet): [string, string[]] => ['iptables', ['PREROUTING', '-s', subnet, '-j', CHAIN]]),
     ['iptables', [CHAIN, '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'DROP']],
+    ['iptables', [CHAIN, '-j', REGISTRY_CHAIN]],
+    ...(await blockedHosts()).flatMap((domain) =>
+      registryRules(domain).map((rule): [string, string[]] => ['iptables', rule]),
+    ),
     ['ip6tables', ['PREROUTING', '-i', bridge, '-j', CHAIN]],
     ['ip6tables', [CHAIN, '-j', 'DROP']],
   ];
@@ -142,20 +193,9 @@ async function probeContainer(config: RunnerConfig): Promise<string[]> {
         instanceLabel: 'probe',
         image: config.imagePython,
         command: ['true'],
-        codeDir: workspace.codeDir,
-        outputDir: workspace.outputDir,
-        tmpDir: caps ? workspace.tmpDir : undefined,
-        envFile: workspace.envFile,
-        owner: OWNER,
+        ...workspaceSpec(config, workspace),
         hardTimeoutSecs: 60,
         memoryMb: 64,
-        cpus: config.cpus,
-        maxOutputBytes: config.maxOutputSizeMb * 1024 * 1024,
-        network: config.network,
-        dnsServers: config.dnsServers,
-        seccompProfile: config.seccompProfile,
-        cidFile: workspace.cidFile,
-        disableIpv6: hostHasIpv6(),
       },
       { podman: config.podmanPath, maxLogBytes: 64 * 1024, createTimeoutMs: config.createTimeoutSecs * 1000 },
     );
