@@ -15,8 +15,8 @@ import type { ScheduleDeps } from '../../../application/ingest/scheduled-ingests
 import { DomainError, NotFoundError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
-import type { QuotaGate } from '../../../ports/ingest-ports.ts';
 import type { FileFormat } from '../../../ports/ingest-store.ts';
+import type { Quotas } from '../../../ports/quotas.ts';
 import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
@@ -24,7 +24,7 @@ import { fileDoc } from './ingest-docs.ts';
 import { SchemaPreview } from './ingest-schemas.ts';
 
 export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {
-  quotas: QuotaGate;
+  quotas: Quotas;
   /** Where uploads are streamed to (the SourceFiles root). */
   uploadRoot: string;
   maxFileSizeBytes: number;
