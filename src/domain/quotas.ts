@@ -131,11 +131,13 @@ export class QuotaExceededError extends DomainError {
     facts: { limit: number; used: number; resetsAt: Date | null; description?: string },
     message?: string,
   ) {
-    const what = facts.description ? `: ${facts.description.toLowerCase()} is limited to ${facts.limit}` : '';
+    const what = facts.description
+      ? `: ${facts.description.toLowerCase()} is limited to ${facts.limit} for your trust level`
+      : ` (limit ${facts.limit})`;
     super(
       'quota_exceeded',
       message ??
-        `Quota ${quota} exceeded${what} for your trust level (limit ${facts.limit})` +
+        `Quota ${quota} exceeded${what}` +
           (facts.resetsAt ? `; it resets at ${facts.resetsAt.toISOString()}` : ''),
       { code: 'QUOTA_EXCEEDED' },
     );
