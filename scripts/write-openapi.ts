@@ -22,7 +22,7 @@ const app = await buildHttpApp(
     ingest: {
       store: new Proxy({}, { get: () => unused }) as never,
       queue: { enqueueIngestJob: unused },
-      quotas: { consume: unused },
+      quotas: new Proxy({}, { get: () => unused }) as never,
       clock: { now: () => new Date() },
       retry: loadConfig({}).ingest.retry,
       uploadRoot: '/nonexistent',

@@ -37,21 +37,19 @@ import { postgresEventReader } from './adapters/postgres/event-reader.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
-import { accountQuotaGate } from './adapters/quotas/account-quota-gate.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
-import { accountsScraperQuotaGate } from './adapters/quotas/accounts-scraper-quota-gate.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
 import { postgresCollectionRepository } from './adapters/postgres/collection-repository.ts';
 import { postgresFeatureFlagStore } from './adapters/postgres/feature-flag-store.ts';
-import { postgresQuotaUsageStore } from './adapters/postgres/quota-usage-store.ts';
+import { postgresQuotas } from './adapters/postgres/quotas.ts';
 import { postgresRateLimitCounter } from './adapters/postgres/rate-limit-counter.ts';
 import { postgresSessionStore } from './adapters/postgres/session-store.ts';
 import { postgresUserStore } from './adapters/postgres/user-store.ts';
 import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
 import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
 import { isFeatureEnabled } from './application/feature-flags.ts';
-import { quotaService } from './application/quota-service.ts';
-import type { QuotaService } from './ports/quota-service.ts';
+import type { AccessPolicy } from './domain/quotas.ts';
+import type { Quotas } from './ports/quotas.ts';
 import { postgresActorDirectory } from './adapters/postgres/scraper-collaborators.ts';
 import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store.ts';
 import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
@@ -127,7 +125,9 @@ export async function composeServices(
   const ingestStore = postgresIngestStore(pool);
   const ingestQueue = pgBossIngestQueue(boss);
   const sourceFiles = localSourceFiles(ingestRoot);
-  const quotas = accountQuotaGate(composeQuotas(config, pool));
+  // config/quotas.yaml is read once per process; every area asks the same Quotas.
+  const quotaSeam = composeQuotas(config, pool);
+  const { quotas } = quotaSeam;
   const workerLog = (line: string) => {
     if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);
   };
@@ -140,7 +140,7 @@ export async function composeServices(
     quotas,
     clock: systemClock,
   };
-  const scrapers = composeScraperDeps(config, pool, boss);
+  const scrapers = composeScraperDeps(config, pool, boss, quotaSeam);
   if (roles.workers) {
     await startScheduleWorkers(
       boss,
@@ -190,7 +190,7 @@ export async function composeServices(
   let genericPlanPool: DatabasePool | undefined;
   if (roles.http) {
     genericPlanPool = await createDatabasePool(databaseUrl, { maximumPoolSize: 5, genericPlans: true });
-    const accounts = composeAccounts(config, pool);
+    const accounts = composeAccounts(config, pool, quotaSeam);
     http = await buildHttpApp(
       {
         version: VERSION,
@@ -245,27 +245,25 @@ export async function composeServices(
   };
 }
 
-/**
- * The QuotaService for any process (workers included): `consume(userId, quota, amount)` and friends,
- * with limits from the quotas file and usage in Postgres.
- */
-export function composeQuotas(config: Config, pool: DatabasePool): QuotaService {
-  return quotaService({
-    usage: postgresQuotaUsageStore(pool),
-    users: postgresUserStore(pool),
-    policy: loadAccessPolicy(config.quotasFile),
-    now: () => new Date(),
-  });
+/** The access policy (config/quotas.yaml, read here) and the one Quotas seam over it. */
+export type QuotaSeam = { policy: AccessPolicy; quotas: Quotas };
+
+/** For any process (workers included): limits from the quotas file, usage in Postgres. */
+export function composeQuotas(config: Config, pool: DatabasePool): QuotaSeam {
+  const policy = loadAccessPolicy(config.quotasFile);
+  return { policy, quotas: postgresQuotas(pool, policy, () => new Date()) };
 }
 
 /** Accounts, sessions, access policy, quotas and rate limits, all kept in Postgres. */
-export function composeAccounts(config: Config, pool: DatabasePool): AccountsDeps {
+export function composeAccounts(
+  config: Config,
+  pool: DatabasePool,
+  { policy, quotas }: QuotaSeam = composeQuotas(config, pool),
+): AccountsDeps {
   const users = postgresUserStore(pool);
   const sessions = postgresSessionStore(pool);
   const passwords = scryptPasswordHasher();
-  const policy = loadAccessPolicy(config.quotasFile);
   const now = () => new Date();
-  const quotas = composeQuotas(config, pool);
   const secret = resolveSessionSecret(config);
   return {
     login: {
@@ -292,9 +290,14 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
 
 /**
  * The scraper subsystem's adapters: the flag is the admin's feature-flag store, the quotas are the
- * accounts QuotaService's, and auto-import hands the CSV to the ingestion pipeline.
+ * one Quotas seam's, and auto-import hands the CSV to the ingestion pipeline.
  */
-export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgBoss): ScraperDeps {
+export function composeScraperDeps(
+  config: Config,
+  pool: DatabasePool,
+  boss: PgBoss,
+  { quotas }: QuotaSeam = composeQuotas(config, pool),
+): ScraperDeps {
   const repos = postgresScraperRepoStore(pool);
   return {
     repos,
@@ -307,13 +310,13 @@ export function composeScraperDeps(config: Config, pool: DatabasePool, boss: PgB
     jobs: pgBossScraperJobs(boss),
     // The admin's switch (PATCH /api/feature-flags), read on every check so it takes effect at once.
     flags: { isEnabled: (flag) => isFeatureEnabled(postgresFeatureFlagStore(pool), flag) },
-    quotas: accountsScraperQuotaGate(composeQuotas(config, pool), repos),
+    quotas,
     ingest: pipelineIngestFileCreator({
       pool,
       store: postgresIngestStore(pool),
       queue: pgBossIngestQueue(boss),
-      // The same quota gate as uploads: the auto-import counts against the scraper owner's quotas.
-      quotas: accountQuotaGate(composeQuotas(config, pool)),
+      // The same quotas as uploads: the auto-import counts against the scraper owner's quotas.
+      quotas,
       uploadRoot: path.join(config.dataDir, 'ingest'),
     }),
     actors: postgresActorDirectory(pool),

@@ -23,7 +23,7 @@ import { checkPasswordStrength, normaliseEmail } from '../domain/users.ts';
 import { parseSort, parseWhere, whereTreeFromQuery } from '../domain/where.ts';
 import type { CollectionRepository, Doc, DocValues, HierarchyFacts } from '../ports/collection-repository.ts';
 import type { PasswordHasher } from '../ports/password-hasher.ts';
-import type { QuotaService } from '../ports/quota-service.ts';
+import type { Quotas } from '../ports/quotas.ts';
 
 // The collections API's use cases: list, read, create, update and delete documents of any
 // collection, each guarded by that collection's access rules (domain/access.ts). Reads filter in
@@ -32,7 +32,7 @@ import type { QuotaService } from '../ports/quota-service.ts';
 export type CollectionDeps = {
   repository: CollectionRepository;
   passwords: PasswordHasher;
-  quotas: QuotaService;
+  quotas: Quotas;
   defaultTrustLevel: TrustLevel;
 };
 
@@ -151,7 +151,7 @@ export async function createDocument(
     case 'events': {
       const user = requireViewer(viewer);
       const parent = await writableParent(deps, 'datasets', viewer, input.dataset);
-      await deps.quotas.consume(user.id, 'totalEvents', 1);
+      await deps.quotas.take(user.id, [{ quota: 'totalEvents', amount: 1 }]);
       values = { ...input, catalog: parent.catalogId };
       break;
     }
@@ -161,7 +161,8 @@ export async function createDocument(
     id = await deps.repository.insert(collection, values);
   } catch (error) {
     // The event was counted before the insert; one that was never stored gives its unit back.
-    if (collection === 'events' && viewer) await deps.quotas.release(viewer.id, 'totalEvents', 1);
+    if (collection === 'events' && viewer)
+      await deps.quotas.give(viewer.id, [{ quota: 'totalEvents', amount: 1 }]);
     throw error;
   }
   return findDocument(deps, collection, viewer, id);

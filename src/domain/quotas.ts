@@ -1,5 +1,6 @@
+import { isUnlimited } from './access.ts';
 import { DomainError, ValidationError } from './errors.ts';
-import type { TrustLevel } from './users.ts';
+import type { Role, TrustLevel } from './users.ts';
 
 // Quota rules: which quotas exist, how each is counted, and what a trust level allows. The numbers
 // come from config/quotas.yaml (parsed and checked by parseAccessPolicy below).
@@ -44,7 +45,7 @@ export type AccessPolicy = {
 
 export const LIFETIME_PERIOD = '1970-01-01';
 
-/** The key of the period a usage counts against: the UTC day for daily quotas. */
+/** The key of the period a usage counts against: the UTC day for daily quotas, one lifetime key otherwise. */
 export function periodStart(period: QuotaPeriod, now: Date): string {
   return period === 'daily' ? now.toISOString().slice(0, 10) : LIFETIME_PERIOD;
 }
@@ -54,24 +55,97 @@ export function nextDailyReset(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
 }
 
-export function quotaLimit(
-  policy: AccessPolicy,
-  quota: QuotaName,
-  subject: { role: string; trustLevel: TrustLevel },
-): QuotaLimit {
-  if (subject.role === 'admin') return null;
+/** When usage of a quota with this period resets: daily quotas at midnight UTC, the others never. */
+export function quotaReset(period: QuotaPeriod, now: Date): Date | null {
+  return period === 'daily' ? nextDailyReset(now) : null;
+}
+
+/** Who a limit applies to: admins and level 5 are unlimited (isUnlimited). */
+export type QuotaSubject = { role: Role; trustLevel: TrustLevel };
+
+export function quotaLimit(policy: AccessPolicy, quota: QuotaName, subject: QuotaSubject): QuotaLimit {
+  if (isUnlimited(subject)) return null;
   return policy.quotas[quota].limits[subject.trustLevel];
 }
 
+/** The one quota decision: `amount` more fits when the usage after it is within the limit. */
+export function fitsQuota(used: number, amount: number, limit: QuotaLimit): boolean {
+  return limit === null || used + amount <= limit;
+}
+
+/** How much more fits (null: unlimited). */
+export function quotaRemaining(used: number, limit: QuotaLimit): number | null {
+  return limit === null ? null : Math.max(0, limit - used);
+}
+
+/** An amount of one quota a request takes (or gives back). */
+export type QuotaAmount = { quota: QuotaName; amount: number };
+
+/** One amount per quota, in name order (the order usage rows are locked in, so takers never deadlock). */
+export function mergeQuotaAmounts(amounts: QuotaAmount[]): QuotaAmount[] {
+  const merged = new Map<QuotaName, number>();
+  for (const { quota, amount } of amounts) merged.set(quota, (merged.get(quota) ?? 0) + amount);
+  return [...merged]
+    .map(([quota, amount]) => ({ quota, amount }))
+    .sort((a, b) => a.quota.localeCompare(b.quota));
+}
+
+/**
+ * Decides a request for several quotas at once, all or nothing: the refusal of the first amount
+ * that does not fit, or null when every one fits. perItem quotas compare the amount itself with
+ * their ceiling; the others add it to `used` (the current usage, by quota).
+ */
+export function decideQuotaTake(
+  policy: AccessPolicy,
+  subject: QuotaSubject,
+  amounts: QuotaAmount[],
+  used: ReadonlyMap<QuotaName, number>,
+  now: Date,
+): QuotaExceededError | null {
+  for (const { quota, amount } of mergeQuotaAmounts(amounts)) {
+    const rule = policy.quotas[quota];
+    const limit = quotaLimit(policy, quota, subject);
+    const current = rule.period === 'perItem' ? 0 : (used.get(quota) ?? 0);
+    if (!fitsQuota(current, amount, limit)) {
+      return new QuotaExceededError(quota, {
+        limit: limit ?? 0,
+        used: current,
+        resetsAt: quotaReset(rule.period, now),
+        description: rule.description,
+      });
+    }
+  }
+  return null;
+}
+
+/** A quota refused a request (403, code QUOTA_EXCEEDED): which one, its limit, and when it resets. */
 export class QuotaExceededError extends DomainError {
   readonly quota: QuotaName;
+  readonly limit: number;
+  readonly used: number;
+  /** null: the quota never resets by itself (a total or per-item quota). */
+  readonly resetsAt: Date | null;
 
-  constructor(quota: QuotaName, limit: number, message?: string) {
-    super('quota_exceeded', message ?? `Quota ${quota} exceeded (limit ${limit})`, {
-      code: 'QUOTA_EXCEEDED',
-    });
+  constructor(
+    quota: QuotaName,
+    facts: { limit: number; used: number; resetsAt: Date | null; description?: string },
+    message?: string,
+  ) {
+    const what = facts.description
+      ? `: ${facts.description.toLowerCase()} is limited to ${facts.limit} for your trust level`
+      : ` (limit ${facts.limit})`;
+    super(
+      'quota_exceeded',
+      message ??
+        `Quota ${quota} exceeded${what}` +
+          (facts.resetsAt ? `; it resets at ${facts.resetsAt.toISOString()}` : ''),
+      { code: 'QUOTA_EXCEEDED' },
+    );
     this.name = 'QuotaExceededError';
     this.quota = quota;
+    this.limit = facts.limit;
+    this.used = facts.used;
+    this.resetsAt = facts.resetsAt;
   }
 }
 

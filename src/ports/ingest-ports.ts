@@ -27,23 +27,6 @@ export interface CountsRefreshQueue {
   enqueueCountsRefresh(datasetId: number): Promise<void>;
 }
 
-export type QuotaName =
-  | 'fileUploadsPerDay'
-  | 'urlFetchesPerDay'
-  | 'importJobsPerDay'
-  | 'activeSchedules'
-  | 'totalEvents'
-  | 'eventsPerImport'
-  | 'maxFileSizeMB';
-
-export type QuotaDecision =
-  { ok: true } | { ok: false; quota: QuotaName; limit: number; resetsAt: string | null };
-
-/** Quota accounting of the accounts work (issue 3); the ingestion pipeline only asks. */
-export interface QuotaGate {
-  consume(userId: number | null, quota: QuotaName, amount: number): Promise<QuotaDecision>;
-}
-
 export interface Clock {
   now(): Date;
 }

@@ -1,19 +1,10 @@
-import type { Actor, ScraperQuota } from '../domain/scrapers/access.ts';
+import type { Actor } from '../domain/scrapers/access.ts';
 
 // What the scraper subsystem needs from other parts of the product (accounts, ingestion), in its
 // own terms. Until those parts land, adapters named for what they really do stand in.
 
 export interface FeatureFlags {
   isEnabled(flag: 'enableScrapers'): Promise<boolean>;
-}
-
-export type QuotaDecision = { ok: true } | { ok: false; limit: number; used: number; resetsAt: Date | null };
-
-export interface QuotaGate {
-  /** Uses `amount` of the quota when it fits, atomically; unlimited users always fit. */
-  consume(actor: Actor, quota: ScraperQuota, amount: number): Promise<QuotaDecision>;
-  /** Whether `amount` more would fit now, without using it. */
-  check(actor: Actor, quota: ScraperQuota, amount: number): Promise<QuotaDecision>;
 }
 
 export interface IngestFileCreator {

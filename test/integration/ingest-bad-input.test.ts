@@ -1,5 +1,4 @@
 import { readdirSync } from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import t from 'tap';
@@ -8,9 +7,9 @@ import {
   countEvents,
   ingestApp,
   jobRow,
-  multipart,
   type UploadedDoc,
   upload,
+  streamUpload,
   waitForFile,
 } from '../fixtures/ingest/client.ts';
 
@@ -144,44 +143,15 @@ t.test(
     t.equal(declared.statusCode, 413);
 
     // Chunked, no length: a "2 GB" stream that the server cuts off after the limit.
-    const { payload, headers } = multipart(
+    const line = Buffer.from(`${'2026-01-01T00:00:00Z,'.padEnd(1023, 'x')}\n`);
+    const result = await streamUpload(
+      port,
+      '/api/ingest-files',
+      authHeaders(app),
       { catalog: String(catalogId) },
-      { name: 'huge.csv', content: 'time,title\n' },
+      line,
+      2 * 1024 ** 3,
     );
-    const head = payload.subarray(0, payload.indexOf('time,title'));
-    const result = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
-      let sent = 0;
-      const request = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'POST',
-          path: '/api/ingest-files',
-          headers: { ...headers, ...authHeaders(app) },
-        },
-        (response) => {
-          let body = '';
-          response.on('data', (chunk) => {
-            body += chunk;
-          });
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body, sent }));
-        },
-      );
-      request.on('error', reject);
-      request.write(head);
-      const line = Buffer.from(`${'2026-01-01T00:00:00Z,'.padEnd(1023, 'x')}\n`);
-      const pump = () => {
-        while (sent < 2 * 1024 ** 3) {
-          sent += line.length;
-          if (!request.write(line)) {
-            request.once('drain', pump);
-            return;
-          }
-        }
-        request.end();
-      };
-      pump();
-    }).catch((error: Error) => ({ status: -1, body: error.message, sent: 0 }));
     if (result.status !== -1) {
       t.equal(result.status, 413, result.body);
       t.match(JSON.parse(result.body), { error: 'Payload Too Large', code: 'FILE_TOO_LARGE' });

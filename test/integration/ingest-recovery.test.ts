@@ -10,7 +10,7 @@ import { offlineGazetteer } from '../../src/adapters/geocoding/offline-gazetteer
 import { pgBossIngestQueue, startIngestWorker } from '../../src/adapters/jobs/ingest-worker.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresIngestStore } from '../../src/adapters/postgres/ingest-store.ts';
-import { unlimitedQuotaGate } from '../../src/adapters/quotas/unlimited-quota-gate.ts';
+import { unlimitedQuotas } from '../helpers/quotas.ts';
 import { createIngestFile } from '../../src/application/ingest/create-ingest-file.ts';
 import { parseIngestSettings } from '../../src/domain/ingest/settings.ts';
 import {
@@ -226,7 +226,7 @@ async function automatedImport(
   writeFileSync(path.join(setup.dataDir, 'ingest', relative), content);
   const store = postgresIngestStore(setup.db.pool);
   const created = await createIngestFile(
-    { store, queue: pgBossIngestQueue(setup.services.boss), quotas: unlimitedQuotaGate },
+    { store, queue: pgBossIngestQueue(setup.services.boss), quotas: unlimitedQuotas },
     {
       originalName: 'feed.csv',
       storedPath: relative,

@@ -8,7 +8,7 @@ import { pgBossScheduleQueue } from '../../src/adapters/jobs/schedule-workers.ts
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresIngestStore } from '../../src/adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from '../../src/adapters/postgres/schedule-store.ts';
-import { unlimitedQuotaGate } from '../../src/adapters/quotas/unlimited-quota-gate.ts';
+import { unlimitedQuotas } from '../helpers/quotas.ts';
 import { webhookTokens } from '../../src/adapters/security/webhook-tokens.ts';
 import { runScheduleManager } from '../../src/application/ingest/scheduled-ingests.ts';
 import { countEvents, ingestApp, waitForFile } from '../fixtures/ingest/client.ts';
@@ -90,7 +90,7 @@ t.test(
       cron: cronerSchedule,
       tokens: webhookTokens,
       queue: pgBossScheduleQueue(services.boss),
-      quotas: unlimitedQuotaGate,
+      quotas: unlimitedQuotas,
       clock: systemClock,
     };
     const results = await Promise.all([1, 2, 3, 4].map(() => runScheduleManager(deps)));

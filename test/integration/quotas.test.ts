@@ -1,19 +1,27 @@
 import t from 'tap';
 import { loadAccessPolicy } from '../../src/adapters/config/access-policy.ts';
-import { postgresQuotaUsageStore } from '../../src/adapters/postgres/quota-usage-store.ts';
-import { postgresUserStore } from '../../src/adapters/postgres/user-store.ts';
-import { quotaService } from '../../src/application/quota-service.ts';
+import { postgresQuotas } from '../../src/adapters/postgres/quotas.ts';
+import type { QuotaName } from '../../src/domain/quotas.ts';
 import type { TestDatabase } from '../helpers/database.ts';
 import { accountsApp, policyFile } from '../helpers/accounts.ts';
 import type { Test } from 'tap';
 
 function service(t: Test, db: TestDatabase, now: () => Date, change?: Parameters<typeof policyFile>[1]) {
-  return quotaService({
-    usage: postgresQuotaUsageStore(db.pool),
-    users: postgresUserStore(db.pool),
-    policy: loadAccessPolicy(policyFile(t, change)),
-    now,
-  });
+  const quotas = postgresQuotas(db.pool, loadAccessPolicy(policyFile(t, change)), now);
+  const used = async (userId: number, quota: QuotaName) =>
+    (await quotas.status(userId)).find((s) => s.quota === quota)?.used;
+  return {
+    ...quotas,
+    used,
+    /** Takes `amount` of one quota and answers the usage after it. */
+    async consume(userId: number, quota: QuotaName, amount = 1) {
+      await quotas.take(userId, [{ quota, amount }]);
+      return {
+        used: await used(userId, quota),
+        resetTime: (await quotas.status(userId)).find((s) => s.quota === quota)?.resetTime,
+      };
+    },
+  };
 }
 
 t.test('GET /api/quotas, current shape', async (t) => {
@@ -93,7 +101,7 @@ t.test('two requests never both take the last unit', async (t) => {
       },
     );
     const results = await Promise.allSettled(
-      Array.from({ length: 40 }, () => onDay.consume(user.id, 'importJobsPerDay')),
+      Array.from({ length: 40 }, () => onDay.take(user.id, [{ quota: 'importJobsPerDay', amount: 1 }])),
     );
     const taken = results.filter((r) => r.status === 'fulfilled');
     const refused = results.filter((r) => r.status === 'rejected');
@@ -102,11 +110,7 @@ t.test('two requests never both take the last unit', async (t) => {
       refused.every((r) => (r as PromiseRejectedResult).reason.code === 'QUOTA_EXCEEDED'),
       'the rest are refused with QUOTA_EXCEEDED',
     );
-    t.same(
-      taken.map((r) => (r as PromiseFulfilledResult<{ used: number }>).value.used).sort((a, b) => a - b),
-      [1, 2, 3, 4, 5],
-      'every unit is handed out once',
-    );
+    t.equal(await onDay.used(user.id, 'importJobsPerDay'), 5, 'the stored usage is exactly the limit');
   }
 });
 
@@ -147,11 +151,13 @@ t.test('daily quotas reset at midnight UTC; total quotas do not; release gives b
   t.equal(runs.used, 1, 'a new day starts from zero');
   t.same(runs.resetTime, new Date('2030-06-03T00:00:00.000Z'));
   await t.rejects(quotas.consume(user.id, 'scraperRepos'), { code: 'QUOTA_EXCEEDED' }, 'repos stay counted');
-  await quotas.release(user.id, 'scraperRepos');
+  await quotas.give(user.id, [{ quota: 'scraperRepos', amount: 1 }]);
   t.equal((await quotas.consume(user.id, 'scraperRepos')).used, 3, 'a deleted repo frees a place');
 
-  await t.rejects(quotas.check(user.id, 'maxFileSizeMB', 101), { code: 'QUOTA_EXCEEDED' });
-  await quotas.check(user.id, 'maxFileSizeMB', 100);
+  await t.rejects(quotas.check(user.id, [{ quota: 'maxFileSizeMB', amount: 101 }]), {
+    code: 'QUOTA_EXCEEDED',
+  });
+  await quotas.check(user.id, [{ quota: 'maxFileSizeMB', amount: 100 }]);
   await t.rejects(
     quotas.consume(user.id, 'scraperRunsPerDay', 11),
     { code: 'QUOTA_EXCEEDED' },
@@ -162,8 +168,34 @@ t.test('daily quotas reset at midnight UTC; total quotas do not; release gives b
   for (let i = 0; i < 20; i += 1) await quotas.consume(admin.id, 'scraperRunsPerDay');
   const status = await quotas.status(admin.id);
   t.match(
-    status.find((s) => s.quota === 'scraperRunsPerDay'),
+    status.find((s: { quota: string }) => s.quota === 'scraperRunsPerDay'),
     { used: 20, limit: null, remaining: null },
     'admins are unlimited',
   );
+});
+
+t.test('a request over several quotas takes all or none of them', async (t) => {
+  const { db, createUser } = await accountsApp(t);
+  const user = await createUser({ trustLevel: 1 });
+  const quotas = service(
+    t,
+    db,
+    () => new Date('2030-06-01T12:00:00Z'),
+    (p) => {
+      p.quotas.importJobsPerDay.levels[1] = 2;
+    },
+  );
+  await quotas.take(user.id, [{ quota: 'importJobsPerDay', amount: 2 }]);
+  await t.rejects(
+    quotas.take(user.id, [
+      { quota: 'fileUploadsPerDay', amount: 1 },
+      { quota: 'importJobsPerDay', amount: 1 },
+    ]),
+    { code: 'QUOTA_EXCEEDED', quota: 'importJobsPerDay' },
+  );
+  t.equal(await quotas.used(user.id, 'fileUploadsPerDay'), 0, 'the refused request took no upload');
+  await t.rejects(quotas.check(user.id, [{ quota: 'importJobsPerDay', amount: 1 }]), {
+    code: 'QUOTA_EXCEEDED',
+  });
+  t.equal(await quotas.used(user.id, 'importJobsPerDay'), 2, 'a check takes nothing');
 });

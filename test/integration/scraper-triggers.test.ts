@@ -152,7 +152,7 @@ t.test(
       app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` } });
 
     t.equal((await run(`/api/scrapers/${scraper.id}/run`)).statusCode, 200);
-    t.same(await deps.quotas.consume(owner, 'scraperRunsPerDay', 1), { ok: true }, 'the run starts');
+    await deps.quotas.take(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]); // the run starts
     const quotas = await app.inject({
       method: 'GET',
       url: '/api/quotas',
@@ -162,7 +162,11 @@ t.test(
     const spent = await run(`/api/scrapers/${scraper.id}/run`);
     t.equal(spent.statusCode, 429);
     t.equal(spent.json().message, 'the daily limit of 1 scraper runs is reached');
-    t.match(await deps.quotas.consume(owner, 'scraperRunsPerDay', 1), { ok: false, limit: 1, used: 1 });
+    await t.rejects(deps.quotas.take(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]), {
+      code: 'QUOTA_EXCEEDED',
+      limit: 1,
+      used: 1,
+    });
   },
 );
 
@@ -240,7 +244,8 @@ t.test('POST /api/scrapers/{id}/run and /api/scraper-repos/{id}/sync: 200, 403, 
   t.equal(missing.json().code, 'SCRAPER_NOT_FOUND');
 
   // Trust level 3: 10 runs a day. The two runs above are queued, not run: they take no quota yet.
-  for (let used = 0; used < 10; used++) await deps.quotas.consume(owner, 'scraperRunsPerDay', 1);
+  for (let used = 0; used < 10; used++)
+    await deps.quotas.take(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]);
   const spent = await post(`/api/scrapers/${scraper.id}/run`, 'owner');
   t.equal(spent.statusCode, 429);
   const limited = spent.json();

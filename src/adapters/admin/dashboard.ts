@@ -14,7 +14,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { FEATURE_FLAG_NAMES } from '../../domain/feature-flags.ts';
 import { RateLimitedError } from '../../domain/rate-limits.ts';
 import type { FeatureFlagStore } from '../../ports/feature-flag-store.ts';
-import type { QuotaService } from '../../ports/quota-service.ts';
+import type { Quotas } from '../../ports/quotas.ts';
 import { clearTokenCookie, setTokenCookie } from '../http/authentication.ts';
 import { acceptForms, CsrfError, csrfProtection, type Form, verifiedForm } from './csrf.ts';
 import type { Html } from './html.ts';
@@ -38,7 +38,7 @@ export type DashboardDeps = {
   login: LoginDeps;
   collections: CollectionDeps;
   flags: FeatureFlagStore;
-  quotas: QuotaService;
+  quotas: Quotas;
   csrfSecret: string;
 };
 

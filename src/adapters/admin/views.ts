@@ -1,7 +1,7 @@
 import { FEATURE_FLAG_NAMES, FEATURE_FLAGS, type FeatureFlags } from '../../domain/feature-flags.ts';
 import { TRUST_LEVELS } from '../../domain/users.ts';
 import type { Doc } from '../../ports/collection-repository.ts';
-import type { QuotaStatus } from '../../ports/quota-service.ts';
+import type { QuotaStatus } from '../../ports/quotas.ts';
 import { type Html, html } from './html.ts';
 
 // Page bodies. Every form carries the CSRF token; every value goes through the escaping `html` tag.

@@ -5,7 +5,7 @@ import type { LoginDeps } from '../../application/log-in.ts';
 import type { AccountDeps } from '../../application/manage-account.ts';
 import type { FeatureFlagStore } from '../../ports/feature-flag-store.ts';
 import { dashboardRoutes } from '../admin/dashboard.ts';
-import type { QuotaService } from '../../ports/quota-service.ts';
+import type { Quotas } from '../../ports/quotas.ts';
 import { installAuthentication } from './authentication.ts';
 import { installRateLimits } from './rate-limit.ts';
 import { authRoutes, authSchemas } from './routes/auth.ts';
@@ -22,7 +22,7 @@ export type AccountsDeps = {
   account: AccountDeps;
   flags: FeatureFlagStore;
   collections: CollectionDeps;
-  quotas: QuotaService;
+  quotas: Quotas;
   /** Keys the dashboard's CSRF tokens (derived from SESSION_SECRET). */
   csrfSecret: string;
 };

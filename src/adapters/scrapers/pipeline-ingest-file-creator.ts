@@ -5,8 +5,9 @@ import { Type } from 'typebox';
 import { createIngestFile } from '../../application/ingest/create-ingest-file.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { DEFAULT_JOB_CONFIG } from '../../domain/ingest/settings.ts';
-import type { IngestQueue, QuotaGate } from '../../ports/ingest-ports.ts';
+import type { IngestQueue } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { Quotas } from '../../ports/quotas.ts';
 import type { IngestFileCreator } from '../../ports/scraper-collaborators.ts';
 import { type DatabasePool, row, sql } from '../postgres/database.ts';
 
@@ -18,7 +19,7 @@ export type PipelineIngestDeps = {
   pool: DatabasePool;
   store: IngestStore;
   queue: IngestQueue;
-  quotas: QuotaGate;
+  quotas: Quotas;
   /** The ingestion upload root; stored paths are relative to it. */
   uploadRoot: string;
 };

@@ -1,7 +1,9 @@
-import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
+import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { datasetTitleFor } from '../../domain/ingest/settings.ts';
-import type { IngestQueue, QuotaGate } from '../../ports/ingest-ports.ts';
+import type { QuotaAmount } from '../../domain/quotas.ts';
+import type { IngestQueue } from '../../ports/ingest-ports.ts';
 import type { IngestFile, IngestJob, IngestStore, NewIngestJob } from '../../ports/ingest-store.ts';
+import type { Quotas } from '../../ports/quotas.ts';
 
 // Records an uploaded (or fetched) file, one ingest job per sheet, and queues each job's workflow.
 
@@ -13,10 +15,24 @@ export type CreateIngestFileInput = Pick<
   userId: number | null;
   /** Sheet names of a workbook; a CSV has one unnamed sheet. */
   sheets: (string | null)[];
+  /** The caller took importQuotaAmounts already (a scheduled fetch takes them before it fetches). */
+  quotaTaken?: boolean;
 };
 
+/**
+ * What recording a file takes from its user's quotas: an upload takes one of fileUploadsPerDay, a
+ * scheduled or webhook fetch one of urlFetchesPerDay, and every file one importJobsPerDay per
+ * sheet (a scraper's auto-import counts its jobs; its run was counted by scraperRunsPerDay).
+ */
+export function importQuotaAmounts(source: IngestFile['source'], sheets: number): QuotaAmount[] {
+  const amounts: QuotaAmount[] = [{ quota: 'importJobsPerDay', amount: sheets }];
+  if (source === 'upload') amounts.push({ quota: 'fileUploadsPerDay', amount: 1 });
+  if (source === 'scheduled' || source === 'webhook') amounts.push({ quota: 'urlFetchesPerDay', amount: 1 });
+  return amounts;
+}
+
 export async function createIngestFile(
-  deps: { store: IngestStore; queue: IngestQueue; quotas: QuotaGate },
+  deps: { store: IngestStore; queue: IngestQueue; quotas: Quotas },
   input: CreateIngestFileInput,
 ): Promise<{ file: IngestFile; jobs: IngestJob[] }> {
   if (!(await deps.store.catalogExists(input.catalogId))) {
@@ -32,18 +48,23 @@ export async function createIngestFile(
       );
     }
   }
-  const uploads = input.source === 'upload' ? 'fileUploadsPerDay' : 'urlFetchesPerDay';
-  for (const [quota, amount] of [
-    [uploads, 1],
-    ['importJobsPerDay', input.sheets.length],
-  ] as const) {
-    const decision = await deps.quotas.consume(input.userId, quota, amount);
-    if (!decision.ok) {
-      throw new DomainError('quota_exceeded', `${quota} quota reached (limit ${decision.limit})`, {
-        code: 'QUOTA_EXCEEDED',
-      });
-    }
+  // All or nothing: an upload refused by importJobsPerDay keeps its fileUploadsPerDay unit.
+  const taken =
+    input.userId !== null && !input.quotaTaken ? importQuotaAmounts(input.source, input.sheets.length) : [];
+  if (input.userId !== null && taken.length) await deps.quotas.take(input.userId, taken);
+  try {
+    return await recordFile(deps, input);
+  } catch (error) {
+    // A file that was not recorded used nothing.
+    if (input.userId !== null && taken.length) await deps.quotas.give(input.userId, taken);
+    throw error;
   }
+}
+
+async function recordFile(
+  deps: { store: IngestStore; queue: IngestQueue },
+  input: CreateIngestFileInput,
+): Promise<{ file: IngestFile; jobs: IngestJob[] }> {
   const jobs: NewIngestJob[] = [];
   for (const [sheetIndex, sheetName] of input.sheets.entries()) {
     const target = input.settings.targets[sheetIndex] ?? { newDataset: { title: '' } };

@@ -2,7 +2,7 @@ import { NotFoundError } from '../../domain/errors.ts';
 import { classifyFailure } from '../../domain/ingest/failures.ts';
 import type { IngestQueue } from '../../ports/ingest-ports.ts';
 import type { UrlFetcher } from '../../ports/schedule-store.ts';
-import { createIngestFile } from './create-ingest-file.ts';
+import { createIngestFile, importQuotaAmounts } from './create-ingest-file.ts';
 import { failureFacts } from './run-ingest-job.ts';
 import type { ScheduleDeps } from './scheduled-ingests.ts';
 
@@ -26,12 +26,13 @@ export async function fetchScheduledIngest(
   if (!schedule) return { status: 'failed', error: 'the schedule was deleted' };
   await deps.schedules.finishRun(runId, { status: 'fetching' });
   const relative = `scheduled/${schedule.id}/run-${run.id}-${run.triggeredBy}.csv`;
+  const source = run.triggeredBy === 'webhook' ? 'webhook' : 'scheduled';
+  const quota = importQuotaAmounts(source, 1);
+  let taken: number | null = null;
   try {
-    const quota = await deps.quotas.consume(schedule.createdBy, 'urlFetchesPerDay', 1);
-    if (!quota.ok)
-      throw Object.assign(new Error(`urlFetchesPerDay quota reached (limit ${quota.limit})`), {
-        code: 'QUOTA_EXCEEDED',
-      });
+    // Taken before the fetch, given back when no file came of it (a failed fetch is retried).
+    if (schedule.createdBy !== null) await deps.quotas.take(schedule.createdBy, quota);
+    taken = schedule.createdBy;
     const fetched = await deps.fetcher.fetchToFile(schedule.url, relative);
     const settings = {
       ...schedule.settings,
@@ -47,11 +48,12 @@ export async function fetchScheduledIngest(
         sizeBytes: fetched.bytes,
         mimeType: fetched.contentType,
         format: 'csv',
-        source: run.triggeredBy === 'webhook' ? 'webhook' : 'scheduled',
+        source,
         catalogId: schedule.catalogId,
         userId: schedule.createdBy,
         settings,
         sheets: [null],
+        quotaTaken: true,
       },
     );
     const datasetId = created.jobs[0]?.datasetId ?? null;
@@ -59,6 +61,7 @@ export async function fetchScheduledIngest(
     await deps.schedules.finishRun(runId, { status: 'imported', ingestFileId: created.file.id });
     return { status: 'imported', ingestFileId: created.file.id };
   } catch (error) {
+    if (taken !== null) await deps.quotas.give(taken, quota);
     const facts = failureFacts(error);
     const classification = classifyFailure(facts);
     const message = `${facts.message} (${classification.type})`;

@@ -1,4 +1,4 @@
-import { IngestFailure } from '../../domain/ingest/failures.ts';
+import { IngestFailure, permanent } from '../../domain/ingest/failures.ts';
 import { assertUsableHeader, detectSchema, type FieldMapping } from '../../domain/ingest/schema.ts';
 import type { SourceFiles } from '../../ports/ingest-ports.ts';
 import type { FileFormat } from '../../ports/ingest-store.ts';
@@ -14,6 +14,8 @@ export async function previewIngestSchema(
   file: { storedPath: string; format: FileFormat },
   sheets: (string | null)[],
   mapping: FieldMapping,
+  /** The preview's time budget: a sheet still being read when it ends says so instead of holding the request. */
+  budget?: AbortSignal,
 ) {
   const previews = [];
   for (const [index, name] of sheets.entries()) {
@@ -21,6 +23,7 @@ export async function previewIngestSchema(
     let header: string[] | null = null;
     try {
       for await (const values of deps.files.rows(file, index)) {
+        if (budget?.aborted) throw permanent('PREVIEW_TIME_BUDGET', 'the preview ran out of its time budget');
         if (!header) {
           header = values;
           assertUsableHeader(header);

@@ -1,8 +1,10 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import { type RetryPolicy, retryDelayMs } from '../../domain/ingest/failures.ts';
 import { recoveryStage } from '../../domain/ingest/stages.ts';
-import type { Clock, IngestQueue, QuotaGate } from '../../ports/ingest-ports.ts';
+import { QuotaExceededError } from '../../domain/quotas.ts';
+import type { Clock, IngestQueue } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { Quotas } from '../../ports/quotas.ts';
 
 // POST /api/ingest-jobs/{id}/retry: a failed job restarts at its recovery stage (spec: Recovery stage
 // selection), after the backoff delay of its next attempt, when its failure is retryable and the
@@ -14,7 +16,7 @@ export type RetryResult =
   | { success: false; action: 'not_retryable'; error: string; statusCode: 400 };
 
 export async function retryIngestJob(
-  deps: { store: IngestStore; queue: IngestQueue; quotas: QuotaGate; clock: Clock; retry: RetryPolicy },
+  deps: { store: IngestStore; queue: IngestQueue; quotas: Quotas; clock: Clock; retry: RetryPolicy },
   jobId: number,
   userId: number | null,
 ): Promise<RetryResult> {
@@ -45,12 +47,14 @@ export async function retryIngestJob(
       statusCode: 400,
     };
   }
-  const quota = await deps.quotas.consume(userId, 'importJobsPerDay', 1);
-  if (!quota.ok) {
+  try {
+    if (userId !== null) await deps.quotas.take(userId, [{ quota: 'importJobsPerDay', amount: 1 }]);
+  } catch (error) {
+    if (!(error instanceof QuotaExceededError)) throw error;
     return {
       success: false,
       action: 'quota_exceeded',
-      error: `daily import quota reached (limit ${quota.limit}); retry after ${quota.resetsAt ?? 'the reset'}`,
+      error: `daily import quota reached (limit ${error.limit}); retry after ${error.resetsAt?.toISOString() ?? 'the reset'}`,
       statusCode: 403,
     };
   }

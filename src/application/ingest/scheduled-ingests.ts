@@ -4,8 +4,10 @@ import {
   isWebhookTokenShape,
   type ScheduleTrigger,
 } from '../../domain/ingest/schedules.ts';
-import type { Clock, QuotaGate } from '../../ports/ingest-ports.ts';
+import type { QuotaAmount } from '../../domain/quotas.ts';
+import type { Clock } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { Quotas } from '../../ports/quotas.ts';
 import type {
   CronSchedule,
   ScheduledIngest,
@@ -25,7 +27,7 @@ export type ScheduleDeps = {
   cron: CronSchedule;
   tokens: WebhookTokens;
   queue: ScheduleQueue;
-  quotas: QuotaGate;
+  quotas: Quotas;
   clock: Clock;
 };
 
@@ -33,6 +35,13 @@ export type NewSchedule = Pick<
   ScheduledIngest,
   'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'
 > & { userId: number | null };
+
+const ACTIVE: QuotaAmount[] = [{ quota: 'activeSchedules', amount: 1 }];
+
+/** Runs by itself: enabled, with a cron schedule (webhook-only schedules do not count). */
+function isActive(schedule: { schedule: string | null; enabled: boolean }): boolean {
+  return schedule.enabled && schedule.schedule !== null && schedule.schedule !== '';
+}
 
 function nextRun(deps: ScheduleDeps, schedule: string | null, enabled: boolean): string | null {
   if (!schedule || !enabled) return null;
@@ -54,27 +63,27 @@ export async function createScheduledIngest(
       code: 'DATASET_NOT_IN_CATALOG',
     });
   }
-  if (input.schedule && input.enabled) {
-    const quota = await deps.quotas.consume(input.userId, 'activeSchedules', 1);
-    if (!quota.ok) {
-      throw new DomainError('quota_exceeded', `activeSchedules quota reached (limit ${quota.limit})`, {
-        code: 'QUOTA_EXCEEDED',
-      });
-    }
-  }
+  // A schedule that runs by itself holds one activeSchedules unit while it is enabled.
+  const active = input.userId !== null && isActive(input) ? ACTIVE : [];
+  if (input.userId !== null && active.length) await deps.quotas.take(input.userId, active);
   const token = input.enabled ? deps.tokens.generate() : null;
-  const schedule = await deps.schedules.create({
-    name: input.name,
-    url,
-    schedule: input.schedule,
-    enabled: input.enabled,
-    catalogId: input.catalogId,
-    datasetId: input.datasetId,
-    settings: input.settings,
-    createdBy: input.userId,
-    nextRunAt: nextRun(deps, input.schedule, input.enabled),
-    webhookTokenHash: token?.hash ?? null,
-  });
+  const schedule = await deps.schedules
+    .create({
+      name: input.name,
+      url,
+      schedule: input.schedule,
+      enabled: input.enabled,
+      catalogId: input.catalogId,
+      datasetId: input.datasetId,
+      settings: input.settings,
+      createdBy: input.userId,
+      nextRunAt: nextRun(deps, input.schedule, input.enabled),
+      webhookTokenHash: token?.hash ?? null,
+    })
+    .catch(async (error: unknown) => {
+      if (input.userId !== null && active.length) await deps.quotas.give(input.userId, active);
+      throw error;
+    });
   return { schedule, webhookToken: token?.token ?? null };
 }
 
@@ -97,6 +106,11 @@ export async function updateScheduledIngest(
     token = deps.tokens.generate();
     webhookTokenHash = token.hash;
   }
+  // Becoming active takes an activeSchedules unit from the schedule's creator; stopping gives it back.
+  const owner = current.createdBy;
+  const starts = owner !== null && !isActive(current) && isActive({ schedule, enabled });
+  const stops = owner !== null && isActive(current) && !isActive({ schedule, enabled });
+  if (starts) await deps.quotas.take(owner, ACTIVE);
   const updated = await deps.schedules.update(id, {
     ...(change.name !== undefined ? { name: change.name } : {}),
     schedule,
@@ -104,6 +118,7 @@ export async function updateScheduledIngest(
     nextRunAt: nextRun(deps, schedule, enabled),
     ...(webhookTokenHash !== undefined ? { webhookTokenHash } : {}),
   });
+  if (owner !== null && (stops || (starts && !updated))) await deps.quotas.give(owner, ACTIVE);
   if (!updated)
     throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
   return { schedule: updated, webhookToken: token?.token ?? null };

@@ -1,4 +1,5 @@
 import { DomainError } from '../../domain/errors.ts';
+import { QuotaExceededError } from '../../domain/quotas.ts';
 import { type Actor, hasScraperAccess } from '../../domain/scrapers/access.ts';
 import {
   type RepoSource,
@@ -41,18 +42,28 @@ export async function createScraperRepo(
   }
   const identity = validateRepoIdentity(input.name, input.slug);
   const source = readSource(input);
-  const decision = await deps.quotas.consume(actor, 'scraperRepos', 1);
-  if (!decision.ok) {
-    throw new DomainError('quota_exceeded', `you may own at most ${decision.limit} scraper repos`, {
+  const owned = [{ quota: 'scraperRepos' as const, amount: 1 }];
+  try {
+    await deps.quotas.take(actor.id, owned);
+  } catch (error) {
+    if (!(error instanceof QuotaExceededError)) throw error;
+    throw new DomainError('quota_exceeded', `you may own at most ${error.limit} scraper repos`, {
       code: 'SCRAPER_REPOS_QUOTA_EXCEEDED',
     });
   }
-  const repo = await deps.repos.create({
-    ...identity,
-    ...source,
-    catalogId: input.catalogId ?? null,
-    createdBy: actor.id,
-  });
+  let repo: ScraperRepo;
+  try {
+    repo = await deps.repos.create({
+      ...identity,
+      ...source,
+      catalogId: input.catalogId ?? null,
+      createdBy: actor.id,
+    });
+  } catch (error) {
+    // A repo that was not stored (a taken slug) gives its unit back.
+    await deps.quotas.give(actor.id, owned);
+    throw error;
+  }
   await deps.jobs.enqueueSync(repo.id);
   return repo;
 }

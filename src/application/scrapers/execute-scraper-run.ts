@@ -1,3 +1,4 @@
+import { QuotaExceededError } from '../../domain/quotas.ts';
 import { hasScraperAccess } from '../../domain/scrapers/access.ts';
 import { overrunDeadlineMs } from '../../domain/scrapers/runs.ts';
 import type { RunOutcome, ScraperRun } from '../../domain/scrapers/scrapers.ts';
@@ -41,9 +42,11 @@ export async function executeScraperRun(deps: Deps, runId: number): Promise<Exec
   }
   if (!deps.runner)
     return refuse('RUNNER_UNAVAILABLE', 'no scraper runner is configured (SCRAPER_RUNNER_URL)');
-  const quota = await deps.quotas.consume(owner, 'scraperRunsPerDay', 1);
-  if (!quota.ok) {
-    return refuse('QUOTA_EXCEEDED', `the daily limit of ${quota.limit} scraper runs is reached; not run`);
+  try {
+    await deps.quotas.take(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]);
+  } catch (error) {
+    if (!(error instanceof QuotaExceededError)) throw error;
+    return refuse('QUOTA_EXCEEDED', `the daily limit of ${error.limit} scraper runs is reached; not run`);
   }
   if (!(await deps.runs.start(run.id))) return { outcome: 'skipped', reason: 'run left the queue meanwhile' };
 

@@ -222,9 +222,12 @@ export async function deleteRepoDocument(
   viewer: Viewer,
   id: number,
 ): Promise<Doc> {
-  await managedRepo(deps, viewer, id);
+  const { repo } = await managedRepo(deps, viewer, id);
   const doc = await findDocument(deps, 'scraper-repos', viewer, id);
   const outcome = await deps.scrapers.repos.removeUnlessRunning(id);
+  // The owner's scraperRepos unit comes back with the repo.
+  if (outcome === 'deleted' && repo.createdBy !== null)
+    await deps.scrapers.quotas.give(repo.createdBy, [{ quota: 'scraperRepos', amount: 1 }]);
   if (outcome === 'running') {
     throw new DomainError(
       'conflict',

@@ -5,11 +5,11 @@ import type {
   FeatureFlags,
   IngestFileCreator,
   ManifestSource,
-  QuotaGate,
   RunIds,
   ScraperJobQueue,
   WebhookTokens,
 } from '../../ports/scraper-collaborators.ts';
+import type { Quotas } from '../../ports/quotas.ts';
 import type { ScraperRepoStore, ScraperRunStore, ScraperStore } from '../../ports/scraper-stores.ts';
 
 /** Everything the scraper use cases may need; each use case takes the part it uses. */
@@ -20,7 +20,7 @@ export type ScraperDeps = {
   runner: RunnerClient | null;
   jobs: ScraperJobQueue;
   flags: FeatureFlags;
-  quotas: QuotaGate;
+  quotas: Quotas;
   ingest: IngestFileCreator;
   actors: ActorDirectory;
   tokens: WebhookTokens;

@@ -1,5 +1,6 @@
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
 import { type Actor, canManageRepo, hasScraperAccess } from '../../domain/scrapers/access.ts';
+import { QuotaExceededError } from '../../domain/quotas.ts';
 import { DailyQuotaExceededError } from '../../domain/scrapers/errors.ts';
 import type { TriggeredBy } from '../../domain/scrapers/runs.ts';
 import type { Scraper, ScraperRun } from '../../domain/scrapers/scrapers.ts';
@@ -50,12 +51,14 @@ export async function queueRun(
   if (!owner || !hasScraperAccess(owner)) {
     throw new DomainError('forbidden', "the repo's owner has no scraper access", { code: 'FORBIDDEN' });
   }
-  const decision = await deps.quotas.check(owner, 'scraperRunsPerDay', 1);
-  if (!decision.ok) {
+  try {
+    await deps.quotas.check(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]);
+  } catch (error) {
+    if (!(error instanceof QuotaExceededError)) throw error;
     throw new DailyQuotaExceededError(
-      `the daily limit of ${decision.limit} scraper runs is reached`,
-      decision.limit,
-      decision.resetsAt ?? new Date(),
+      `the daily limit of ${error.limit} scraper runs is reached`,
+      error.limit,
+      error.resetsAt ?? new Date(),
     );
   }
   const run = await deps.runs.createQueued({

@@ -2,7 +2,8 @@ import t from 'tap';
 import { retryIngestJob } from '../../../src/application/ingest/retry-ingest-job.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../src/domain/ingest/failures.ts';
 import { DEFAULT_JOB_CONFIG } from '../../../src/domain/ingest/settings.ts';
-import type { QuotaGate } from '../../../src/ports/ingest-ports.ts';
+import type { Quotas } from '../../../src/ports/quotas.ts';
+import { fakeQuotas } from '../../helpers/quotas.ts';
 import type { IngestJob, IngestStore } from '../../../src/ports/ingest-store.ts';
 
 // The retry use case with hand-written fakes: quota, retryability and the recovery stage.
@@ -34,7 +35,7 @@ const failedJob = (overrides: Partial<IngestJob> = {}): IngestJob => ({
   ...overrides,
 });
 
-function fakes(job: IngestJob, quota: QuotaGate) {
+function fakes(job: IngestJob, quota: Quotas) {
   const calls: string[] = [];
   const store = {
     getJob: async () => job,
@@ -55,15 +56,8 @@ function fakes(job: IngestJob, quota: QuotaGate) {
   return { deps: { store, queue, quotas: quota, clock, retry: DEFAULT_RETRY_POLICY }, calls };
 }
 
-const allow: QuotaGate = { consume: async () => ({ ok: true }) };
-const refuse: QuotaGate = {
-  consume: async () => ({
-    ok: false,
-    quota: 'importJobsPerDay',
-    limit: 10,
-    resetsAt: '2026-02-02T00:00:00.000Z',
-  }),
-};
+const allow = fakeQuotas();
+const refuse = fakeQuotas({ refuse: 'importJobsPerDay' });
 
 t.test(
   'a retryable failure restarts at its recovery stage after the backoff of the next attempt',

@@ -3,6 +3,7 @@ import { executeScraperRun } from '../../../src/application/scrapers/execute-scr
 import type { RunStatus } from '../../../src/domain/scrapers/runs.ts';
 import type { RunOutcome, Scraper, ScraperRun } from '../../../src/domain/scrapers/scrapers.ts';
 import { type RunnerClient, RunnerError } from '../../../src/ports/runner-client.ts';
+import { fakeQuotas } from '../../helpers/quotas.ts';
 
 // The execution use case with hand-written fakes: the paths a real runner cannot be made to take
 // on demand (an answer that never comes, so the main application stops the run itself).
@@ -95,7 +96,7 @@ function fakes(runner: RunnerClient) {
     } as never,
     runner,
     flags: { isEnabled: async () => true },
-    quotas: { consume: async () => ({ ok: true as const }), check: async () => ({ ok: true as const }) },
+    quotas: fakeQuotas(),
     actors: { find: async () => ({ id: 5, role: 'user' as const, trustLevel: 3 }) },
     ingest: { createFromCsv: async () => ({ id: 1 }) },
     now: () => new Date('2026-01-01T00:00:00Z'),

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { createIngestFile } from '../../../application/ingest/create-ingest-file.ts';
+import { createIngestFile, importQuotaAmounts } from '../../../application/ingest/create-ingest-file.ts';
 import { getIngestProgress } from '../../../application/ingest/get-ingest-progress.ts';
 import { previewIngestSchema } from '../../../application/ingest/preview-ingest-schema.ts';
 import type { IngestDeps } from '../../../application/ingest/run-ingest-job.ts';
@@ -15,8 +15,9 @@ import type { ScheduleDeps } from '../../../application/ingest/scheduled-ingests
 import { DomainError, NotFoundError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
-import type { QuotaGate } from '../../../ports/ingest-ports.ts';
+import type { QuotaAmount } from '../../../domain/quotas.ts';
 import type { FileFormat } from '../../../ports/ingest-store.ts';
+import type { Quotas } from '../../../ports/quotas.ts';
 import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
@@ -24,7 +25,7 @@ import { fileDoc } from './ingest-docs.ts';
 import { SchemaPreview } from './ingest-schemas.ts';
 
 export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {
-  quotas: QuotaGate;
+  quotas: Quotas;
   /** Where uploads are streamed to (the SourceFiles root). */
   uploadRoot: string;
   maxFileSizeBytes: number;
@@ -42,6 +43,14 @@ const FORMATS: Record<string, FileFormat> = {
   '.xlsx': 'xlsx',
   '.ods': 'ods',
 };
+const MB = 1024 * 1024;
+/** What the preview reads of a CSV: its first MiB, cut back to the last whole line. */
+export const PREVIEW_CSV_PREFIX_BYTES = MB;
+/** A workbook has no usable prefix (its directory is at the end): the preview reads one up to 10 MiB. */
+export const PREVIEW_WORKBOOK_MAX_BYTES = 10 * MB;
+/** How long the preview may spend reading rows once the file is received. */
+export const PREVIEW_TIME_BUDGET_MS = 5_000;
+
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 /**
@@ -91,17 +100,21 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           'geocoding true|false, schemaMode strict|additive|flexible, sheets [{sheetIndex, dataset}]). The file streams to disk; ' +
           'one larger than the upload limit is refused with 413 while it streams. Answers 201 with the ingest file and queues one ' +
           'ingest job per sheet. Needs a logged-in user (401 otherwise); counts against fileUploadsPerDay and, per sheet, ' +
-          'importJobsPerDay (403 quota_exceeded).',
+          'importJobsPerDay, all or nothing (403 quota_exceeded, nothing taken). The quotas, the request rate limit and the ' +
+          "size limit of the uploader's trust level (maxFileSizeMB) are checked before a byte of the body is read (403, 429, " +
+          '413) and the size again while the file streams (413, partial file deleted).',
         consumes: ['multipart/form-data'],
         response: {
           201: Type.Object({ doc: Type.Ref('IngestFileDoc'), message: Type.String() }),
-          ...errorResponses(400, 401, 403, 404, 413, 415),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       },
+      config: { rateLimit: true },
     },
     async (request, reply) => {
       const userId = signedIn(request, reply, ingest);
-      const { fields, stored } = await receiveUpload(request, reply, ingest);
+      const limit = await limitsBeforeBody(reply, ingest, userId, importQuotaAmounts('upload', 1));
+      const { fields, stored } = await receiveUpload(request, reply, ingest, { limitBytes: limit });
       try {
         const catalogId = Number(fields.catalog ?? fields.catalogId);
         if (!Number.isInteger(catalogId) || catalogId < 1) {
@@ -148,14 +161,23 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           'multipart/form-data with `file` and optional `settings` (JSON, its `fieldMapping` is applied as on upload). ' +
           'Reads the first 1,000 rows of each sheet and answers the detected field types and timestamp, coordinate, ' +
           'address, title and id columns, with the first rows. The file is deleted afterwards; no record is created. ' +
-          'Needs a logged-in user (401 otherwise).',
+          'Needs a logged-in user (401 otherwise) and counts against the request rate limit (429). Reads at most the first ' +
+          'MiB of a CSV (cut back to its last whole line; a first line longer than that is a 400 PREVIEW_LINE_TOO_LONG) ' +
+          "and a workbook of at most 10 MiB and the uploader's maxFileSizeMB (413), and spends at most 5 s on its rows " +
+          '(a sheet past the budget says so in `problem`).',
         consumes: ['multipart/form-data'],
-        response: { 200: SchemaPreview, ...errorResponses(400, 401, 413) },
+        response: { 200: SchemaPreview, ...errorResponses(400, 401, 413, 429) },
       },
+      config: { rateLimit: true },
     },
     async (request, reply) => {
-      signedIn(request, reply, ingest);
-      const { fields, stored } = await receiveUpload(request, reply, ingest);
+      const userId = signedIn(request, reply, ingest);
+      const limit = await limitsBeforeBody(reply, ingest, userId, []);
+      const { fields, stored } = await receiveUpload(request, reply, ingest, {
+        limitBytes: Math.min(limit, PREVIEW_WORKBOOK_MAX_BYTES),
+        declaredLimitBytes: limit,
+        csvPrefixBytes: PREVIEW_CSV_PREFIX_BYTES,
+      });
       try {
         let mapping: unknown;
         try {
@@ -171,6 +193,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           { storedPath: stored.relative, format: stored.format },
           await sheetsOf(ingest, stored),
           settings.fieldMapping,
+          AbortSignal.timeout(PREVIEW_TIME_BUDGET_MS),
         );
         return { fileName: stored.name, format: stored.format, sheets };
       } finally {
@@ -239,6 +262,30 @@ function signedIn(request: FastifyRequest, reply: FastifyReply, ingest: IngestHt
   return requireUser(request).id;
 }
 
+/**
+ * What the caller may send, decided before a byte of the body is read: the quotas the request
+ * would take must have room (checked here, taken when the file is recorded), and the file's size
+ * limit is the smaller of the service's and the caller's trust level's maxFileSizeMB.
+ */
+async function limitsBeforeBody(
+  reply: FastifyReply,
+  ingest: IngestHttpDeps,
+  userId: number,
+  amounts: QuotaAmount[],
+): Promise<number> {
+  try {
+    if (amounts.length) await ingest.quotas.check(userId, amounts);
+    const { maxFileSizeMB } = await ingest.quotas.limits(userId);
+    return maxFileSizeMB === null
+      ? ingest.maxFileSizeBytes
+      : Math.min(ingest.maxFileSizeBytes, maxFileSizeMB * MB);
+  } catch (error) {
+    // The body is never read: the connection closes after the answer.
+    reply.header('connection', 'close');
+    throw error;
+  }
+}
+
 type StoredUpload = {
   relative: string;
   full: string;
@@ -257,6 +304,14 @@ async function receiveUpload(
   request: FastifyRequest,
   reply: FastifyReply,
   ingest: IngestHttpDeps,
+  limits: {
+    /** The largest file accepted (413 beyond it). */
+    limitBytes: number;
+    /** The largest declared Content-Length accepted (default limitBytes). */
+    declaredLimitBytes?: number;
+    /** Keep only this much of a CSV, cut back to its last whole line, and read no further. */
+    csvPrefixBytes?: number;
+  },
 ): Promise<{ fields: Record<string, string>; stored: StoredUpload }> {
   if (!request.isMultipart()) {
     throw new DomainError('validation', 'send the file as multipart/form-data', {
@@ -264,10 +319,11 @@ async function receiveUpload(
     });
   }
   const declared = Number(request.headers['content-length'] ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > ingest.maxFileSizeBytes + 2 * 1024 * 1024) {
+  const declaredLimit = limits.declaredLimitBytes ?? limits.limitBytes;
+  if (Number.isFinite(declared) && declared > declaredLimit + 2 * MB) {
     // Refused before a byte of the body is read.
     reply.header('connection', 'close');
-    throw payloadTooLarge(ingest.maxFileSizeBytes);
+    throw payloadTooLarge(declaredLimit);
   }
   const fields: Record<string, string> = {};
   let stored: StoredUpload | null = null;
@@ -298,7 +354,16 @@ async function receiveUpload(
       const full = path.join(ingest.uploadRoot, relative);
       stored = { relative, full, name, mime: part.mimetype, format, bytes: 0 };
       await mkdir(path.dirname(full), { recursive: true });
-      const counter = byteCounter(ingest.maxFileSizeBytes);
+      if (limits.csvPrefixBytes !== undefined && format === 'csv') {
+        stored.bytes = await storePrefix(part.file, full, limits.csvPrefixBytes);
+        if (stored.bytes < 0) {
+          // The rest of the body is not read: the connection closes after the answer.
+          reply.header('connection', 'close');
+          return { fields, stored: { ...stored, bytes: -stored.bytes } };
+        }
+        continue;
+      }
+      const counter = byteCounter(limits.limitBytes);
       // The size limit applies while streaming: the upload stops (413) before it can fill the disk,
       // and the rest of the request body is never read.
       await pipeline(part.file, counter.stream, createWriteStream(full, { flags: 'wx' }));
@@ -312,10 +377,52 @@ async function receiveUpload(
     if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FILE_TOO_LARGE') {
       // The rest of the body is not read: the connection closes after the answer.
       reply.header('connection', 'close');
-      throw payloadTooLarge(ingest.maxFileSizeBytes);
+      throw payloadTooLarge(limits.limitBytes);
     }
+    if (code === 'PREVIEW_LINE_TOO_LONG') reply.header('connection', 'close');
     throw error;
   }
+}
+
+/**
+ * Writes the first `prefixBytes` of a CSV, cut back to its last whole line, and stops reading there.
+ * Answers the bytes kept: negative when the file went on past the prefix (the rest was not read).
+ * A first line longer than the prefix is a 400 PREVIEW_LINE_TOO_LONG.
+ */
+async function storePrefix(file: AsyncIterable<Buffer>, full: string, prefixBytes: number): Promise<number> {
+  const out = createWriteStream(full, { flags: 'wx' });
+  let bytes = 0;
+  let lastLineEnd = -1;
+  let cut = false;
+  try {
+    for await (const chunk of file) {
+      const room = prefixBytes - bytes;
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      const newline = kept.lastIndexOf(10);
+      if (newline >= 0) lastLineEnd = bytes + newline + 1;
+      bytes += kept.length;
+      if (!out.write(kept)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+      if (kept.length < chunk.length) {
+        // Leaving the loop stops the part's stream: nothing past the prefix is read.
+        cut = true;
+        break;
+      }
+    }
+  } finally {
+    await new Promise<void>((resolve, reject) =>
+      out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+    );
+  }
+  if (!cut) return bytes;
+  if (lastLineEnd <= 0) {
+    throw new DomainError(
+      'validation',
+      `the first line of the file is longer than the ${Math.round(prefixBytes / 1024)} KiB the preview reads`,
+      { code: 'PREVIEW_LINE_TOO_LONG' },
+    );
+  }
+  await truncate(full, lastLineEnd);
+  return -lastLineEnd;
 }
 
 /** One job per sheet: a workbook's sheet names are read (only its small workbook part) at upload. */

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { isUnlimited } from '../../../domain/access.ts';
 import { nextDailyReset, QUOTA_NAMES, type QuotaName } from '../../../domain/quotas.ts';
-import type { QuotaService, QuotaStatus } from '../../../ports/quota-service.ts';
+import type { Quotas, QuotaStatus } from '../../../ports/quotas.ts';
 import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
 
@@ -45,7 +45,7 @@ const shape = <
 const limitOf = (status: QuotaStatus) => status.limit ?? UNLIMITED;
 const remainingOf = (status: QuotaStatus) => status.remaining ?? UNLIMITED;
 
-export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: QuotaService; now: () => Date }> = async (
+export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: Quotas; now: () => Date }> = async (
   app,
   deps,
 ) => {
