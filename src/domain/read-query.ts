@@ -1,3 +1,4 @@
+import { isSupportedInstant, supportedRangeText } from './date-range.ts';
 import { ValidationError } from './errors.ts';
 
 // The one parser for the query parameters that every /api/v1 read endpoint shares. It turns raw
@@ -125,6 +126,9 @@ export function parseDate(value: unknown, parameter: string, end: 'start' | 'end
   );
   if (Number.isNaN(millis) || !sameCalendarDate(text, millis)) {
     throw invalid(parameter, `${parameter} is not a valid date (got "${text}")`);
+  }
+  if (!isSupportedInstant(millis)) {
+    throw invalid(parameter, `${parameter} is outside the supported ${supportedRangeText()} (got "${text}")`);
   }
   if (end === 'start') return new Date(millis).toISOString();
   return new Date(millis + (dateOnly ? 86_400_000 : 1)).toISOString();

@@ -1,4 +1,6 @@
+import { isSupportedInstant, supportedRangeText } from './date-range.ts';
 import { ValidationError } from './errors.ts';
+import { FORBIDDEN_KEYS } from './forbidden-keys.ts';
 
 // Payload CMS's `where` query language, parsed into a tree that names only whitelisted fields with
 // values already checked against each field's type. The SQL side (adapters/postgres/where-sql.ts)
@@ -31,8 +33,21 @@ export type Condition =
   | { field: string; operator: Exclude<Operator, 'in' | 'not_in' | 'exists'>; value: Scalar };
 export type WhereNode = { and: WhereNode[] } | { or: WhereNode[] } | Condition;
 
-export const WHERE_LIMITS = { depth: 6, conditions: 50, listValues: 500, valueLength: 1000 };
+/**
+ * Complexity budget of one where tree. `contains` and `like` cannot use an index (they scan every
+ * visible row once per pattern), so they get a budget of their own: `textMatches` counts each
+ * `contains` and each word of a `like`, and their values are shorter than other values.
+ */
+export const WHERE_LIMITS = {
+  depth: 6,
+  conditions: 50,
+  listValues: 500,
+  valueLength: 1000,
+  textMatches: 5,
+  textMatchLength: 100,
+};
 
+/** Built from user input: always null-prototype objects, so no key can reach Object.prototype. */
 type Tree = { [key: string]: Tree | string | string[] };
 
 function invalid(message: string, field?: string): never {
@@ -54,18 +69,20 @@ export function whereTreeFromQuery(query: Record<string, unknown>): Tree | null 
     const path = bracketPath(key);
     if (!path || path.some((segment) => segment === '')) invalid(`malformed where parameter "${key}"`);
     if (path.length > WHERE_LIMITS.depth * 2 + 2) invalid(`where parameter "${key}" is nested too deeply`);
+    const forbidden = path.find((segment) => FORBIDDEN_KEYS.has(segment));
+    if (forbidden !== undefined) invalid(`where parameter "${key}" uses the forbidden key "${forbidden}"`);
     const value = Array.isArray(raw) ? raw.map(String) : String(raw);
-    tree ??= {};
+    tree ??= Object.create(null) as Tree;
     let node: Tree = tree;
     for (const segment of path.slice(0, -1)) {
-      const next: Tree | string | string[] = node[segment] ?? {};
+      const next: Tree | string | string[] = node[segment] ?? (Object.create(null) as Tree);
       if (typeof next === 'string' || Array.isArray(next))
         invalid(`where parameter "${key}" conflicts with another`);
       node[segment] = next;
       node = next;
     }
     const last = path[path.length - 1] as string;
-    if (last in node) invalid(`where parameter "${key}" is given twice`);
+    if (Object.hasOwn(node, last)) invalid(`where parameter "${key}" is given twice`);
     node[last] = value;
   }
   return tree;
@@ -73,16 +90,13 @@ export function whereTreeFromQuery(query: Record<string, unknown>): Tree | null 
 
 export function parseWhere(tree: Tree | null, fields: FieldWhitelist): WhereNode | null {
   if (tree === null) return null;
-  const counter = { conditions: 0 };
+  const counter = { conditions: 0, textMatches: 0 };
   return parseNode(tree, fields, 0, counter);
 }
 
-function parseNode(
-  tree: Tree,
-  fields: FieldWhitelist,
-  depth: number,
-  counter: { conditions: number },
-): WhereNode {
+type Counter = { conditions: number; textMatches: number };
+
+function parseNode(tree: Tree, fields: FieldWhitelist, depth: number, counter: Counter): WhereNode {
   if (depth > WHERE_LIMITS.depth) invalid('where is nested too deeply');
   const parts: WhereNode[] = [];
   for (const [key, value] of Object.entries(tree)) {
@@ -105,7 +119,7 @@ function parseNode(
       parts.push(key === 'and' ? { and: children } : { or: children });
       continue;
     }
-    const spec = fields[key];
+    const spec = Object.hasOwn(fields, key) ? fields[key] : undefined;
     if (!spec || spec.filter === false) {
       invalid(`unknown field "${key}" in where (filterable: ${filterable(fields).join(', ')})`, key);
     }
@@ -134,11 +148,28 @@ function parseNode(
         }
         invalid(`where[${key}][${operator}] must be a value`, key);
       }
-      parts.push(condition(key, spec, operator, raw));
+      const parsed = condition(key, spec, operator, raw);
+      countTextMatches(parsed, counter);
+      parts.push(parsed);
     }
   }
   if (parts.length === 0) invalid('where holds no condition');
   return parts.length === 1 ? (parts[0] as WhereNode) : { and: parts };
+}
+
+function countTextMatches(parsed: Condition, counter: Counter): void {
+  if (parsed.operator !== 'contains' && parsed.operator !== 'like') return;
+  const text = String(parsed.value);
+  if (text.length > WHERE_LIMITS.textMatchLength)
+    invalid(
+      `the ${parsed.operator} value for ${parsed.field} is longer than ${WHERE_LIMITS.textMatchLength} characters`,
+      parsed.field,
+    );
+  counter.textMatches += parsed.operator === 'like' ? text.split(/\s+/).filter(Boolean).length : 1;
+  if (counter.textMatches > WHERE_LIMITS.textMatches)
+    invalid(
+      `where has more than ${WHERE_LIMITS.textMatches} contains/like patterns (each word of a like counts); they scan every row`,
+    );
 }
 
 function filterable(fields: FieldWhitelist): string[] {
@@ -193,6 +224,8 @@ function coerce(field: string, type: FieldType, raw: string): Scalar {
       const time = Date.parse(raw);
       if (!/^\d{4}-\d\d-\d\d/.test(raw) || Number.isNaN(time))
         invalid(`${field} takes an ISO 8601 date, not "${raw}"`, field);
+      if (!isSupportedInstant(time))
+        invalid(`${field}: "${raw}" is outside the supported ${supportedRangeText()}`, field);
       return new Date(time).toISOString();
     }
     case 'string':
@@ -212,7 +245,7 @@ export function parseSort(raw: string | undefined, fields: FieldWhitelist): Sort
   return keys.map((key) => {
     const descending = key.startsWith('-');
     const field = descending ? key.slice(1) : key;
-    const spec = fields[field];
+    const spec = Object.hasOwn(fields, field) ? fields[field] : undefined;
     if (!spec || spec.sort === false) {
       throw new ValidationError(`cannot sort by "${field}"`, { field: 'sort', code: 'INVALID_SORT' });
     }

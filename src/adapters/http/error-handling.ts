@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, type DomainErrorKind, ValidationError } from '../../domain/errors.ts';
 import { RateLimitedError } from '../../domain/rate-limits.ts';
+import { classifyDatabaseError } from './database-errors.ts';
 import { type ErrorBodyShape, reasonPhrase } from './error-body.ts';
 import { sendRateLimited } from './rate-limit.ts';
 
@@ -23,6 +24,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     // The spec gives rate limits their own body and headers.
     if (error instanceof RateLimitedError) return sendRateLimited(reply, error);
     const { status, body } = toErrorResponse(error);
+    if (status === 503) reply.header('retry-after', '5');
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ status, code: body.code }, body.message ?? body.error);
     return reply.status(status).send(body);
@@ -36,6 +38,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     } satisfies ErrorBodyShape),
   );
 }
+
+/** busboy's words for a multipart body cut short or malformed: the client's fault, not ours. */
+const TRUNCATED_MULTIPART =
+  /^(Unexpected end of (form|file|multipart data)|Malformed part header|Multipart: Boundary not found)/i;
 
 export function toErrorResponse(error: FastifyError | Error): { status: number; body: ErrorBodyShape } {
   if (error instanceof DomainError) {
@@ -63,6 +69,18 @@ export function toErrorResponse(error: FastifyError | Error): { status: number; 
     return {
       status,
       body: { error: reasonPhrase(status), message: fastifyError.message, code: fastifyError.code },
+    };
+  }
+  const fromDatabase = classifyDatabaseError(error);
+  if (fromDatabase) return fromDatabase;
+  if (TRUNCATED_MULTIPART.test(error.message)) {
+    return {
+      status: 400,
+      body: {
+        error: 'Bad Request',
+        message: 'the multipart body ends before its closing boundary, or a part header is malformed',
+        code: 'TRUNCATED_MULTIPART',
+      },
     };
   }
   return {

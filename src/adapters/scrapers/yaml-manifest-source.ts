@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import { parse, YAMLParseError } from 'yaml';
 import { ManifestUnreadableError } from '../../domain/scrapers/errors.ts';
 import { MANIFEST_FILE } from '../../domain/scrapers/repos.ts';
+import { FORBIDDEN_KEYS } from '../../domain/forbidden-keys.ts';
 import type { ManifestSource } from '../../ports/scraper-collaborators.ts';
 
 /** Reads the raw text of a git repo's manifest; see git-manifest-reader.ts. */
@@ -35,8 +36,18 @@ export function parseManifestText(text: string): unknown {
   try {
     // Aliases are refused outright (maxAliasCount 0): a manifest never needs them, and a billion
     // laughs document would otherwise expand in the worker.
-    return parse(text, { maxAliasCount: 0, uniqueKeys: true, prettyErrors: true });
+    // Keys that reach Object.prototype are refused by name rather than carried into the domain.
+    return parse(
+      text,
+      (key, value) => {
+        if (typeof key === 'string' && FORBIDDEN_KEYS.has(key))
+          throw new ManifestUnreadableError(`${MANIFEST_FILE}: the key "${key}" is not allowed`);
+        return value;
+      },
+      { maxAliasCount: 0, uniqueKeys: true, prettyErrors: true },
+    );
   } catch (error) {
+    if (error instanceof ManifestUnreadableError) throw error;
     if (error instanceof YAMLParseError) {
       const where = error.linePos?.[0]
         ? ` (line ${error.linePos[0].line}, column ${error.linePos[0].col})`

@@ -4,6 +4,8 @@ import type { TokenCheck, TokenClaims, TokenSigner } from '../../ports/token-sig
 // Login tokens are JWTs (HS256) so that Payload-style clients can read `exp`; the signature is an
 // HMAC with SESSION_SECRET, compared in constant time. Only HS256 is accepted (no `alg: none`).
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const HEADER = base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
 
 function base64url(text: string | Buffer): string {
@@ -34,7 +36,10 @@ export function hmacTokenSigner(secret: string): TokenSigner {
       if (
         typeof claims.sub !== 'number' ||
         typeof claims.sid !== 'string' ||
-        typeof claims.exp !== 'number'
+        typeof claims.exp !== 'number' ||
+        // Sessions are keyed by UUID: anything else signed with the secret is not ours to look up.
+        !UUID.test(claims.sid) ||
+        !Number.isSafeInteger(claims.sub)
       ) {
         return { ok: false, reason: 'invalid' };
       }

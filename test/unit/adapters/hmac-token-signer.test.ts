@@ -34,3 +34,10 @@ t.test('anything tampered with is invalid', async (t) => {
     t.same(signer.verify(forged, now), { ok: false, reason: 'invalid' }, forged.slice(0, 40));
   }
 });
+
+t.test('a signed token whose session id is not a UUID is invalid', async (t) => {
+  for (const sid of ['1', "x' or 1=1", '4b0c2a2e-8f9e-4c59-9d8e-0a6b3c1f2d3']) {
+    t.same(signer.verify(signer.sign({ ...claims, sid }), now), { ok: false, reason: 'invalid' }, sid);
+  }
+  t.same(signer.verify(signer.sign({ ...claims, sub: 2 ** 60 }), now), { ok: false, reason: 'invalid' });
+});

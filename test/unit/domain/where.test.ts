@@ -74,3 +74,32 @@ t.test('sort', async (t) => {
   t.throws(() => parseSort('secret', fields), { message: /cannot sort by "secret"/ });
   t.throws(() => parseSort('id;drop table users', fields), ValidationError);
 });
+
+t.test('prototype keys are refused by name and never reach Object.prototype', async (t) => {
+  for (const key of ['__proto__', 'constructor', 'prototype']) {
+    t.throws(() => whereTreeFromQuery({ [`where[${key}][polluted]`]: 'yes' }), {
+      message: new RegExp(`forbidden key "${key}"`),
+    });
+    t.throws(() => whereTreeFromQuery({ [`where[or][0][${key}][equals]`]: 'yes' }), ValidationError);
+  }
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype untouched');
+  const tree = whereTreeFromQuery({ 'where[title][equals]': 'x' });
+  t.equal(Object.getPrototypeOf(tree), null, 'the tree has no prototype');
+  t.throws(() => parse({ 'where[toString][equals]': 'x' }), { message: /unknown field "toString"/ });
+  t.throws(() => parseSort('constructor', fields), { message: /cannot sort by "constructor"/ });
+});
+
+t.test('contains and like have a budget of their own', async (t) => {
+  const fifty = Object.fromEntries(
+    Array.from({ length: 50 }, (_, i) => [`where[or][${i}][title][contains]`, `abc${i}`]),
+  );
+  t.throws(() => parse(fifty), { message: /more than 5 contains\/like patterns/ });
+  t.throws(() => parse({ 'where[title][like]': 'a b c d e f' }), { message: /more than 5/ });
+  t.throws(() => parse({ 'where[title][contains]': 'x'.repeat(101) }), { message: /longer than 100/ });
+  t.ok(parse({ 'where[title][like]': 'a b c', 'where[or][0][title][contains]': 'd' }), 'within the budget');
+});
+
+t.test('dates outside years 0001-9999 are refused', async (t) => {
+  t.throws(() => parse({ 'where[createdAt][greater_than]': '0000-01-01' }), { message: /supported years/ });
+  t.ok(parse({ 'where[createdAt][greater_than]': '0001-01-01' }));
+});

@@ -131,4 +131,10 @@ t.test('YAML syntax errors and aliases are unreadable manifests, with a line num
   t.throws(() => parseManifestText('scrapers:\n  - name: [unclosed\n'), ManifestUnreadableError);
   t.throws(() => parseManifestText('scrapers:\n  - name: a\n  name: b\n  - x'), /line \d+/);
   t.throws(() => parseManifestText('a: &x [1]\nb: *x\n'), ManifestUnreadableError);
+  for (const key of ['__proto__', 'constructor', 'prototype']) {
+    t.throws(() => parseManifestText(`scrapers:\n  - name: a\n    ${key}:\n      polluted: yes\n`), {
+      message: new RegExp(`the key "${key}" is not allowed`),
+    });
+  }
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype untouched');
 });

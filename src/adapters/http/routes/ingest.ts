@@ -20,6 +20,7 @@ import type { FileFormat } from '../../../ports/ingest-store.ts';
 import type { Quotas } from '../../../ports/quotas.ts';
 import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';
+import { parseJsonField, refuseForbiddenField, strictId } from '../input-guards.ts';
 import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
 import { SchemaPreview } from './ingest-schemas.ts';
@@ -116,16 +117,11 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
       const limit = await limitsBeforeBody(reply, ingest, userId, importQuotaAmounts('upload', 1));
       const { fields, stored } = await receiveUpload(request, reply, ingest, { limitBytes: limit });
       try {
-        const catalogId = Number(fields.catalog ?? fields.catalogId);
-        if (!Number.isInteger(catalogId) || catalogId < 1) {
+        const catalogId = strictId(fields.catalog ?? fields.catalogId);
+        if (catalogId === null) {
           throw new ValidationError('catalog must be a catalog id', { field: 'catalog' });
         }
-        let settings: unknown;
-        try {
-          settings = fields.settings ? JSON.parse(fields.settings) : undefined;
-        } catch {
-          throw new ValidationError('settings must be JSON', { field: 'settings' });
-        }
+        const settings = fields.settings ? parseJsonField(fields.settings, 'settings') : undefined;
         const created = await createIngestFile(
           { store: ingest.store, queue: ingest.queue, quotas: ingest.quotas },
           {
@@ -179,14 +175,9 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
         csvPrefixBytes: PREVIEW_CSV_PREFIX_BYTES,
       });
       try {
-        let mapping: unknown;
-        try {
-          mapping = fields.settings
-            ? (JSON.parse(fields.settings) as { fieldMapping?: unknown }).fieldMapping
-            : undefined;
-        } catch {
-          throw new ValidationError('settings must be JSON', { field: 'settings' });
-        }
+        const mapping = fields.settings
+          ? (parseJsonField(fields.settings, 'settings') as { fieldMapping?: unknown } | null)?.fieldMapping
+          : undefined;
         const settings = parseIngestSettings(mapping ? { fieldMapping: mapping } : undefined, undefined);
         const sheets = await previewIngestSchema(
           { files: ingest.files },
@@ -325,11 +316,13 @@ async function receiveUpload(
     reply.header('connection', 'close');
     throw payloadTooLarge(declaredLimit);
   }
-  const fields: Record<string, string> = {};
+  // Null prototype: a field named __proto__ must not reach Object.prototype (and is refused).
+  const fields = Object.create(null) as Record<string, string>;
   let stored: StoredUpload | null = null;
   try {
     for await (const part of request.parts()) {
       if (part.type === 'field') {
+        refuseForbiddenField(part.fieldname);
         fields[part.fieldname] = String(part.value);
         continue;
       }
