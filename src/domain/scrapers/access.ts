@@ -1,7 +1,7 @@
 import type { Role } from '../users.ts';
 
-// Who may use scrapers, and how much (spec, Authentication 4 and Limits): levels 0-2 no access,
-// 3 and 4 with quotas, 5 and admins without limits.
+// How much scrapers may be used (spec: Limits). Who may use them is decided in domain/access.ts
+// (hasScraperAccess, canManageScraperRepo).
 
 export type Actor = { id: number; role: Role; trustLevel: number };
 
@@ -12,21 +12,11 @@ const LIMITS: Record<ScraperQuota, Record<3 | 4, number>> = {
   scraperRunsPerDay: { 3: 10, 4: 50 },
 };
 
-export function hasScraperAccess(actor: Actor): boolean {
-  return actor.role === 'admin' || actor.trustLevel >= 3;
-}
-
 /** The limit for this actor: a number, `null` when unlimited, or 0 without scraper access. */
 export function scraperQuotaLimit(actor: Actor, quota: ScraperQuota): number | null {
   if (actor.role === 'admin' || actor.trustLevel >= 5) return null;
   if (actor.trustLevel === 4 || actor.trustLevel === 3) return LIMITS[quota][actor.trustLevel];
   return 0;
-}
-
-/** Owner (with scraper access) or admin: may sync, run, change the webhook of, and delete a repo's scrapers. */
-export function canManageRepo(actor: Actor, repo: { createdBy: number | null }): boolean {
-  if (actor.role === 'admin') return true;
-  return hasScraperAccess(actor) && repo.createdBy !== null && repo.createdBy === actor.id;
 }
 
 /** Daily quotas reset at midnight UTC. */
