@@ -29,7 +29,7 @@ const app = await buildHttpApp(
       files: new Proxy({}, { get: () => unused }) as never,
       maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
       dashboardCsrfSecret: 'openapi',
-      currentUserId: () => null,
+      hierarchy: { hierarchy: unused },
       schedules: new Proxy({}, { get: () => unused }) as never,
     },
     // Adapters only keep the pool; nothing queries it while the document is generated.

@@ -139,6 +139,7 @@ export async function composeServices(
     queue: pgBossScheduleQueue(boss),
     quotas,
     clock: systemClock,
+    hierarchy: postgresCollectionRepository(pool),
   };
   const scrapers = composeScraperDeps(config, pool, boss, quotaSeam);
   if (roles.workers) {
@@ -211,7 +212,7 @@ export async function composeServices(
           uploadRoot: ingestRoot,
           files: sourceFiles,
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
-          currentUserId: (request) => request.viewer?.id ?? null,
+          hierarchy: accounts.collections.repository,
           schedules: scheduleDeps,
           dashboardCsrfSecret: accounts.csrfSecret,
         },

@@ -11,7 +11,7 @@ export type Viewer = { id: number; email: string; role: Role; trustLevel: TrustL
 export type CatalogAccessFacts = { isPublic: boolean; createdBy: number | null };
 export type DatasetAccessFacts = { isPublic: boolean; createdBy: number | null };
 
-export function isAdmin(viewer: Viewer): boolean {
+export function isAdmin(viewer: { role: Role } | null): boolean {
   return viewer?.role === 'admin';
 }
 
@@ -55,6 +55,54 @@ export function canWriteDataset(
   dataset: DatasetAccessFacts,
 ): boolean {
   return canWriteCatalog(viewer, catalog) || (viewer !== null && dataset.createdBy === viewer.id);
+}
+
+// Imports, scheduled imports and scrapers. The same question everywhere: is the caller the one who
+// started it, the owner of the catalog it writes into, or an admin? Everybody else is told the
+// resource does not exist (the use cases answer 404), so its existence is not revealed.
+
+/** An import (an ingest file, its jobs and their progress): who uploaded it and where it writes. */
+export type ImportAccessFacts = { uploadedBy: number | null; catalog: CatalogAccessFacts | null };
+
+/** Reading an import and its recovery actions (retry, reset, approve, re-configure) alike. */
+export function canAccessImport(viewer: Viewer, facts: ImportAccessFacts): boolean {
+  if (viewer === null) return false;
+  if (isAdmin(viewer)) return true;
+  if (facts.uploadedBy !== null && facts.uploadedBy === viewer.id) return true;
+  return facts.catalog !== null && ownsCatalog(viewer, facts.catalog);
+}
+
+/** What the SQL side needs for lists of imports (recommendations): all, or the caller's own. */
+export type ImportVisibility = { kind: 'all' } | { kind: 'uploaded-or-catalog-owned'; userId: number };
+
+export function importVisibility(viewer: Exclude<Viewer, null>): ImportVisibility {
+  if (isAdmin(viewer)) return { kind: 'all' };
+  return { kind: 'uploaded-or-catalog-owned', userId: viewer.id };
+}
+
+/** A scheduled import: read, change, trigger and delete by its creator, the catalog owner, admins. */
+export type ScheduleAccessFacts = { createdBy: number | null; catalog: CatalogAccessFacts | null };
+
+export function canManageSchedule(viewer: Viewer, facts: ScheduleAccessFacts): boolean {
+  return canAccessImport(viewer, { uploadedBy: facts.createdBy, catalog: facts.catalog });
+}
+
+/** Levels 0-2 have no scraper access at all; 3 and 4 with quotas, 5 and admins without. */
+/** A caller of the scraper use cases (a Viewer, or the runner's view of a repo owner). */
+export type ScraperCaller = { id: number; role: Role; trustLevel: number } | null;
+
+export function hasScraperAccess(viewer: ScraperCaller): boolean {
+  return viewer !== null && (viewer.role === 'admin' || viewer.trustLevel >= 3);
+}
+
+/**
+ * A scraper repo, its scrapers and their runs: the repo's owner (while they keep scraper access)
+ * and admins may see, sync, run, change and delete them.
+ */
+export function canManageScraperRepo(viewer: ScraperCaller, repo: { createdBy: number | null }): boolean {
+  if (viewer === null) return false;
+  if (isAdmin(viewer)) return true;
+  return hasScraperAccess(viewer) && repo.createdBy !== null && repo.createdBy === viewer.id;
 }
 
 /**

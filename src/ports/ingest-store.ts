@@ -1,3 +1,4 @@
+import type { ImportVisibility } from '../domain/access.ts';
 import type { Location, NewEvent } from '../domain/events.ts';
 import type { Classification } from '../domain/ingest/failures.ts';
 import type { StageRecord } from '../domain/ingest/progress.ts';
@@ -120,7 +121,8 @@ export interface IngestStore {
   revise(jobId: number, change: { approved: boolean; config: JobConfig | null }): Promise<void>;
   /** Recomputes the file's status from its jobs (the aggregate of all sheets). */
   refreshFileStatus(fileId: number): Promise<IngestFile | null>;
-  failedJobs(): Promise<FailedJobSummary[]>;
+  /** Failed jobs and jobs waiting for a scheduled retry, of the imports the visibility allows. */
+  failedJobs(visibility: ImportVisibility): Promise<FailedJobSummary[]>;
 
   createDataset(
     catalogId: number,

@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
-import { ingestApp, jobRow, type UploadedDoc, upload, waitForFile } from '../fixtures/ingest/client.ts';
+import {
+  authHeaders,
+  ingestApp,
+  jobRow,
+  upload,
+  type UploadedDoc,
+  waitForFile,
+} from '../fixtures/ingest/client.ts';
 
 // Geocoding through the offline gazetteer and through a Nominatim-compatible HTTP server on
 // loopback that answers well, slowly, with errors or with garbage.
@@ -150,7 +157,11 @@ for (const [label, behaviour, pattern] of [
       t.match(job.errorLog, { lastError: pattern, classification: { type: 'recoverable', retryable: true } });
       t.equal(server.queries.length, 4, 'the first attempt and three retries');
       const recommendations = (
-        await app.inject({ method: 'GET', url: '/api/ingest-jobs/failed/recommendations' })
+        await app.inject({
+          method: 'GET',
+          url: '/api/ingest-jobs/failed/recommendations',
+          headers: authHeaders(app),
+        })
       ).json() as {
         recommendations: {
           importJobId: number;
@@ -162,7 +173,7 @@ for (const [label, behaviour, pattern] of [
       t.match(recommendations.recommendations, [
         {
           importJobId: doc.jobs[0]?.id,
-          stage: 'GEOCODE_BATCH',
+          stage: 'geocode-batch',
           recommendedAction: 'max_retries_exceeded',
           retryCount: 3,
         },

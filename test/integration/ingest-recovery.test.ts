@@ -14,11 +14,12 @@ import { unlimitedQuotas } from '../helpers/quotas.ts';
 import { createIngestFile } from '../../src/application/ingest/create-ingest-file.ts';
 import { parseIngestSettings } from '../../src/domain/ingest/settings.ts';
 import {
+  authHeaders,
   countEvents,
   ingestApp,
   jobRow,
-  type UploadedDoc,
   upload,
+  type UploadedDoc,
   waitForFile,
 } from '../fixtures/ingest/client.ts';
 
@@ -44,24 +45,37 @@ t.test('retry and reset answer exactly the spec bodies', async (t) => {
   const badJob = bad.jobs[0]?.id as number;
 
   for (const base of ['/api/ingest-jobs', '/api/import-jobs']) {
-    const refused = await app.inject({ method: 'POST', url: `${base}/${badJob}/retry` });
+    const refused = await app.inject({
+      method: 'POST',
+      url: `${base}/${badJob}/retry`,
+      headers: authHeaders(app),
+    });
     t.equal(refused.statusCode, 400);
     t.match(refused.json(), { success: false, action: 'not_retryable', error: /permanent/, statusCode: 400 });
   }
-  t.equal((await app.inject({ method: 'POST', url: '/api/ingest-jobs/999999/retry' })).statusCode, 404);
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/api/ingest-jobs/999999/retry', headers: authHeaders(app) }))
+      .statusCode,
+    404,
+  );
 
   const good = (
     (await upload(app, catalogId, { name: 'good.csv', content: CSV })).json() as { doc: UploadedDoc }
   ).doc;
   await waitForFile(app, good.id);
   const goodJob = good.jobs[0]?.id as number;
-  const notFailed = await app.inject({ method: 'POST', url: `/api/ingest-jobs/${goodJob}/retry` });
+  const notFailed = await app.inject({
+    method: 'POST',
+    url: `/api/ingest-jobs/${goodJob}/retry`,
+    headers: authHeaders(app),
+  });
   t.match(notFailed.json(), { success: false, action: 'not_retryable', statusCode: 400 });
 
   const wrongStage = await app.inject({
     method: 'POST',
     url: `/api/ingest-jobs/${goodJob}/reset`,
     payload: { stage: 'CREATE_EVENTS' },
+    headers: authHeaders(app),
   });
   t.equal(wrongStage.statusCode, 400);
   t.match(wrongStage.json(), {
@@ -73,6 +87,7 @@ t.test('retry and reset answer exactly the spec bodies', async (t) => {
     method: 'POST',
     url: `/api/import-jobs/${goodJob}/reset`,
     payload: { stage: 'GEOCODE_BATCH' },
+    headers: authHeaders(app),
   });
   t.equal(reset.statusCode, 200);
   t.same(reset.json(), {
@@ -119,7 +134,11 @@ t.test('a recoverable failure past its retries is retried by hand and completes'
 
   failing = false;
   const before = Date.now();
-  const retry = await app.inject({ method: 'POST', url: `/api/ingest-jobs/${jobId}/retry` });
+  const retry = await app.inject({
+    method: 'POST',
+    url: `/api/ingest-jobs/${jobId}/retry`,
+    headers: authHeaders(app),
+  });
   t.equal(retry.statusCode, 200);
   const body = retry.json() as { nextRetryAt: string };
   t.match(body, {
@@ -135,7 +154,11 @@ t.test('a recoverable failure past its retries is retried by hand and completes'
   const done = await waitForFile(app, doc.id, (p) => p.status === 'completed');
   t.equal(done.jobs[0]?.results?.geocoded, 1);
   const recommendations = (
-    await app.inject({ method: 'GET', url: '/api/ingest-jobs/failed/recommendations' })
+    await app.inject({
+      method: 'GET',
+      url: '/api/ingest-jobs/failed/recommendations',
+      headers: authHeaders(app),
+    })
   ).json();
   t.same(recommendations, { recommendations: [] }, 'nothing failed any more');
 });
@@ -172,7 +195,11 @@ t.test('a breaking schema change stops a manual import until it is approved', as
     classification: { type: 'user_action_required' },
   });
   const recommendations = (
-    await app.inject({ method: 'GET', url: '/api/import-jobs/failed/recommendations' })
+    await app.inject({
+      method: 'GET',
+      url: '/api/import-jobs/failed/recommendations',
+      headers: authHeaders(app),
+    })
   ).json() as {
     recommendations: Record<string, unknown>[];
   };
@@ -191,6 +218,7 @@ t.test('a breaking schema change stops a manual import until it is approved', as
     method: 'PATCH',
     url: `/api/ingest-jobs/${jobId}`,
     payload: { approved: true },
+    headers: authHeaders(app),
   });
   t.equal(approve.statusCode, 200, approve.body);
   t.match(approve.json(), {
@@ -209,6 +237,7 @@ t.test('a breaking schema change stops a manual import until it is approved', as
     method: 'PATCH',
     url: `/api/ingest-jobs/${jobId}`,
     payload: { approved: true },
+    headers: authHeaders(app),
   });
   t.equal(conflict.statusCode, 409, 'a completed job has nothing to approve');
 });
@@ -262,15 +291,23 @@ t.test('an automated import with drift waits in needs-review; approval runs the 
     ['completed', 'completed', 'completed', 'completed', 'pending', 'pending', 'pending'],
   );
   const earlier = (
-    await app.inject({ method: 'GET', url: `/api/import/${second.file.id}/progress` })
+    await app.inject({
+      method: 'GET',
+      url: `/api/import/${second.file.id}/progress`,
+      headers: authHeaders(app),
+    })
   ).json() as { jobs: { stage: string }[] };
   t.equal(earlier.jobs[0]?.stage, 'AWAITING_APPROVAL');
   const approve = await app.inject({
     method: 'PATCH',
     url: `/api/import-jobs/${job?.id}`,
     payload: { approved: true },
+    headers: authHeaders(app),
   });
-  t.match(approve.json(), { message: /continues at create-schema-version/ });
+  t.match(approve.json(), {
+    message: /continues at CREATE_SCHEMA_VERSION/,
+    doc: { stage: /^[A-Z_]+$/ },
+  });
   const done = await waitForFile(app, second.file.id, (p) => p.status === 'completed');
   t.equal(done.jobs[0]?.results?.created, 2);
   t.equal(await countEvents(db.pool, datasetId), 4);

@@ -6,12 +6,13 @@ import { systemClock } from '../../src/adapters/clock/system-clock.ts';
 import { cronerSchedule } from '../../src/adapters/jobs/croner-schedule.ts';
 import { pgBossScheduleQueue } from '../../src/adapters/jobs/schedule-workers.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
+import { postgresCollectionRepository } from '../../src/adapters/postgres/collection-repository.ts';
 import { postgresIngestStore } from '../../src/adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from '../../src/adapters/postgres/schedule-store.ts';
 import { unlimitedQuotas } from '../helpers/quotas.ts';
 import { webhookTokens } from '../../src/adapters/security/webhook-tokens.ts';
 import { runScheduleManager } from '../../src/application/ingest/scheduled-ingests.ts';
-import { countEvents, ingestApp, waitForFile } from '../fixtures/ingest/client.ts';
+import { authHeaders, countEvents, ingestApp, waitForFile } from '../fixtures/ingest/client.ts';
 
 // Scheduled URL imports against a real HTTP server on loopback (allowed by the test configuration's
 // explicit flag): the schedule manager queues each due time once however many managers run, the
@@ -50,6 +51,7 @@ async function withSchedule(t: Test, name: string) {
     method: 'POST',
     url: '/api/scheduled-ingests',
     payload: { name, url: source.url, catalog: setup.catalogId },
+    headers: authHeaders(setup.app),
   });
   return { ...setup, source, saved: response.json() as Saved };
 }
@@ -73,6 +75,7 @@ t.test(
       method: 'POST',
       url: '/api/scheduled-ingests',
       payload: { name: 'Feed', url: source.url, schedule: '*/5 * * * *', catalog: catalogId },
+      headers: authHeaders(app),
     });
     t.equal(created.statusCode, 201, created.body);
     const saved = created.json() as Saved;
@@ -92,6 +95,7 @@ t.test(
       queue: pgBossScheduleQueue(services.boss),
       quotas: unlimitedQuotas,
       clock: systemClock,
+      hierarchy: postgresCollectionRepository(db.pool),
     };
     const results = await Promise.all([1, 2, 3, 4].map(() => runScheduleManager(deps)));
     t.equal(
@@ -118,7 +122,11 @@ t.test(
       'an automated import goes through needs-review (nothing to review here)',
     );
     const schedule = (
-      await app.inject({ method: 'GET', url: `/api/scheduled-imports/${saved.doc.id}` })
+      await app.inject({
+        method: 'GET',
+        url: `/api/scheduled-imports/${saved.doc.id}`,
+        headers: authHeaders(app),
+      })
     ).json() as { dataset: number; lastStatus: string };
     t.equal(schedule.lastStatus, 'imported');
     t.equal(
@@ -130,58 +138,73 @@ t.test(
   },
 );
 
-t.test('webhook: 202 with the token, 404 unknown or disabled, a new token after re-enabling', async (t) => {
-  const { app, db, saved } = await withSchedule(t, 'Hook');
-  const token = saved.webhookToken as string;
-  const stored = await db.pool.oneFirst(
-    sql.type(row(Type.Object({ h: Type.String() })))`select webhook_token_hash as h from scheduled_ingests`,
-  );
-  t.not(stored, token, 'only a hash of the token is stored');
+t.test(
+  'webhook: 200 with the queued run, 404 unknown or disabled, a new token after re-enabling',
+  async (t) => {
+    const { app, db, saved } = await withSchedule(t, 'Hook');
+    const token = saved.webhookToken as string;
+    const stored = await db.pool.oneFirst(
+      sql.type(row(Type.Object({ h: Type.String() })))`select webhook_token_hash as h from scheduled_ingests`,
+    );
+    t.not(stored, token, 'only a hash of the token is stored');
 
-  const fired = await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${token}` });
-  t.equal(fired.statusCode, 202, fired.body);
-  t.match(fired.json(), { success: true, run: { triggeredBy: 'webhook', status: 'queued' } });
+    const fired = await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${token}` });
+    t.equal(fired.statusCode, 200, fired.body);
+    t.match(fired.json(), { success: true, run: { triggeredBy: 'webhook', status: 'queued' } });
 
-  t.equal(
-    (await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${'0'.repeat(64)}` })).statusCode,
-    404,
-  );
-  t.equal((await app.inject({ method: 'POST', url: '/api/webhooks/trigger/short' })).statusCode, 404);
+    t.equal(
+      (await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${'0'.repeat(64)}` })).statusCode,
+      404,
+    );
+    t.equal((await app.inject({ method: 'POST', url: '/api/webhooks/trigger/short' })).statusCode, 404);
 
-  await app.inject({
-    method: 'PATCH',
-    url: `/api/scheduled-ingests/${saved.doc.id}`,
-    payload: { enabled: false },
-  });
-  const disabled = await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${token}` });
-  t.equal(disabled.statusCode, 404);
-  t.match(disabled.json(), { error: 'Not Found', code: 'WEBHOOK_NOT_FOUND' });
-
-  const enabled = (
     await app.inject({
       method: 'PATCH',
       url: `/api/scheduled-ingests/${saved.doc.id}`,
-      payload: { enabled: true },
-    })
-  ).json() as Saved;
-  t.match(enabled.webhookToken, /^[0-9a-f]{64}$/);
-  t.not(enabled.webhookToken, token, 'rotated');
-  t.equal(
-    (await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${token}` })).statusCode,
-    404,
-    'the old token stays dead',
-  );
-  t.equal(
-    (await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${enabled.webhookToken}` })).statusCode,
-    202,
-  );
-});
+      payload: { enabled: false },
+      headers: authHeaders(app),
+    });
+    const disabled = await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${token}` });
+    t.equal(disabled.statusCode, 404);
+    t.same(disabled.json(), {
+      error: 'Not Found',
+      message: 'unknown or disabled webhook token',
+      code: 'WEBHOOK_NOT_FOUND',
+    });
+
+    const enabled = (
+      await app.inject({
+        method: 'PATCH',
+        url: `/api/scheduled-ingests/${saved.doc.id}`,
+        payload: { enabled: true },
+        headers: authHeaders(app),
+      })
+    ).json() as Saved;
+    t.match(enabled.webhookToken, /^[0-9a-f]{64}$/);
+    t.not(enabled.webhookToken, token, 'rotated');
+    t.equal(
+      (await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${token}` })).statusCode,
+      404,
+      'the old token stays dead',
+    );
+    t.equal(
+      (await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${enabled.webhookToken}` })).statusCode,
+      200,
+    );
+  },
+);
 
 t.test('a failed run is recorded and does not block the next one', async (t) => {
   const { source, app, db, saved } = await withSchedule(t, 'Flaky');
   source.setStatus(404);
   t.equal(
-    (await app.inject({ method: 'POST', url: `/api/scheduled-ingests/${saved.doc.id}/trigger` })).statusCode,
+    (
+      await app.inject({
+        method: 'POST',
+        url: `/api/scheduled-ingests/${saved.doc.id}/trigger`,
+        headers: authHeaders(app),
+      })
+    ).statusCode,
     202,
   );
   const waitRuns = async (n: number, done: (r: readonly { status: string }[]) => boolean) => {
@@ -202,7 +225,13 @@ t.test('a failed run is recorded and does not block the next one', async (t) => 
   source.setStatus(200);
   await new Promise((resolve) => setTimeout(resolve, 5));
   t.equal(
-    (await app.inject({ method: 'POST', url: `/api/scheduled-ingests/${saved.doc.id}/trigger` })).statusCode,
+    (
+      await app.inject({
+        method: 'POST',
+        url: `/api/scheduled-ingests/${saved.doc.id}/trigger`,
+        headers: authHeaders(app),
+      })
+    ).statusCode,
     202,
   );
   const runs = await waitRuns(2, (r) => r[1]?.status === 'imported');
@@ -216,6 +245,7 @@ t.test('bad schedules and URLs are refused with the field named', async (t) => {
       method: 'POST',
       url: '/api/scheduled-ingests',
       payload: { name: 'x', catalog: catalogId, ...payload },
+      headers: authHeaders(app),
     });
   const sixFields = await post({ url: 'https://example.org/a.csv', schedule: '0 */5 * * * *' });
   t.equal(sixFields.statusCode, 400);

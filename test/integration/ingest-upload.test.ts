@@ -47,7 +47,13 @@ t.test('the USGS file uploads, runs every stage and creates one event per row', 
   t.equal(job?.results?.created, 1943);
   t.equal(await countEvents(db.pool, doc.datasets[0] as number), 1943);
 
-  const earlier = (await app.inject({ method: 'GET', url: `/api/import/${doc.id}/progress` })).json() as {
+  const earlier = (
+    await app.inject({
+      method: 'GET',
+      url: `/api/import/${doc.id}/progress`,
+      headers: authHeaders(app),
+    })
+  ).json() as {
     type: string;
     jobs: { stage: string; rowsTotal: number; rowsProcessed: number }[];
   };
@@ -125,12 +131,18 @@ t.test("uploads need a logged-in user and count against the uploader's daily quo
 
   // Trust level 1: five uploads a day (config/quotas.yaml); the sixth is refused and not recorded.
   const limited = await signIn(app, db.pool, { trustLevel: 1 });
+  const own = await db.pool.oneFirst(
+    sql.type(row(Type.Object({ id: Type.Number() })))`
+      insert into catalogs (slug, title, is_public, created_by) values ('limited', 'Limited', false, ${limited.id})
+      returning id`,
+  );
+  const ownBody = multipart({ catalog: String(own) }, { name: 'usgs.csv', content: USGS });
   const send = () =>
     app.inject({
       method: 'POST',
       url: '/api/ingest-files',
-      payload: body.payload,
-      headers: { ...body.headers, authorization: `Bearer ${limited.token}` },
+      payload: ownBody.payload,
+      headers: { ...ownBody.headers, authorization: `Bearer ${limited.token}` },
     });
   for (let i = 0; i < 5; i++) t.equal((await send()).statusCode, 201);
   const refused = await send();

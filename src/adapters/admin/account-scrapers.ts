@@ -1,3 +1,4 @@
+import { hasScraperAccess } from '../../domain/access.ts';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { findDocuments } from '../../application/collection-documents.ts';
 import { type LoginDeps, logIn } from '../../application/log-in.ts';
@@ -12,7 +13,6 @@ import { triggerScraperRun } from '../../application/scrapers/trigger-scraper-ru
 import type { Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { RateLimitedError } from '../../domain/rate-limits.ts';
-import { hasScraperAccess } from '../../domain/scrapers/access.ts';
 import type { Doc } from '../../ports/collection-repository.ts';
 import { clearTokenCookie, setTokenCookie } from '../http/authentication.ts';
 import { acceptForms, CSRF_FIELD, CsrfError, csrfProtection, type Form, verifiedForm } from './csrf.ts';

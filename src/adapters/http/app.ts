@@ -6,6 +6,7 @@ import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from '.
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
+import { recordRoutes } from './route-registry.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
@@ -74,6 +75,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
     },
   });
 
+  recordRoutes(app);
   app.addSchema(ErrorBody);
   app.addSchema(HealthReportSchema);
   for (const schema of INGEST_SHARED_SCHEMAS) app.addSchema(schema);

@@ -359,10 +359,15 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
       return this.getFile(fileId);
     },
 
-    async failedJobs() {
-      const rows = await pool.any(
-        sql.type(JobRow)`${jobSelect} where j.stage = 'failed' order by j.failed_at desc, j.id`,
-      );
+    async failedJobs(visibility) {
+      const visible =
+        visibility.kind === 'all'
+          ? sql.fragment`true`
+          : sql.fragment`(f.uploaded_by = ${visibility.userId} or c.created_by = ${visibility.userId})`;
+      const rows = await pool.any(sql.type(JobRow)`
+        ${jobSelect} left join catalogs c on c.id = f.catalog_id
+        where (j.stage = 'failed' or j.next_retry_at is not null) and ${visible}
+        order by j.failed_at desc nulls first, j.id`);
       return rows.map(toJob);
     },
 

@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../domain/errors.ts';
+import type { Viewer } from '../../domain/access.ts';
 import {
   fileProgress,
   importJobView,
@@ -6,7 +6,8 @@ import {
   jobView,
 } from '../../domain/ingest/progress.ts';
 import type { Clock } from '../../ports/ingest-ports.ts';
-import type { IngestJob, IngestStore } from '../../ports/ingest-store.ts';
+import type { IngestFile, IngestJob, IngestStore } from '../../ports/ingest-store.ts';
+import { accessibleFile, type ImportAccessDeps } from './import-access.ts';
 
 // The progress view of an ingest file (spec: GET /api/ingest/{ingestId}/progress) and the earlier
 // import-named variant.
@@ -56,14 +57,23 @@ async function jobRecords(store: IngestStore, jobs: IngestJob[]): Promise<JobRec
   );
 }
 
+/** The caller's view of an ingest file's progress: 401 anonymous, 404 missing or not theirs. */
 export async function getIngestProgress(
-  deps: { store: IngestStore; clock: Clock },
+  deps: { store: IngestStore; clock: Clock; hierarchy: ImportAccessDeps['hierarchy'] },
+  viewer: Viewer,
   fileId: number,
   variant: 'ingest' | 'import',
 ) {
-  const file = await deps.store.getFile(fileId);
-  if (!file)
-    throw new NotFoundError(`ingest file ${fileId} does not exist`, { code: 'INGEST_FILE_NOT_FOUND' });
+  return ingestProgressOf(deps, await accessibleFile(deps, viewer, fileId), variant);
+}
+
+/** The progress of a file the caller was already allowed to see. */
+export async function ingestProgressOf(
+  deps: { store: IngestStore; clock: Clock },
+  file: IngestFile,
+  variant: 'ingest' | 'import',
+) {
+  const fileId = file.id;
   const jobs = await deps.store.jobsOfFile(fileId);
   const records = await jobRecords(deps.store, jobs);
   const now = deps.clock.now().getTime();

@@ -1,6 +1,6 @@
 import type { Clock } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
-import { getIngestProgress } from './get-ingest-progress.ts';
+import { ingestProgressOf } from './get-ingest-progress.ts';
 
 // A user's recent ingest files with their progress (the admin's progress page): the same view as
 // GET /api/ingest/{ingestId}/progress, one per file, newest first.
@@ -12,11 +12,11 @@ export async function listIngestProgress(
 ): Promise<IngestFileProgress[]> {
   const files = await deps.store.filesUploadedBy(userId, limit);
   return Promise.all(
-    files.map(async (file) => (await getIngestProgress(deps, file.id, 'ingest')) as IngestFileProgress),
+    files.map(async (file) => (await ingestProgressOf(deps, file, 'ingest')) as IngestFileProgress),
   );
 }
 
 export type IngestFileProgress = Extract<
-  Awaited<ReturnType<typeof getIngestProgress>>,
+  Awaited<ReturnType<typeof ingestProgressOf>>,
   { type: 'ingest-file' }
 >;

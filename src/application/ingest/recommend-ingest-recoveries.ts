@@ -1,11 +1,18 @@
+import { importVisibility, requireViewer, type Viewer } from '../../domain/access.ts';
 import { type RetryPolicy, recommendAction } from '../../domain/ingest/failures.ts';
-import { legacyStageName } from '../../domain/ingest/stages.ts';
+import { type StageNaming, stageName } from '../../domain/ingest/stages.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 
-// GET /api/ingest-jobs/failed/recommendations: one entry per failed job, with what to do about it.
+// GET /api/ingest-jobs/failed/recommendations: one entry per failed job (and per job waiting for its
+// scheduled retry), with what to do about it. Only the imports the caller may see (admins: all);
+// stage names as the route's naming spells them.
 
-export async function recommendIngestRecoveries(deps: { store: IngestStore; retry: RetryPolicy }) {
-  const failed = await deps.store.failedJobs();
+export async function recommendIngestRecoveries(
+  deps: { store: IngestStore; retry: RetryPolicy },
+  viewer: Viewer,
+  naming: StageNaming = 'ingest',
+) {
+  const failed = await deps.store.failedJobs(importVisibility(requireViewer(viewer)));
   return {
     recommendations: failed.map((job) => {
       const log = job.errorLog;
@@ -14,17 +21,19 @@ export async function recommendIngestRecoveries(deps: { store: IngestStore; retr
         retryable: false,
         reason: 'no error recorded',
       };
+      const waitingForRetry = job.stage !== 'failed' && job.nextRetryAt !== null;
       return {
         importJobId: job.id,
         importFileName: job.fileName,
-        stage: legacyStageName(log?.failedStage ?? 'failed'),
-        failedAt: job.failedAt ?? job.createdAt,
+        stage: stageName(naming, log?.failedStage ?? job.stage),
+        failedAt: job.failedAt ?? log?.failedAt ?? job.createdAt,
         errorClassification: classification,
         recommendedAction: recommendAction({
           classification,
           code: log?.code,
           retryAttempts: job.retryAttempts,
           policy: deps.retry,
+          waitingForRetry,
         }),
         retryCount: job.retryAttempts,
         ...(job.nextRetryAt ? { nextRetryAt: job.nextRetryAt } : {}),

@@ -1,22 +1,25 @@
-import { NotFoundError } from '../../domain/errors.ts';
-import { legacyStageName, parseResetStage } from '../../domain/ingest/stages.ts';
+import type { Viewer } from '../../domain/access.ts';
+import { parseResetStage, type StageNaming, stageName } from '../../domain/ingest/stages.ts';
 import type { IngestQueue } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
+import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 
 // POST /api/ingest-jobs/{id}/reset: back to a chosen stage; that stage's and later stages' progress is
 // cleared, events already created stay (the unique key keeps them from being created twice).
 
 export async function resetIngestJob(
-  deps: { store: IngestStore; queue: IngestQueue },
+  deps: { store: IngestStore; queue: IngestQueue; hierarchy: ImportAccessDeps['hierarchy'] },
+  viewer: Viewer,
   jobId: number,
   requested: string,
+  naming: StageNaming = 'ingest',
 ): Promise<{ success: true; message: string; stage: string }> {
+  // Who is asking comes first: a stranger learns nothing, not even whether the stage was valid.
+  const job = await accessibleJob(deps, viewer, jobId);
   const stage = parseResetStage(requested);
-  const job = await deps.store.getJob(jobId);
-  if (!job) throw new NotFoundError(`ingest job ${jobId} does not exist`, { code: 'INGEST_JOB_NOT_FOUND' });
   await deps.store.resetToStage(jobId, stage);
   await deps.queue.enqueueIngestJob(jobId);
   await deps.store.refreshFileStatus(job.ingestFileId);
-  const spelled = /[A-Z]/.test(requested) ? legacyStageName(stage) : stage;
+  const spelled = stageName(naming, stage);
   return { success: true, message: `job ${jobId} was reset to ${spelled} and queued`, stage: spelled };
 }

@@ -1,14 +1,16 @@
-import { NotFoundError } from '../../domain/errors.ts';
-import { type RetryPolicy, retryDelayMs } from '../../domain/ingest/failures.ts';
-import { recoveryStage } from '../../domain/ingest/stages.ts';
+import type { Viewer } from '../../domain/access.ts';
+import { type RetryPolicy, retryDelayMs, retryRefusal } from '../../domain/ingest/failures.ts';
+import { recoveryStage, type StageNaming, stageName } from '../../domain/ingest/stages.ts';
 import { QuotaExceededError } from '../../domain/quotas.ts';
 import type { Clock, IngestQueue } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
+import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 
 // POST /api/ingest-jobs/{id}/retry: a failed job restarts at its recovery stage (spec: Recovery stage
 // selection), after the backoff delay of its next attempt, when its failure is retryable and the
-// user's import quota allows another job.
+// user's import quota allows another job. Only who may see the job may retry it (404 otherwise), and
+// a failure that needs a user action is refused (400 not_retryable) before any quota is taken.
 
 export type RetryResult =
   | { success: true; action: 'retry_scheduled'; message: string; retryScheduled: true; nextRetryAt: string }
@@ -16,17 +18,25 @@ export type RetryResult =
   | { success: false; action: 'not_retryable'; error: string; statusCode: 400 };
 
 export async function retryIngestJob(
-  deps: { store: IngestStore; queue: IngestQueue; quotas: Quotas; clock: Clock; retry: RetryPolicy },
+  deps: {
+    store: IngestStore;
+    queue: IngestQueue;
+    quotas: Quotas;
+    clock: Clock;
+    retry: RetryPolicy;
+    hierarchy: ImportAccessDeps['hierarchy'];
+  },
+  viewer: Viewer,
   jobId: number,
-  userId: number | null,
+  naming: StageNaming = 'ingest',
 ): Promise<RetryResult> {
-  const job = await deps.store.getJob(jobId);
-  if (!job) throw new NotFoundError(`ingest job ${jobId} does not exist`, { code: 'INGEST_JOB_NOT_FOUND' });
+  const job = await accessibleJob(deps, viewer, jobId);
+  const userId = viewer?.id ?? null;
   if (job.stage !== 'failed' || !job.errorLog) {
     return {
       success: false,
       action: 'not_retryable',
-      error: `job ${jobId} has not failed (stage ${job.stage})`,
+      error: `job ${jobId} has not failed (stage ${stageName(naming, job.stage)})`,
       statusCode: 400,
     };
   }
@@ -39,14 +49,8 @@ export async function retryIngestJob(
       statusCode: 400,
     };
   }
-  if (!classification.retryable) {
-    return {
-      success: false,
-      action: 'not_retryable',
-      error: `the failure is ${classification.type} and needs a manual fix: ${classification.reason}`,
-      statusCode: 400,
-    };
-  }
+  const refusal = retryRefusal({ classification, code: job.errorLog.code });
+  if (refusal) return { success: false, action: 'not_retryable', error: refusal, statusCode: 400 };
   try {
     if (userId !== null) await deps.quotas.take(userId, [{ quota: 'importJobsPerDay', amount: 1 }]);
   } catch (error) {
@@ -81,7 +85,7 @@ export async function retryIngestJob(
   return {
     success: true,
     action: 'retry_scheduled',
-    message: `job ${jobId} restarts at ${restart} (attempt ${attempt})`,
+    message: `job ${jobId} restarts at ${stageName(naming, restart)} (attempt ${attempt})`,
     retryScheduled: true,
     nextRetryAt: nextRetryAt.toISOString(),
   };

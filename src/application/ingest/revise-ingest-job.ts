@@ -1,8 +1,10 @@
-import { DomainError, NotFoundError } from '../../domain/errors.ts';
+import type { Viewer } from '../../domain/access.ts';
+import { DomainError } from '../../domain/errors.ts';
 import type { JobConfig } from '../../domain/ingest/settings.ts';
-import { TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
+import { type StageNaming, stageName, TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
 import type { IngestQueue } from '../../ports/ingest-ports.ts';
 import type { IngestJob, IngestStore } from '../../ports/ingest-store.ts';
+import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 
 // PATCH /api/ingest-jobs/{id}: approve a job waiting for review (or a schema change that stopped it),
 // or adjust its settings. The change queues the ingest-process workflow, which runs the remaining
@@ -11,12 +13,13 @@ import type { IngestJob, IngestStore } from '../../ports/ingest-store.ts';
 export type JobRevision = { approved?: boolean; config?: Partial<JobConfig> };
 
 export async function reviseIngestJob(
-  deps: { store: IngestStore; queue: IngestQueue },
+  deps: { store: IngestStore; queue: IngestQueue; hierarchy: ImportAccessDeps['hierarchy'] },
+  viewer: Viewer,
   jobId: number,
   revision: JobRevision,
+  naming: StageNaming = 'ingest',
 ): Promise<{ job: IngestJob; restartedAt: TaskStage | null }> {
-  const job = await deps.store.getJob(jobId);
-  if (!job) throw new NotFoundError(`ingest job ${jobId} does not exist`, { code: 'INGEST_JOB_NOT_FOUND' });
+  const job = await accessibleJob(deps, viewer, jobId);
   const config = revision.config ? { ...job.config, ...revision.config } : null;
   const approved = revision.approved === true;
   let restart: TaskStage | null = null;
@@ -36,7 +39,7 @@ export async function reviseIngestJob(
   } else if (approved || config) {
     throw new DomainError(
       'conflict',
-      `job ${jobId} is at ${job.stage}: only jobs in needs-review or failed can be approved or reconfigured`,
+      `job ${jobId} is at ${stageName(naming, job.stage)}: only jobs in ${stageName(naming, 'needs-review')} or ${stageName(naming, 'failed')} can be approved or reconfigured`,
       {
         code: 'NOT_REVISABLE',
       },

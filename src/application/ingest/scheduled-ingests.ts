@@ -1,3 +1,4 @@
+import { canManageSchedule, requireViewer, type Viewer } from '../../domain/access.ts';
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
 import {
   assertFetchableUrl,
@@ -16,10 +17,12 @@ import type {
   ScheduleStore,
   WebhookTokens,
 } from '../../ports/schedule-store.ts';
+import { authorizeImportTarget, type ImportAccessDeps } from './import-access.ts';
 
 // Scheduled URL imports: create and change schedules (the webhook token rotates on disable and
 // enable), trigger a run by hand or by webhook. Running the schedule manager and fetching are
-// separate use cases.
+// separate use cases. Schedules are read, changed and triggered by their creator, the owner of the
+// catalog they import into and admins (401 anonymous, 404 for anyone else, as if it did not exist).
 
 export type ScheduleDeps = {
   schedules: ScheduleStore;
@@ -29,12 +32,13 @@ export type ScheduleDeps = {
   queue: ScheduleQueue;
   quotas: Quotas;
   clock: Clock;
+  hierarchy: ImportAccessDeps['hierarchy'];
 };
 
 export type NewSchedule = Pick<
   ScheduledIngest,
   'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'
-> & { userId: number | null };
+>;
 
 const ACTIVE: QuotaAmount[] = [{ quota: 'activeSchedules', amount: 1 }];
 
@@ -51,21 +55,20 @@ function nextRun(deps: ScheduleDeps, schedule: string | null, enabled: boolean):
 /** Returns the schedule and its webhook token, which is shown this once. */
 export async function createScheduledIngest(
   deps: ScheduleDeps,
+  viewer: Viewer,
   input: NewSchedule,
 ): Promise<{ schedule: ScheduledIngest; webhookToken: string | null }> {
+  const { userId } = await authorizeImportTarget(deps, viewer, input.catalogId);
   const url = assertFetchableUrl(input.url);
   if (input.schedule) deps.cron.validate(input.schedule);
-  if (!(await deps.store.catalogExists(input.catalogId))) {
-    throw new NotFoundError(`catalog ${input.catalogId} does not exist`, { code: 'CATALOG_NOT_FOUND' });
-  }
   if (input.datasetId !== null && !(await deps.store.datasetInCatalog(input.datasetId, input.catalogId))) {
     throw new DomainError('validation', `dataset ${input.datasetId} is not in catalog ${input.catalogId}`, {
       code: 'DATASET_NOT_IN_CATALOG',
     });
   }
   // A schedule that runs by itself holds one activeSchedules unit while it is enabled.
-  const active = input.userId !== null && isActive(input) ? ACTIVE : [];
-  if (input.userId !== null && active.length) await deps.quotas.take(input.userId, active);
+  const active = isActive(input) ? ACTIVE : [];
+  if (active.length) await deps.quotas.take(userId, active);
   const token = input.enabled ? deps.tokens.generate() : null;
   const schedule = await deps.schedules
     .create({
@@ -76,26 +79,42 @@ export async function createScheduledIngest(
       catalogId: input.catalogId,
       datasetId: input.datasetId,
       settings: input.settings,
-      createdBy: input.userId,
+      createdBy: userId,
       nextRunAt: nextRun(deps, input.schedule, input.enabled),
       webhookTokenHash: token?.hash ?? null,
     })
     .catch(async (error: unknown) => {
-      if (input.userId !== null && active.length) await deps.quotas.give(input.userId, active);
+      if (active.length) await deps.quotas.give(userId, active);
       throw error;
     });
   return { schedule, webhookToken: token?.token ?? null };
 }
 
+const scheduleNotFound = (id: number) =>
+  new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
+
+/** The schedule, when the caller may manage it: 401 anonymous, 404 missing or not theirs. */
+export async function getScheduledIngest(
+  deps: Pick<ScheduleDeps, 'schedules' | 'hierarchy'>,
+  viewer: Viewer,
+  id: number,
+): Promise<ScheduledIngest> {
+  requireViewer(viewer);
+  const schedule = await deps.schedules.get(id);
+  if (!schedule) throw scheduleNotFound(id);
+  const catalog = (await deps.hierarchy.hierarchy('catalogs', schedule.catalogId))?.catalog ?? null;
+  if (!canManageSchedule(viewer, { createdBy: schedule.createdBy, catalog })) throw scheduleNotFound(id);
+  return schedule;
+}
+
 /** Disabling revokes the webhook token; enabling issues a new one (returned this once). */
 export async function updateScheduledIngest(
   deps: ScheduleDeps,
+  viewer: Viewer,
   id: number,
   change: { name?: string; schedule?: string | null; enabled?: boolean },
 ): Promise<{ schedule: ScheduledIngest; webhookToken: string | null }> {
-  const current = await deps.schedules.get(id);
-  if (!current)
-    throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
+  const current = await getScheduledIngest(deps, viewer, id);
   if (change.schedule) deps.cron.validate(change.schedule);
   const enabled = change.enabled ?? current.enabled;
   const schedule = change.schedule === undefined ? current.schedule : change.schedule;
@@ -119,8 +138,7 @@ export async function updateScheduledIngest(
     ...(webhookTokenHash !== undefined ? { webhookTokenHash } : {}),
   });
   if (owner !== null && (stops || (starts && !updated))) await deps.quotas.give(owner, ACTIVE);
-  if (!updated)
-    throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
+  if (!updated) throw scheduleNotFound(id);
   return { schedule: updated, webhookToken: token?.token ?? null };
 }
 
@@ -130,10 +148,12 @@ async function startRun(deps: ScheduleDeps, schedule: ScheduledIngest, dueAt: Da
   return run;
 }
 
-export async function triggerScheduledIngest(deps: ScheduleDeps, id: number): Promise<ScheduledRun> {
-  const schedule = await deps.schedules.get(id);
-  if (!schedule)
-    throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
+export async function triggerScheduledIngest(
+  deps: ScheduleDeps,
+  viewer: Viewer,
+  id: number,
+): Promise<ScheduledRun> {
+  const schedule = await getScheduledIngest(deps, viewer, id);
   const run = await startRun(deps, schedule, deps.clock.now(), 'manual');
   if (!run)
     throw new DomainError('conflict', 'a run was triggered at this very moment already', {
@@ -142,11 +162,15 @@ export async function triggerScheduledIngest(deps: ScheduleDeps, id: number): Pr
   return run;
 }
 
-/** The token in the URL is the credential: unknown, malformed and disabled tokens are all a 404. */
+/**
+ * The token in the URL is the credential: unknown, malformed and disabled tokens are all a 404 whose
+ * message names no resource type (the endpoint is shared with scrapers).
+ */
+export const webhookNotFound = () =>
+  new NotFoundError('unknown or disabled webhook token', { code: 'WEBHOOK_NOT_FOUND' });
+
 export async function triggerByWebhook(deps: ScheduleDeps, token: string): Promise<ScheduledRun> {
-  const notFound = new NotFoundError('no enabled scheduled import has this webhook token', {
-    code: 'WEBHOOK_NOT_FOUND',
-  });
+  const notFound = webhookNotFound();
   if (!isWebhookTokenShape(token)) throw notFound;
   const schedule = await deps.schedules.byTokenHash(deps.tokens.hash(token));
   if (!schedule || !schedule.enabled) throw notFound;

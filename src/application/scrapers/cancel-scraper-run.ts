@@ -1,5 +1,6 @@
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
-import { type Actor, canManageRepo } from '../../domain/scrapers/access.ts';
+import type { Actor } from '../../domain/scrapers/access.ts';
+import { canManageScraperRepo } from '../../domain/access.ts';
 import { isFinished } from '../../domain/scrapers/runs.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
@@ -16,7 +17,7 @@ export async function cancelScraperRun(
   if (!run) throw new NotFoundError(`scraper run ${runId} not found`, { code: 'SCRAPER_RUN_NOT_FOUND' });
   const scraper = await deps.scrapers.get(run.scraperId);
   const repo = scraper ? await deps.repos.get(scraper.repoId) : null;
-  if (!repo || !canManageRepo(actor, repo)) {
+  if (!repo || !canManageScraperRepo(actor, repo)) {
     throw new DomainError('forbidden', 'only the repo owner or an admin may cancel this run', {
       code: 'FORBIDDEN',
     });

@@ -1,6 +1,7 @@
 import { DomainError } from '../../domain/errors.ts';
 import { QuotaExceededError } from '../../domain/quotas.ts';
-import { type Actor, hasScraperAccess } from '../../domain/scrapers/access.ts';
+import type { Actor } from '../../domain/scrapers/access.ts';
+import { hasScraperAccess } from '../../domain/access.ts';
 import {
   type RepoSource,
   type ScraperRepo,

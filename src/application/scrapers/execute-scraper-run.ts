@@ -1,5 +1,5 @@
 import { QuotaExceededError } from '../../domain/quotas.ts';
-import { hasScraperAccess } from '../../domain/scrapers/access.ts';
+import { hasScraperAccess } from '../../domain/access.ts';
 import { overrunDeadlineMs } from '../../domain/scrapers/runs.ts';
 import type { RunOutcome, ScraperRun } from '../../domain/scrapers/scrapers.ts';
 import { RunnerError, type RunnerRunResult } from '../../ports/runner-client.ts';

@@ -6,10 +6,11 @@ import {
   ForbiddenError,
   requireViewer,
   type Viewer,
+  canManageScraperRepo,
 } from '../../domain/access.ts';
 import type { ScraperCollectionSlug } from '../../domain/collections.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
-import { type Actor, canManageRepo, hasScraperAccess } from '../../domain/scrapers/access.ts';
+import type { Actor } from '../../domain/scrapers/access.ts';
 import { validateRepoIdentity } from '../../domain/scrapers/repos.ts';
 import type { CollectionRepository, Doc } from '../../ports/collection-repository.ts';
 import { findDocument, findDocuments, type ListQuery } from '../collection-documents.ts';
@@ -17,6 +18,7 @@ import { cancelScraperRun } from './cancel-scraper-run.ts';
 import { createScraperRepo, readSource } from './create-scraper-repo.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 import { setScraperWebhook } from './set-scraper-webhook.ts';
+import { requireScraperAccess } from './trigger-scraper-run.ts';
 import { updateScraperRepoSource } from './update-scraper-repo-source.ts';
 
 // The collections API of scraper-repos, scrapers and scraper-runs (spec: Scraper repo, Scraper,
@@ -35,9 +37,7 @@ export const CODE_LIMITS = { maxFiles: 200, maxFileNameLength: 255, maxTotalByte
 /** Spec, Authentication 4: levels 0-2 have no scraper access at all; 401 without a login. */
 export function scraperActor(viewer: Viewer): Actor {
   const user = requireViewer(viewer);
-  if (!hasScraperAccess(user)) {
-    throw new ForbiddenError('scrapers need trust level 3 (Trusted) or higher', 'TRUST_LEVEL_TOO_LOW');
-  }
+  requireScraperAccess(user);
   return user;
 }
 
@@ -171,7 +171,8 @@ async function managedRepo(deps: ScraperCollectionDeps, viewer: Viewer, id: numb
   const repo = await deps.scrapers.repos.get(id);
   if (!repo)
     throw new NotFoundError(`No scraper-repos document with id ${id}`, { code: 'DOCUMENT_NOT_FOUND' });
-  if (!canManageRepo(actor, repo)) throw new ForbiddenError('only the repo owner or an admin may change it');
+  if (!canManageScraperRepo(actor, repo))
+    throw new ForbiddenError('only the repo owner or an admin may change it');
   return { actor, repo };
 }
 
@@ -267,7 +268,8 @@ export async function updateScraperDocument(
   const repo = scraper ? await deps.scrapers.repos.get(scraper.repoId) : null;
   if (!scraper || !repo)
     throw new NotFoundError(`No scrapers document with id ${id}`, { code: 'DOCUMENT_NOT_FOUND' });
-  if (!canManageRepo(actor, repo)) throw new ForbiddenError('only the repo owner or an admin may change it');
+  if (!canManageScraperRepo(actor, repo))
+    throw new ForbiddenError('only the repo owner or an admin may change it');
   if (input.targetDataset !== undefined && input.targetDataset !== scraper.targetDatasetId) {
     await checkDataset(deps, viewer, input.targetDataset);
   }

@@ -1,5 +1,6 @@
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
-import { type Actor, canManageRepo } from '../../domain/scrapers/access.ts';
+import type { Actor } from '../../domain/scrapers/access.ts';
+import { canManageScraperRepo } from '../../domain/access.ts';
 import { webhookChange } from '../../domain/scrapers/webhooks.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
@@ -17,7 +18,7 @@ export async function setScraperWebhook(
   const scraper = await deps.scrapers.get(scraperId);
   if (!scraper) throw new NotFoundError(`scraper ${scraperId} not found`, { code: 'SCRAPER_NOT_FOUND' });
   const repo = await deps.repos.get(scraper.repoId);
-  if (!repo || !canManageRepo(actor, repo)) {
+  if (!repo || !canManageScraperRepo(actor, repo)) {
     throw new DomainError('forbidden', 'only the repo owner or an admin may change the webhook', {
       code: 'FORBIDDEN',
     });

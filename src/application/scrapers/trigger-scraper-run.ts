@@ -1,6 +1,7 @@
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
-import { type Actor, canManageRepo, hasScraperAccess } from '../../domain/scrapers/access.ts';
 import { QuotaExceededError } from '../../domain/quotas.ts';
+import type { Actor } from '../../domain/scrapers/access.ts';
+import { canManageScraperRepo, ForbiddenError, hasScraperAccess } from '../../domain/access.ts';
 import { DailyQuotaExceededError } from '../../domain/scrapers/errors.ts';
 import type { TriggeredBy } from '../../domain/scrapers/runs.ts';
 import type { Scraper, ScraperRun } from '../../domain/scrapers/scrapers.ts';
@@ -13,19 +14,23 @@ type Deps = Pick<
   'scrapers' | 'repos' | 'runs' | 'jobs' | 'flags' | 'quotas' | 'actors' | 'runIds'
 >;
 
-/** `POST /api/scrapers/{id}/run`: the repo owner or an admin queues a run now. */
+/** Levels 0-2 have no scraper access at all: 403, as the scraper collections answer. */
+export function requireScraperAccess(actor: Actor): void {
+  if (!hasScraperAccess(actor)) {
+    throw new ForbiddenError('scrapers need trust level 3 (Trusted) or higher', 'TRUST_LEVEL_TOO_LOW');
+  }
+}
+
+/**
+ * `POST /api/scrapers/{id}/run`: the repo owner or an admin queues a run now. For anyone else with
+ * scraper access the scraper is not there (404, like the collection), so its existence is not told.
+ */
 export async function triggerScraperRun(deps: Deps, actor: Actor, scraperId: number): Promise<QueuedRun> {
+  requireScraperAccess(actor);
   const scraper = await deps.scrapers.get(scraperId);
-  if (!scraper) throw new NotFoundError(`scraper ${scraperId} not found`, { code: 'SCRAPER_NOT_FOUND' });
-  const repo = await deps.repos.get(scraper.repoId);
-  if (!repo || !canManageRepo(actor, repo)) {
-    throw new DomainError(
-      'forbidden',
-      hasScraperAccess(actor)
-        ? 'only the repo owner or an admin may run this scraper'
-        : 'scrapers need trust level 3 (Trusted) or higher',
-      { code: 'FORBIDDEN' },
-    );
+  const repo = scraper ? await deps.repos.get(scraper.repoId) : null;
+  if (!scraper || !repo || !canManageScraperRepo(actor, repo)) {
+    throw new NotFoundError(`scraper ${scraperId} not found`, { code: 'SCRAPER_NOT_FOUND' });
   }
   return queueRun(deps, scraper, repo.createdBy, 'manual', actor.id);
 }

@@ -1,5 +1,6 @@
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
-import { type Actor, canManageRepo } from '../../domain/scrapers/access.ts';
+import type { Actor } from '../../domain/scrapers/access.ts';
+import { canManageScraperRepo } from '../../domain/access.ts';
 import { type ScraperRepo, sourceChanged } from '../../domain/scrapers/repos.ts';
 import { readSource } from './create-scraper-repo.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
@@ -14,7 +15,7 @@ export async function updateScraperRepoSource(
   const before = await deps.repos.get(repoId);
   if (!before)
     throw new NotFoundError(`scraper repo ${repoId} not found`, { code: 'SCRAPER_REPO_NOT_FOUND' });
-  if (!canManageRepo(actor, before)) {
+  if (!canManageScraperRepo(actor, before)) {
     throw new DomainError('forbidden', 'only the repo owner or an admin may change it', {
       code: 'FORBIDDEN',
     });

@@ -133,18 +133,62 @@ export type RecommendedAction =
   | 'approve_schema_changes'
   | 'max_retries_exceeded';
 
-/** What an operator should do about a failed job (spec: recommendations). */
+/**
+ * What to do about a job that failed (spec: recommendations), in the order the conditions decide:
+ * a job waiting for its scheduled retry needs nothing but time (`automatic_retry`); a quota that
+ * stopped it resets (`wait_for_quota_reset`); a breaking schema change or a review waits for an
+ * approval; a permanent failure or one that needs the user's fix is `manual_intervention`; a
+ * recoverable one whose automatic attempts are used up is `max_retries_exceeded`.
+ */
 export function recommendAction(input: {
   classification: Classification;
   code?: string | undefined;
   retryAttempts: number;
   policy: RetryPolicy;
+  /** The job is not failed but scheduled to run again (next_retry_at set). */
+  waitingForRetry: boolean;
 }): RecommendedAction {
   const { classification, code } = input;
+  if (input.waitingForRetry) return 'automatic_retry';
   if (code === 'QUOTA_EXCEEDED') return 'wait_for_quota_reset';
   if (code === 'SCHEMA_DRIFT' || code === 'NEEDS_REVIEW') return 'approve_schema_changes';
-  if (classification.type === 'permanent') return 'manual_intervention';
-  if (classification.type === 'user_action_required') return 'manual_intervention';
+  if (classification.type !== 'recoverable') return 'manual_intervention';
   if (!canRetry(input.policy, input.retryAttempts)) return 'max_retries_exceeded';
-  return 'automatic_retry';
+  // A recoverable failure with attempts left is retried automatically, so a failed one only has
+  // attempts left when the policy was raised since: a retry by hand (POST .../retry) is the fix.
+  return 'manual_intervention';
+}
+
+/** What the user does instead of a retry, for the failures that need a user action. */
+const USER_FIXES: Record<string, string> = {
+  SCHEMA_DRIFT:
+    'the file changes the dataset\'s schema: approve the change (PATCH the job with {"approved": true}) or send a new config',
+  NEEDS_REVIEW: 'the job waits for review: approve it (PATCH the job with {"approved": true})',
+  MAPPING_INVALID:
+    'the field mapping names a column the file does not have: PATCH the job with a corrected config.fieldMapping',
+  NO_TIMESTAMP: 'no timestamp column was found: PATCH the job with config.fieldMapping.timestamp naming one',
+  NO_VALID_ROWS:
+    'no row passed validation: fix the file and upload it again, or PATCH the job with a corrected config',
+};
+
+/**
+ * Why retrying this failure would only fail again, naming what to do instead; null when a retry
+ * may succeed. Decided before any quota is taken. A quota failure is retryable (after the reset:
+ * the retry takes the quota like any other).
+ */
+export function retryRefusal(failure: {
+  classification: Classification;
+  code?: string | undefined;
+}): string | null {
+  const { classification, code } = failure;
+  if (code === 'QUOTA_EXCEEDED') return null;
+  const fix = code ? USER_FIXES[code] : undefined;
+  if (fix) return `not retryable: ${fix}`;
+  if (classification.type === 'permanent' || !classification.retryable) {
+    return `the failure is ${classification.type} and needs a manual fix: ${classification.reason}`;
+  }
+  if (classification.type === 'user_action_required') {
+    return `not retryable: the failure needs a user action first: ${classification.reason}`;
+  }
+  return null;
 }

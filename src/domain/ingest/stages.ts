@@ -108,6 +108,23 @@ export function legacyStageName(stage: Stage): LegacyStage {
   return LEGACY_STAGE_NAMES[stage];
 }
 
+/**
+ * Which routes are asking: the ingest-named ones (`/api/ingest-jobs`, `/api/ingest/...`) speak
+ * kebab-case stage names, the import-named ones (`/api/import-jobs`, `/api/import/...`) UPPER_CASE,
+ * in every field of every answer.
+ */
+export type StageNaming = 'ingest' | 'import';
+
+export function stageName(naming: StageNaming, stage: Stage): string {
+  return naming === 'import' ? legacyStageName(stage) : stage;
+}
+
+/** A stage name as it may arrive in a stored record (a string): spelled for the naming, or as it is. */
+export function spellStage(naming: StageNaming, value: string): string {
+  const normalised = value.trim().toLowerCase().replaceAll('_', '-');
+  return isStage(normalised) ? stageName(naming, normalised) : value;
+}
+
 /** Stages after `stage` in pipeline order (the ones whose progress a reset clears). */
 export function stagesFrom(stage: TaskStage): TaskStage[] {
   return TASK_STAGES.slice(TASK_STAGES.indexOf(stage));

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { retryIngestJob } from '../../../src/application/ingest/retry-ingest-job.ts';
+import type { Viewer } from '../../../src/domain/access.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../src/domain/ingest/failures.ts';
 import { DEFAULT_JOB_CONFIG } from '../../../src/domain/ingest/settings.ts';
 import type { Quotas } from '../../../src/ports/quotas.ts';
@@ -38,7 +39,9 @@ const failedJob = (overrides: Partial<IngestJob> = {}): IngestJob => ({
 function fakes(job: IngestJob, quota: Quotas) {
   const calls: string[] = [];
   const store = {
-    getJob: async () => job,
+    getJob: async (id: number) => (id === job.id ? job : null),
+    getFile: async (id: number) =>
+      id === job.ingestFileId ? { id, uploadedBy: UPLOADER, catalogId: 5 } : null,
     resetToStage: async (_id: number, stage: string) => {
       calls.push(`reset ${stage}`);
     },
@@ -53,8 +56,21 @@ function fakes(job: IngestJob, quota: Quotas) {
     },
   };
   const clock = { now: () => new Date('2026-02-01T00:00:00.000Z') };
-  return { deps: { store, queue, quotas: quota, clock, retry: DEFAULT_RETRY_POLICY }, calls };
+  // Catalog 5 belongs to someone else: only the uploader (and admins) may retry here.
+  const hierarchy = {
+    hierarchy: async () => ({
+      catalogId: 5,
+      catalog: { isPublic: true, createdBy: 99 },
+      datasetId: null,
+      dataset: null,
+    }),
+  };
+  return { deps: { store, queue, quotas: quota, clock, retry: DEFAULT_RETRY_POLICY, hierarchy }, calls };
 }
+
+const UPLOADER = 42;
+const uploader: Viewer = { id: UPLOADER, email: 'u@example.org', role: 'user', trustLevel: 1 };
+const stranger: Viewer = { id: 43, email: 's@example.org', role: 'user', trustLevel: 5 };
 
 const allow = fakeQuotas();
 const refuse = fakeQuotas({ refuse: 'importJobsPerDay' });
@@ -63,7 +79,7 @@ t.test(
   'a retryable failure restarts at its recovery stage after the backoff of the next attempt',
   async (t) => {
     const { deps, calls } = fakes(failedJob(), allow);
-    const result = await retryIngestJob(deps, 7, 42);
+    const result = await retryIngestJob(deps, uploader, 7);
     t.same(result, {
       success: true,
       action: 'retry_scheduled',
@@ -81,7 +97,7 @@ t.test(
 
 t.test('an exhausted import quota blocks the retry with 403 quota_exceeded', async (t) => {
   const { deps, calls } = fakes(failedJob(), refuse);
-  t.same(await retryIngestJob(deps, 7, 42), {
+  t.same(await retryIngestJob(deps, uploader, 7), {
     success: false,
     action: 'quota_exceeded',
     error: 'daily import quota reached (limit 10); retry after 2026-02-02T00:00:00.000Z',
@@ -99,5 +115,43 @@ t.test('a permanent failure is not retryable (400), before the quota is even ask
     },
   });
   const { deps } = fakes(job, refuse);
-  t.match(await retryIngestJob(deps, 7, null), { success: false, action: 'not_retryable', statusCode: 400 });
+  t.match(await retryIngestJob(deps, uploader, 7), {
+    success: false,
+    action: 'not_retryable',
+    statusCode: 400,
+  });
+});
+
+t.test('a failure that needs a user action is refused (400) naming the fix, before any quota', async (t) => {
+  const recording = fakeQuotas();
+  const drift = failedJob({
+    errorLog: {
+      lastError: "the file's schema breaks the dataset's current schema",
+      code: 'SCHEMA_DRIFT',
+      failedStage: 'validate-schema',
+      classification: { type: 'user_action_required', retryable: true, reason: 'drift' },
+    },
+  });
+  const { deps, calls } = fakes(drift, recording);
+  const result = await retryIngestJob(deps, uploader, 7);
+  t.match(result, { success: false, action: 'not_retryable', statusCode: 400, error: /approve/ });
+  t.same(recording.taken, [], 'no quota was taken');
+  t.same(calls, [], 'nothing was reset or queued');
+});
+
+t.test('strangers get the 404 of a missing job, anonymous callers 401; nothing queued', async (t) => {
+  const { deps, calls } = fakes(failedJob(), allow);
+  const missing = await retryIngestJob(deps, uploader, 8).catch((error: unknown) => error);
+  const notTheirs = await retryIngestJob(deps, stranger, 7).catch((error: unknown) => error);
+  t.match(missing, { kind: 'not_found', message: 'ingest job 8 does not exist' });
+  t.match(notTheirs, { kind: 'not_found', message: 'ingest job 7 does not exist' });
+  await t.rejects(retryIngestJob(deps, null, 8), { name: 'UnauthorizedError' }, 'before any lookup');
+  t.same(calls, []);
+});
+
+t.test('the import-named routes speak UPPER_CASE stage names', async (t) => {
+  const { deps } = fakes(failedJob(), allow);
+  t.match(await retryIngestJob(deps, uploader, 7, 'import'), {
+    message: 'job 7 restarts at GEOCODE_BATCH (attempt 2)',
+  });
 });

@@ -2,7 +2,6 @@ import t from 'tap';
 import { cronerCalendar } from '../../../src/adapters/scrapers/croner-calendar.ts';
 import { cryptoWebhookTokens } from '../../../src/adapters/scrapers/scraper-support.ts';
 import { ValidationError } from '../../../src/domain/errors.ts';
-import { canManageRepo, hasScraperAccess } from '../../../src/domain/scrapers/access.ts';
 import { sourceChanged, validateCodeMap, validateGitSource } from '../../../src/domain/scrapers/repos.ts';
 import { canTransition, isStuck, STUCK_MARGIN_SECS } from '../../../src/domain/scrapers/runs.ts';
 import { dueTime } from '../../../src/domain/scrapers/schedule.ts';
@@ -164,14 +163,5 @@ t.test('a run is stuck once it has run longer than its timeout plus the margin',
   t.notOk(isStuck({ status: 'queued', startedAt: null }, 300, after(10_000)));
 });
 
-// The scraper quotas' numbers are config/quotas.yaml's (test/unit/domain/quotas.test.ts).
-t.test('scraper access by trust level: 0-2 none, 3 and up and admins', async (t) => {
-  const user = (trustLevel: number, role: 'admin' | 'user' = 'user') => ({ id: 7, role, trustLevel });
-  for (const level of [0, 1, 2]) t.notOk(hasScraperAccess(user(level)));
-  for (const level of [3, 4, 5]) t.ok(hasScraperAccess(user(level)));
-  t.ok(hasScraperAccess(user(0, 'admin')));
-  t.ok(canManageRepo(user(3), { createdBy: 7 }));
-  t.notOk(canManageRepo(user(3), { createdBy: 8 }));
-  t.notOk(canManageRepo(user(2), { createdBy: 7 }), 'an owner who lost scraper access');
-  t.ok(canManageRepo(user(0, 'admin'), { createdBy: 8 }));
-});
+// Scraper access is tested with the one access rule (test/unit/domain/access.test.ts), the scraper
+// quotas' numbers with config/quotas.yaml (test/unit/domain/quotas.test.ts).

@@ -1,8 +1,26 @@
-import type { IngestFile, IngestJob } from '../../../ports/ingest-store.ts';
+import { type StageNaming, spellStage, stageName } from '../../../domain/ingest/stages.ts';
+import type { IngestFile, IngestJob, JobErrorLog } from '../../../ports/ingest-store.ts';
 
 // Records as the collection endpoints show them (Payload-style `{doc}` bodies).
 
-export function jobDoc(job: IngestJob) {
+/** The error log with its stage names spelled for the routes' naming. */
+function errorLogDoc(naming: StageNaming, log: JobErrorLog | null) {
+  if (!log) return null;
+  return {
+    ...log,
+    ...(log.failedStage ? { failedStage: stageName(naming, log.failedStage) } : {}),
+    ...(log.recoveryAttempt
+      ? {
+          recoveryAttempt: {
+            ...log.recoveryAttempt,
+            recoveryStage: spellStage(naming, log.recoveryAttempt.recoveryStage),
+          },
+        }
+      : {}),
+  };
+}
+
+export function jobDoc(job: IngestJob, naming: StageNaming = 'ingest') {
   return {
     id: job.id,
     ingestFile: job.ingestFileId,
@@ -10,9 +28,9 @@ export function jobDoc(job: IngestJob) {
     sheetName: job.sheetName,
     dataset: job.datasetId,
     datasetName: job.datasetName,
-    stage: job.stage,
+    stage: stageName(naming, job.stage),
     config: job.config,
-    errorLog: job.errorLog,
+    errorLog: errorLogDoc(naming, job.errorLog),
     reviewReasons: job.reviewReasons,
     approvedAt: job.approvedAt,
     retryAttempts: job.retryAttempts,
@@ -37,7 +55,7 @@ export function fileDoc(file: IngestFile, jobs: IngestJob[]) {
     uploadedBy: file.uploadedBy,
     settings: file.settings,
     errorLog: file.errorLog,
-    jobs: jobs.map(jobDoc),
+    jobs: jobs.map((job) => jobDoc(job)),
     createdAt: file.createdAt,
     updatedAt: file.updatedAt,
     completedAt: file.completedAt,

@@ -1,18 +1,21 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
+import { accessibleJob } from '../../../application/ingest/import-access.ts';
 import { recommendIngestRecoveries } from '../../../application/ingest/recommend-ingest-recoveries.ts';
 import { resetIngestJob } from '../../../application/ingest/reset-ingest-job.ts';
 import { retryIngestJob } from '../../../application/ingest/retry-ingest-job.ts';
 import { reviseIngestJob } from '../../../application/ingest/revise-ingest-job.ts';
-import { NotFoundError } from '../../../domain/errors.ts';
 import { ID_STRATEGIES } from '../../../domain/ingest/rows.ts';
+import { stageName } from '../../../domain/ingest/stages.ts';
 import { errorResponses } from '../error-body.ts';
-import type { IngestHttpDeps } from './ingest.ts';
+import { type IngestHttpDeps, viewerOf } from './ingest.ts';
 import { jobDoc } from './ingest-docs.ts';
 import { Recommendations, ResetResult, RetryRefusal, RetrySuccess } from './ingest-schemas.ts';
 
 // Ingest jobs: read, approve or reconfigure (PATCH), and the recovery endpoints, under the current
-// `/api/ingest-jobs` names and the earlier `/api/import-jobs` aliases.
+// `/api/ingest-jobs` names and the earlier `/api/import-jobs` aliases. Each speaks its own stage
+// names (kebab-case, UPPER_CASE). Every one is for the uploader, the target catalog's owner and
+// admins: 401 anonymous, 404 (as for a job that does not exist) for anyone else.
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 const NoQuery = Type.Object({}, { additionalProperties: false });
@@ -42,6 +45,7 @@ const ConfigPatch = Type.Object(
 export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = async (app, { ingest }) => {
   for (const base of ['/api/ingest-jobs', '/api/import-jobs']) {
     const earlier = base === '/api/import-jobs';
+    const naming = earlier ? 'import' : 'ingest';
     const tags = ['ingestion'];
 
     app.get(
@@ -50,11 +54,13 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
         schema: {
           tags,
           summary: `One recommendation per failed job${earlier ? ' (earlier alias)' : ''}`,
+          description:
+            "The caller's failed jobs and jobs waiting for a scheduled retry (as uploader or catalog owner; admins: all).",
           querystring: NoQuery,
-          response: { 200: Recommendations, ...errorResponses(400) },
+          response: { 200: Recommendations, ...errorResponses(400, 401) },
         },
       },
-      async () => recommendIngestRecoveries({ store: ingest.store, retry: ingest.retry }),
+      async (request) => recommendIngestRecoveries(ingest, viewerOf(request), naming),
     );
 
     app.get(
@@ -65,15 +71,12 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
           summary: 'An ingest job',
           params: IdParams,
           querystring: NoQuery,
-          response: { 200: Type.Ref('IngestJobDoc'), ...errorResponses(400, 404) },
+          response: { 200: Type.Ref('IngestJobDoc'), ...errorResponses(400, 401, 404) },
         },
       },
       async (request) => {
         const { id } = request.params as { id: number };
-        const job = await ingest.store.getJob(id);
-        if (!job)
-          throw new NotFoundError(`ingest job ${id} does not exist`, { code: 'INGEST_JOB_NOT_FOUND' });
-        return jobDoc(job);
+        return jobDoc(await accessibleJob(ingest, viewerOf(request), id), naming);
       },
     );
 
@@ -95,21 +98,19 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
           ),
           response: {
             200: Type.Object({ doc: Type.Ref('IngestJobDoc'), message: Type.String() }),
-            ...errorResponses(400, 404, 409),
+            ...errorResponses(400, 401, 404, 409),
           },
         },
       },
       async (request) => {
         const { id } = request.params as { id: number };
         const body = request.body as { approved?: boolean; config?: Record<string, unknown> };
-        const { job, restartedAt } = await reviseIngestJob(
-          { store: ingest.store, queue: ingest.queue },
-          id,
-          body,
-        );
+        const { job, restartedAt } = await reviseIngestJob(ingest, viewerOf(request), id, body, naming);
         return {
-          doc: jobDoc(job),
-          message: restartedAt ? `Updated; the workflow continues at ${restartedAt}` : 'Updated',
+          doc: jobDoc(job, naming),
+          message: restartedAt
+            ? `Updated; the workflow continues at ${stageName(naming, restartedAt)}`
+            : 'Updated',
         };
       },
     );
@@ -126,23 +127,13 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
             200: RetrySuccess,
             400: Type.Union([RetryRefusal('not_retryable', 400), Type.Ref('ErrorBody')]),
             403: RetryRefusal('quota_exceeded', 403),
-            ...errorResponses(404),
+            ...errorResponses(401, 404),
           },
         },
       },
       async (request, reply) => {
         const { id } = request.params as { id: number };
-        const result = await retryIngestJob(
-          {
-            store: ingest.store,
-            queue: ingest.queue,
-            quotas: ingest.quotas,
-            clock: ingest.clock,
-            retry: ingest.retry,
-          },
-          id,
-          ingest.currentUserId(request),
-        );
+        const result = await retryIngestJob(ingest, viewerOf(request), id, naming);
         return reply.status(result.success ? 200 : result.statusCode).send(result);
       },
     );
@@ -159,13 +150,13 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
           params: IdParams,
           querystring: NoQuery,
           body: Type.Object({ stage: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
-          response: { 200: ResetResult, ...errorResponses(400, 404) },
+          response: { 200: ResetResult, ...errorResponses(400, 401, 404) },
         },
       },
       async (request) => {
         const { id } = request.params as { id: number };
         const { stage } = request.body as { stage: string };
-        return resetIngestJob({ store: ingest.store, queue: ingest.queue }, id, stage);
+        return resetIngestJob(ingest, viewerOf(request), id, stage, naming);
       },
     );
   }

@@ -15,7 +15,10 @@ export const IngestJobDoc = Type.Object(
     sheetName: NullableString,
     dataset: NullableNumber,
     datasetName: NullableString,
-    stage: Type.String({ description: 'kebab-case stage, or needs-review / completed / failed' }),
+    stage: Type.String({
+      description:
+        'The stage: kebab-case (analyze-duplicates … needs-review, completed, failed) on ingest-named routes, UPPER_CASE on import-named ones',
+    }),
     config: Loose('field mapping, id strategy, duplicate handling, geocoding, schema mode'),
     errorLog: Type.Union([
       Loose('lastError, code, failedStage, classification, recoveryAttempt, failedAt'),

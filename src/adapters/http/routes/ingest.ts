@@ -7,12 +7,15 @@ import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { createIngestFile, importQuotaAmounts } from '../../../application/ingest/create-ingest-file.ts';
+import { importQuotaAmounts } from '../../../application/ingest/create-ingest-file.ts';
 import { getIngestProgress } from '../../../application/ingest/get-ingest-progress.ts';
+import { accessibleFile, type ImportAccessDeps } from '../../../application/ingest/import-access.ts';
 import { previewIngestSchema } from '../../../application/ingest/preview-ingest-schema.ts';
 import type { IngestDeps } from '../../../application/ingest/run-ingest-job.ts';
 import type { ScheduleDeps } from '../../../application/ingest/scheduled-ingests.ts';
-import { DomainError, NotFoundError, ValidationError } from '../../../domain/errors.ts';
+import { uploadIngestFile } from '../../../application/ingest/upload-ingest-file.ts';
+import type { Viewer } from '../../../domain/access.ts';
+import { DomainError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../../domain/quotas.ts';
@@ -30,8 +33,8 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
   /** Where uploads are streamed to (the SourceFiles root). */
   uploadRoot: string;
   maxFileSizeBytes: number;
-  /** The signed-in user, when the session layer knows one (wired by the accounts work). */
-  currentUserId(request: FastifyRequest): number | null;
+  /** The catalog > dataset facts the access rules ask about (the collections' repository). */
+  hierarchy: ImportAccessDeps['hierarchy'];
   schedules: ScheduleDeps;
   /** Keys the dashboard's CSRF tokens (the admin progress page's logout form). */
   dashboardCsrfSecret: string;
@@ -113,7 +116,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
       config: { rateLimit: true },
     },
     async (request, reply) => {
-      const userId = signedIn(request, reply, ingest);
+      const userId = signedIn(request, reply);
       const limit = await limitsBeforeBody(reply, ingest, userId, importQuotaAmounts('upload', 1));
       const { fields, stored } = await receiveUpload(request, reply, ingest, { limitBytes: limit });
       try {
@@ -122,8 +125,9 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           throw new ValidationError('catalog must be a catalog id', { field: 'catalog' });
         }
         const settings = fields.settings ? parseJsonField(fields.settings, 'settings') : undefined;
-        const created = await createIngestFile(
-          { store: ingest.store, queue: ingest.queue, quotas: ingest.quotas },
+        const created = await uploadIngestFile(
+          { store: ingest.store, queue: ingest.queue, quotas: ingest.quotas, hierarchy: ingest.hierarchy },
+          viewerOf(request),
           {
             originalName: stored.name,
             storedPath: stored.relative,
@@ -132,7 +136,6 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
             format: stored.format,
             source: 'upload',
             catalogId,
-            userId,
             settings: parseIngestSettings(settings, fields.dataset),
             sheets: await sheetsOf(ingest, stored),
           },
@@ -167,7 +170,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
       config: { rateLimit: true },
     },
     async (request, reply) => {
-      const userId = signedIn(request, reply, ingest);
+      const userId = signedIn(request, reply);
       const limit = await limitsBeforeBody(reply, ingest, userId, []);
       const { fields, stored } = await receiveUpload(request, reply, ingest, {
         limitBytes: Math.min(limit, PREVIEW_WORKBOOK_MAX_BYTES),
@@ -201,14 +204,13 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
         summary: 'An ingest file with its jobs',
         params: IdParams,
         querystring: Type.Object({}, { additionalProperties: false }),
-        response: { 200: Type.Ref('IngestFileDoc'), ...errorResponses(400, 404) },
+        description: 'For its uploader, the owner of its catalog and admins; 404 for anyone else.',
+        response: { 200: Type.Ref('IngestFileDoc'), ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => {
       const { id } = request.params as { id: number };
-      const file = await ingest.store.getFile(id);
-      if (!file)
-        throw new NotFoundError(`ingest file ${id} does not exist`, { code: 'INGEST_FILE_NOT_FOUND' });
+      const file = await accessibleFile(ingest, viewerOf(request), id);
       return fileDoc(file, await ingest.store.jobsOfFile(id));
     },
   );
@@ -228,13 +230,13 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           querystring: Type.Object({}, { additionalProperties: false }),
           response: {
             200: Type.Ref(variant === 'ingest' ? 'IngestProgress' : 'ImportProgress'),
-            ...errorResponses(400, 404),
+            ...errorResponses(400, 401, 404),
           },
         },
       },
       async (request) => {
         const id = (request.params as Record<string, number>)[param] as number;
-        return getIngestProgress({ store: ingest.store, clock: ingest.clock }, id, variant);
+        return getIngestProgress(ingest, viewerOf(request), id, variant);
       },
     );
   };
@@ -242,13 +244,18 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
   progressRoute('import');
 };
 
+/** Who is calling: the accounts hooks' request.viewer (absent, so anonymous, without those hooks). */
+export function viewerOf(request: FastifyRequest): Viewer {
+  return (request as Partial<Pick<FastifyRequest, 'viewer'>>).viewer ?? null;
+}
+
 /**
  * Uploads need a logged-in user (the spec: protected API access needs an authenticated session, and
  * fileUploadsPerDay is a per-user quota). Refused before a byte of the body is read or stored.
  */
-function signedIn(request: FastifyRequest, reply: FastifyReply, ingest: IngestHttpDeps): number {
-  const userId = ingest.currentUserId(request);
-  if (userId !== null) return userId;
+function signedIn(request: FastifyRequest, reply: FastifyReply): number {
+  const viewer = viewerOf(request);
+  if (viewer) return viewer.id;
   reply.header('connection', 'close');
   return requireUser(request).id;
 }

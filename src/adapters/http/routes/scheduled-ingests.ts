@@ -2,18 +2,21 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import {
   createScheduledIngest,
+  getScheduledIngest,
   triggerByWebhook,
   triggerScheduledIngest,
   updateScheduledIngest,
 } from '../../../application/ingest/scheduled-ingests.ts';
-import { NotFoundError } from '../../../domain/errors.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { ScheduledIngest, ScheduledRun } from '../../../ports/schedule-store.ts';
 import { errorResponses } from '../error-body.ts';
-import type { IngestHttpDeps } from './ingest.ts';
+import { type IngestHttpDeps, viewerOf } from './ingest.ts';
 import { QueuedScraperRunDoc, queuedScraperRunDoc, type ScraperUseCases } from './scrapers.ts';
 
 // Scheduled URL imports (`scheduled-ingests`, alias `scheduled-imports`) and the webhook trigger.
+// Creating one needs write access to the target catalog; the rest is for the creator, the catalog's
+// owner and admins (401 anonymous, 404 for others). The webhook trigger is public: the token is the
+// credential.
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const ScheduleDoc = Type.Object({
@@ -97,7 +100,8 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           summary: 'Create a scheduled URL import',
           description:
             'Fetches `url` on a five-field UTC cron `schedule` (checked every 60 s; null for webhook and manual runs only) and ' +
-            'imports it like an upload, through the needs-review stage. The answer carries the webhook token once.',
+            'imports it like an upload, through the needs-review stage. The answer carries the webhook token once. ' +
+            'Needs write access to the catalog (its owner or an admin): 404 for a catalog the caller cannot see, 403 for one they cannot change.',
           querystring: NoQuery,
           body: Type.Object(
             {
@@ -113,7 +117,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
             },
             { additionalProperties: false },
           ),
-          response: { 201: Saved, ...errorResponses(400, 403, 404) },
+          response: { 201: Saved, ...errorResponses(400, 401, 403, 404) },
         },
       },
       async (request, reply) => {
@@ -126,7 +130,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           dataset?: number | null;
           settings?: Record<string, unknown>;
         };
-        const { schedule, webhookToken } = await createScheduledIngest(deps, {
+        const { schedule, webhookToken } = await createScheduledIngest(deps, viewerOf(request), {
           name: body.name,
           url: body.url,
           schedule: body.schedule ?? null,
@@ -134,7 +138,6 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           catalogId: body.catalog,
           datasetId: body.dataset ?? null,
           settings: parseIngestSettings(body.settings, undefined),
-          userId: ingest.currentUserId(request),
         });
         return reply.status(201).send({
           doc: scheduleDoc(schedule),
@@ -152,15 +155,12 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           summary: 'A scheduled URL import',
           params: IdParams,
           querystring: NoQuery,
-          response: { 200: ScheduleDoc, ...errorResponses(400, 404) },
+          response: { 200: ScheduleDoc, ...errorResponses(400, 401, 404) },
         },
       },
       async (request) => {
         const { id } = request.params as { id: number };
-        const schedule = await deps.schedules.get(id);
-        if (!schedule)
-          throw new NotFoundError(`scheduled ingest ${id} does not exist`, { code: 'SCHEDULE_NOT_FOUND' });
-        return scheduleDoc(schedule);
+        return scheduleDoc(await getScheduledIngest(deps, viewerOf(request), id));
       },
     );
 
@@ -183,12 +183,17 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
             },
             { additionalProperties: false },
           ),
-          response: { 200: Saved, ...errorResponses(400, 404) },
+          response: { 200: Saved, ...errorResponses(400, 401, 404) },
         },
       },
       async (request) => {
         const { id } = request.params as { id: number };
-        const { schedule, webhookToken } = await updateScheduledIngest(deps, id, request.body as never);
+        const { schedule, webhookToken } = await updateScheduledIngest(
+          deps,
+          viewerOf(request),
+          id,
+          request.body as never,
+        );
         return { doc: scheduleDoc(schedule), message: 'Updated', ...withToken(webhookToken) };
       },
     );
@@ -203,13 +208,13 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           querystring: NoQuery,
           response: {
             202: Type.Object({ success: Type.Literal(true), run: RunDoc }),
-            ...errorResponses(400, 404, 409),
+            ...errorResponses(400, 401, 404, 409),
           },
         },
       },
       async (request, reply) => {
         const { id } = request.params as { id: number };
-        const run = await triggerScheduledIngest(deps, id);
+        const run = await triggerScheduledIngest(deps, viewerOf(request), id);
         return reply.status(202).send({ success: true, run: runDoc(run) });
       },
     );
@@ -223,12 +228,12 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
         summary: "Trigger a scraper's run or a scheduled import by its webhook token",
         description:
           'No header: the 64-hex token in the URL is the credential. A scraper webhook queues a run ' +
-          '(`run.scraper`); a scheduled-import webhook starts a run (`run.scheduledIngest`). 404 for an ' +
-          'unknown or disabled token; 403 while scrapers are switched off, 429 when the owner has no runs left today.',
+          '(`run.scraper`); a scheduled-import webhook starts a run (`run.scheduledIngest`); 200 with the queued job. ' +
+          '404 for an unknown or disabled token; 403 while scrapers are switched off, 429 when the owner has no runs left today.',
         params: Type.Object({ token: Type.String({ maxLength: 128 }) }, { additionalProperties: false }),
         querystring: NoQuery,
         response: {
-          202: Type.Union([
+          200: Type.Union([
             Type.Object({
               success: Type.Literal(true),
               jobId: Type.Union([Type.String(), Type.Null()]),
@@ -245,11 +250,11 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
       const scraperRun = triggerScraperWebhook ? await triggerScraperWebhook(token) : null;
       if (scraperRun) {
         return reply
-          .status(202)
+          .status(200)
           .send({ success: true, jobId: scraperRun.jobId, run: queuedScraperRunDoc(scraperRun.run) });
       }
       const run = await triggerByWebhook(deps, token);
-      return reply.status(202).send({ success: true, run: runDoc(run) });
+      return reply.status(200).send({ success: true, run: runDoc(run) });
     },
   );
 };

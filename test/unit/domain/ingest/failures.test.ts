@@ -4,6 +4,7 @@ import {
   classifyFailure,
   DEFAULT_RETRY_POLICY,
   recommendAction,
+  retryRefusal,
   retryDelayMs,
 } from '../../../../src/domain/ingest/failures.ts';
 
@@ -67,17 +68,34 @@ t.test('a declared class wins and user action is retryable once the condition ch
   t.same(c, { type: 'user_action_required', retryable: true, reason: 'daily import quota reached' });
 });
 
-t.test('recommendations follow the classification and the attempts left', async (t) => {
-  const base = { retryAttempts: 0, policy: DEFAULT_RETRY_POLICY };
+t.test('recommendations: each value under its condition', async (t) => {
+  const base = { retryAttempts: 0, policy: DEFAULT_RETRY_POLICY, waitingForRetry: false };
   const rec = (type: 'recoverable' | 'permanent' | 'user_action_required', extra = {}) =>
     recommendAction({
       classification: { type, retryable: type !== 'permanent', reason: '' },
       ...base,
       ...extra,
     });
-  t.equal(rec('recoverable'), 'automatic_retry');
+  t.equal(rec('recoverable', { retryAttempts: 1, waitingForRetry: true }), 'automatic_retry');
   t.equal(rec('recoverable', { retryAttempts: 3 }), 'max_retries_exceeded');
+  t.equal(rec('recoverable', { retryAttempts: 1 }), 'manual_intervention', 'failed, not scheduled again');
   t.equal(rec('permanent'), 'manual_intervention');
+  t.equal(rec('user_action_required', { code: 'NO_TIMESTAMP' }), 'manual_intervention');
   t.equal(rec('user_action_required', { code: 'QUOTA_EXCEEDED' }), 'wait_for_quota_reset');
   t.equal(rec('user_action_required', { code: 'SCHEMA_DRIFT' }), 'approve_schema_changes');
+  t.equal(rec('user_action_required', { code: 'NEEDS_REVIEW' }), 'approve_schema_changes');
+});
+
+t.test('a retry is refused for failures that need a user action, saying what to do', async (t) => {
+  const user = { type: 'user_action_required' as const, retryable: true, reason: 'x' };
+  t.match(retryRefusal({ classification: user, code: 'SCHEMA_DRIFT' }), /approve/);
+  t.match(retryRefusal({ classification: user, code: 'NO_VALID_ROWS' }), /fix the file/);
+  t.match(retryRefusal({ classification: user, code: 'NO_TIMESTAMP' }), /fieldMapping\.timestamp/);
+  t.match(retryRefusal({ classification: user }), /user action/);
+  t.match(
+    retryRefusal({ classification: { type: 'permanent', retryable: false, reason: 'empty' } }),
+    /permanent and needs a manual fix: empty/,
+  );
+  t.equal(retryRefusal({ classification: user, code: 'QUOTA_EXCEEDED' }), null, 'after the reset');
+  t.equal(retryRefusal({ classification: { type: 'recoverable', retryable: true, reason: 'net' } }), null);
 });
