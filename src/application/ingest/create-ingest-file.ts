@@ -45,21 +45,38 @@ export async function createIngestFile(
     }
   }
   const jobs: NewIngestJob[] = [];
-  for (const [sheetIndex, sheetName] of input.sheets.entries()) {
-    const target = input.settings.targets[sheetIndex] ?? { newDataset: { title: '' } };
-    const datasetId =
-      'datasetId' in target
-        ? target.datasetId
-        : (
-            await deps.store.createDataset(
-              input.catalogId,
-              target.newDataset.title || datasetTitleFor(input.originalName, sheetName),
-              input.userId,
-            )
-          ).id;
-    const { targets: _targets, ...config } = input.settings;
-    jobs.push({ sheetIndex, sheetName, datasetId, config });
+  const createdDatasets: number[] = [];
+  try {
+    for (const [sheetIndex, sheetName] of input.sheets.entries()) {
+      const target = input.settings.targets[sheetIndex] ?? { newDataset: { title: '' } };
+      let datasetId: number;
+      if ('datasetId' in target) datasetId = target.datasetId;
+      else {
+        datasetId = (
+          await deps.store.createDataset(
+            input.catalogId,
+            target.newDataset.title || datasetTitleFor(input.originalName, sheetName),
+            input.userId,
+          )
+        ).id;
+        createdDatasets.push(datasetId);
+      }
+      const { targets: _targets, ...config } = input.settings;
+      jobs.push({ sheetIndex, sheetName, datasetId, config });
+    }
+    return await recordFile(deps, input, jobs);
+  } catch (error) {
+    // An upload that fails here leaves no empty dataset behind.
+    for (const id of createdDatasets) await deps.store.removeEmptyDataset(id).catch(() => false);
+    throw error;
   }
+}
+
+async function recordFile(
+  deps: { store: IngestStore; queue: IngestQueue },
+  input: CreateIngestFileInput,
+  jobs: NewIngestJob[],
+): Promise<{ file: IngestFile; jobs: IngestJob[] }> {
   const created = await deps.store.createFile(
     {
       originalName: input.originalName,

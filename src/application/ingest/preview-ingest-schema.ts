@@ -1,4 +1,4 @@
-import { IngestFailure } from '../../domain/ingest/failures.ts';
+import { IngestFailure, permanent } from '../../domain/ingest/failures.ts';
 import { assertUsableHeader, detectSchema, type FieldMapping } from '../../domain/ingest/schema.ts';
 import type { SourceFiles } from '../../ports/ingest-ports.ts';
 import type { FileFormat } from '../../ports/ingest-store.ts';
@@ -21,6 +21,12 @@ export async function previewIngestSchema(
     let header: string[] | null = null;
     try {
       for await (const values of deps.files.rows(file, index)) {
+        // Rows that cannot be read are left out of the preview; the import counts them as errors.
+        if (!Array.isArray(values)) {
+          if (!header)
+            throw permanent('INVALID_FORMAT', `the header row cannot be read: ${values.malformed}`);
+          continue;
+        }
         if (!header) {
           header = values;
           assertUsableHeader(header);
