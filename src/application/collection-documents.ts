@@ -18,6 +18,7 @@ import {
   pageOf,
 } from '../domain/collections.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { checkEventDataSize } from '../domain/events.ts';
 import type { Role, TrustLevel } from '../domain/users.ts';
 import { checkPasswordStrength, normaliseEmail } from '../domain/users.ts';
 import { parseSort, parseWhere, whereTreeFromQuery } from '../domain/where.ts';
@@ -150,6 +151,7 @@ export async function createDocument(
     }
     case 'events': {
       const user = requireViewer(viewer);
+      checkEventDataSize(input.data);
       const parent = await writableParent(deps, 'datasets', viewer, input.dataset);
       await deps.quotas.take(user.id, [{ quota: 'totalEvents', amount: 1 }]);
       values = { ...input, catalog: parent.catalogId };
@@ -200,6 +202,7 @@ export async function updateDocument(
   } else {
     const facts = await readableFacts(deps, collection, viewer, id);
     if (!canWrite(viewer, facts)) throw new ForbiddenError(`You cannot change this ${collection} document`);
+    if (collection === 'events') checkEventDataSize(input.data);
     onlyAdminSetsOwner(viewer, input);
     const parentField = collection === 'datasets' ? 'catalog' : collection === 'events' ? 'dataset' : null;
     if (parentField && parentField in input) {

@@ -12,6 +12,21 @@ export type NewEvent = {
   isValid: boolean;
 };
 
+/** Largest `data` of one event, as JSON in UTF-8 (POST/PATCH /api/events; imports bound rows: ingest/limits.ts). */
+export const MAX_EVENT_DATA_BYTES = 256 * 1024;
+
+/** Refuses an event `data` object larger than MAX_EVENT_DATA_BYTES once written as JSON. */
+export function checkEventDataSize(data: unknown): void {
+  if (data === undefined || data === null) return;
+  const bytes = new TextEncoder().encode(JSON.stringify(data)).length;
+  if (bytes > MAX_EVENT_DATA_BYTES) {
+    throw new ValidationError(
+      `data is ${bytes} bytes as JSON; one event's data holds at most ${MAX_EVENT_DATA_BYTES}`,
+      { field: 'data', code: 'EVENT_DATA_TOO_LARGE' },
+    );
+  }
+}
+
 /** A coordinate pair, or null when either part is missing; out-of-range values are errors, (0,0) is "no location". */
 export function parseLocation(latitude: unknown, longitude: unknown): Location | null {
   if (isBlank(latitude) || isBlank(longitude)) return null;

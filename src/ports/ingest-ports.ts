@@ -1,11 +1,12 @@
+import type { SourceRow } from '../domain/ingest/rows.ts';
 import type { GeocodeOutcome } from './ingest-store.ts';
 
-/** The file rows of one sheet: the header first, then each record as strings. */
+/** The file rows of one sheet: the header first, then each record as strings (or why it cannot be read). */
 export interface SourceFiles {
   rows(
     file: { storedPath: string; format: 'csv' | 'xlsx' | 'ods' },
     sheetIndex: number,
-  ): AsyncIterable<string[]>;
+  ): AsyncIterable<SourceRow>;
   remove(storedPath: string): Promise<void>;
   /** Sheet names of a workbook (one job each); a CSV has one unnamed sheet. */
   sheets(file: { storedPath: string; format: 'csv' | 'xlsx' | 'ods' }): Promise<(string | null)[]>;

@@ -159,6 +159,18 @@ t.test('collections API in Payload conventions', async (t) => {
       eventTimestamp: '2024-05-02T12:00:00Z',
     });
     t.equal(again.statusCode, 409, 'a uniqueId is stored once per dataset');
+    const bulky = { notes: 'n'.repeat(300 * 1024) };
+    const tooLarge = await ownerApi('POST', '/api/events', {
+      dataset: datasetId,
+      uniqueId: 'e-big',
+      data: bulky,
+      eventTimestamp: '2024-05-02T12:00:00Z',
+    });
+    t.equal(tooLarge.statusCode, 400, 'event data over 256 KiB is refused');
+    t.match(tooLarge.json(), { code: 'EVENT_DATA_TOO_LARGE', message: /at most 262144/ });
+    const grown = await ownerApi('PATCH', `/api/events/${event.json().doc.id}`, { data: bulky });
+    t.equal(grown.statusCode, 400, 'and cannot grow past it either');
+    t.match(grown.json(), { code: 'EVENT_DATA_TOO_LARGE' });
     t.match(
       (await ownerApi('GET', '/api/quotas')).json().quotas.totalEvents,
       { used: 1 },

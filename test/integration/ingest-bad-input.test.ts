@@ -88,7 +88,7 @@ t.test('bad files', async (t) => {
   );
 
   await t.test(
-    'ragged rows, invalid dates and out-of-range coordinates are skipped and reported',
+    'ragged rows (too many values or too few), invalid dates and out-of-range coordinates are skipped and reported',
     async (t) => {
       const csv = [
         'time,latitude,longitude,title',
@@ -103,9 +103,9 @@ t.test('bad files', async (t) => {
         fieldMapping: { timestamp: 'time' },
       });
       t.equal(progress.status, 'completed');
-      t.equal(events, 2, 'the valid row and the short row (a missing title is empty)');
-      t.equal(progress.jobs[0]?.errors, 4);
-      t.match(job.errorLog?.lastError, /4 of 6 rows were invalid/);
+      t.equal(events, 1, 'only the valid row: a short row may have lost a value anywhere');
+      t.equal(progress.jobs[0]?.errors, 5);
+      t.match(job.errorLog?.lastError, /5 of 6 rows were invalid/);
       const rowErrors = (job.errorLog as unknown as { rowErrors: { row: number; field: string }[] })
         .rowErrors;
       t.same(
@@ -115,6 +115,7 @@ t.test('bad files', async (t) => {
           [3, 'longitude'],
           [4, 'timestamp'],
           [5, 'row'],
+          [6, 'row'],
         ],
       );
     },

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { permanent } from '../../domain/ingest/failures.ts';
+import type { SourceRow } from '../../domain/ingest/rows.ts';
 import type { SourceFiles } from '../../ports/ingest-ports.ts';
 import { CsvParser, detectDelimiter } from './csv-parser.ts';
 import { MAX_COLUMNS } from './limits.ts';
@@ -45,7 +46,7 @@ export function sniffCsv(head: Buffer): CsvSniff {
   return { encoding, bomBytes, delimiter: detectDelimiter(text) };
 }
 
-export async function* csvRows(fullPath: string): AsyncGenerator<string[]> {
+export async function* csvRows(fullPath: string): AsyncGenerator<SourceRow> {
   const handle = await open(fullPath, 'r').catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? permanent('ENOENT', 'the uploaded file is no longer stored') : error;
   });
@@ -62,10 +63,11 @@ export async function* csvRows(fullPath: string): AsyncGenerator<string[]> {
   const parser = new CsvParser(sniff.delimiter);
   const stream = createReadStream(fullPath, { start: sniff.bomBytes, highWaterMark: 256 * 1024 });
   let first = true;
-  const check = (rows: string[][]) => {
+  const check = (rows: SourceRow[]) => {
     if (first && rows.length > 0) {
       first = false;
-      const columns = rows[0]?.length ?? 0;
+      const header = rows[0];
+      const columns = Array.isArray(header) ? header.length : 0;
       if (columns > MAX_COLUMNS) {
         throw permanent(
           'TOO_MANY_COLUMNS',

@@ -397,6 +397,15 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
         where dataset_id = ${datasetId} and unique_id = any(${sql.array(uniqueIds, 'text')})`);
     },
 
+    async removeEmptyDataset(datasetId) {
+      const removed = await pool.query(sql.unsafe`
+        delete from datasets d
+        where d.id = ${datasetId}
+          and not exists (select 1 from events e where e.dataset_id = d.id)
+          and not exists (select 1 from ingest_jobs j where j.dataset_id = d.id and j.stage <> 'failed')`);
+      return removed.rowCount > 0;
+    },
+
     async datasetHasEvents(datasetId) {
       return pool.oneFirst(
         sql.type(Exists)`select exists (select 1 from events where dataset_id = ${datasetId}) as exists`,

@@ -53,7 +53,7 @@ export async function createIngestFile(
     input.userId !== null && !input.quotaTaken ? importQuotaAmounts(input.source, input.sheets.length) : [];
   if (input.userId !== null && taken.length) await deps.quotas.take(input.userId, taken);
   try {
-    return await recordFile(deps, input);
+    return await createDatasetsAndRecord(deps, input);
   } catch (error) {
     // A file that was not recorded used nothing.
     if (input.userId !== null && taken.length) await deps.quotas.give(input.userId, taken);
@@ -61,26 +61,44 @@ export async function createIngestFile(
   }
 }
 
-async function recordFile(
+/** Creates the sheets' new datasets and records the file with its jobs; a failure removes those datasets. */
+async function createDatasetsAndRecord(
   deps: { store: IngestStore; queue: IngestQueue },
   input: CreateIngestFileInput,
 ): Promise<{ file: IngestFile; jobs: IngestJob[] }> {
   const jobs: NewIngestJob[] = [];
-  for (const [sheetIndex, sheetName] of input.sheets.entries()) {
-    const target = input.settings.targets[sheetIndex] ?? { newDataset: { title: '' } };
-    const datasetId =
-      'datasetId' in target
-        ? target.datasetId
-        : (
-            await deps.store.createDataset(
-              input.catalogId,
-              target.newDataset.title || datasetTitleFor(input.originalName, sheetName),
-              input.userId,
-            )
-          ).id;
-    const { targets: _targets, ...config } = input.settings;
-    jobs.push({ sheetIndex, sheetName, datasetId, config });
+  const createdDatasets: number[] = [];
+  try {
+    for (const [sheetIndex, sheetName] of input.sheets.entries()) {
+      const target = input.settings.targets[sheetIndex] ?? { newDataset: { title: '' } };
+      let datasetId: number;
+      if ('datasetId' in target) datasetId = target.datasetId;
+      else {
+        datasetId = (
+          await deps.store.createDataset(
+            input.catalogId,
+            target.newDataset.title || datasetTitleFor(input.originalName, sheetName),
+            input.userId,
+          )
+        ).id;
+        createdDatasets.push(datasetId);
+      }
+      const { targets: _targets, ...config } = input.settings;
+      jobs.push({ sheetIndex, sheetName, datasetId, config });
+    }
+    return await recordFile(deps, input, jobs);
+  } catch (error) {
+    // An upload that fails here leaves no empty dataset behind.
+    for (const id of createdDatasets) await deps.store.removeEmptyDataset(id).catch(() => false);
+    throw error;
   }
+}
+
+async function recordFile(
+  deps: { store: IngestStore; queue: IngestQueue },
+  input: CreateIngestFileInput,
+  jobs: NewIngestJob[],
+): Promise<{ file: IngestFile; jobs: IngestJob[] }> {
   const created = await deps.store.createFile(
     {
       originalName: input.originalName,

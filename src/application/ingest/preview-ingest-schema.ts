@@ -24,6 +24,12 @@ export async function previewIngestSchema(
     try {
       for await (const values of deps.files.rows(file, index)) {
         if (budget?.aborted) throw permanent('PREVIEW_TIME_BUDGET', 'the preview ran out of its time budget');
+        // Rows that cannot be read are left out of the preview; the import counts them as errors.
+        if (!Array.isArray(values)) {
+          if (!header)
+            throw permanent('INVALID_FORMAT', `the header row cannot be read: ${values.malformed}`);
+          continue;
+        }
         if (!header) {
           header = values;
           assertUsableHeader(header);

@@ -12,18 +12,16 @@ import {
 import { geocodingReviewReason, reviewReasons } from '../../domain/ingest/review.ts';
 import {
   addressToGeocode,
-  checkRow,
   type ColumnPositions,
   columnPositions,
+  type RowProblem,
   rowToEvent,
   uniqueIdFor,
 } from '../../domain/ingest/rows.ts';
 import {
-  assertUsableHeader,
   compareSchemas,
   type DetectedSchema,
   describeDrift,
-  type FieldMapping,
   detectSchema,
   type SchemaDrift,
 } from '../../domain/ingest/schema.ts';
@@ -35,6 +33,16 @@ import type {
   IngestQueue,
   SourceFiles,
 } from '../../ports/ingest-ports.ts';
+import {
+  dataRows,
+  discardCreatedDataset,
+  idColumnIndex,
+  readHeaderAndSample,
+  type RowScan,
+  type RowTally,
+  rowScan,
+  SAMPLE_ROWS,
+} from './job-rows.ts';
 import type {
   GeocodeOutcome,
   IngestFile,
@@ -64,10 +72,8 @@ export type IngestDeps = {
   countsRefresh: CountsRefreshQueue;
 };
 
-export const SAMPLE_ROWS = 1000;
 const PROGRESS_EVERY = 10_000;
 const GEOCODE_BATCH = 200;
-const MAX_ROW_ERRORS = 50;
 
 type AnalyzeOutput = {
   rowsTotal: number;
@@ -77,13 +83,6 @@ type AnalyzeOutput = {
   external: number;
   /** validate-schema's row checks, made in the same pass with the schema of the first rows. */
   validation?: RowTally;
-};
-type RowTally = {
-  mapping: FieldMapping;
-  validRows: number;
-  addressRows: number;
-  invalidRows: number;
-  rowErrors: { row: number; field: string; message: string }[];
 };
 type ValidateOutput = {
   validRows: number;
@@ -147,6 +146,8 @@ export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<Run
     return 'completed';
   } catch (error) {
     const outcome = await handleFailure(deps, job, current, error);
+    if (outcome === 'failed' && !classifyFailure(failureFacts(error)).retryable)
+      await discardCreatedDataset(deps, job, file);
     await deps.store.refreshFileStatus(file.id);
     return outcome;
   }
@@ -211,94 +212,12 @@ async function handleFailure(
   return 'failed';
 }
 
-/** Reads every data row of the job's sheet with its 1-based row number, after checking the header. */
-async function* dataRows(
-  deps: IngestDeps,
-  context: Context,
-): AsyncGenerator<{ header: string[]; values: string[]; row: number }> {
-  let header: string[] | null = null;
-  let row = 0;
-  for await (const values of deps.files.rows(context.file, context.job.sheetIndex)) {
-    if (!header) {
-      header = values;
-      assertUsableHeader(header);
-      continue;
-    }
-    if (values.length === 1 && values[0] === '') continue;
-    row += 1;
-    yield { header, values, row };
-  }
-  if (!header) throw permanent('INVALID_FORMAT', 'the file is empty');
-}
-
-async function readHeaderAndSample(
-  deps: IngestDeps,
-  context: Context,
-): Promise<{ header: string[]; sample: string[][] }> {
-  let header: string[] = [];
-  const sample: string[][] = [];
-  for await (const { header: h, values } of dataRows(deps, context)) {
-    header = h;
-    sample.push(values);
-    if (sample.length >= SAMPLE_ROWS) break;
-  }
-  if (sample.length === 0) throw permanent('NO_ROWS', 'the file has a header but no data rows');
-  return { header, sample };
-}
-
 function outputOf<T>(context: Context, stage: TaskStage): T {
   const record = context.records.get(stage);
   if (!record || record.output === null || record.output === undefined) {
     throw new Error(`stage ${stage} has no stored output`);
   }
   return record.output as T;
-}
-
-function idColumnIndex(header: string[], schema: DetectedSchema | null, context: Context): number {
-  const named = context.job.config.fieldMapping.id ?? schema?.mapping.id;
-  return named ? header.indexOf(named) : -1;
-}
-
-/** What one pass over the rows learns for analyze-duplicates and validate-schema. */
-type RowScan = {
-  idIndex: number;
-  check(values: string[], row: number): void;
-  tally: RowTally | null;
-  addresses: Set<string> | null;
-};
-
-function rowScan(header: string[], schema: DetectedSchema, context: Context): RowScan {
-  const idIndex = idColumnIndex(header, schema, context);
-  // Without a timestamp column detect-schema stops the job; there is nothing to check.
-  if (!schema.mapping.timestamp) return { idIndex, check() {}, tally: null, addresses: null };
-  const columns = columnPositions(header, schema.mapping);
-  const tally: RowTally = {
-    mapping: schema.mapping,
-    validRows: 0,
-    addressRows: 0,
-    invalidRows: 0,
-    rowErrors: [],
-  };
-  const addresses = columns.address >= 0 && context.job.config.geocoding ? new Set<string>() : null;
-  return {
-    idIndex,
-    tally,
-    addresses,
-    check(values, row) {
-      const result = checkRow(header, values, columns);
-      if (result.ok) {
-        tally.validRows += 1;
-        const address = result.location ? null : addressToGeocode(values, columns);
-        if (address) {
-          tally.addressRows += 1;
-          addresses?.add(address);
-        }
-      } else {
-        tally.invalidRows += 1;
-        if (tally.rowErrors.length < MAX_ROW_ERRORS) tally.rowErrors.push({ row, ...result.problem });
-      }
-    },
-  };
 }
 
 const TASKS: Record<
@@ -318,15 +237,16 @@ const TASKS: Record<
     // The first SAMPLE_ROWS rows are held back until the schema is detected from them (the same rows
     // detect-schema reads), so that this one pass also checks every row for validate-schema and
     // collects the addresses for geocode-batch.
-    let sample: { values: string[]; row: number }[] | null = [];
+    let sample: { values: string[]; row: number; problem: RowProblem | null }[] | null = [];
+    let sampled = 0;
     let scan: RowScan | null = null;
     const flushExternal = async () => {
       if (checkExternal && pending.length) external += await deps.store.countExisting(datasetId, pending);
       pending = [];
     };
-    const visit = async (values: string[], row: number) => {
-      const key = uniqueIdFor(values, (scan as RowScan).idIndex, job.config.idStrategy);
-      if (key.ok) {
+    const visit = async (values: string[], row: number, problem: RowProblem | null) => {
+      const key = problem ? null : uniqueIdFor(values, (scan as RowScan).idIndex, job.config.idStrategy);
+      if (key?.ok) {
         if (seen.has(key.id)) internal += 1;
         else {
           seen.add(key.id);
@@ -334,7 +254,7 @@ const TASKS: Record<
           if (pending.length >= 5000) await flushExternal();
         }
       }
-      (scan as RowScan).check(values, row);
+      (scan as RowScan).check(values, row, problem);
       if (row % PROGRESS_EVERY === 0) {
         await deps.store.reportProgress(job.id, 'analyze-duplicates', { rowsTotal: row, rowsProcessed: row });
       }
@@ -346,22 +266,23 @@ const TASKS: Record<
         header,
         detectSchema(
           header,
-          held.map((r) => r.values),
+          held.filter((r) => !r.problem).map((r) => r.values),
           job.config.fieldMapping,
         ),
         context,
       );
-      for (const r of held) await visit(r.values, r.row);
+      for (const r of held) await visit(r.values, r.row, r.problem);
     };
-    for await (const { header: h, values, row } of dataRows(deps, context)) {
+    for await (const { header: h, values, row, problem } of dataRows(deps, context)) {
       header = h;
       rowsTotal = row;
       if (sample) {
-        sample.push({ values, row });
-        if (sample.length >= SAMPLE_ROWS) await startScan();
+        sample.push({ values, row, problem });
+        if (!problem) sampled += 1;
+        if (sampled >= SAMPLE_ROWS) await startScan();
         continue;
       }
-      await visit(values, row);
+      await visit(values, row, problem);
     }
     if (sample) await startScan();
     await flushExternal();
@@ -425,9 +346,9 @@ const TASKS: Record<
     let tally = analyzed.validation ?? null;
     if (!tally || JSON.stringify(tally.mapping) !== JSON.stringify(schema.mapping)) {
       let scan: RowScan | null = null;
-      for await (const { header, values, row } of dataRows(deps, context)) {
+      for await (const { header, values, row, problem } of dataRows(deps, context)) {
         scan ??= rowScan(header, schema, context);
-        scan.check(values, row);
+        scan.check(values, row, problem);
         if (row % PROGRESS_EVERY === 0) {
           await deps.store.reportProgress(job.id, 'validate-schema', {
             rowsTotal: analyzed.rowsTotal,
@@ -506,7 +427,8 @@ const TASKS: Record<
     if (!addresses) {
       addresses = new Set<string>();
       let columns: ColumnPositions | null = null;
-      for await (const { header, values } of dataRows(deps, context)) {
+      for await (const { header, values, problem } of dataRows(deps, context)) {
+        if (problem) continue;
         columns ??= columnPositions(header, schema.mapping);
         const address = addressToGeocode(values, columns);
         if (address) addresses.add(address);
@@ -622,13 +544,15 @@ const TASKS: Record<
       inFlight.push(started);
     };
     try {
-      for await (const { header, values, row } of dataRows(deps, context)) {
+      for await (const { header, values, row, problem } of dataRows(deps, context)) {
         if (idIndex === -2) {
           columns = columnPositions(header, schema.mapping);
           idIndex = idColumnIndex(header, schema, context);
         }
         const cols = columns as ColumnPositions;
-        const key = uniqueIdFor(values, idIndex, job.config.idStrategy);
+        const key = problem
+          ? ({ ok: false, reason: problem.message } as const)
+          : uniqueIdFor(values, idIndex, job.config.idStrategy);
         // Internal duplicates: the first occurrence wins, also across a resume.
         const duplicate = key.ok && seen.has(key.id);
         if (key.ok) seen.add(key.id);

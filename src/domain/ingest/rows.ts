@@ -1,5 +1,6 @@
 import type { Location, NewEvent } from '../events.ts';
 import { typedValue } from '../events.ts';
+import { MAX_CELL_CHARS, MAX_ROW_DATA_CHARS } from './limits.ts';
 import { type FieldMapping, parseCoordinatePair, parseDateValue } from './schema.ts';
 
 // Duplicate keys and the conversion of one file row into an event.
@@ -60,6 +61,46 @@ export function uniqueIdFor(
 }
 
 export type RowProblem = { field: string; message: string };
+
+/** A file row that could not be read (an unterminated quote, a row too long), with the reason. */
+export type MalformedRow = { malformed: string };
+/** What a file reader yields: a row of strings, or a row it could not read. */
+export type SourceRow = string[] | MalformedRow;
+
+/**
+ * Why a row read from a file cannot become an event before its values are even looked at: it was
+ * malformed, it has fewer values than the header has columns (in a CSV, a missing delimiter shifts
+ * every value after it; a workbook leaves trailing empty cells out, so `shortRowsAllowed`), or a
+ * cell or the whole row is over the size bounds. Null when the row's shape is fine.
+ */
+export function rowShapeProblem(
+  headers: readonly string[],
+  row: SourceRow,
+  options: { shortRowsAllowed: boolean },
+): RowProblem | null {
+  if (!Array.isArray(row)) return { field: 'row', message: row.malformed };
+  if (!options.shortRowsAllowed && row.length < headers.length) {
+    return { field: 'row', message: `has ${row.length} values for ${headers.length} columns` };
+  }
+  let total = 0;
+  for (let i = 0; i < row.length; i++) {
+    const length = (row[i] as string).length;
+    if (length > MAX_CELL_CHARS) {
+      return {
+        field: headers[i] ?? `column ${i + 1}`,
+        message: `is ${length} characters long; a cell holds at most ${MAX_CELL_CHARS}`,
+      };
+    }
+    total += length;
+  }
+  if (total > MAX_ROW_DATA_CHARS) {
+    return {
+      field: 'row',
+      message: `has ${total} characters of values; one event's data holds at most ${MAX_ROW_DATA_CHARS}`,
+    };
+  }
+  return null;
+}
 
 export type RowConversion = { ok: true; event: NewEvent } | { ok: false; problem: RowProblem };
 
@@ -157,7 +198,8 @@ export function rowToEvent(
   const { millis } = check;
   let location = check.location;
   if (!location && geocoded) location = geocoded;
-  const data: Record<string, unknown> = {};
+  // Without a prototype, no column name can reach Object.prototype (assertUsableHeader refuses them too).
+  const data: Record<string, unknown> = Object.create(null);
   for (let i = 0; i < headers.length; i++) {
     const header = headers[i];
     if (header !== undefined && header !== '') data[header] = typedValue(values[i] ?? '');

@@ -1,4 +1,5 @@
 import { permanent } from './failures.ts';
+import { MAX_CELL_CHARS, PROTOTYPE_KEYS } from './limits.ts';
 
 // Schema detection: field types from the values, and which columns hold the timestamp, the
 // coordinates, an address, a title and an id, from column names in several languages and from the
@@ -420,6 +421,15 @@ export function assertUsableHeader(headers: string[]): void {
   }
   const seen = new Set<string>();
   for (const header of headers) {
+    if (PROTOTYPE_KEYS.has(header.trim())) {
+      throw permanent(
+        'RESERVED_COLUMN_NAME',
+        `the header names a column "${header.trim()}", which cannot be a field name; rename the column`,
+      );
+    }
+    if (header.length > MAX_CELL_CHARS) {
+      throw permanent('INVALID_FORMAT', `a column name is longer than ${MAX_CELL_CHARS} characters`);
+    }
     if (seen.has(header) && header !== '') {
       throw permanent('INVALID_FORMAT', `the header names column "${header}" twice`);
     }

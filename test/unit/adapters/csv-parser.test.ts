@@ -3,12 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { CsvParser, detectDelimiter } from '../../../src/adapters/files/csv-parser.ts';
+import type { SourceRow } from '../../../src/domain/ingest/rows.ts';
 import { csvRows, sniffCsv } from '../../../src/adapters/files/local-source-files.ts';
 import { IngestFailure } from '../../../src/domain/ingest/failures.ts';
 
-const parseAll = (text: string, delimiter = ',', chunk = text.length || 1) => {
-  const parser = new CsvParser(delimiter);
-  const rows: string[][] = [];
+const parseAll = (text: string, delimiter = ',', chunk = text.length || 1, maxRowChars?: number) => {
+  const parser = new CsvParser(delimiter, maxRowChars ? { maxRowChars } : {});
+  const rows: SourceRow[] = [];
   for (let i = 0; i < text.length; i += chunk) rows.push(...parser.push(text.slice(i, i + chunk)));
   rows.push(...parser.end());
   return rows;
@@ -64,7 +65,7 @@ t.test('encodings: UTF-8 with and without BOM, Latin-1 detected; binary and UTF-
   const read = async (bytes: Buffer) => {
     const file = path.join(dir, `${Math.random()}.csv`);
     writeFileSync(file, bytes);
-    const rows: string[][] = [];
+    const rows: SourceRow[] = [];
     for await (const row of csvRows(file)) rows.push(row);
     return rows;
   };
@@ -88,4 +89,47 @@ t.test('encodings: UTF-8 with and without BOM, Latin-1 detected; binary and UTF-
   );
   await t.rejects(read(Buffer.from('\ufeffa,b\n', 'utf16le')), /UTF-16/);
   await t.rejects(read(Buffer.alloc(0)), /empty/);
+});
+
+t.test('an unterminated quote costs its own row, not the rest of the file', async (t) => {
+  const text = 'date,title\n2024-01-01,"one\n2024-01-02,two\n2024-01-03,three\n';
+  const expected = [
+    ['date', 'title'],
+    { malformed: 'a quoted field is never closed (unterminated quote)' },
+    ['2024-01-02', 'two'],
+    ['2024-01-03', 'three'],
+  ];
+  for (const chunk of [1, 3, 7, text.length])
+    t.same(parseAll(text, ',', chunk), expected, `chunks of ${chunk}`);
+  t.same(
+    parseAll('a,b\r\n1,"x\r\n2,y'),
+    [['a', 'b'], { malformed: 'a quoted field is never closed (unterminated quote)' }, ['2', 'y']],
+    'CRLF line ends, and a last row without a line break',
+  );
+  t.same(parseAll('a,b\n1,"never closed'), [
+    ['a', 'b'],
+    { malformed: 'a quoted field is never closed (unterminated quote)' },
+  ]);
+});
+
+t.test('a row longer than the bound is malformed; reading goes on at the next line', async (t) => {
+  const long = 'x'.repeat(100);
+  const expected = [['a', 'b'], { malformed: 'the row is longer than 40 characters' }, ['2', 'y']];
+  for (const chunk of [1, 8, 64])
+    t.same(parseAll(`a,b\n1,${long}\n2,y\n`, ',', chunk, 40), expected, `unquoted, chunks of ${chunk}`);
+  for (const chunk of [1, 8, 64])
+    t.same(parseAll(`a,b\n1,"${long}"\n2,y\n`, ',', chunk, 40), expected, `quoted, chunks of ${chunk}`);
+  t.same(
+    parseAll(`a,b\n1,"${long}\n2,y\n3,z\n`, ',', 8, 40),
+    [['a', 'b'], { malformed: 'the row is longer than 40 characters' }, ['2', 'y'], ['3', 'z']],
+    'an unterminated quote in a large file: the bound finds it before the end',
+  );
+  t.same(
+    parseAll(`a,b\n1,${'y'.repeat(30)}\n`, ',', 4, 40),
+    [
+      ['a', 'b'],
+      ['1', 'y'.repeat(30)],
+    ],
+    'under the bound',
+  );
 });
