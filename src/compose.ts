@@ -161,6 +161,7 @@ export async function composeServices(
         deferCountsMinRows: config.ingest.deferCountsMinRows,
         deferredWriters: config.ingest.deferredWriters,
         countsRefresh: ingestQueue,
+        quotas,
       },
       { concurrency: config.ingest.concurrency, log: workerLog },
     );

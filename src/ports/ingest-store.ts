@@ -1,5 +1,9 @@
 import type { ImportVisibility } from '../domain/access.ts';
 import type { Location, NewEvent } from '../domain/events.ts';
+import type { QuotaLimit } from '../domain/quotas.ts';
+
+/** The event limits of an import's user, resolved when its create-events stage starts (null: unlimited). */
+export type EventQuota = { userId: number; totalEvents: QuotaLimit; eventsPerImport: QuotaLimit };
 import type { Classification } from '../domain/ingest/failures.ts';
 import type { StageRecord } from '../domain/ingest/progress.ts';
 import type { DuplicateHandling } from '../domain/ingest/rows.ts';
@@ -158,7 +162,10 @@ export interface IngestStore {
    * stage resumes from its high-water mark. With `order`, the batch is stored at the same time as
    * the one before it, on another connection: once its events are stored it awaits `order.ready`
    * (that batch's commit) before it touches anything the two would both write. Answers what the
-   * batch stored and the stage's counters after it.
+   * batch stored and the stage's counters after it. With `quota`, the events the batch created
+   * count against the importer's totalEvents and the job's eventsPerImport in the same transaction:
+   * a batch that would pass either limit stores nothing and throws the QuotaExceededError of the
+   * tighter one (its `limit - used` is how many more events fit).
    */
   commitEventBatch(
     jobId: number,
@@ -168,6 +175,7 @@ export interface IngestStore {
     progress: Progress & { rowsBefore: number },
     delta: (stored: { inserted: number; updated: number }) => Record<string, number>,
     order?: { ready: () => Promise<unknown> },
+    quota?: EventQuota,
   ): Promise<{ inserted: number; updated: number; counters: Record<string, number> }>;
   latestSchema(datasetId: number): Promise<SchemaVersion | null>;
   createSchemaVersion(

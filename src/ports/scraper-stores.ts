@@ -15,7 +15,6 @@ export interface ScraperRepoStore {
   get(id: number): Promise<ScraperRepo | null>;
   /** Replaces the source; marks the repo pending when `resync`. */
   updateSource(id: number, source: RepoSource, resync: boolean): Promise<ScraperRepo>;
-  countOwnedBy(userId: number): Promise<number>;
   /** Marks a sync as requested (status pending). */
   requestSync(id: number): Promise<void>;
   setSyncStatus(id: number, status: SyncStatus, error?: string | null): Promise<void>;

@@ -9,6 +9,7 @@ import { postgresIngestStore } from '../../src/adapters/postgres/ingest-store.ts
 import { runIngestJob } from '../../src/application/ingest/run-ingest-job.ts';
 import { keepScreenshot, launchChromium } from '../helpers/browser.ts';
 import { countEvents, ingestApp, signIn, type UploadedDoc } from '../fixtures/ingest/client.ts';
+import { unlimitedQuotas } from '../helpers/quotas.ts';
 
 // The admin's import progress page in a real browser (Debian's Chromium, JavaScript on): an admin
 // uploads a file, opens /dashboard/ingest while nothing has run yet, and watches the page follow
@@ -88,6 +89,7 @@ t.test('the import progress page follows a real import', async (t) => {
       geocoder: null,
       queue: pgBossIngestQueue(services.boss),
       countsRefresh: pgBossIngestQueue(services.boss),
+      quotas: unlimitedQuotas,
       deferCountsMinRows: 20_000,
       deferredWriters: 2,
       clock: systemClock,

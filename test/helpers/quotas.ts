@@ -1,9 +1,14 @@
-import { QuotaExceededError, type QuotaAmount, type QuotaName } from '../../src/domain/quotas.ts';
+import {
+  QUOTA_NAMES,
+  QuotaExceededError,
+  type QuotaAmount,
+  type QuotaName,
+} from '../../src/domain/quotas.ts';
 import type { Quotas } from '../../src/ports/quotas.ts';
 
 /**
- * A fake of the Quotas port for tests of the pipeline that are not about quotas: allows everything
- * (or refuses `refuse`) and records what was taken and given. The service uses postgresQuotas.
+ * A fake of the Quotas port for tests of the pipeline that are not about quotas: allows everything,
+ * with no limits (or refuses `refuse`) and records what was taken and given. The service uses postgresQuotas.
  */
 export function fakeQuotas(
   options: { refuse?: QuotaName } = {},
@@ -36,7 +41,7 @@ export function fakeQuotas(
       if (refused) throw refused;
     },
     async limits() {
-      throw new Error('fakeQuotas has no limits');
+      return Object.fromEntries(QUOTA_NAMES.map((quota) => [quota, null])) as Record<QuotaName, null>;
     },
     async status() {
       return [];

@@ -20,6 +20,7 @@ import { signIn, type UploadedDoc, upload } from '../fixtures/ingest/client.ts';
 import { policyFile, unlimitedAnonymousReads } from '../helpers/accounts.ts';
 import { testApp } from '../helpers/app.ts';
 import { assertCountTablesExact } from '../helpers/count-tables.ts';
+import { unlimitedQuotas } from '../helpers/quotas.ts';
 
 // Deferred counts (migration 0330, docs/ingestion.md "Deferred counts"): an import of at least
 // INGEST_DEFER_COUNTS_MIN_ROWS rows into an empty dataset stores its events without the read API's
@@ -93,6 +94,7 @@ async function setup(t: Test) {
     deferredWriters: 2,
     // The refresh is run by the test itself, when it wants the dataset to stop being pending.
     countsRefresh: { enqueueCountsRefresh: async (datasetId) => void queued.push(datasetId) },
+    quotas: unlimitedQuotas,
   };
   return { app, db, catalogId, deps, queued, adminToken: admin.token };
 }

@@ -333,6 +333,7 @@ t.test('one failing sheet is FAILED while the other completes; the file is parti
       geocoder: offlineGazetteer(),
       queue: pgBossIngestQueue(services.boss),
       countsRefresh: pgBossIngestQueue(services.boss),
+      quotas: unlimitedQuotas,
       deferCountsMinRows: 20_000,
       deferredWriters: 2,
       clock: systemClock,

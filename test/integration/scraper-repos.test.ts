@@ -46,14 +46,21 @@ t.test('creating a repo: flag, trust level, path traversal and the repos quota a
     const repo = await createScraperRepo(deps, trusted, input(slug));
     t.equal(repo.syncStatus, 'pending');
     t.equal(repo.createdBy, trusted.id);
+    // A repo that is not stored (its slug is taken) gives its scraperRepos unit back.
+    if (slug === 'r1') await t.rejects(createScraperRepo(deps, trusted, input('r1')));
   }
   await t.rejects(createScraperRepo(deps, trusted, input('r4')), {
     kind: 'quota_exceeded',
     code: 'SCRAPER_REPOS_QUOTA_EXCEEDED',
   });
+  const owned = await db.pool.oneFirst(sql.type(row(Type.Object({ used: Type.Number() })))`
+    select used from quota_usage where user_id = ${trusted.id} and quota = 'scraperRepos'`);
+  t.equal(owned, 3, 'the quota counts the repos stored, not the attempts');
   const admin = await createUser(db.pool, 0, 'admin');
   for (const slug of ['a1', 'a2', 'a3', 'a4']) await createScraperRepo(deps, admin, input(slug));
-  t.equal(await deps.repos.countOwnedBy(admin.id), 4, 'admins are unlimited');
+  const adminRepos = await db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Number() })))`
+    select count(*)::int as n from scraper_repos where created_by = ${admin.id}`);
+  t.equal(adminRepos, 4, 'admins are unlimited');
 
   const queued = await db.pool.oneFirst(sql.type(row(Type.Object({ count: Type.Number() })))`
     select count(*)::int as count from pgboss.job where name = 'scraper-repo-sync-job'`);

@@ -13,6 +13,7 @@ import type {
 } from '../../ports/ingest-store.ts';
 import type { CommonQueryMethods } from 'slonik';
 import { type DatabasePool, row, sql } from './database.ts';
+import { takeEventsIn } from './quotas.ts';
 import { storeEvents } from './event-store.ts';
 import { outcomeFromRow, outcomeRows } from './geocode-cache.ts';
 
@@ -458,7 +459,7 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
       return rows.map((r) => r.id);
     },
 
-    async commitEventBatch(jobId, datasetId, events, handling, progress, delta, order) {
+    async commitEventBatch(jobId, datasetId, events, handling, progress, delta, order, quota) {
       return pool.transaction(async (tx) => {
         // One of batches stored at once: its version bump waits for the batch before it (migration
         // 0520), and a lock it waits for longer than a few seconds is taken as a wait on a later
@@ -488,6 +489,11 @@ export function postgresIngestStore(pool: DatabasePool): IngestStore {
             'BATCH_OUT_OF_ORDER',
             `rows ${progress.rowsBefore + 1}-${progress.rowsProcessed} were not stored: the stage's progress is no longer at row ${progress.rowsBefore} (the batch before was not committed)`,
           );
+        // Counted with the events, after the batch before committed (its count is then in the row).
+        if (quota && stored.inserted > 0) {
+          const createdByJob = Number((moved as Record<string, number>).created ?? 0);
+          await takeEventsIn(tx, quota, stored.inserted, createdByJob - stored.inserted);
+        }
         if (order && stored.inserted > 0) await bumpDataVersion(tx, datasetId);
         return { ...stored, counters: moved as Record<string, number> };
       });

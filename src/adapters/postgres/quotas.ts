@@ -3,6 +3,9 @@ import { UnauthorizedError } from '../../domain/access.ts';
 import {
   type AccessPolicy,
   decideQuotaTake,
+  fitsQuota,
+  LIFETIME_PERIOD,
+  QuotaExceededError,
   mergeQuotaAmounts,
   periodStart,
   QUOTA_NAMES,
@@ -15,6 +18,7 @@ import {
   quotaReset,
 } from '../../domain/quotas.ts';
 import type { TrustLevel } from '../../domain/users.ts';
+import type { EventQuota } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 
@@ -97,22 +101,53 @@ async function addUsage(
 }
 
 /**
- * Takes `amounts` inside the caller's transaction `tx` (for writers whose work and whose usage must
- * commit together, like the events of an import batch). Throws the refusal, leaving the rollback to
- * the caller.
+ * Counts `created` new events of an import inside the caller's transaction (the batch that stored
+ * them), with the limits resolved when the import's stage started: the job's eventsPerImport
+ * (`createdBefore` by the job already) and the user's totalEvents (its usage row locked here).
+ * Throws the refusal with the fewest events left, leaving the rollback to the caller.
  */
-export async function takeQuotaIn(
+export async function takeEventsIn(
   tx: Connection,
-  policy: AccessPolicy,
-  userId: number,
-  amounts: QuotaAmount[],
-  now: Date,
+  quota: EventQuota,
+  created: number,
+  createdBefore: number,
 ): Promise<void> {
-  const subject = await subjectOf(tx, userId);
-  const used = await usageOf(tx, policy, userId, amounts, now, true);
-  const refusal = decideQuotaTake(policy, subject, amounts, used, now);
-  if (refusal) throw refusal;
-  await addUsage(tx, policy, userId, amounts, now, 1);
+  const refusals: QuotaExceededError[] = [];
+  if (!fitsQuota(createdBefore, created, quota.eventsPerImport)) {
+    refusals.push(
+      new QuotaExceededError(
+        'eventsPerImport',
+        { limit: quota.eventsPerImport ?? 0, used: createdBefore, resetsAt: null },
+        `the import reached its limit of ${quota.eventsPerImport} events (eventsPerImport for your trust level)`,
+      ),
+    );
+  }
+  await tx.query(sql.unsafe`
+    insert into quota_usage (user_id, quota, period_start, used)
+    values (${quota.userId}, 'totalEvents', ${LIFETIME_PERIOD}::date, 0)
+    on conflict (user_id, quota, period_start) do nothing`);
+  const used = Number(
+    (
+      await tx.maybeOne(sql.type(row(Type.Object({ used: Type.Number() })))`
+        select used from quota_usage
+        where user_id = ${quota.userId} and quota = 'totalEvents' and period_start = ${LIFETIME_PERIOD}::date
+        for update`)
+    )?.used ?? 0,
+  );
+  if (!fitsQuota(used, created, quota.totalEvents)) {
+    refusals.push(
+      new QuotaExceededError(
+        'totalEvents',
+        { limit: quota.totalEvents ?? 0, used, resetsAt: null },
+        `your account reached its limit of ${quota.totalEvents} stored events (totalEvents for your trust level)`,
+      ),
+    );
+  }
+  const tightest = refusals.sort((a, b) => a.limit - a.used - (b.limit - b.used))[0];
+  if (tightest) throw tightest;
+  await tx.query(sql.unsafe`
+    update quota_usage set used = used + ${created}
+    where user_id = ${quota.userId} and quota = 'totalEvents' and period_start = ${LIFETIME_PERIOD}::date`);
 }
 
 export function postgresQuotas(pool: DatabasePool, policy: AccessPolicy, now: () => Date): Quotas {
@@ -124,7 +159,15 @@ export function postgresQuotas(pool: DatabasePool, policy: AccessPolicy, now: ()
   return {
     async take(userId, amounts) {
       if (amounts.every((a) => a.amount === 0)) return;
-      await pool.transaction((tx) => takeQuotaIn(tx, policy, userId, amounts, now()));
+      const at = now();
+      await pool.transaction(async (tx) => {
+        const subject = await subjectOf(tx, userId);
+        const used = await usageOf(tx, policy, userId, amounts, at, true);
+        const refusal = decideQuotaTake(policy, subject, amounts, used, at);
+        // Thrown inside the transaction: it rolls back, and nothing was taken.
+        if (refusal) throw refusal;
+        await addUsage(tx, policy, userId, amounts, at, 1);
+      });
     },
     async give(userId, amounts) {
       await addUsage(pool, policy, userId, amounts, now(), -1);

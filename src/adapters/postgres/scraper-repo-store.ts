@@ -84,13 +84,6 @@ export function postgresScraperRepoStore(pool: DatabasePool): ScraperRepoStore {
       return toRepo(updated);
     },
 
-    async countOwnedBy(userId) {
-      return pool.oneFirst(
-        sql.type(row(Type.Object({ count: Type.Number() })))`
-          select count(*)::int as count from scraper_repos where created_by = ${userId}`,
-      );
-    },
-
     async requestSync(id) {
       await pool.query(sql.unsafe`
         update scraper_repos set sync_status = 'pending', sync_requested_at = now(), updated_at = now()

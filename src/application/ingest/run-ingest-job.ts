@@ -51,6 +51,8 @@ import type {
   JobErrorLog,
   StoredStage,
 } from '../../ports/ingest-store.ts';
+import type { Quotas } from '../../ports/quotas.ts';
+import { eventQuotaOf, storeWithinQuota } from './event-quota.ts';
 
 // The staged ingestion workflow for one job (one dataset or sheet). Each stage is a task whose output
 // is stored: a restarted run returns the stored output of completed tasks instead of running them
@@ -70,6 +72,8 @@ export type IngestDeps = {
   /** Batches stored at once (each on its own connection) by an import whose counts are deferred. */
   deferredWriters: number;
   countsRefresh: CountsRefreshQueue;
+  /** The importer's totalEvents and eventsPerImport, counted as create-events stores its batches. */
+  quotas: Pick<Quotas, 'limits'>;
 };
 
 const PROGRESS_EVERY = 10_000;
@@ -482,10 +486,13 @@ const TASKS: Record<
       geocoded: record.counters.geocoded ?? 0,
     };
     const batchesTotal = Math.ceil(analyzed.rowsTotal / deps.batchSize);
+    const quota = await eventQuotaOf(deps, context.file);
     const seen = new Set<string>();
     let columns: ColumnPositions | null = null;
     let idIndex = -2;
     let batch: NewEvent[] = [];
+    /** The file row of each event in `batch`. */
+    let batchRows: number[] = [];
     let batchDuplicates = 0;
     let batchInvalid = 0;
     let batchGeocoded = 0;
@@ -500,14 +507,14 @@ const TASKS: Record<
     let previous: Promise<unknown> = Promise.resolve();
     let committedTo = resumeAfter;
     const writers = context.writers ?? 1;
-    const commit = async (
+    const store = (
       events: NewEvent[],
       skipped: BatchSkips,
       rowsBefore: number,
       row: number,
       ready: () => Promise<unknown>,
-    ) => {
-      const stored = await deps.store.commitEventBatch(
+    ) =>
+      deps.store.commitEventBatch(
         job.id,
         datasetId,
         events,
@@ -523,20 +530,34 @@ const TASKS: Record<
         },
         (result) => batchDelta(events.length, skipped, result),
         writers > 1 ? { ready } : undefined,
+        quota ?? undefined,
+      );
+    const commit = async (
+      events: NewEvent[],
+      rows: number[],
+      skipped: BatchSkips,
+      rowsBefore: number,
+      row: number,
+      ready: () => Promise<unknown>,
+    ) => {
+      const stored = await storeWithinQuota(events, rows, row, (kept, keptSkips, lastRow) =>
+        store(kept, keptSkips ?? skipped, rowsBefore, lastRow, ready),
       );
       // The stage's counters as committed: this batch's and every one before it.
       Object.assign(counters, stored.counters);
     };
     const flush = async (row: number) => {
       const events = batch;
+      const rows = batchRows;
       const skipped = { duplicates: batchDuplicates, invalid: batchInvalid, geocoded: batchGeocoded };
       batch = [];
+      batchRows = [];
       batchDuplicates = 0;
       batchInvalid = 0;
       batchGeocoded = 0;
       while (inFlight.length >= writers) await inFlight.shift();
       const earlier = previous;
-      const started = commit(events, skipped, committedTo, row, () => earlier);
+      const started = commit(events, rows, skipped, committedTo, row, () => earlier);
       committedTo = row;
       // Observed by a later flush or at the end; until then it must not count as unhandled.
       started.catch(() => {});
@@ -571,6 +592,7 @@ const TASKS: Record<
           if (result.ok) {
             if (geocoded && result.event.location === geocoded) batchGeocoded += 1;
             batch.push(result.event);
+            batchRows.push(row);
           } else batchInvalid += 1;
         }
         if (row % deps.batchSize === 0) await flush(row);
