@@ -267,22 +267,24 @@ export function composeAccounts(
   const passwords = scryptPasswordHasher();
   const now = () => new Date();
   const secret = resolveSessionSecret(config);
+  const rateLimits = postgresRateLimitCounter(pool);
   return {
     login: {
       users,
       sessions,
       passwords,
       tokens: hmacTokenSigner(secret),
-      rateLimits: postgresRateLimitCounter(pool),
+      rateLimits,
       policy,
       now,
     },
-    account: { users, sessions, passwords },
+    account: { users, sessions, passwords, rateLimits, policy, now },
     flags: postgresFeatureFlagStore(pool),
     quotas,
     collections: {
       repository: postgresCollectionRepository(pool),
       passwords,
+      sessions,
       quotas,
       defaultTrustLevel: policy.defaultTrustLevel,
     },

@@ -25,6 +25,7 @@ import { parseSort, parseWhere, whereTreeFromQuery } from '../domain/where.ts';
 import type { CollectionRepository, Doc, DocValues, HierarchyFacts } from '../ports/collection-repository.ts';
 import type { PasswordHasher } from '../ports/password-hasher.ts';
 import type { Quotas } from '../ports/quotas.ts';
+import type { SessionStore } from '../ports/session-store.ts';
 
 // The collections API's use cases: list, read, create, update and delete documents of any
 // collection, each guarded by that collection's access rules (domain/access.ts). Reads filter in
@@ -33,6 +34,7 @@ import type { Quotas } from '../ports/quotas.ts';
 export type CollectionDeps = {
   repository: CollectionRepository;
   passwords: PasswordHasher;
+  sessions: SessionStore;
   quotas: Quotas;
   defaultTrustLevel: TrustLevel;
 };
@@ -178,6 +180,7 @@ export async function updateDocument(
   input: DocValues,
 ): Promise<Doc> {
   let values: DocValues = { ...input };
+  let endSessions = false;
   if (collection === 'users') {
     const target = await findDocument(deps, collection, viewer, id);
     checkStandingChange(
@@ -199,6 +202,12 @@ export async function updateDocument(
       checkPasswordStrength(String(input.password));
       values.passwordHash = await deps.passwords.hash(String(input.password));
     }
+    const was = target as Doc & { email: string; role: Role; trustLevel: TrustLevel };
+    endSessions =
+      values.passwordHash !== undefined ||
+      (values.email !== undefined && values.email !== was.email) ||
+      (values.role !== undefined && values.role !== was.role) ||
+      (values.trustLevel !== undefined && values.trustLevel !== was.trustLevel);
   } else {
     const facts = await readableFacts(deps, collection, viewer, id);
     if (!canWrite(viewer, facts)) throw new ForbiddenError(`You cannot change this ${collection} document`);
@@ -212,6 +221,9 @@ export async function updateDocument(
     }
   }
   await deps.repository.update(collection, id, values);
+  // A new password, address, role or trust level ends the user's sessions: whoever held a token
+  // (perhaps the reason for a reset) logs in again, under the new standing.
+  if (endSessions) await deps.sessions.revokeAllForUser(id);
   return findDocument(deps, collection, viewer, id);
 }
 
@@ -233,6 +245,8 @@ export async function deleteDocument(
     const facts = await readableFacts(deps, collection, viewer, id);
     if (!canWrite(viewer, facts)) throw new ForbiddenError(`You cannot delete this ${collection} document`);
   }
+  // A deleted user's sessions end with the account (sessions cascade); revoked first, explicitly.
+  if (collection === 'users') await deps.sessions.revokeAllForUser(id);
   // totalEvents is a lifetime count (spec: Limits), so deleting an event gives nothing back.
   await deps.repository.remove(collection, id);
   return doc;

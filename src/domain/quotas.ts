@@ -39,8 +39,15 @@ export type AccessPolicy = {
   quotas: Record<QuotaName, QuotaRule>;
   /** Request windows by trust level (null: unlimited) and for anonymous callers (per IP). */
   rateLimits: { anonymous: RateWindow[]; byTrustLevel: Record<TrustLevel, RateWindow[] | null> };
-  /** Login attempts, counted per email and per client IP. */
-  loginAttempts: { perEmail: RateWindow[]; perIp: RateWindow[] };
+  /** Longest a login can be kept alive with refresh-token, counted from the login (seconds). */
+  sessionMaxAgeSeconds: number;
+  /**
+   * Login attempts, counted per client IP and email together and per client IP. Never per email
+   * alone: that would let anyone lock an account's owner out by guessing wrong on purpose.
+   */
+  loginAttempts: { perIpAndEmail: RateWindow[]; perIp: RateWindow[] };
+  /** Requests that confirm a password (change-email, change-password, delete-account). */
+  passwordConfirmations: { perAccount: RateWindow[]; perIp: RateWindow[] };
 };
 
 export const LIFETIME_PERIOD = '1970-01-01';
@@ -227,14 +234,28 @@ export function parseAccessPolicy(input: unknown): AccessPolicy {
   }
   const ttl = count(raw.tokenTtlSeconds, 'tokenTtlSeconds');
   if (ttl < 60) throw new ValidationError('tokenTtlSeconds must be at least 60');
+  const maxAge = count(raw.sessionMaxAgeSeconds, 'sessionMaxAgeSeconds');
+  if (maxAge < ttl) throw new ValidationError('sessionMaxAgeSeconds must be at least tokenTtlSeconds');
+  const logins = object(raw.loginAttempts, 'loginAttempts');
+  if ('perEmail' in logins) {
+    throw new ValidationError(
+      'loginAttempts.perEmail is no longer read (it let attackers lock owners out): use perIpAndEmail',
+    );
+  }
+  const confirmations = object(raw.passwordConfirmations, 'passwordConfirmations');
   return {
     defaultTrustLevel: level(raw.defaultTrustLevel, 'defaultTrustLevel'),
     tokenTtlSeconds: ttl,
     quotas,
     rateLimits: { anonymous: windows(rates.anonymous, 'rateLimits.anonymous'), byTrustLevel },
+    sessionMaxAgeSeconds: maxAge,
     loginAttempts: {
-      perEmail: windows(object(raw.loginAttempts, 'loginAttempts').perEmail, 'loginAttempts.perEmail'),
-      perIp: windows(object(raw.loginAttempts, 'loginAttempts').perIp, 'loginAttempts.perIp'),
+      perIpAndEmail: windows(logins.perIpAndEmail, 'loginAttempts.perIpAndEmail'),
+      perIp: windows(logins.perIp, 'loginAttempts.perIp'),
+    },
+    passwordConfirmations: {
+      perAccount: windows(confirmations.perAccount, 'passwordConfirmations.perAccount'),
+      perIp: windows(confirmations.perIp, 'passwordConfirmations.perIp'),
     },
   };
 }

@@ -1,10 +1,13 @@
 import type { StoredUser } from './user-store.ts';
 
-export type Session = { id: string; userId: number; expiresAt: Date };
+export type Session = { id: string; userId: number; expiresAt: Date; loggedInAt: Date };
 
 /** Server-side record of issued tokens, so that tokens can be revoked before they expire. */
 export interface SessionStore {
-  create(userId: number, expiresAt: Date): Promise<Session>;
+  /** `loggedInAt`: when the login this session continues happened (a refresh keeps it). */
+  create(userId: number, expiresAt: Date, loggedInAt: Date): Promise<Session>;
+  /** When the login of a live session happened, else null. */
+  loggedInAt(sessionId: string): Promise<Date | null>;
   /** The user of a live session (not revoked, not expired, user not deleted), else null. */
   findUser(sessionId: string): Promise<StoredUser | null>;
   revoke(sessionId: string): Promise<void>;

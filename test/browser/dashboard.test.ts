@@ -58,7 +58,8 @@ t.test('the dashboard in Chromium without JavaScript', async (t) => {
   await page.selectOption(`select[aria-label="Trust level of ${alice.email}"]`, '3');
   await page.click(`form[action="/dashboard/users/${alice.id}"] button`);
   t.equal(await page.textContent('.flash.ok'), `Saved ${alice.email}.`);
-  t.equal((await aliceApi('GET', '/api/users/me')).json().user.trustLevel, 3);
+  t.equal((await aliceApi('GET', '/api/users/me')).json().user, null, "the change ended alice's sessions");
+  t.equal((await as(await login(alice))('GET', '/api/users/me')).json().user.trustLevel, 3);
   await shot('users');
 
   await page.click('nav >> text=Catalogs');

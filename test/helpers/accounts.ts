@@ -24,11 +24,12 @@ const fastHasher = scryptPasswordHasher({ N: 1024 });
 
 type RawPolicy = Record<string, unknown> & { quotas: Record<QuotaName, { levels: Record<number, unknown> }> };
 
-/** A quotas file: config/quotas.yaml with generous login limits, changed by `change`. */
+/** A quotas file: config/quotas.yaml with generous login and password-confirmation limits, changed by `change`. */
 export function policyFile(t: Test, change: (policy: RawPolicy) => void = () => {}): string {
   const raw = parse(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8')) as RawPolicy;
   const generous = { burst: { seconds: 60, limit: 10_000 } };
-  raw.loginAttempts = { perEmail: generous, perIp: generous };
+  raw.loginAttempts = { perIpAndEmail: generous, perIp: generous };
+  raw.passwordConfirmations = { perAccount: generous, perIp: generous };
   change(raw);
   const dir = mkdtempSync(path.join(tmpdir(), 'chronomap-policy-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

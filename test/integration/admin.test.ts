@@ -180,7 +180,8 @@ t.test('dashboard', async (t) => {
       trustLevel: '3',
     });
     t.equal(promoted.statusCode, 303);
-    t.equal((await aliceApi('GET', '/api/users/me')).json().user.trustLevel, 3);
+    t.equal((await aliceApi('GET', '/api/users/me')).json().user, null, "the change ended alice's sessions");
+    t.equal((await as(await login(alice))('GET', '/api/users/me')).json().user.trustLevel, 3);
     const selfDemotion = await browser.submit('/dashboard/users', `/dashboard/users/${admin.id}`, {
       role: 'user',
       trustLevel: '1',

@@ -6,12 +6,13 @@ import { Type } from 'typebox';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresEventStore } from '../../src/adapters/postgres/event-store.ts';
+import { postgresSessionStore } from '../../src/adapters/postgres/session-store.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
 import { createAdmin } from '../../src/application/create-admin.ts';
 import { seedDemo } from '../../src/application/seed-demo.ts';
 import { ValidationError } from '../../src/domain/errors.ts';
-import { testDatabase } from '../helpers/database.ts';
+import { type TestDatabase, testDatabase } from '../helpers/database.ts';
 
 const demoRows = () =>
   createReadStream(path.join(projectRoot, 'examples', 'usgs-earthquakes.csv')).pipe(
@@ -57,9 +58,16 @@ t.test('seed-demo loads every USGS row once, with locations and data, and is ide
   t.equal(stored.sample_ts, '2026-03-27T23:35:09.558Z');
 });
 
+/** What create-admin needs, on the test's database (cheap scrypt parameters). */
+const adminDeps = (db: TestDatabase) => ({
+  users: postgresUserStore(db.pool),
+  passwords: scryptPasswordHasher({ N: 1024 }),
+  sessions: postgresSessionStore(db.pool),
+});
+
 t.test('create-admin makes an administrator at trust level 5 and can reset the password', async (t) => {
   const db = await testDatabase(t);
-  const deps = { users: postgresUserStore(db.pool), passwords: scryptPasswordHasher({ N: 1024 }) };
+  const deps = adminDeps(db);
   const created = await createAdmin(deps, { email: 'Ada@Example.com', password: 'first password 1' });
   t.equal(created.created, true);
   t.equal(created.role, 'admin');
@@ -76,9 +84,19 @@ t.test('create-admin makes an administrator at trust level 5 and can reset the p
   t.equal(await deps.passwords.verify('first password 1', hash), false);
 });
 
+t.test('create-admin resetting a password ends the sessions of the account', async (t) => {
+  const db = await testDatabase(t);
+  const deps = adminDeps(db);
+  const created = await createAdmin(deps, { email: 'grace@example.com', password: 'first password 1' });
+  const session = await deps.sessions.create(created.id, new Date(Date.now() + 3_600_000), new Date());
+  t.ok(await deps.sessions.findUser(session.id), 'the session is live');
+  await createAdmin(deps, { email: 'grace@example.com', password: 'second password 2' });
+  t.equal(await deps.sessions.findUser(session.id), null, 'the reset ended it');
+});
+
 t.test('create-admin rejects a bad email or a short password before touching the database', async (t) => {
   const db = await testDatabase(t);
-  const deps = { users: postgresUserStore(db.pool), passwords: scryptPasswordHasher({ N: 1024 }) };
+  const deps = adminDeps(db);
   await t.rejects(createAdmin(deps, { email: 'not-an-email', password: 'long enough pw' }), ValidationError);
   await t.rejects(createAdmin(deps, { email: 'a@b.org', password: 'short' }), ValidationError);
   t.equal(

@@ -1,7 +1,7 @@
 import { hasScraperAccess } from '../../domain/access.ts';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { findDocuments } from '../../application/collection-documents.ts';
-import { type LoginDeps, logIn } from '../../application/log-in.ts';
+import type { LoginDeps } from '../../application/log-in.ts';
 import { requestRepoSync } from '../../application/scrapers/request-repo-sync.ts';
 import {
   deleteRepoDocument,
@@ -14,12 +14,12 @@ import type { Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { RateLimitedError } from '../../domain/rate-limits.ts';
 import type { Doc } from '../../ports/collection-repository.ts';
-import { clearTokenCookie, setTokenCookie } from '../http/authentication.ts';
 import { acceptForms, CSRF_FIELD, CsrfError, csrfProtection, type Form, verifiedForm } from './csrf.ts';
-import { flashFrom, htmlReply, redirect } from './dashboard.ts';
+import { flashFrom, htmlReply, redirect } from './replies.ts';
 import { type Html, html } from './html.ts';
 import { type Flash, page } from './layout.ts';
-import { loginView, messageView } from './views.ts';
+import { registerLoginPages } from './login-pages.ts';
+import { messageView } from './views.ts';
 
 // /account/scrapers (spec: Management page): a user's scraper repos with their sync status and
 // source, their scrapers with last-run status and statistics, the actions force sync, trigger run
@@ -300,46 +300,12 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
 
   const form = (request: FastifyRequest): Form => verifiedForm(csrf, request);
 
-  app.get(LOGIN, hidden, async (request, reply) => {
-    if (request.viewer) return redirect(reply, HOME);
-    return render(
-      reply,
-      200,
-      'Log in',
-      loginView(csrf.token(request, reply), '', { action: LOGIN, heading: 'Log in' }),
-      {
-        flash: flashFrom(request),
-      },
-    );
-  });
-
-  app.post(LOGIN, hidden, async (request, reply) => {
-    const body = form(request);
-    const email = (body.email ?? '').trim();
-    try {
-      const result = await logIn(deps.login, { email, password: body.password ?? '', clientIp: request.ip });
-      setTokenCookie(request, reply, result.token, result.exp);
-      return redirect(reply, HOME);
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      const status = error instanceof RateLimitedError ? 429 : 401;
-      return render(
-        reply,
-        status,
-        'Log in',
-        loginView(csrf.token(request, reply), email, { action: LOGIN, heading: 'Log in' }),
-        {
-          flash: { error: error.message },
-        },
-      );
-    }
-  });
-
-  app.post('/account/logout', hidden, async (request, reply) => {
-    form(request);
-    if (request.sessionId) await deps.login.sessions.revoke(request.sessionId);
-    clearTokenCookie(request, reply);
-    return redirect(reply, LOGIN, { notice: 'You are logged out.' });
+  registerLoginPages(app, {
+    login: deps.login,
+    csrf,
+    paths: { login: LOGIN, logout: '/account/logout', home: HOME },
+    heading: 'Log in',
+    render: (reply, status, body, flash) => render(reply, status, 'Log in', body, { flash }),
   });
 
   app.get(HOME, hidden, async (request, reply) => {

@@ -8,22 +8,22 @@ import {
   updateDocument,
 } from '../../application/collection-documents.ts';
 import { changeFeatureFlags, readFeatureFlags } from '../../application/feature-flags.ts';
-import { type LoginDeps, logIn } from '../../application/log-in.ts';
+import type { LoginDeps } from '../../application/log-in.ts';
 import type { Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { FEATURE_FLAG_NAMES } from '../../domain/feature-flags.ts';
 import { RateLimitedError } from '../../domain/rate-limits.ts';
 import type { FeatureFlagStore } from '../../ports/feature-flag-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
-import { clearTokenCookie, setTokenCookie } from '../http/authentication.ts';
 import { acceptForms, CsrfError, csrfProtection, type Form, verifiedForm } from './csrf.ts';
 import type { Html } from './html.ts';
 import { type Flash, page } from './layout.ts';
+import { registerLoginPages } from './login-pages.ts';
+import { flashFrom, redirect, htmlReply } from './replies.ts';
 import {
   catalogsView,
   catalogView,
   datasetView,
-  loginView,
   messageView,
   overviewView,
   settingsView,
@@ -45,39 +45,6 @@ export type DashboardDeps = {
 type Admin = Exclude<Viewer, null>;
 
 const hidden = { schema: { hide: true } };
-
-export function flashFrom(request: FastifyRequest): Flash {
-  const query = request.query as Record<string, unknown>;
-  return {
-    notice: typeof query.notice === 'string' ? query.notice.slice(0, 300) : undefined,
-    error: typeof query.error === 'string' ? query.error.slice(0, 300) : undefined,
-  };
-}
-
-export function redirect(reply: FastifyReply, path: string, flash: Flash = {}): FastifyReply {
-  const query = new URLSearchParams();
-  if (flash.notice) query.set('notice', flash.notice);
-  if (flash.error) query.set('error', flash.error);
-  const suffix = query.size > 0 ? `?${query}` : '';
-  return reply.redirect(`${path}${suffix}`, 303);
-}
-
-/**
- * A server-rendered page: never cached, never framed, forms to this origin only, and no scripts
- * but the one inline script whose CSP hash (`'sha256-…'`) is given, which may then call this origin.
- */
-export function htmlReply(reply: FastifyReply, status: number, scriptHash?: string): FastifyReply {
-  const script = scriptHash ? ` script-src '${scriptHash}'; connect-src 'self';` : '';
-  return reply
-    .status(status)
-    .type('text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
-    .header('X-Frame-Options', 'DENY')
-    .header(
-      'Content-Security-Policy',
-      `default-src 'none'; style-src 'unsafe-inline';${script} form-action 'self'; frame-ancestors 'none'`,
-    );
-}
 
 const text = (value: string | undefined) => (value ?? '').trim();
 
@@ -182,38 +149,13 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
 
   // ---- login and logout ----
 
-  app.get('/dashboard/login', hidden, async (request, reply) => {
-    if (request.viewer?.role === 'admin') return redirect(reply, '/dashboard');
-    return render(reply, 200, 'Log in', loginView(csrf.token(request, reply)), { flash: flashFrom(request) });
-  });
-
-  app.post('/dashboard/login', hidden, async (request, reply) => {
-    const body = form(request);
-    const email = text(body.email);
-    try {
-      const result = await logIn(deps.login, { email, password: body.password ?? '', clientIp: request.ip });
-      if (result.user.role !== 'admin') {
-        await deps.login.sessions.revoke(result.sessionId);
-        return render(reply, 403, 'Log in', loginView(csrf.token(request, reply), email), {
-          flash: { error: 'This account is not an admin.' },
-        });
-      }
-      setTokenCookie(request, reply, result.token, result.exp);
-      return redirect(reply, '/dashboard');
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      const status = error instanceof RateLimitedError ? 429 : 401;
-      return render(reply, status, 'Log in', loginView(csrf.token(request, reply), email), {
-        flash: { error: error.message },
-      });
-    }
-  });
-
-  app.post('/dashboard/logout', hidden, async (request, reply) => {
-    form(request);
-    if (request.sessionId) await deps.login.sessions.revoke(request.sessionId);
-    clearTokenCookie(request, reply);
-    return redirect(reply, '/dashboard/login', { notice: 'You are logged out.' });
+  registerLoginPages(app, {
+    login: deps.login,
+    csrf,
+    paths: { login: '/dashboard/login', logout: '/dashboard/logout', home: '/dashboard' },
+    heading: 'Dashboard login',
+    refuse: (user) => (user.role === 'admin' ? null : 'This account is not an admin.'),
+    render: (reply, status, body, flash) => render(reply, status, 'Log in', body, { flash }),
   });
 
   // ---- pages ----

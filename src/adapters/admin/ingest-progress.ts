@@ -7,7 +7,7 @@ import {
 import type { Clock } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import { csrfProtection } from './csrf.ts';
-import { htmlReply } from './dashboard.ts';
+import { htmlReply } from './replies.ts';
 import { type Html, html, trusted } from './html.ts';
 import { page } from './layout.ts';
 import { messageView } from './views.ts';

@@ -18,6 +18,7 @@ import { ApiProcessesError, isApiWorker, startApiProcesses } from './api-process
 import { redactUrl } from '../postgres/database.ts';
 import { postgresEventStore } from '../postgres/event-store.ts';
 import { loadMigrations, MigrationError, migrate } from '../postgres/migrator.ts';
+import { postgresSessionStore } from '../postgres/session-store.ts';
 import { postgresUserStore } from '../postgres/user-store.ts';
 import { scryptPasswordHasher } from '../security/scrypt-password-hasher.ts';
 
@@ -185,7 +186,11 @@ async function runCreateAdmin(databaseUrl: string, args: string[]): Promise<numb
   const pool = await openDatabase(databaseUrl);
   try {
     const user = await createAdmin(
-      { users: postgresUserStore(pool), passwords: scryptPasswordHasher() },
+      {
+        users: postgresUserStore(pool),
+        passwords: scryptPasswordHasher(),
+        sessions: postgresSessionStore(pool),
+      },
       { email: values.email, password },
     );
     say(`${user.created ? 'created' : 'updated'} administrator ${user.email} (id ${user.id})`);

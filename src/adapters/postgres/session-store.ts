@@ -13,16 +13,22 @@ const SessionUser = Type.Object({
 
 export function postgresSessionStore(pool: DatabasePool): SessionStore {
   return {
-    async create(userId, expiresAt) {
+    async create(userId, expiresAt, loggedInAt) {
       const id = randomUUID();
       await pool.query(sql.unsafe`
-        insert into sessions (id, user_id, expires_at)
-        values (${id}, ${userId}, ${expiresAt.toISOString()})`);
+        insert into sessions (id, user_id, expires_at, logged_in_at)
+        values (${id}, ${userId}, ${expiresAt.toISOString()}, ${loggedInAt.toISOString()})`);
       // Expired and revoked sessions are dead weight; trim the user's own while we are here.
       await pool.query(sql.unsafe`
         delete from sessions where user_id = ${userId}
           and (expires_at < now() - interval '1 day' or revoked_at < now() - interval '1 day')`);
-      return { id, userId, expiresAt };
+      return { id, userId, expiresAt, loggedInAt };
+    },
+    async loggedInAt(sessionId) {
+      const found = await pool.maybeOneFirst(sql.type(row(Type.Object({ at: Type.Number() })))`
+        select (extract(epoch from logged_in_at) * 1000)::float8 as at from sessions
+        where id = ${sessionId} and revoked_at is null and expires_at > now()`);
+      return found === null ? null : new Date(found);
     },
     async findUser(sessionId) {
       const found = await pool.maybeOne(sql.type(row(SessionUser))`

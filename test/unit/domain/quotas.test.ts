@@ -21,6 +21,8 @@ type RawConfig = {
   rateLimits: { anonymous: Record<string, unknown> };
   defaultTrustLevel: unknown;
   tokenTtlSeconds: unknown;
+  sessionMaxAgeSeconds: unknown;
+  loginAttempts: Record<string, unknown>;
 };
 
 const raw = () => parse(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8')) as RawConfig;
@@ -43,6 +45,12 @@ t.test('config/quotas.yaml holds the spec scraper numbers', async (t) => {
   );
   t.equal(policy.rateLimits.byTrustLevel[5], null);
   t.equal(policy.defaultTrustLevel, 1);
+  t.equal(policy.sessionMaxAgeSeconds, 7 * 24 * 3600, 'a login lives at most a week');
+  t.same(
+    policy.loginAttempts.perIpAndEmail.map((w) => w.limit),
+    [10, 30, 100],
+    'guessing from one address waits a minute, then an hour, then a day',
+  );
 });
 
 t.test('a bad file names the offending key', async (t) => {
@@ -57,6 +65,8 @@ t.test('a bad file names the offending key', async (t) => {
     [(r) => (r.defaultTrustLevel = 6), /defaultTrustLevel must be a trust level/],
     [(r) => (r.rateLimits.anonymous.minutely = { seconds: 60, limit: 1 }), /unknown window/],
     [(r) => (r.tokenTtlSeconds = 5), /tokenTtlSeconds must be at least 60/],
+    [(r) => (r.sessionMaxAgeSeconds = 60), /sessionMaxAgeSeconds must be at least tokenTtlSeconds/],
+    [(r) => (r.loginAttempts.perEmail = r.loginAttempts.perIp), /perEmail is no longer read/],
   ];
   for (const [change, message] of cases) {
     const config = raw();

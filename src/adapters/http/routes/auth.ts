@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { issueToken, type LoginDeps, logIn } from '../../../application/log-in.ts';
+import { type LoginDeps, logIn, refreshSession } from '../../../application/log-in.ts';
 import {
   type AccountDeps,
   changeEmail,
@@ -52,7 +52,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
         description:
           'Answers the token and sets it as the `payload-token` cookie (HttpOnly, SameSite=Lax, Secure over HTTPS). ' +
           'Send it back as the cookie or as `Authorization: Bearer <token>` (or `JWT <token>`). ' +
-          'Attempts are rate limited per email and per IP (429).',
+          'Attempts are rate limited per client IP and email together and per client IP (429 with Retry-After), ' +
+          'never per email alone, so wrong guesses from elsewhere cannot lock the owner out.',
         querystring: NoQuery,
         body: Credentials,
         response: {
@@ -122,7 +123,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
       schema: {
         tags,
         summary: 'Exchange a live token for a fresh one',
-        description: 'Revokes the old session and starts a new one with a full lifetime.',
+        description:
+          'Revokes the old session and starts a new one, with a full token lifetime but never past ' +
+          'sessionMaxAgeSeconds (config/quotas.yaml, 7 days) from the login: then 401 SESSION_TOO_OLD, log in again.',
         querystring: NoQuery,
         response: {
           200: Type.Object({
@@ -137,8 +140,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const user = requireUser(request);
-      const result = await issueToken(deps.login, user);
-      if (request.sessionId) await deps.login.sessions.revoke(request.sessionId);
+      const result = await refreshSession(deps.login, user, request.sessionId ?? '');
       setTokenCookie(request, reply, result.token, result.exp);
       return {
         message: 'Token refresh successful',
@@ -185,7 +187,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
       schema: {
         tags,
         summary: 'Change your password',
-        description: 'Needs the current password. Every other session of the account is revoked.',
+        description:
+          'Needs the current password (attempts rate limited per account and per IP: 429). Every other session of ' +
+          'the account is revoked.',
         querystring: NoQuery,
         body: Type.Object(
           {
@@ -196,7 +200,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
         ),
         response: {
           200: Type.Object({ message: Type.String(), revokedSessions: Type.Number() }),
-          ...errorResponses(400, 401),
+          ...errorResponses(400, 401, 429),
         },
       },
     },
@@ -204,6 +208,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
       const user = requireUser(request);
       const { revokedSessions } = await changePassword(deps.account, {
         userId: user.id,
+        clientIp: request.ip,
         sessionId: request.sessionId ?? '',
         ...request.body,
       });
@@ -217,26 +222,27 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
       schema: {
         tags,
         summary: 'Change your email address',
-        description: 'Needs the current password. 409 when the address cannot be used.',
+        description:
+          'Needs the current password (attempts rate limited per account and per IP: 429). The answer is the same ' +
+          'whether or not the address is taken, so it reveals no account; the change is made only when the address is ' +
+          'free (GET /api/users/me shows the address in use).',
         querystring: NoQuery,
         body: Type.Object(
           { password: Type.String({ maxLength: 1024 }), email: Type.String({ maxLength: 320 }) },
           { additionalProperties: false },
         ),
-        response: {
-          200: Type.Object({ message: Type.String(), user: Type.Ref('User') }),
-          ...errorResponses(400, 401, 409),
-        },
+        response: { 200: MessageSchema, ...errorResponses(400, 401, 429) },
       },
     },
     async (request) => {
       const user = requireUser(request);
-      const updated = await changeEmail(deps.account, {
+      await changeEmail(deps.account, {
         userId: user.id,
+        clientIp: request.ip,
         password: request.body.password,
         newEmail: request.body.email,
       });
-      return { message: 'Email address changed.', user: updated };
+      return { message: 'If no other account uses that address, it is now the address of your account.' };
     },
   );
 
@@ -278,13 +284,17 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
         body: Type.Object({ password: Type.String({ maxLength: 1024 }) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ message: Type.String(), deleted: Type.Ref('DeletionSummary') }),
-          ...errorResponses(400, 401),
+          ...errorResponses(400, 401, 429),
         },
       },
     },
     async (request, reply) => {
       const user = requireUser(request);
-      const deleted = await deleteAccount(deps.account, { userId: user.id, password: request.body.password });
+      const deleted = await deleteAccount(deps.account, {
+        userId: user.id,
+        clientIp: request.ip,
+        password: request.body.password,
+      });
       clearTokenCookie(request, reply);
       return { message: 'The account has been deleted.', deleted };
     },

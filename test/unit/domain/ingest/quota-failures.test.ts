@@ -24,6 +24,7 @@ function recommendationFor(error: QuotaExceededError, retryAttempts = 0) {
       code: failure.code,
       retryAttempts,
       policy: DEFAULT_RETRY_POLICY,
+      waitingForRetry: false,
     }),
   };
 }
