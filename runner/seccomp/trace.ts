@@ -20,9 +20,11 @@ import { podmanRunArgs } from '../src/sandbox/podman-args.ts';
 import { createWorkspace, makeReadable, removeWorkspace, writeEnvFile } from '../src/workspace.ts';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const { values } = parseArgs({ options: { profile: { type: 'string' }, json: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { profile: { type: 'string' }, json: { type: 'string' }, keep: { type: 'boolean' } },
+});
 const here = fileURLToPath(new URL('.', import.meta.url));
-const scrapersDir = join(here, 'scrapers');
+const scrapersDir = process.env.TRACE_SCRAPERS ?? join(here, 'scrapers');
 const config = loadConfig({
   SCRAPER_API_KEY: 'trace-0123456789abcdef',
   SCRAPER_DATA_DIR: mkdtempSync(join(tmpdir(), 'chronomap-trace-')),
@@ -43,8 +45,10 @@ function containerCalls(dir: string): Trace {
     const pid = Number(name.split('.').pop());
     files.set(pid, readFileSync(join(dir, name), 'utf8').split('\n'));
   }
-  // The container's init is the process that execs /dev/init (podman's --init, catatonit).
-  const roots = [...files].filter(([, lines]) => lines.some((l) => l.startsWith('execve("/dev/init"')));
+  // The container's init is the process that execs /run/podman-init (podman's --init, catatonit).
+  const roots = [...files].filter(([, lines]) =>
+    lines.some((l) => l.startsWith('execve("/run/podman-init"')),
+  );
   const trace: Trace = { calls: new Map(), refused: new Set(), families: new Set(), exitCode: null };
   const queue = roots.map(([pid]) => ({ pid, fromExec: true }));
   const seen = new Set<number>();
@@ -54,8 +58,11 @@ function containerCalls(dir: string): Trace {
     seen.add(pid);
     let counting = !fromExec;
     for (const line of files.get(pid) ?? []) {
+      // runc installs the filter shortly before it execs the init, and makes a few calls of its
+      // own under it (they must be allowed too): count from there.
       if (!counting) {
-        if (line.startsWith('execve("/dev/init"')) counting = true;
+        if (/^(?:seccomp\(SECCOMP_SET_MODE_FILTER|prctl\(PR_SET_SECCOMP).*filter=.*= 0$/.test(line))
+          counting = true;
         else continue;
       }
       const call = /^(?:<\.\.\. )?([a-z0-9_]+)[( ]/.exec(line)?.[1];
@@ -64,7 +71,8 @@ function containerCalls(dir: string): Trace {
       if (/= -1 EPERM|= -1 ENOSYS/.test(line) && !line.includes('resumed')) trace.refused.add(call);
       const family = /^socket\((AF_[A-Z0-9]+)/.exec(line)?.[1];
       if (family) trace.families.add(family);
-      const child = /^(?:clone3?|fork|vfork)\(.*= (\d+)$/.exec(line)?.[1];
+      // --decode-pids=pidns: "= 6 /* 18189 in strace's PID NS */", the container's pid, then ours.
+      const child = /^(?:clone3?|fork|vfork)\(.*= \d+ \/\* (\d+) in strace's PID NS \*\/$/.exec(line)?.[1];
       if (child) queue.push({ pid: Number(child), fromExec: false });
     }
   }
@@ -93,15 +101,20 @@ function traceScraper(file: string): Promise<Trace> {
         hardTimeoutSecs: 120,
         memoryMb: config.defaultMemoryMb,
       });
-      const run = spawnSync('strace', ['-ff', '-qq', '-o', join(traces, 't'), config.podmanPath, ...args], {
-        encoding: 'utf8',
-      });
+      const run = spawnSync(
+        'strace',
+        ['-ff', '-qq', '--decode-pids=pidns', '-o', join(traces, 't'), config.podmanPath, ...args],
+        {
+          encoding: 'utf8',
+        },
+      );
       const trace = containerCalls(traces);
       trace.exitCode = run.status;
       if (run.status !== 0) process.stderr.write(`${file}: exit ${run.status}\n${run.stdout}${run.stderr}\n`);
       return trace;
     } finally {
-      rmSync(traces, { recursive: true, force: true });
+      if (values.keep) say(`${file}: strace output kept in ${traces}`);
+      else rmSync(traces, { recursive: true, force: true });
       await removeWorkspace(workspace);
     }
   })();

@@ -10,11 +10,11 @@ import { RunnerError, badRequest } from './errors.ts';
 import { type ResolvedHost, resolvePublicHost } from './code/address-guard.ts';
 import { cloneRepository, parseCodeUrl, type CodeUrl } from './code/git.ts';
 import { checkCodeMap, checkRelativePath, writeCodeFiles } from './code/inline.ts';
-import { readOutputCsv } from './output.ts';
+import { checkOutputCsv } from './output.ts';
 import { type OutputCaps, describeOutputProblem, outputProblem, watchOutput } from './output-watch.ts';
 import { OWNER } from './owner.ts';
 import { canMountCapped } from './sandbox/capped-mounts.ts';
-import type { RunPhase, RunRequest, RunResult, RunStatus } from './run-types.ts';
+import type { RunAnswer, RunPhase, RunRequest, RunResult, RunStatus } from './run-types.ts';
 import { type RunningContainer, type StopReason, startContainer } from './sandbox/container.ts';
 import { hostHasIpv6 } from './sandbox/podman-args.ts';
 import {
@@ -152,7 +152,8 @@ export class RunManager {
     await Promise.allSettled(runs.map((run) => run.done));
   }
 
-  async execute(request: RunRequest): Promise<RunResult> {
+  /** Runs a scraper; on success the answer's `csv` is open and the caller must close it. */
+  async execute(request: RunRequest): Promise<RunAnswer> {
     const code = this.checkRequest(request);
     // The SSRF guard answers 400 like any other invalid request, before the run is admitted.
     if (code.kind === 'git')
@@ -213,7 +214,7 @@ export class RunManager {
     return { kind: 'git', source: parseCodeUrl(request.code_url as string) };
   }
 
-  private async perform(run: ActiveRun, request: RunRequest, code: CodeSource): Promise<RunResult> {
+  private async perform(run: ActiveRun, request: RunRequest, code: CodeSource): Promise<RunAnswer> {
     const began = Date.now();
     const finish = (partial: Omit<RunResult, 'duration_ms'>): RunResult => ({
       ...partial,
@@ -275,7 +276,7 @@ export class RunManager {
     workspace: Workspace,
     finish: (partial: Omit<RunResult, 'duration_ms'>) => RunResult,
     failure: (error: string, code: string, stdout?: string, stderr?: string, exitCode?: number) => RunResult,
-  ): Promise<RunResult> {
+  ): Promise<RunAnswer> {
     const config = this.config;
     const outputFile = request.output_file ?? 'data.csv';
     const maxOutputBytes = config.maxOutputSizeMb * MB;
@@ -376,18 +377,11 @@ export class RunManager {
       const [message, errorCode] = describeOutputProblem(problem, outputCaps);
       return failure(message, errorCode, stdout, stderr, exitCode);
     }
-    const checked = await readOutputCsv(workspace.outputDir, outputFile, maxOutputBytes);
+    // The file stays open past the workspace's removal (its tmpfs is then unmounted lazily and
+    // freed when the HTTP layer has streamed it and closes it).
+    const checked = await checkOutputCsv(workspace.outputDir, outputFile, maxOutputBytes);
     if (!checked.ok) return failure(checked.message, 'INVALID_OUTPUT', stdout, stderr, exitCode);
-    return finish({
-      status: 'success',
-      exit_code: 0,
-      stdout,
-      stderr,
-      output: {
-        rows: checked.rows,
-        bytes: checked.bytes,
-        content_base64: checked.content.toString('base64'),
-      },
-    });
+    const { ok: _ok, ...csv } = checked;
+    return { ...finish({ status: 'success', exit_code: 0, stdout, stderr }), csv };
   }
 }

@@ -1,4 +1,5 @@
 // Shapes shared by the run manager and the HTTP layer (the HTTP schemas mirror these).
+import type { FileHandle } from 'node:fs/promises';
 export type Runtime = 'python' | 'node';
 export type RunStatus = 'success' | 'failed' | 'timeout';
 
@@ -26,3 +27,13 @@ export interface RunResult {
 }
 
 export type RunPhase = 'preparing' | 'running' | 'collecting';
+
+/** The validated CSV of a successful run, open: the HTTP layer streams it as output.content_base64. */
+export interface RunCsv {
+  rows: number;
+  bytes: number;
+  file: FileHandle;
+}
+
+/** What a run hands back: the result, and on success its CSV (whoever receives it closes it). */
+export type RunAnswer = RunResult & { csv?: RunCsv };

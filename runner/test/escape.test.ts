@@ -1,8 +1,8 @@
 // The escape suite (issue 17): attacks on what the runner does on the host and on the caps
 // around a run, each asserting containment and that nothing is left behind. Real podman.
-import { statfsSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import t from 'tap';
+import { fileFlood, outputFlood, peakOutputBytes, plantRootLink } from './support/attacks.ts';
 import { csvRecords, makeHarness, py } from './support/harness.ts';
 import { WAN_ADDRESS, startWanHost } from './support/wan-host.ts';
 
@@ -17,80 +17,90 @@ const h = makeHarness({
 t.teardown(() => h.close());
 t.teardown(startWanHost());
 
-const TMPFS_MAGIC = 0x01021994;
-
-/** The most bytes any run's /output file system held while `during` ran (polled every 10 ms). */
-async function peakOutputBytes<T>(during: Promise<T>): Promise<{ result: T; peak: number }> {
-  let peak = 0;
-  let done = false;
-  const poll = (async () => {
-    while (!done) {
-      for (const name of h.workspaces()) {
-        try {
-          const fs = statfsSync(join(h.dataDir, name, 'output'));
-          // Only once the run's tmpfs is mounted there (before, it is the host's own disk).
-          if (fs.type === TMPFS_MAGIC) peak = Math.max(peak, (fs.blocks - fs.bfree) * fs.bsize);
-        } catch {
-          // not there yet, or already removed
-        }
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
-  const result = await during;
-  done = true;
-  await poll;
-  return { result, peak };
-}
-
 t.test('a symlink to / in /output fails the run at once; the watcher never walks the host', async (t) => {
-  const { body } = await h.run(py('import os, time\nos.symlink("/", "/output/x")\ntime.sleep(120)\n'));
+  // The scraper cannot make a link (seccomp), so it is planted from the host, as a scraper
+  // finding another way would.
+  const running = h.run(py('import time\nprint("waiting", flush=True)\ntime.sleep(120)\n'));
+  t.ok(await plantRootLink(h.dataDir), "the link was planted in the running scraper's /output");
+  const { body } = await running;
   t.equal(body.status, 'failed', 'stopped by the watcher, not by the 60 s timeout');
   t.equal(body.code, 'OUTPUT_LINK');
   t.match(body.error, /symbolic link or a special file/);
 });
 
-t.test('special files cannot be made in /output (mknod is not allowed)', async (t) => {
+t.test('the calls left out of the seccomp allow-list fail; shells work', async (t) => {
   const { body } = await h.run(
     py(`
-import errno, os
+import ctypes, errno, os, socket, subprocess
 from chronomap.scraper import output
-try:
-    os.mkfifo("/output/pipe")
-    result = "made"
-except OSError as e:
-    result = errno.errorcode.get(e.errno)
-output.write_row({"mkfifo": result})
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(name, call):
+    try:
+        call()
+        result = "allowed"
+    except OSError as e:
+        result = errno.errorcode.get(e.errno)
+    output.write_row({"call": name, "result": result})
+def c(name, rc):
+    if rc == -1:
+        raise OSError(ctypes.get_errno(), name)
+attempt("memfd_create", lambda: os.memfd_create("x"))
+attempt("symlink", lambda: os.symlink("/", "/tmp/root"))
+attempt("link", lambda: os.link("/scraper/main.py", "/tmp/hard"))
+attempt("mknod fifo", lambda: os.mkfifo("/tmp/fifo"))
+attempt("inotify_init1", lambda: c("inotify", libc.inotify_init1(0)))
+attempt("timerfd_create", lambda: c("timerfd", libc.timerfd_create(1, 0)))
+def serve():
+    s = socket.socket(); s.bind(("0.0.0.0", 0)); s.listen()
+attempt("listen", serve)
+attempt("socket AF_VSOCK", lambda: socket.socket(40, socket.SOCK_STREAM))
+attempt("socket AF_PACKET", lambda: socket.socket(17, socket.SOCK_DGRAM))
+attempt("socket AF_INET", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
+attempt("socket AF_UNIX", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+output.write_row({"call": "os.system", "result": os.system("echo from a shell > /tmp/shell.txt")})
+output.write_row({"call": "shell=True", "result": subprocess.run("cat /tmp/shell.txt | tr a-z A-Z", shell=True, capture_output=True, text=True).stdout.strip()})
 output.save()
 `),
   );
   t.equal(body.status, 'success', body.stderr);
-  t.same(csvRecords(body)[1], ['EPERM']);
+  t.same(Object.fromEntries(csvRecords(body).slice(1)), {
+    memfd_create: 'EPERM',
+    symlink: 'EPERM',
+    link: 'EPERM',
+    'mknod fifo': 'EPERM',
+    inotify_init1: 'EPERM',
+    timerfd_create: 'EPERM',
+    listen: 'EPERM',
+    'socket AF_VSOCK': 'EPERM',
+    'socket AF_PACKET': 'EPERM',
+    'socket AF_INET': 'allowed',
+    'socket AF_UNIX': 'allowed',
+    'os.system': '0',
+    'shell=True': 'FROM A SHELL',
+  });
+  const node = await h.run({
+    runtime: 'node',
+    entrypoint: 'main.mjs',
+    code: {
+      'main.mjs': `
+import { exec, execSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { output } from '@chronomap/scraper';
+output.writeRow({ how: 'execSync', out: execSync('echo one | tr a-z A-Z').toString().trim() });
+output.writeRow({ how: 'exec', out: (await promisify(exec)('echo two')).stdout.trim() });
+output.save();
+`,
+    },
+  });
+  t.equal(node.body.status, 'success', node.body.stderr);
+  t.same(csvRecords(node.body).slice(1), [
+    ['execSync', 'ONE'],
+    ['exec', 'two'],
+  ]);
 });
 
 t.test('four writers ignoring SIGTERM cannot put more than the cap + 1 MB on the host', async (t) => {
-  const { result, peak } = await peakOutputBytes(
-    h.run(
-      py(`
-import errno, os, signal, sys, time
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-for _ in range(3):
-    if os.fork() == 0:
-        break
-block = b"x" * (1024 * 1024)
-n = 0
-while True:
-    try:
-        with open(f"/output/f{os.getpid()}-{n}", "wb", buffering=0) as f:
-            for _ in range(${MAX_OUTPUT_MB}):
-                f.write(block)
-    except OSError as e:
-        print("stopped by", errno.errorcode.get(e.errno), file=sys.stderr, flush=True)
-        time.sleep(0.05)
-    n += 1
-`),
-    ),
-  );
+  const { result, peak } = await peakOutputBytes(h.dataDir, h.run(py(outputFlood(MAX_OUTPUT_MB))));
   t.equal(result.body.status, 'failed');
   t.equal(result.body.code, 'INVALID_OUTPUT');
   t.match(result.body.error, /larger than SCRAPER_MAX_OUTPUT_SIZE_MB \(5 MB\)/);
@@ -100,19 +110,7 @@ while True:
 });
 
 t.test('a flood of empty files stops at the file cap', async (t) => {
-  const { body } = await h.run(
-    py(`
-import errno, sys, time
-n = 0
-try:
-    while n < 300000:
-        open(f"/output/e{n}", "w").close()
-        n += 1
-except OSError as e:
-    print("stopped by", errno.errorcode.get(e.errno), "after", n, file=sys.stderr, flush=True)
-time.sleep(120)
-`),
-  );
+  const { body } = await h.run(py(fileFlood));
   t.equal(body.status, 'failed');
   t.equal(body.code, 'INVALID_OUTPUT');
   t.match(body.error, `more than SCRAPER_MAX_OUTPUT_FILES (${MAX_FILES}) entries`);
@@ -215,6 +213,28 @@ output.save()
   t.equal(body.status, 'success', body.stderr);
   for (const [kind, name, result] of csvRecords(body).slice(1))
     t.equal(result, name === 'example.org' ? 'answered' : 'dropped', `${kind} ${name}`);
+});
+
+t.test('a CSV of several base64 chunks, of a length that is no multiple of 3, arrives whole', async (t) => {
+  const { body } = await h.run(
+    py(`
+import hashlib
+data = "n,text\\r\\n" + "".join(f"{i},row {i} é\\r\\n" for i in range(150000)) + "x,y"
+with open("/output/data.csv", "w", newline="") as f:
+    f.write(data)
+raw = data.encode()
+print(len(raw) % 3, len(raw), hashlib.sha256(raw).hexdigest())
+`),
+  );
+  t.equal(body.status, 'success', body.stderr);
+  const [remainder, length, digest] = body.stdout.trim().split(' ');
+  t.not(remainder, '0', 'the length is no multiple of 3');
+  const csv = Buffer.from(body.output?.content_base64 ?? '', 'base64');
+  t.equal(csv.length, Number(length));
+  t.ok(csv.length > 3 * 786432, 'more than three chunks');
+  t.equal(createHash('sha256').update(csv).digest('hex'), digest);
+  t.equal(body.output?.bytes, Number(length));
+  t.equal(body.output?.rows, 150001);
 });
 
 t.test('nothing is left behind', async (t) => {

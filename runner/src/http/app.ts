@@ -1,12 +1,14 @@
 // The runner's HTTP API. Routes: POST /run, POST /stop/{run_id}, GET /status/{run_id} behind the
 // bearer key; GET /health and GET /metrics open (monitoring). Every error answers
 // { error, message?, details?, code? }.
+import { Readable } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import { RunnerError, STATUS_TEXT } from '../errors.ts';
 import type { RunManager } from '../run-manager.ts';
 import type { RunRequest } from '../run-types.ts';
 import { bearerMatches } from './auth.ts';
+import { runResponseBody } from './run-response.ts';
 import {
   ErrorBody,
   HealthResponse,
@@ -94,8 +96,11 @@ export function buildApp(runs: RunManager, options: AppOptions = {}): FastifyIns
   app.post<{ Body: Static<typeof RunBody> }>(
     '/run',
     { schema: { body: RunBody, response: { 200: RunResponse, ...errors } } },
-    async (request) => {
-      return runs.execute(request.body as RunRequest);
+    async (request, reply) => {
+      const { csv, ...result } = await runs.execute(request.body as RunRequest);
+      if (csv === undefined) return result;
+      // Streamed: a large CSV and its base64 are never held whole (run-response.ts).
+      return reply.type('application/json; charset=utf-8').send(Readable.from(runResponseBody(result, csv)));
     },
   );
 
