@@ -250,3 +250,26 @@ t.test('dashboard', async (t) => {
     t.equal((await browser.get('/dashboard')).statusCode, 303, 'logged out');
   });
 });
+
+t.test('the dashboard and /account log in through one handler, throttled alike', async (t) => {
+  const { app, createUser } = await accountsApp(t, {
+    policy: (p) => {
+      p.loginAttempts = {
+        perIpAndEmail: { burst: { seconds: 86_400, limit: 3 } },
+        perIp: { burst: { seconds: 86_400, limit: 100 } },
+      };
+    },
+  });
+  const admin = await createUser({ role: 'admin' });
+  const guess = (area: 'dashboard' | 'account', password: string) =>
+    new Browser(app).submit(`/${area}/login`, `/${area}/login`, { email: admin.email, password });
+  t.equal((await guess('dashboard', 'wrong 1')).statusCode, 401);
+  t.equal((await guess('account', 'wrong 2')).statusCode, 401);
+  t.equal((await guess('dashboard', 'wrong 3')).statusCode, 401);
+  for (const area of ['dashboard', 'account'] as const) {
+    const throttled = await guess(area, PASSWORD);
+    t.equal(throttled.statusCode, 429, `${area}: the attempts of both pages count together`);
+    t.ok(Number(throttled.headers['retry-after']) > 0, `${area}: with Retry-After`);
+    t.match(throttled.body, /Too many login attempts/);
+  }
+});

@@ -73,9 +73,40 @@ t.test('row errors and refused headers', async (t) => {
       t.equal(job.errorLog?.code, 'RESERVED_COLUMN_NAME');
       t.match(job.errorLog?.lastError, new RegExp(`"${name}".*rename the column`));
       t.equal(job.errorLog?.classification.type, 'permanent');
-      t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched');
     });
   }
+
+  await t.test('the preview names the refused column too, and leaves unreadable rows out', async (t) => {
+    const csv = 'time,__proto__\n2026-01-01T00:00:00Z,x\n';
+    const body = multipart({}, { name: 'proto.csv', content: csv });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/ingest/preview',
+      payload: body.payload,
+      headers: { ...body.headers, ...authHeaders(app) },
+    });
+    t.equal(response.statusCode, 200, response.body);
+    t.match(response.json().sheets[0], { rowsSampled: 0, problem: /"__proto__".*rename the column/ });
+
+    const broken = multipart(
+      {},
+      { name: 'quote.csv', content: 'time,title\n2026-01-01,"open\n2026-01-02,b\n' },
+    );
+    const preview = await app.inject({
+      method: 'POST',
+      url: '/api/ingest/preview',
+      payload: broken.payload,
+      headers: { ...broken.headers, ...authHeaders(app) },
+    });
+    t.equal(preview.statusCode, 200, preview.body);
+    t.match(preview.json().sheets[0], {
+      rowsSampled: 1,
+      sample: [
+        ['time', 'title'],
+        ['2026-01-02', 'b'],
+      ],
+    });
+  });
 
   for (const [format, build] of [
     ['xlsx', xlsx],

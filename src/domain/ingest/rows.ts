@@ -201,14 +201,22 @@ export function rowToEvent(
   // Without a prototype, no column name can reach Object.prototype (assertUsableHeader refuses them too).
   const data: Record<string, unknown> = Object.create(null);
   for (let i = 0; i < headers.length; i++) {
-    const header = headers[i];
-    if (header !== undefined && header !== '') data[header] = typedValue(values[i] ?? '');
+    const header = headers[i] ?? '';
+    const value = values[i] ?? '';
+    if (header !== '') data[header] = typedValue(value);
+    // A value under a column without a name is kept under the column's position, not dropped.
+    else if (value.trim() !== '') data[unnamedColumnKey(i)] = typedValue(value);
   }
   const title = columns.title >= 0 ? (values[columns.title] ?? '').trim() || null : null;
   return {
     ok: true,
     event: { uniqueId, title, data, location, eventTimestamp: new Date(millis).toISOString(), isValid: true },
   };
+}
+
+/** The data key of a value in an unnamed column: its 1-based position, in parentheses. */
+export function unnamedColumnKey(index: number): string {
+  return `(column ${index + 1})`;
 }
 
 /** The address to geocode for a row, when it needs one (no coordinates of its own). */

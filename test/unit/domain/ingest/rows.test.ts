@@ -68,6 +68,19 @@ t.test('invalid dates, out-of-range coordinates and ragged rows are row problems
   t.equal(bad(['2026-01-01']), null, 'short rows are padded with empty values');
 });
 
+t.test('event data: no prototype, and values of unnamed columns kept under their position', async (t) => {
+  const result = rowToEvent(
+    ['time', '', 'title', ''],
+    ['2026-01-01', 'stray value', 'x', ''],
+    columnPositions(['time', '', 'title', ''], { timestamp: 'time' }),
+    'k',
+    null,
+  );
+  if (!result.ok) throw new Error('the row is valid');
+  t.equal(Object.getPrototypeOf(result.event.data), null, 'no prototype to reach');
+  t.same({ ...result.event.data }, { time: '2026-01-01', '(column 2)': 'stray value', title: 'x' });
+});
+
 t.test('(0,0) is no location; a geocoded location fills a row without coordinates', async (t) => {
   const zero = rowToEvent(headers, ['2026-01-01', '0', '0', '', ''], columns, 'k', null);
   t.equal(zero.ok && zero.event.location, null);
