@@ -195,3 +195,29 @@ t.test('the preview reads a bounded prefix: a huge single-line file is refused a
   } else t.fail(`the bounded preview answered nothing: ${many.body}`);
   t.same(storedFiles(dataDir), [], 'nothing stays on disk');
 });
+
+t.test('the preview and the upload are rate limited before their body is read', async (t) => {
+  const quotasFile = policyFile(t, (p) => {
+    (p.rateLimits as { byTrustLevel: Record<number, unknown> }).byTrustLevel[1] = {
+      burst: { seconds: 3600, limit: 2 },
+    };
+  });
+  const { app, db, catalogId, dataDir } = await ingestApp(t, {}, false, { quotasFile });
+  const user = await signIn(app, db.pool, { trustLevel: 1 });
+  const body = multipart({ catalog: String(catalogId) }, { name: 'a.csv', content: CSV });
+  const send = (url: string) =>
+    app.inject({
+      method: 'POST',
+      url,
+      payload: body.payload,
+      headers: { ...body.headers, authorization: `Bearer ${user.token}` },
+    });
+  t.equal((await send('/api/ingest/preview')).statusCode, 200);
+  t.equal((await send('/api/ingest-files')).statusCode, 201);
+  for (const url of ['/api/ingest/preview', '/api/ingest-files']) {
+    const limited = await send(url);
+    t.equal(limited.statusCode, 429, limited.body);
+    t.match(limited.json(), { code: 'RATE_LIMITED', limitType: 'burst' });
+  }
+  t.equal(storedFiles(dataDir).length, 1, 'only the accepted upload is on disk');
+});

@@ -130,13 +130,18 @@ export async function updateScheduledIngest(
   const starts = owner !== null && !isActive(current) && isActive({ schedule, enabled });
   const stops = owner !== null && isActive(current) && !isActive({ schedule, enabled });
   if (starts) await deps.quotas.take(owner, ACTIVE);
-  const updated = await deps.schedules.update(id, {
-    ...(change.name !== undefined ? { name: change.name } : {}),
-    schedule,
-    enabled,
-    nextRunAt: nextRun(deps, schedule, enabled),
-    ...(webhookTokenHash !== undefined ? { webhookTokenHash } : {}),
-  });
+  const updated = await deps.schedules
+    .update(id, {
+      ...(change.name !== undefined ? { name: change.name } : {}),
+      schedule,
+      enabled,
+      nextRunAt: nextRun(deps, schedule, enabled),
+      ...(webhookTokenHash !== undefined ? { webhookTokenHash } : {}),
+    })
+    .catch(async (error: unknown) => {
+      if (owner !== null && starts) await deps.quotas.give(owner, ACTIVE);
+      throw error;
+    });
   if (owner !== null && (stops || (starts && !updated))) await deps.quotas.give(owner, ACTIVE);
   if (!updated) throw scheduleNotFound(id);
   return { schedule: updated, webhookToken: token?.token ?? null };
