@@ -215,6 +215,54 @@ output.save()
     t.equal(result, name === 'example.org' ? 'answered' : 'dropped', `${kind} ${name}`);
 });
 
+t.test('no setuid or setgid file in either image', async (t) => {
+  const scan = `
+import os, stat
+root_dev = os.stat("/").st_dev
+found = []
+for top, dirs, files in os.walk("/"):
+    dirs[:] = [d for d in dirs if os.lstat(os.path.join(top, d)).st_dev == root_dev]
+    for name in files:
+        try:
+            mode = os.lstat(os.path.join(top, name)).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) and mode & (stat.S_ISUID | stat.S_ISGID):
+            found.append(os.path.join(top, name))
+print(" ".join(found) or "none")
+`;
+  const python = await h.run(py(scan));
+  t.equal(python.body.stdout.trim(), 'none', 'runner-python');
+  // The Node image has no Python: the same scan in Node.
+  const node = await h.run({
+    runtime: 'node',
+    entrypoint: 'main.cjs',
+    code: {
+      'main.cjs': `
+const fs = require('node:fs');
+const path = require('node:path');
+const rootDev = fs.statSync('/').dev;
+const found = [];
+const walk = (dir) => {
+  let entries = [];
+  try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    let s;
+    try { s = fs.lstatSync(p); } catch { continue; }
+    if (s.dev !== rootDev) continue;
+    if (e.isDirectory()) walk(p);
+    else if (e.isFile() && (s.mode & 0o6000) !== 0) found.push(p);
+  }
+};
+walk('/');
+console.log(found.join(' ') || 'none');
+`,
+    },
+  });
+  t.equal(node.body.stdout.trim(), 'none', 'runner-node');
+});
+
 t.test('a CSV of several base64 chunks, of a length that is no multiple of 3, arrives whole', async (t) => {
   const { body } = await h.run(
     py(`

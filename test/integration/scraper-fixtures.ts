@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { PgBoss } from 'pg-boss';
 import type { Test } from 'tap';
 import { Type } from 'typebox';
+import { sweepWorkspaces } from '../../runner/src/workspace.ts';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
 import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
@@ -118,6 +119,9 @@ export async function startRealRunner(t: Test, env: Record<string, string> = {})
     if (stopped) return;
     stopped = true;
     await stopProcess(child);
+    // A runner killed with SIGKILL leaves its workspaces' tmpfs mounts (a restarted runner
+    // would sweep them): unmount and remove them as it would.
+    await sweepWorkspaces(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   };
   t.teardown(stop);
