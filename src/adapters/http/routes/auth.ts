@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { USER_ONLY } from '../require-user.ts';
 import { Type } from 'typebox';
 import { issueToken, type LoginDeps, logIn } from '../../../application/log-in.ts';
 import {
@@ -119,6 +120,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/users/refresh-token',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'Exchange a live token for a fresh one',
@@ -182,6 +184,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/users/change-password',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'Change your password',
@@ -214,6 +217,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/users/change-email',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'Change your email address',
@@ -243,6 +247,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.get(
     '/api/account/deletion-summary',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'What deleting your account would delete',
@@ -268,6 +273,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/users/delete-account',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'Delete your account',

@@ -22,8 +22,9 @@ import type { FileFormat } from '../../../ports/ingest-store.ts';
 import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
+import { USER_ONLY } from '../require-user.ts';
 import { fileDoc } from './ingest-docs.ts';
-import { SchemaPreview } from './ingest-schemas.ts';
+import { IdParams, RecordId, SchemaPreview } from './ingest-schemas.ts';
 
 export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {
   quotas: QuotaGate;
@@ -44,7 +45,6 @@ const FORMATS: Record<string, FileFormat> = {
   '.xlsx': 'xlsx',
   '.ods': 'ods',
 };
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 /**
  * Counts bytes as they pass and fails the stream as soon as they exceed the limit: busboy's own
@@ -106,7 +106,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
       const { fields, stored } = await receiveUpload(request, reply, ingest);
       try {
         const catalogId = Number(fields.catalog ?? fields.catalogId);
-        if (!Number.isInteger(catalogId) || catalogId < 1) {
+        if (!Number.isSafeInteger(catalogId) || catalogId < 1) {
           throw new ValidationError('catalog must be a catalog id', { field: 'catalog' });
         }
         let settings: unknown;
@@ -184,6 +184,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
   app.get(
     '/api/ingest-files/:id',
     {
+      config: USER_ONLY,
       schema: {
         tags: ['ingestion'],
         summary: 'An ingest file with its jobs',
@@ -205,13 +206,14 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
     app.get(
       `/api/${variant}/:${param}/progress`,
       {
+        config: USER_ONLY,
         schema: {
           tags: ['ingestion'],
           summary:
             variant === 'ingest'
               ? 'Progress of an ingest file'
               : 'Progress of an import file (earlier variant)',
-          params: Type.Object({ [param]: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+          params: Type.Object({ [param]: RecordId }, { additionalProperties: false }),
           querystring: Type.Object({}, { additionalProperties: false }),
           response: {
             200: Type.Ref(variant === 'ingest' ? 'IngestProgress' : 'ImportProgress'),
