@@ -47,9 +47,12 @@ t.test(
     const before = await store.getJob(job);
     const queued = async () =>
       db.pool.oneFirst(
-        sql.type(Count)`select count(*)::int as n from pgboss.job where data->>'jobId' = ${String(job)}`,
+        sql.type(
+          Count,
+        )`select count(*)::int as n from pgboss.job where data->>'ingestJobId' = ${String(job)}`,
       );
     const queuedBefore = await queued();
+    t.ok(queuedBefore >= 1, 'the upload queued the job: the count below can tell');
 
     const as = (token: string | null) => (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
       app.inject({
@@ -114,6 +117,17 @@ t.test(
     });
     const ingested = (await as(fx.tokens.admin)('GET', '/api/ingest-jobs/failed/recommendations')).json();
     t.match(ingested.recommendations[0], { stage: 'geocode-batch' });
+
+    // A job waiting for its scheduled retry is listed too, with automatic_retry.
+    const nextRetryAt = new Date(Date.now() + 3_600_000).toISOString();
+    await db.pool.query(sql.unsafe`
+    update ingest_jobs set stage = 'geocode-batch', failed_at = null, retry_attempts = 1, next_retry_at = ${nextRetryAt}
+    where id = ${job}`);
+    const waiting = (await as(fx.tokens.admin)('GET', '/api/ingest-jobs/failed/recommendations')).json();
+    t.match(waiting.recommendations, [
+      { importJobId: job, recommendedAction: 'automatic_retry', retryCount: 1 },
+    ]);
+    t.same(await recommended(fx.tokens.stranger), [], 'still nothing for strangers');
   },
 );
 
