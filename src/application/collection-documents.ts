@@ -47,6 +47,8 @@ export async function findDocuments(
   viewer: Viewer,
   query: ListQuery,
 ): Promise<Page & { docs: Doc[] }> {
+  // Accounts are nobody's public business: the users collection is for logged-in callers only.
+  if (collection === 'users') requireViewer(viewer);
   const fields = COLLECTION_FIELDS[collection];
   const where = parseWhere(whereTreeFromQuery(query), fields);
   const sort = parseSort(query.sort, fields);
@@ -66,6 +68,7 @@ export async function findDocument(
   viewer: Viewer,
   id: number,
 ): Promise<Doc> {
+  if (collection === 'users') requireViewer(viewer);
   return (await deps.repository.findById(collection, viewer, id)) ?? notFound(collection, id);
 }
 
@@ -124,6 +127,8 @@ export async function createDocument(
   viewer: Viewer,
   input: DocValues,
 ): Promise<Doc> {
+  // Writes need a login: anonymous callers get 401 before anything is looked up.
+  requireViewer(viewer);
   let values: DocValues;
   switch (collection) {
     case 'users': {
@@ -179,6 +184,7 @@ export async function updateDocument(
   id: number,
   input: DocValues,
 ): Promise<Doc> {
+  requireViewer(viewer);
   let values: DocValues = { ...input };
   let endSessions = false;
   if (collection === 'users') {
@@ -233,6 +239,7 @@ export async function deleteDocument(
   viewer: Viewer,
   id: number,
 ): Promise<Doc> {
+  requireViewer(viewer);
   const doc = await findDocument(deps, collection, viewer, id);
   if (collection === 'users') {
     const admin = requireAdmin(viewer);

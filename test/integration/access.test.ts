@@ -174,11 +174,13 @@ t.test("nobody reads or writes another user's private data through the collectio
       ['bob', bobApi],
       ['anonymous', anonymous],
     ] as const) {
+      // Changing anything needs a login: anonymous callers get 401 before any lookup.
+      const write = who === 'anonymous' ? 401 : 404;
       for (const [collection, docId] of hidden) {
         const url = `/api/${collection}/${docId}`;
         t.equal((await api('GET', url)).statusCode, 404, `${who} GET ${url}`);
-        t.equal((await api('PATCH', url, { title: 'Taken' })).statusCode, 404, `${who} PATCH ${url}`);
-        t.equal((await api('DELETE', url)).statusCode, 404, `${who} DELETE ${url}`);
+        t.equal((await api('PATCH', url, { title: 'Taken' })).statusCode, write, `${who} PATCH ${url}`);
+        t.equal((await api('DELETE', url)).statusCode, write, `${who} DELETE ${url}`);
       }
     }
     for (const [collection, docId] of [
@@ -190,7 +192,7 @@ t.test("nobody reads or writes another user's private data through the collectio
       t.equal((await bobApi('GET', url)).statusCode, 200, `bob reads public ${url}`);
       t.equal((await bobApi('PATCH', url, { title: 'Taken' })).statusCode, 403, `bob PATCH ${url}`);
       t.equal((await bobApi('DELETE', url)).statusCode, 403, `bob DELETE ${url}`);
-      t.equal((await anonymous('PATCH', url, { title: 'Taken' })).statusCode, 403, `anonymous PATCH ${url}`);
+      t.equal((await anonymous('PATCH', url, { title: 'Taken' })).statusCode, 401, `anonymous PATCH ${url}`);
     }
     t.equal((await adminApi('GET', `/api/events/${hiddenEvent}`)).statusCode, 200, 'admins read everything');
     t.equal(
@@ -236,7 +238,7 @@ t.test("nobody reads or writes another user's private data through the collectio
 
   t.test('users: each sees only themselves, and nobody raises their own standing', async (t) => {
     t.same(await list(bobApi, 'users'), [bob.id]);
-    t.same(await list(anonymous, 'users'), []);
+    t.equal((await anonymous('GET', '/api/users?limit=100')).statusCode, 401, 'accounts are not public');
     t.equal((await list(adminApi, 'users')).length, 3);
     t.equal((await bobApi('GET', `/api/users/${alice.id}`)).statusCode, 404);
     t.equal((await bobApi('PATCH', `/api/users/${alice.id}`, { trustLevel: 0 })).statusCode, 404);

@@ -214,6 +214,16 @@ t.test('a breaking schema change stops a manual import until it is approved', as
   ]);
   t.equal(await countEvents(db.pool, datasetId), 2, 'nothing of the second file was written');
 
+  // A retry would only fail again: refused (before any quota is asked for), naming the approval.
+  const retry = await app.inject({
+    method: 'POST',
+    url: `/api/ingest-jobs/${jobId}/retry`,
+    headers: authHeaders(app),
+  });
+  t.equal(retry.statusCode, 400);
+  t.match(retry.json(), { success: false, action: 'not_retryable', statusCode: 400, error: /approve/ });
+  t.match(await jobRow(app, jobId), { stage: 'failed', retryAttempts: 0 }, 'nothing was scheduled');
+
   const approve = await app.inject({
     method: 'PATCH',
     url: `/api/ingest-jobs/${jobId}`,

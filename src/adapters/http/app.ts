@@ -6,6 +6,7 @@ import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from '.
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
+import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
@@ -81,6 +82,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   for (const schema of INGEST_SHARED_SCHEMAS) app.addSchema(schema);
   installErrorHandling(app);
   installInputGuards(app);
+  installRequireUser(app);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
   if (deps.accounts) await installAccountHooks(app, deps.accounts);
 

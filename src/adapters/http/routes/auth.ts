@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { USER_ONLY } from '../require-user.ts';
 import { Type } from 'typebox';
 import { type LoginDeps, logIn, refreshSession } from '../../../application/log-in.ts';
 import {
@@ -120,6 +121,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/users/refresh-token',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'Exchange a live token for a fresh one',
@@ -184,6 +186,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/users/change-password',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'Change your password',
@@ -219,6 +222,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/users/change-email',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'Change your email address',
@@ -249,6 +253,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.get(
     '/api/account/deletion-summary',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'What deleting your account would delete',
@@ -274,6 +279,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   app.post(
     '/api/users/delete-account',
     {
+      config: USER_ONLY,
       schema: {
         tags,
         summary: 'Delete your account',

@@ -215,11 +215,14 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
     const base = `/api/${collection}`;
     const one = Type.Object({ doc: docRef, message: Type.String() });
     const config = { rateLimit: true };
+    // Writes need a login; accounts are not readable anonymously either.
+    const write = { rateLimit: true, requiresUser: true };
+    const read = collection === 'users' ? write : config;
 
     app.get(
       base,
       {
-        config,
+        config: read,
         schema: {
           tags,
           summary: `List ${collection}`,
@@ -238,7 +241,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
     app.get(
       `${base}/:id`,
       {
-        config,
+        config: read,
         schema: {
           tags,
           summary: `Read one ${schemas.label.toLowerCase()}`,
@@ -257,7 +260,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
     app.post(
       base,
       {
-        config,
+        config: write,
         schema: {
           tags,
           summary: `Create a ${schemas.label.toLowerCase()}`,
@@ -280,7 +283,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
     app.patch(
       `${base}/:id`,
       {
-        config,
+        config: write,
         schema: {
           tags,
           summary: `Update a ${schemas.label.toLowerCase()}`,
@@ -306,7 +309,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
     app.delete(
       `${base}/:id`,
       {
-        config,
+        config: write,
         schema: {
           tags,
           summary: `Delete a ${schemas.label.toLowerCase()}`,

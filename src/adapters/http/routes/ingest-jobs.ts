@@ -8,16 +8,16 @@ import { reviseIngestJob } from '../../../application/ingest/revise-ingest-job.t
 import { ID_STRATEGIES } from '../../../domain/ingest/rows.ts';
 import { stageName } from '../../../domain/ingest/stages.ts';
 import { errorResponses } from '../error-body.ts';
+import { USER_ONLY } from '../require-user.ts';
 import { type IngestHttpDeps, viewerOf } from './ingest.ts';
 import { jobDoc } from './ingest-docs.ts';
-import { Recommendations, ResetResult, RetryRefusal, RetrySuccess } from './ingest-schemas.ts';
+import { IdParams, Recommendations, ResetResult, RetryRefusal, RetrySuccess } from './ingest-schemas.ts';
 
 // Ingest jobs: read, approve or reconfigure (PATCH), and the recovery endpoints, under the current
 // `/api/ingest-jobs` names and the earlier `/api/import-jobs` aliases. Each speaks its own stage
 // names (kebab-case, UPPER_CASE). Every one is for the uploader, the target catalog's owner and
 // admins: 401 anonymous, 404 (as for a job that does not exist) for anyone else.
 
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 const NoQuery = Type.Object({}, { additionalProperties: false });
 const Literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -51,6 +51,7 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
     app.get(
       `${base}/failed/recommendations`,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: `One recommendation per failed job${earlier ? ' (earlier alias)' : ''}`,
@@ -66,6 +67,7 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
     app.get(
       `${base}/:id`,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: 'An ingest job',
@@ -83,6 +85,7 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
     app.patch(
       `${base}/:id`,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: 'Approve a job in review (or a schema change) or adjust its settings',
@@ -118,6 +121,7 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
     app.post(
       `${base}/:id/retry`,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: 'Retry a failed job at its recovery stage',
@@ -141,6 +145,7 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
     app.post(
       `${base}/:id/reset`,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: 'Reset a job to a stage',

@@ -214,3 +214,8 @@ export const SchemaPreview = Type.Object({
 
 /** Schemas referenced by `$ref` from the ingestion routes, registered once at the root. */
 export const INGEST_SHARED_SCHEMAS = [IngestJobDoc, IngestFileDoc, IngestProgress, ImportProgress];
+
+/** A record id: a positive integer a bigint column can hold (larger ones are a 400, not a 5xx). */
+export const RecordId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+
+export const IdParams = Type.Object({ id: RecordId }, { additionalProperties: false });

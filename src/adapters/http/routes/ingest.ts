@@ -25,8 +25,9 @@ import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';
 import { parseJsonField, refuseForbiddenField, strictId } from '../input-guards.ts';
 import { errorResponses } from '../error-body.ts';
+import { USER_ONLY } from '../require-user.ts';
 import { fileDoc } from './ingest-docs.ts';
-import { SchemaPreview } from './ingest-schemas.ts';
+import { IdParams, RecordId, SchemaPreview } from './ingest-schemas.ts';
 
 export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {
   quotas: Quotas;
@@ -54,8 +55,6 @@ export const PREVIEW_CSV_PREFIX_BYTES = MB;
 export const PREVIEW_WORKBOOK_MAX_BYTES = 10 * MB;
 /** How long the preview may spend reading rows once the file is received. */
 export const PREVIEW_TIME_BUDGET_MS = 5_000;
-
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 /**
  * Counts bytes as they pass and fails the stream as soon as they exceed the limit: busboy's own
@@ -199,6 +198,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
   app.get(
     '/api/ingest-files/:id',
     {
+      config: USER_ONLY,
       schema: {
         tags: ['ingestion'],
         summary: 'An ingest file with its jobs',
@@ -220,13 +220,14 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
     app.get(
       `/api/${variant}/:${param}/progress`,
       {
+        config: USER_ONLY,
         schema: {
           tags: ['ingestion'],
           summary:
             variant === 'ingest'
               ? 'Progress of an ingest file'
               : 'Progress of an import file (earlier variant)',
-          params: Type.Object({ [param]: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+          params: Type.Object({ [param]: RecordId }, { additionalProperties: false }),
           querystring: Type.Object({}, { additionalProperties: false }),
           response: {
             200: Type.Ref(variant === 'ingest' ? 'IngestProgress' : 'ImportProgress'),

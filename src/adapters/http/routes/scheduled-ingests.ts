@@ -10,6 +10,8 @@ import {
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { ScheduledIngest, ScheduledRun } from '../../../ports/schedule-store.ts';
 import { errorResponses } from '../error-body.ts';
+import { IdParams, RecordId } from './ingest-schemas.ts';
+import { USER_ONLY } from '../require-user.ts';
 import { type IngestHttpDeps, viewerOf } from './ingest.ts';
 import { QueuedScraperRunDoc, queuedScraperRunDoc, type ScraperUseCases } from './scrapers.ts';
 
@@ -51,7 +53,6 @@ const Saved = Type.Object({
     }),
   ),
 });
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 const NoQuery = Type.Object({}, { additionalProperties: false });
 
 const scheduleDoc = (s: ScheduledIngest) => ({
@@ -95,6 +96,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
     app.post(
       base,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: 'Create a scheduled URL import',
@@ -111,8 +113,8 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
                 Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()]),
               ),
               enabled: Type.Optional(Type.Boolean()),
-              catalog: Type.Integer({ minimum: 1 }),
-              dataset: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+              catalog: RecordId,
+              dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
               settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
             },
             { additionalProperties: false },
@@ -150,6 +152,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
     app.get(
       `${base}/:id`,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: 'A scheduled URL import',
@@ -167,6 +170,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
     app.patch(
       `${base}/:id`,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: 'Rename, reschedule, disable or enable a scheduled import',
@@ -201,6 +205,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
     app.post(
       `${base}/:id/trigger`,
       {
+        config: USER_ONLY,
         schema: {
           tags,
           summary: 'Run a scheduled import now',

@@ -178,7 +178,8 @@ const ScraperUpdate = Type.Object(
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const NoQuery = Type.Object({}, strict);
 const tags = ['scrapers'];
-const config = { rateLimit: true };
+// Every scraper route needs a login: 401 before the request is validated or looked up.
+const config = { rateLimit: true, requiresUser: true };
 
 const LABELS: Record<ScraperCollectionSlug, string> = {
   'scraper-repos': 'scraper repo',

@@ -1,0 +1,93 @@
+import type { MatrixFixture } from './route-authorization-fixture.ts';
+import { at, body, CSRF, get, type MatrixRow, SCHEDULE, unique } from './route-authorization-helpers.ts';
+
+// Rows of the route authorization matrix for the scheduled imports (both names) and the HTML pages
+// (the admin dashboard and the account's scraper pages).
+
+export function scheduleRows(base: string): Record<string, MatrixRow> {
+  return {
+    [`POST ${base}`]: {
+      expect: [401, 404, 201, 201],
+      rule: 'write access to the catalog (404 when it cannot be seen, 403 when read-only)',
+      request: body(
+        () => base,
+        (fx) => ({ name: 'Feed', url: 'https://example.org/feed.csv', catalog: fx.catalog }),
+      ),
+    },
+    [`GET ${base}/:id`]: {
+      expect: [401, 404, 200, 200],
+      rule: SCHEDULE,
+      request: at((fx) => `${base}/${fx.schedule}`),
+    },
+    [`PATCH ${base}/:id`]: {
+      expect: [401, 404, 200, 200],
+      rule: SCHEDULE,
+      request: body(
+        (fx) => `${base}/${fx.schedule}`,
+        () => ({ name: `Feed ${unique()}` }),
+      ),
+    },
+    [`POST ${base}/:id/trigger`]: {
+      expect: [401, 404, 202, 202],
+      rule: SCHEDULE,
+      request: at((fx) => `${base}/${fx.schedule}/trigger`),
+    },
+  };
+}
+
+export function htmlRows(): Record<string, MatrixRow> {
+  const page = (url: string, expect: MatrixRow['expect'], rule: string): MatrixRow => ({
+    expect,
+    rule,
+    request: get(url),
+  });
+  const form = (url: string | ((fx: MatrixFixture) => string), anonymous = 303): MatrixRow => ({
+    expect: [anonymous, 403, 403, 403],
+    rule: CSRF,
+    request: (fx) => ({ url: typeof url === 'string' ? url : url(fx), payload: {} }),
+  });
+  return {
+    'GET /dashboard': page('/dashboard', [303, 403, 403, 200], 'admin pages'),
+    'GET /dashboard/login': page(
+      '/dashboard/login',
+      [200, 200, 200, 303],
+      'public (admins are sent on to the dashboard)',
+    ),
+    'POST /dashboard/login': form('/dashboard/login', 403),
+    'POST /dashboard/logout': form('/dashboard/logout', 403),
+    'GET /dashboard/catalogs': page('/dashboard/catalogs', [303, 403, 403, 200], 'admin pages'),
+    'POST /dashboard/catalogs': form('/dashboard/catalogs'),
+    'GET /dashboard/catalogs/:id': {
+      expect: [303, 403, 403, 200],
+      rule: 'admin pages',
+      request: at((fx) => `/dashboard/catalogs/${fx.catalog}`),
+    },
+    'POST /dashboard/catalogs/:id': form((fx) => `/dashboard/catalogs/${fx.catalog}`),
+    'POST /dashboard/catalogs/:id/datasets': form((fx) => `/dashboard/catalogs/${fx.catalog}/datasets`),
+    'POST /dashboard/catalogs/:id/delete': form((fx) => `/dashboard/catalogs/${fx.catalog}/delete`),
+    'GET /dashboard/datasets/:id': {
+      expect: [303, 403, 403, 200],
+      rule: 'admin pages',
+      request: at((fx) => `/dashboard/datasets/${fx.dataset}`),
+    },
+    'POST /dashboard/datasets/:id': form((fx) => `/dashboard/datasets/${fx.dataset}`),
+    'POST /dashboard/datasets/:id/delete': form((fx) => `/dashboard/datasets/${fx.dataset}/delete`),
+    'POST /dashboard/datasets/:id/visibility': form((fx) => `/dashboard/datasets/${fx.dataset}/visibility`),
+    'GET /dashboard/ingest': page('/dashboard/ingest', [303, 403, 403, 200], 'admin pages'),
+    'GET /dashboard/settings': page('/dashboard/settings', [303, 403, 403, 200], 'admin pages'),
+    'POST /dashboard/settings': form('/dashboard/settings'),
+    'GET /dashboard/users': page('/dashboard/users', [303, 403, 403, 200], 'admin pages'),
+    'POST /dashboard/users/:id': form((fx) => `/dashboard/users/${fx.users.owner.id}`),
+    'GET /account/login': page(
+      '/account/login',
+      [200, 303, 303, 303],
+      'public (logged-in callers are sent on to their scrapers)',
+    ),
+    'POST /account/login': form('/account/login', 403),
+    'POST /account/logout': form('/account/logout', 403),
+    'GET /account/scrapers': page('/account/scrapers', [303, 200, 200, 200], 'scraper access (level 3+)'),
+    'POST /account/scrapers/repos/:id/delete': form((fx) => `/account/scrapers/repos/${fx.repo}/delete`),
+    'POST /account/scrapers/repos/:id/sync': form((fx) => `/account/scrapers/repos/${fx.repo}/sync`),
+    'POST /account/scrapers/scrapers/:id/run': form((fx) => `/account/scrapers/scrapers/${fx.scraper}/run`),
+  };
+}

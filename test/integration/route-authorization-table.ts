@@ -1,0 +1,479 @@
+import {
+  ADMIN,
+  at,
+  body,
+  get,
+  IMPORT,
+  type MatrixRow,
+  OWNER,
+  PUBLIC,
+  publicRead,
+  unique,
+  USER,
+} from './route-authorization-helpers.ts';
+import { htmlRows, scheduleRows } from './route-authorization-pages.ts';
+
+// The route authorization matrix: for every route the app registers, what an anonymous caller, a
+// stranger (another logged-in user), the owner of the fixture's resources and an admin get. The
+// matrix test runs every row and fails for a registered route without one; docs/api.md shows the
+// table (scripts/write-route-matrix.ts writes it, the test checks it is current).
+
+export type { MatrixRequest, MatrixRow } from './route-authorization-helpers.ts';
+
+export const ROUTE_MATRIX: Record<string, MatrixRow> = {
+  // Public: the read API, health, docs, the Explore page and its assets.
+  'GET /': publicRead('/'),
+  'GET /api/health': publicRead('/api/health'),
+  'GET /api/openapi.json': publicRead('/api/openapi.json'),
+  'GET /api/docs': publicRead('/api/docs'),
+  'HEAD /api/docs/': { expect: [200, 200, 200, 200], rule: PUBLIC, request: get('/api/docs/') },
+  'GET /api/docs/json': publicRead('/api/docs/json'),
+  'GET /api/docs/yaml': publicRead('/api/docs/yaml'),
+  'GET /api/docs/static/*': publicRead('/api/docs/static/swagger-ui.css'),
+  'GET /api/docs/static/index.html': {
+    expect: [302, 302, 302, 302],
+    rule: PUBLIC,
+    request: get('/api/docs/static/index.html'),
+  },
+  'GET /api/docs/static/swagger-initializer.js': publicRead('/api/docs/static/swagger-initializer.js'),
+  'GET /assets/maplibre-gl-6.17.0/maplibre-gl-worker.mjs': publicRead(
+    '/assets/maplibre-gl-6.17.0/maplibre-gl-worker.mjs',
+  ),
+  'GET /assets/maplibre-gl-6.17.0/maplibre-gl.css': publicRead('/assets/maplibre-gl-6.17.0/maplibre-gl.css'),
+  'GET /assets/maplibre-gl-6.17.0/maplibre-gl.mjs': publicRead('/assets/maplibre-gl-6.17.0/maplibre-gl.mjs'),
+  'GET /explore/api.js': publicRead('/explore/api.js'),
+  'GET /explore/app.js': publicRead('/explore/app.js'),
+  'GET /explore/countries.geojson': publicRead('/explore/countries.geojson'),
+  'GET /explore/explore.css': publicRead('/explore/explore.css'),
+  'GET /explore/format.js': publicRead('/explore/format.js'),
+  'GET /explore/state.js': publicRead('/explore/state.js'),
+  'GET /explore/timeline.js': publicRead('/explore/timeline.js'),
+  'GET /api/v1/data-sources': publicRead('/api/v1/data-sources'),
+  'GET /api/v1/events': publicRead('/api/v1/events'),
+  'GET /api/v1/events/bounds': publicRead('/api/v1/events/bounds'),
+  'GET /api/v1/events/geo': publicRead(
+    `/api/v1/events/geo?zoom=3&bounds=${encodeURIComponent('{"north":60,"south":40,"east":20,"west":0}')}`,
+  ),
+  'GET /api/v1/events/geo/stats': publicRead('/api/v1/events/geo/stats'),
+  'GET /api/v1/events/stats': publicRead('/api/v1/events/stats?groupBy=catalog'),
+  'GET /api/v1/events/temporal': publicRead('/api/v1/events/temporal'),
+  'GET /api/v1/sources/stats': publicRead('/api/v1/sources/stats'),
+  'GET /api/v1/datasets/:id/schema/infer': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule of the dataset (private here)',
+    request: at((fx) => `/api/v1/datasets/${fx.dataset}/schema/infer`),
+  },
+  'POST /api/webhooks/trigger/:token': {
+    expect: [404, 404, 404, 404],
+    rule: 'public: the token is the credential (unknown token here)',
+    request: () => ({ url: `/api/webhooks/trigger/${'0'.repeat(64)}` }),
+  },
+
+  // Accounts.
+  'POST /api/users/login': {
+    expect: [401, 401, 401, 401],
+    rule: 'public (wrong password here)',
+    request: () => ({
+      url: '/api/users/login',
+      payload: { email: 'nobody@example.org', password: 'wrong-password' },
+    }),
+  },
+  'POST /api/auth/register': {
+    expect: [200, 200, 200, 200],
+    rule: 'public (enumeration-safe)',
+    request: () => ({
+      url: '/api/auth/register',
+      payload: { email: `new-${unique()}@example.org`, password: 'a long enough password 123' },
+    }),
+  },
+  'POST /api/users/logout': {
+    expect: [200, 200, 200, 200],
+    rule: 'public: ends the session it is sent with, if any',
+    destructive: true,
+    request: async (fx, caller) =>
+      caller === 'anonymous'
+        ? { url: '/api/users/logout' }
+        : { url: '/api/users/logout', token: await fx.login(fx.users[caller].email) },
+  },
+  'GET /api/users/me': {
+    expect: [200, 200, 200, 200],
+    rule: 'public: `{user: null}` when anonymous',
+    request: get('/api/users/me'),
+  },
+  'POST /api/users/refresh-token': {
+    expect: [401, 200, 200, 200],
+    rule: USER,
+    destructive: true,
+    // A refresh ends the session it was sent with: a session of its own.
+    request: async (fx, caller) =>
+      caller === 'anonymous'
+        ? { url: '/api/users/refresh-token' }
+        : { url: '/api/users/refresh-token', token: await fx.login(fx.users[caller].email) },
+  },
+  'POST /api/users/change-password': {
+    expect: [401, 400, 400, 400],
+    rule: 'the caller themselves (invalid body here)',
+    request: () => ({ url: '/api/users/change-password', payload: {} }),
+  },
+  'POST /api/users/change-email': {
+    expect: [401, 400, 400, 400],
+    rule: 'the caller themselves (invalid body here)',
+    request: () => ({ url: '/api/users/change-email', payload: {} }),
+  },
+  'POST /api/users/delete-account': {
+    expect: [401, 400, 400, 400],
+    rule: 'the caller themselves (invalid body here)',
+    request: () => ({ url: '/api/users/delete-account', payload: {} }),
+  },
+  'GET /api/account/deletion-summary': {
+    expect: [401, 200, 200, 200],
+    rule: USER,
+    request: get('/api/account/deletion-summary'),
+  },
+  'GET /api/quotas': { expect: [401, 200, 200, 200], rule: USER, request: get('/api/quotas') },
+  'GET /api/feature-flags': {
+    expect: [200, 200, 200, 200],
+    rule: PUBLIC,
+    request: get('/api/feature-flags'),
+  },
+  'PATCH /api/feature-flags': {
+    expect: [401, 403, 403, 200],
+    rule: ADMIN,
+    request: () => ({ url: '/api/feature-flags', payload: { enableScrapers: true } }),
+  },
+  'GET /api/users': {
+    expect: [401, 200, 200, 200],
+    rule: 'logged-in users; each sees only themselves, admins all',
+    request: get('/api/users'),
+  },
+  'POST /api/users': {
+    expect: [401, 403, 403, 201],
+    rule: ADMIN,
+    request: () => ({
+      url: '/api/users',
+      payload: { email: `made-${unique()}@example.org`, password: 'a long enough password 123' },
+    }),
+  },
+  'GET /api/users/:id': {
+    expect: [401, 404, 200, 200],
+    rule: 'the user themselves or an admin; 404 for others',
+    request: at((fx) => `/api/users/${fx.users.owner.id}`),
+  },
+  'PATCH /api/users/:id': {
+    expect: [401, 404, 200, 200],
+    rule: 'the user themselves or an admin; 404 for others',
+    request: body(
+      (fx) => `/api/users/${fx.users.owner.id}`,
+      () => ({}),
+    ),
+  },
+  'DELETE /api/users/:id': {
+    expect: [401, 404, 403, 200],
+    rule: 'admins; 404 for others (the user themselves: 403, they use POST /api/users/delete-account)',
+    destructive: true,
+    request: async (fx, caller) => {
+      const target = await fx.freshUser();
+      return { url: `/api/users/${target.id}`, ...(caller === 'owner' ? { token: target.token } : {}) };
+    },
+  },
+
+  // The catalog > dataset > event collections.
+  'GET /api/catalogs': {
+    expect: [200, 200, 200, 200],
+    rule: 'public list of what the caller may read',
+    request: get('/api/catalogs'),
+  },
+  'GET /api/catalogs/:id': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule (private here)',
+    request: at((fx) => `/api/catalogs/${fx.catalog}`),
+  },
+  'POST /api/catalogs': {
+    expect: [401, 201, 201, 201],
+    rule: USER,
+    request: () => {
+      const slug = `c-${unique()}`;
+      return { url: '/api/catalogs', payload: { slug, title: slug } };
+    },
+  },
+  'PATCH /api/catalogs/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: body(
+      (fx) => `/api/catalogs/${fx.catalog}`,
+      () => ({ description: 'changed' }),
+    ),
+  },
+  'DELETE /api/catalogs/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    destructive: true,
+    request: async (fx) => ({ url: `/api/catalogs/${await fx.freshCatalog()}` }),
+  },
+  'GET /api/datasets': {
+    expect: [200, 200, 200, 200],
+    rule: 'public list of what the caller may read',
+    request: get('/api/datasets'),
+  },
+  'GET /api/datasets/:id': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule (private here)',
+    request: at((fx) => `/api/datasets/${fx.dataset}`),
+  },
+  'POST /api/datasets': {
+    expect: [401, 400, 201, 201],
+    rule: 'write access to the catalog (400 when it cannot be seen, 403 when read-only)',
+    request: body(
+      () => '/api/datasets',
+      (fx) => ({ slug: `d-${unique()}`, title: 'Data', catalog: fx.catalog }),
+    ),
+  },
+  'PATCH /api/datasets/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: body(
+      (fx) => `/api/datasets/${fx.dataset}`,
+      () => ({ description: 'changed' }),
+    ),
+  },
+  'DELETE /api/datasets/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    destructive: true,
+    request: async (fx) => ({ url: `/api/datasets/${await fx.freshDataset()}` }),
+  },
+  'GET /api/events': {
+    expect: [200, 200, 200, 200],
+    rule: 'public list of what the caller may read',
+    request: get('/api/events'),
+  },
+  'GET /api/events/:id': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule (private here)',
+    request: at((fx) => `/api/events/${fx.event}`),
+  },
+  'POST /api/events': {
+    expect: [401, 400, 201, 201],
+    rule: 'write access to the dataset (400 when it cannot be seen, 403 when read-only)',
+    request: body(
+      () => '/api/events',
+      (fx) => ({
+        dataset: fx.dataset,
+        uniqueId: unique(),
+        title: 'new',
+        eventTimestamp: '2025-01-01T00:00:00.000Z',
+      }),
+    ),
+  },
+  'PATCH /api/events/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: body(
+      (fx) => `/api/events/${fx.event}`,
+      () => ({ title: 'changed' }),
+    ),
+  },
+  'DELETE /api/events/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    destructive: true,
+    request: async (fx) => ({ url: `/api/events/${await fx.freshEvent()}` }),
+  },
+
+  // Imports: the ingest- and import-named variants.
+  'POST /api/ingest-files': {
+    expect: [401, 404, 201, 201],
+    rule: 'write access to the catalog (404 when it cannot be seen, 403 when read-only)',
+    request: (fx) => {
+      const upload = fx.upload();
+      return { url: '/api/ingest-files', payload: upload.payload, headers: upload.headers };
+    },
+  },
+  'POST /api/ingest/preview': {
+    expect: [401, 200, 200, 200],
+    rule: USER,
+    request: (fx) => {
+      const upload = fx.upload();
+      return { url: '/api/ingest/preview', payload: upload.payload, headers: upload.headers };
+    },
+  },
+  'GET /api/ingest-files/:id': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: at((fx) => `/api/ingest-files/${fx.file}`),
+  },
+  'GET /api/ingest/:ingestId/progress': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: at((fx) => `/api/ingest/${fx.file}/progress`),
+  },
+  'GET /api/import/:importId/progress': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: at((fx) => `/api/import/${fx.file}/progress`),
+  },
+  'GET /api/ingest-jobs/failed/recommendations': {
+    expect: [401, 200, 200, 200],
+    rule: "logged-in users; lists only the caller's imports (admins: all)",
+    request: get('/api/ingest-jobs/failed/recommendations'),
+  },
+  'GET /api/import-jobs/failed/recommendations': {
+    expect: [401, 200, 200, 200],
+    rule: "logged-in users; lists only the caller's imports (admins: all)",
+    request: get('/api/import-jobs/failed/recommendations'),
+  },
+  'GET /api/ingest-jobs/:id': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: at((fx) => `/api/ingest-jobs/${fx.job}`),
+  },
+  'GET /api/import-jobs/:id': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: at((fx) => `/api/import-jobs/${fx.job}`),
+  },
+  'PATCH /api/ingest-jobs/:id': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: body(
+      (fx) => `/api/ingest-jobs/${fx.job}`,
+      () => ({}),
+    ),
+  },
+  'PATCH /api/import-jobs/:id': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: body(
+      (fx) => `/api/import-jobs/${fx.job}`,
+      () => ({}),
+    ),
+  },
+  'POST /api/ingest-jobs/:id/retry': {
+    expect: [401, 404, 400, 400],
+    rule: `${IMPORT} (400 here: the job has not failed)`,
+    request: at((fx) => `/api/ingest-jobs/${fx.job}/retry`),
+  },
+  'POST /api/import-jobs/:id/retry': {
+    expect: [401, 404, 400, 400],
+    rule: `${IMPORT} (400 here: the job has not failed)`,
+    request: at((fx) => `/api/import-jobs/${fx.job}/retry`),
+  },
+  'POST /api/ingest-jobs/:id/reset': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: body(
+      (fx) => `/api/ingest-jobs/${fx.job}/reset`,
+      () => ({ stage: 'analyze-duplicates' }),
+    ),
+  },
+  'POST /api/import-jobs/:id/reset': {
+    expect: [401, 404, 200, 200],
+    rule: IMPORT,
+    request: body(
+      (fx) => `/api/import-jobs/${fx.job}/reset`,
+      () => ({ stage: 'ANALYZE_DUPLICATES' }),
+    ),
+  },
+
+  // Scheduled imports (both names).
+  ...scheduleRows('/api/scheduled-ingests'),
+  ...scheduleRows('/api/scheduled-imports'),
+
+  // Scrapers.
+  'GET /api/scraper-repos': {
+    expect: [401, 200, 200, 200],
+    rule: 'scraper access (level 3+); lists only own (admins: all)',
+    request: get('/api/scraper-repos'),
+  },
+  'GET /api/scraper-repos/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: at((fx) => `/api/scraper-repos/${fx.repo}`),
+  },
+  'POST /api/scraper-repos': {
+    expect: [401, 201, 201, 201],
+    rule: 'scraper access (level 3+)',
+    request: () => {
+      const slug = `repo-${unique()}`;
+      return {
+        url: '/api/scraper-repos',
+        payload: { name: slug, slug, sourceType: 'upload', code: { 'scrapers.yml': 'scrapers: []\n' } },
+      };
+    },
+  },
+  'PATCH /api/scraper-repos/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: body(
+      (fx) => `/api/scraper-repos/${fx.repo}`,
+      () => ({ name: `Renamed ${unique()}` }),
+    ),
+  },
+  'DELETE /api/scraper-repos/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    destructive: true,
+    request: async (fx) => ({ url: `/api/scraper-repos/${await fx.freshRepo()}` }),
+  },
+  'POST /api/scraper-repos/:id/sync': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: at((fx) => `/api/scraper-repos/${fx.repo}/sync`),
+  },
+  'GET /api/scrapers': {
+    expect: [401, 200, 200, 200],
+    rule: 'scraper access (level 3+); lists only own (admins: all)',
+    request: get('/api/scrapers'),
+  },
+  'GET /api/scrapers/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: at((fx) => `/api/scrapers/${fx.scraper}`),
+  },
+  'POST /api/scrapers': {
+    expect: [401, 403, 403, 403],
+    rule: 'nobody: scrapers come from the manifest',
+    request: () => ({ url: '/api/scrapers', payload: {} }),
+  },
+  'PATCH /api/scrapers/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: body(
+      (fx) => `/api/scrapers/${fx.scraper}`,
+      () => ({ autoImport: false }),
+    ),
+  },
+  'DELETE /api/scrapers/:id': {
+    expect: [401, 403, 403, 403],
+    rule: 'nobody: scrapers come from the manifest',
+    request: at((fx) => `/api/scrapers/${fx.scraper}`),
+  },
+  'POST /api/scrapers/:id/run': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: at((fx) => `/api/scrapers/${fx.scraper}/run`),
+  },
+  'GET /api/scraper-runs': {
+    expect: [401, 200, 200, 200],
+    rule: 'scraper access (level 3+); lists only own (admins: all)',
+    request: get('/api/scraper-runs'),
+  },
+  'GET /api/scraper-runs/:id': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: at((fx) => `/api/scraper-runs/${fx.run}`),
+  },
+  'POST /api/scraper-runs': {
+    expect: [401, 403, 403, 403],
+    rule: 'nobody: runs are queued by POST /api/scrapers/{id}/run',
+    request: () => ({ url: '/api/scraper-runs', payload: {} }),
+  },
+  'POST /api/scraper-runs/:id/cancel': {
+    expect: [401, 404, 200, 200],
+    rule: OWNER,
+    request: at((fx) => `/api/scraper-runs/${fx.run}/cancel`),
+  },
+
+  // HTML pages: the admin dashboard and the account's scraper pages (anonymous: to the login page).
+  ...htmlRows(),
+};
