@@ -46,7 +46,7 @@ t.test('a level-1 account cannot import past eventsPerImport or totalEvents', as
   const { app, db, catalogId } = await ingestApp(t, { batchSize: 8, deferCountsMinRows: 1_000_000 }, true, {
     quotasFile,
   });
-  const user = await signIn(app, db.pool, { trustLevel: 1 });
+  const user = await signIn(app, db.pool, { trustLevel: 1, owns: catalogId });
   const auth = { authorization: `Bearer ${user.token}` };
   const send = async (name: string, content: string) => {
     const body = multipart(
@@ -128,7 +128,7 @@ t.test(
       true,
       { quotasFile },
     );
-    const user = await signIn(app, db.pool, { trustLevel: 1 });
+    const user = await signIn(app, db.pool, { trustLevel: 1, owns: catalogId });
     const sheet = (name: string): Sheet => ({
       name,
       rows: [

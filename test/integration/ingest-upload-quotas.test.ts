@@ -24,7 +24,7 @@ const storedFiles = (dataDir: string) =>
 t.test('40 parallel uploads at a limit of 5 take exactly 5, and refusals take nothing', async (t) => {
   const quotasFile = policyFile(t); // level 1: fileUploadsPerDay 5, importJobsPerDay 10
   const { app, db, catalogId, dataDir } = await ingestApp(t, {}, false, { quotasFile });
-  const user = await signIn(app, db.pool, { trustLevel: 1 });
+  const user = await signIn(app, db.pool, { trustLevel: 1, owns: catalogId });
   const body = multipart({ catalog: String(catalogId) }, { name: 'a.csv', content: CSV });
   const responses = await Promise.all(
     Array.from({ length: 40 }, () =>
@@ -55,7 +55,7 @@ t.test('an upload refused by importJobsPerDay leaves every counter as it was', a
     p.quotas.importJobsPerDay.levels[1] = 2;
   });
   const { app, db, catalogId } = await ingestApp(t, {}, false, { quotasFile });
-  const user = await signIn(app, db.pool, { trustLevel: 1 });
+  const user = await signIn(app, db.pool, { trustLevel: 1, owns: catalogId });
   const body = multipart({ catalog: String(catalogId) }, { name: 'a.csv', content: CSV });
   const send = () =>
     app.inject({
@@ -92,7 +92,7 @@ t.test('limits are checked before the body is read: nothing reaches the upload d
   const { app, db, catalogId, dataDir } = await ingestApp(t, {}, false, { quotasFile });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
-  const spent = await signIn(app, db.pool, { trustLevel: 1 });
+  const spent = await signIn(app, db.pool, { trustLevel: 1, owns: catalogId });
   const line = Buffer.from(`${'2026-01-01T00:00:00Z,'.padEnd(1023, 'x')}\n`);
   const total = 90 * 1024 * 1024;
 
@@ -118,7 +118,7 @@ t.test('limits are checked before the body is read: nothing reaches the upload d
   t.same(await usage(db, spent.id), {}, 'nothing was taken');
 
   // Trust level 0 may send files of 1 MB (maxFileSizeMB): a 3 MB stream is cut off with 413.
-  const untrusted = await signIn(app, db.pool, { trustLevel: 0 });
+  const untrusted = await signIn(app, db.pool, { trustLevel: 0, owns: catalogId });
   const tooLarge = await streamUpload(
     port,
     '/api/ingest-files',
@@ -203,7 +203,7 @@ t.test('the preview and the upload are rate limited before their body is read', 
     };
   });
   const { app, db, catalogId, dataDir } = await ingestApp(t, {}, false, { quotasFile });
-  const user = await signIn(app, db.pool, { trustLevel: 1 });
+  const user = await signIn(app, db.pool, { trustLevel: 1, owns: catalogId });
   const body = multipart({ catalog: String(catalogId) }, { name: 'a.csv', content: CSV });
   const send = (url: string) =>
     app.inject({
