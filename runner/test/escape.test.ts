@@ -215,6 +215,50 @@ output.save()
     t.equal(result, name === 'example.org' ? 'answered' : 'dropped', `${kind} ${name}`);
 });
 
+t.test(
+  'no privileges, a remapped user, and the CPU, memory and pids limits as the kernel sees them',
+  async (t) => {
+    const { body } = await h.run({
+      ...py(`
+import os
+from chronomap.scraper import output
+status = dict(l.split(":", 1) for l in open("/proc/self/status"))
+for field in ("CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"):
+    output.write_row({"what": field, "value": status[field].strip()})
+inside, outside, count = open("/proc/self/uid_map").read().split()
+output.write_row({"what": "uid 0 is host uid", "value": outside})
+def read(*paths):
+    for path in paths:
+        if os.path.exists(path):
+            return open(path).read().strip()
+    return "missing"
+v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+if v2:
+    quota, period = read("/sys/fs/cgroup/cpu.max").split()
+else:
+    quota, period = read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), read("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+output.write_row({"what": "cpus", "value": int(quota) / int(period)})
+output.write_row({"what": "memory bytes", "value": read("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")})
+output.write_row({"what": "pids", "value": read("/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max")})
+output.save()
+`),
+      limits: { memory_mb: 128 },
+    });
+    t.equal(body.status, 'success', body.stderr);
+    const values = Object.fromEntries(csvRecords(body).slice(1));
+    for (const cap of ['CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) t.equal(values[cap], '0000000000000000', cap);
+    t.equal(values.NoNewPrivs, '1');
+    t.equal(values.Seccomp, '2');
+    t.ok(
+      Number(values['uid 0 is host uid']) >= 65536,
+      `root inside is uid ${values['uid 0 is host uid']} on the host`,
+    );
+    t.equal(Number(values.cpus), h.config.cpus);
+    t.equal(values['memory bytes'], String(128 * 1024 * 1024));
+    t.equal(values.pids, '256');
+  },
+);
+
 t.test('no setuid or setgid file in either image', async (t) => {
   const scan = `
 import os, stat
