@@ -55,9 +55,8 @@ import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store
 import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
 import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
 import { httpRunnerClient } from './adapters/runner/runner-client.ts';
-import { cronerCalendar } from './adapters/scrapers/croner-calendar.ts';
 import { gitManifestReader } from './adapters/scrapers/git-manifest-reader.ts';
-import { cryptoWebhookTokens, uuidRunIds } from './adapters/scrapers/scraper-support.ts';
+import { uuidRunIds } from './adapters/scrapers/scraper-support.ts';
 import { pipelineIngestFileCreator } from './adapters/scrapers/pipeline-ingest-file-creator.ts';
 import { yamlManifestSource } from './adapters/scrapers/yaml-manifest-source.ts';
 import { cleanUpStuckRuns } from './application/scrapers/clean-up-stuck-runs.ts';
@@ -324,9 +323,9 @@ export function composeScraperDeps(
       uploadRoot: path.join(config.dataDir, 'ingest'),
     }),
     actors: postgresActorDirectory(pool),
-    tokens: cryptoWebhookTokens(),
+    tokens: webhookTokens,
     manifests: yamlManifestSource(gitManifestReader({ allowLoopback: config.scraperAllowLoopbackGit })),
-    cron: cronerCalendar(),
+    cron: cronerSchedule,
     runIds: uuidRunIds(),
     now: () => new Date(),
   };

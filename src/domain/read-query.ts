@@ -1,5 +1,6 @@
 import { isSupportedInstant, supportedRangeText } from './date-range.ts';
 import { ValidationError } from './errors.ts';
+import { parseSortKeys, type SortKeyText } from './sort.ts';
 
 // The one parser for the query parameters that every /api/v1 read endpoint shares. It turns raw
 // query-string values into a validated, normalised filter, or throws a ValidationError naming the
@@ -161,21 +162,26 @@ function parseDataPath(text: string, parameter: string): string[] {
 
 const SORT_FIELDS = ['id', 'eventTimestamp', 'isValid', 'dataset', 'catalog', 'title'] as const;
 
+/** The read API sorts by one key: a field of SORT_FIELDS or `data.<field>`, `-` for descending. */
 export function parseSort(value: unknown): Sort {
   const text = optionalText(value, 'sort') ?? DEFAULT_SORT;
-  const descending = text.startsWith('-');
-  const name = descending ? text.slice(1) : text;
-  if (name.startsWith('data.')) {
-    return { key: { field: 'data', path: parseDataPath(name, 'sort') }, descending, text };
-  }
-  const field = SORT_FIELDS.find((candidate) => candidate === name);
-  if (!field) {
+  const refuse = (): never => {
     throw invalid(
       'sort',
       `sort must be one of ${SORT_FIELDS.join(', ')} or data.<field>, optionally prefixed with - (got "${text}")`,
     );
+  };
+  const [{ name, descending }] = parseSortKeys(text, {
+    maxKeys: 1,
+    refuseCount: refuse,
+    check: (candidate) => {
+      if (!candidate.startsWith('data.') && !SORT_FIELDS.some((field) => field === candidate)) refuse();
+    },
+  }) as [SortKeyText];
+  if (name.startsWith('data.')) {
+    return { key: { field: 'data', path: parseDataPath(name, 'sort') }, descending, text };
   }
-  return { key: { field }, descending, text };
+  return { key: { field: name as (typeof SORT_FIELDS)[number] }, descending, text };
 }
 
 export function parsePage(query: RawQuery): Page {

@@ -1,6 +1,7 @@
 import { isSupportedInstant, supportedRangeText } from './date-range.ts';
 import { ValidationError } from './errors.ts';
 import { FORBIDDEN_KEYS } from './forbidden-keys.ts';
+import { parseSortKeys } from './sort.ts';
 
 // Payload CMS's `where` query language, parsed into a tree that names only whitelisted fields with
 // values already checked against each field's type. The SQL side (adapters/postgres/where-sql.ts)
@@ -240,15 +241,14 @@ export type SortKey = { field: string; descending: boolean };
 /** `sort=-createdAt` or `sort=title,-id`: whitelisted, sortable fields only. */
 export function parseSort(raw: string | undefined, fields: FieldWhitelist): SortKey[] {
   if (raw === undefined || raw === '') return [];
-  const keys = raw.split(',').map((part) => part.trim());
-  if (keys.length > 5) invalid('sort takes at most five fields');
-  return keys.map((key) => {
-    const descending = key.startsWith('-');
-    const field = descending ? key.slice(1) : key;
-    const spec = Object.hasOwn(fields, field) ? fields[field] : undefined;
-    if (!spec || spec.sort === false) {
-      throw new ValidationError(`cannot sort by "${field}"`, { field: 'sort', code: 'INVALID_SORT' });
-    }
-    return { field, descending };
-  });
+  return parseSortKeys(raw, {
+    maxKeys: 5,
+    refuseCount: () => invalid('sort takes at most five fields'),
+    check: (name) => {
+      const spec = Object.hasOwn(fields, name) ? fields[name] : undefined;
+      if (!spec || spec.sort === false) {
+        throw new ValidationError(`cannot sort by "${name}"`, { field: 'sort', code: 'INVALID_SORT' });
+      }
+    },
+  }).map(({ name, descending }) => ({ field: name, descending }));
 }

@@ -65,19 +65,6 @@ export interface UrlFetcher {
   ): Promise<{ bytes: number; contentType: string | null; fileName: string }>;
 }
 
-/** Next run times of five-field UTC cron expressions. */
-export interface CronSchedule {
-  /** Throws a validation error for an expression it cannot run. */
-  validate(expression: string): void;
-  nextAfter(expression: string, after: Date): Date | null;
-}
-
-/** Webhook tokens: 64 hex characters from 32 random bytes, stored only as a hash. */
-export interface WebhookTokens {
-  generate(): { token: string; hash: string };
-  hash(token: string): string;
-}
-
 export interface ScheduleQueue {
   enqueueScheduledFetch(runId: number): Promise<void>;
 }

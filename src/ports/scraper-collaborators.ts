@@ -22,12 +22,6 @@ export interface ActorDirectory {
   find(userId: number): Promise<Actor | null>;
 }
 
-export interface WebhookTokens {
-  /** 64 hex characters from 32 random bytes. */
-  generate(): string;
-  hash(token: string): string;
-}
-
 export interface ManifestSource {
   /** The parsed `scrapers.yml` of the repo; throws ManifestUnreadableError when it cannot be read or parsed. */
   load(repo: {
@@ -38,10 +32,6 @@ export interface ManifestSource {
   }): Promise<unknown>;
   /** The cron library's verdict on an expression (undefined when valid). */
   cronProblem(expression: string): string | undefined;
-}
-
-export interface CronCalendar {
-  previous(expression: string, at: Date): Date | null;
 }
 
 export interface RunIds {

@@ -306,10 +306,10 @@ t.test('webhooks: the token is shown once, stored hashed, and rotated by disable
     triggeredByUser: null,
     status: 'queued',
   });
-  t.equal(await triggerScraperWebhook(deps, deps.tokens.generate()), null, 'a wrong token');
+  t.equal(await triggerScraperWebhook(deps, deps.tokens.generate().token), null, 'a wrong token');
   t.equal(await triggerScraperWebhook(deps, 'not-a-token'), null);
   t.equal(await triggerScraperWebhook(deps, token.toUpperCase()), null);
-  await t.rejects(triggerScraperWebhookOr404(deps, deps.tokens.generate()), {
+  await t.rejects(triggerScraperWebhookOr404(deps, deps.tokens.generate().token), {
     kind: 'not_found',
     code: 'WEBHOOK_NOT_FOUND',
   });

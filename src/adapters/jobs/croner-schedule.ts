@@ -1,24 +1,42 @@
 import { Cron } from 'croner';
 import { ValidationError } from '../../domain/errors.ts';
 import { assertFiveFieldCron } from '../../domain/ingest/schedules.ts';
-import type { CronSchedule } from '../../ports/schedule-store.ts';
+import type { CronSchedule } from '../../ports/cron-schedule.ts';
 
-/** Five-field cron expressions evaluated in UTC with croner (never started: we only ask for times). */
+// Five-field cron expressions evaluated in UTC with croner, for scheduled imports and scrapers alike
+// (never started: we only ask for times).
+
+function paused<T>(expression: string, use: (cron: Cron) => T): T {
+  const cron = new Cron(expression, { mode: '5-part', timezone: 'UTC', paused: true });
+  try {
+    return use(cron);
+  } finally {
+    cron.stop();
+  }
+}
+
 export const cronerSchedule: CronSchedule = {
-  validate(expression) {
-    assertFiveFieldCron(expression);
+  problem(expression) {
     try {
-      new Cron(expression, { timezone: 'UTC', paused: true }).stop();
+      paused(expression, () => undefined);
+      return undefined;
     } catch (error) {
-      throw new ValidationError(`schedule "${expression}": ${(error as Error).message}`, {
-        field: 'schedule',
-      });
+      return (error as Error).message;
     }
   },
+  validate(expression) {
+    const problem = this.problem(assertFiveFieldCron(expression));
+    if (problem) throw new ValidationError(`schedule "${expression}": ${problem}`, { field: 'schedule' });
+  },
   nextAfter(expression, after) {
-    const cron = new Cron(assertFiveFieldCron(expression), { timezone: 'UTC', paused: true });
-    const next = cron.nextRun(after);
-    cron.stop();
-    return next;
+    return paused(assertFiveFieldCron(expression), (cron) => cron.nextRun(after));
+  },
+  previous(expression, at) {
+    return paused(expression, (cron) => {
+      // previousRuns excludes an occurrence exactly at the reference; the schedule manager's own
+      // minute must count as due, so look from just after it.
+      const found = cron.previousRuns(1, new Date(at.getTime() + 1))[0] ?? null;
+      return found && found.getTime() <= at.getTime() ? found : null;
+    });
   },
 };

@@ -1,9 +1,9 @@
-import { Cron } from 'croner';
 import { parse, YAMLParseError } from 'yaml';
 import { ManifestUnreadableError } from '../../domain/scrapers/errors.ts';
 import { MANIFEST_FILE } from '../../domain/scrapers/repos.ts';
 import { FORBIDDEN_KEYS } from '../../domain/forbidden-keys.ts';
 import type { ManifestSource } from '../../ports/scraper-collaborators.ts';
+import { cronerSchedule } from '../jobs/croner-schedule.ts';
 
 /** Reads the raw text of a git repo's manifest; see git-manifest-reader.ts. */
 export type GitManifestReader = (gitUrl: string, branch: string) => Promise<string>;
@@ -60,12 +60,5 @@ export function parseManifestText(text: string): unknown {
   }
 }
 
-/** croner in five-field mode, UTC: undefined when valid, else its reason. */
-export function cronProblem(expression: string): string | undefined {
-  try {
-    new Cron(expression, { mode: '5-part', timezone: 'UTC', paused: true }).stop();
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
+/** croner in five-field mode, UTC (the one cron adapter): undefined when valid, else its reason. */
+export const cronProblem = (expression: string): string | undefined => cronerSchedule.problem(expression);

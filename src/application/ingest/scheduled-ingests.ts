@@ -1,22 +1,19 @@
 import { canManageSchedule, requireViewer, type Viewer } from '../../domain/access.ts';
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
-import {
-  assertFetchableUrl,
-  isWebhookTokenShape,
-  type ScheduleTrigger,
-} from '../../domain/ingest/schedules.ts';
+import { assertFetchableUrl, type ScheduleTrigger } from '../../domain/ingest/schedules.ts';
 import type { QuotaAmount } from '../../domain/quotas.ts';
+import { isWebhookTokenFormat } from '../../domain/webhook-tokens.ts';
 import type { Clock } from '../../ports/ingest-ports.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import type {
-  CronSchedule,
   ScheduledIngest,
   ScheduledRun,
   ScheduleQueue,
   ScheduleStore,
-  WebhookTokens,
 } from '../../ports/schedule-store.ts';
+import type { CronSchedule } from '../../ports/cron-schedule.ts';
+import type { WebhookTokens } from '../../ports/webhook-tokens.ts';
 import { authorizeImportTarget, type ImportAccessDeps } from './import-access.ts';
 
 // Scheduled URL imports: create and change schedules (the webhook token rotates on disable and
@@ -176,7 +173,7 @@ export const webhookNotFound = () =>
 
 export async function triggerByWebhook(deps: ScheduleDeps, token: string): Promise<ScheduledRun> {
   const notFound = webhookNotFound();
-  if (!isWebhookTokenShape(token)) throw notFound;
+  if (!isWebhookTokenFormat(token)) throw notFound;
   const schedule = await deps.schedules.byTokenHash(deps.tokens.hash(token));
   if (!schedule || !schedule.enabled) throw notFound;
   const run = await startRun(deps, schedule, deps.clock.now(), 'webhook');

@@ -1,15 +1,15 @@
 import type { RunnerClient } from '../../ports/runner-client.ts';
 import type {
   ActorDirectory,
-  CronCalendar,
   FeatureFlags,
   IngestFileCreator,
   ManifestSource,
   RunIds,
   ScraperJobQueue,
-  WebhookTokens,
 } from '../../ports/scraper-collaborators.ts';
 import type { Quotas } from '../../ports/quotas.ts';
+import type { CronSchedule } from '../../ports/cron-schedule.ts';
+import type { WebhookTokens } from '../../ports/webhook-tokens.ts';
 import type { ScraperRepoStore, ScraperRunStore, ScraperStore } from '../../ports/scraper-stores.ts';
 
 /** Everything the scraper use cases may need; each use case takes the part it uses. */
@@ -25,7 +25,7 @@ export type ScraperDeps = {
   actors: ActorDirectory;
   tokens: WebhookTokens;
   manifests: ManifestSource;
-  cron: CronCalendar;
+  cron: Pick<CronSchedule, 'previous'>;
   runIds: RunIds;
   now: () => Date;
 };

@@ -25,8 +25,8 @@ export async function setScraperWebhook(
   }
   const change = webhookChange(scraper.webhookEnabled, enabled, options.rotate ?? false);
   if (change.action === 'issue') {
-    const token = deps.tokens.generate();
-    await deps.scrapers.setWebhook(scraperId, true, deps.tokens.hash(token));
+    const { token, hash } = deps.tokens.generate();
+    await deps.scrapers.setWebhook(scraperId, true, hash);
     return { webhookEnabled: true, token };
   }
   if (change.action === 'revoke') await deps.scrapers.setWebhook(scraperId, false, null);

@@ -47,8 +47,3 @@ export function assertFetchableUrl(raw: string): string {
   }
   return url.toString();
 }
-
-/** Webhook tokens are 64 hex characters (32 random bytes); anything else cannot be one. */
-export function isWebhookTokenShape(token: string): boolean {
-  return /^[0-9a-f]{64}$/.test(token);
-}

@@ -1,15 +1,12 @@
 import t from 'tap';
-import { cronerCalendar } from '../../../src/adapters/scrapers/croner-calendar.ts';
-import { cryptoWebhookTokens } from '../../../src/adapters/scrapers/scraper-support.ts';
+import { cronerSchedule } from '../../../src/adapters/jobs/croner-schedule.ts';
+import { webhookTokens } from '../../../src/adapters/security/webhook-tokens.ts';
 import { ValidationError } from '../../../src/domain/errors.ts';
 import { sourceChanged, validateCodeMap, validateGitSource } from '../../../src/domain/scrapers/repos.ts';
 import { canTransition, isStuck, STUCK_MARGIN_SECS } from '../../../src/domain/scrapers/runs.ts';
 import { dueTime } from '../../../src/domain/scrapers/schedule.ts';
-import {
-  isWebhookTokenFormat,
-  tokenFromBytes,
-  webhookChange,
-} from '../../../src/domain/scrapers/webhooks.ts';
+import { webhookChange } from '../../../src/domain/scrapers/webhooks.ts';
+import { isWebhookTokenFormat, tokenFromBytes } from '../../../src/domain/webhook-tokens.ts';
 
 t.test('upload code maps: ".." anywhere or a leading "/" is a 400 naming the file', async (t) => {
   for (const name of ['../etc/passwd', 'a/../../b', 'x..y', '/abs.py']) {
@@ -83,10 +80,11 @@ t.test(
 );
 
 t.test('webhook tokens: 64 hex from 32 bytes, hashed, rotated by disable + enable', async (t) => {
-  const tokens = cryptoWebhookTokens();
-  const a = tokens.generate();
-  const b = tokens.generate();
+  const tokens = webhookTokens;
+  const { token: a, hash } = tokens.generate();
+  const { token: b } = tokens.generate();
   t.ok(isWebhookTokenFormat(a));
+  t.equal(hash, tokens.hash(a), 'the hash to store is the hash of the token');
   t.not(a, b);
   t.match(tokens.hash(a), /^[0-9a-f]{64}$/);
   t.not(tokens.hash(a), a);
@@ -103,7 +101,7 @@ t.test('webhook tokens: 64 hex from 32 bytes, hashed, rotated by disable + enabl
 });
 
 t.test('cron due-ness in UTC: the latest occurrence, once, never before the schedule began', async (t) => {
-  const cron = cronerCalendar();
+  const cron = cronerSchedule;
   const at = (iso: string) => new Date(iso);
   const state = {
     schedule: '*/5 * * * *',
