@@ -30,6 +30,7 @@ import {
 } from './adapters/jobs/schedule-workers.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { pgBossScraperJobs, startScraperWorkers } from './adapters/jobs/scraper-jobs.ts';
+import { queryCanceller } from './adapters/postgres/query-cancellation.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
@@ -92,10 +93,13 @@ export async function resolveDatabaseUrl(config: Config, log: (line: string) => 
   return cluster.url('chronomap');
 }
 
-export async function openDatabase(url: string): Promise<DatabasePool> {
+export async function openDatabase(
+  url: string,
+  options: Parameters<typeof createDatabasePool>[1] = {},
+): Promise<DatabasePool> {
   let pool: DatabasePool | undefined;
   try {
-    pool = await createDatabasePool(url);
+    pool = await createDatabasePool(url, options);
     await pool.query(sql.unsafe`select 1`);
     return pool;
   } catch (error) {
@@ -116,7 +120,20 @@ export async function composeServices(
   databaseUrl: string,
   roles: { http: boolean; workers: boolean },
 ): Promise<Services> {
-  const pool = await openDatabase(databaseUrl);
+  const { budgets } = config;
+  // One statement_timeout per pool (docs/api.md, "Budgets, caps and limits"): the background jobs'
+  // pool, the HTTP routes' pool (collections, accounts, ingest routes) and the read API's pools. In a
+  // process with both roles the HTTP routes get a pool of their own; the statements of a request
+  // whose client disconnects are cancelled.
+  const canceller = roles.http ? queryCanceller(databaseUrl) : undefined;
+  const httpPoolOptions = {
+    statementTimeoutMs: budgets.collectionsStatementTimeoutMs,
+    interceptors: canceller ? [canceller.interceptor] : [],
+  };
+  const pool = await openDatabase(
+    databaseUrl,
+    roles.workers ? { statementTimeoutMs: budgets.jobsStatementTimeoutMs } : httpPoolOptions,
+  );
   const migrations = loadMigrations();
   const boss = await startJobQueue(databaseUrl, roles.workers ? 'worker' : 'api', (error) => {
     // pg-boss reports lost connections here and retries by itself; log, never crash.
@@ -124,23 +141,12 @@ export async function composeServices(
   });
 
   const ingestRoot = path.join(config.dataDir, 'ingest');
-  const ingestStore = postgresIngestStore(pool);
   const ingestQueue = pgBossIngestQueue(boss);
   const sourceFiles = localSourceFiles(ingestRoot);
-  const quotas = accountQuotaGate(composeQuotas(config, pool));
   const workerLog = (line: string) => {
     if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);
   };
-  const scheduleDeps = {
-    schedules: postgresScheduleStore(pool),
-    store: ingestStore,
-    cron: cronerSchedule,
-    tokens: webhookTokens,
-    queue: pgBossScheduleQueue(boss),
-    quotas,
-    clock: systemClock,
-  };
-  const scrapers = composeScraperDeps(config, pool, boss);
+  const { ingestStore, quotas, scheduleDeps, scrapers } = poolDeps(config, pool, boss);
   if (roles.workers) {
     await startScheduleWorkers(
       boss,
@@ -188,31 +194,47 @@ export async function composeServices(
   // The /events page statements whose generic plan is as good as a custom one, planned once per
   // connection (postgres/event-reader.ts, genericPlanPage); a few connections more per HTTP process.
   let genericPlanPool: DatabasePool | undefined;
+  let readPool: DatabasePool | undefined;
+  let httpPool: DatabasePool | undefined;
   if (roles.http) {
-    genericPlanPool = await createDatabasePool(databaseUrl, { maximumPoolSize: 5, genericPlans: true });
-    const accounts = composeAccounts(config, pool);
+    const readPoolOptions = {
+      statementTimeoutMs: budgets.readStatementTimeoutMs,
+      interceptors: canceller ? [canceller.interceptor] : [],
+    };
+    readPool = await createDatabasePool(databaseUrl, { ...readPoolOptions, maximumPoolSize: 8 });
+    genericPlanPool = await createDatabasePool(databaseUrl, {
+      ...readPoolOptions,
+      maximumPoolSize: 5,
+      genericPlans: true,
+    });
+    httpPool = roles.workers ? await createDatabasePool(databaseUrl, httpPoolOptions) : undefined;
+    const routes = httpPool
+      ? poolDeps(config, httpPool, boss)
+      : { ingestStore, quotas, scheduleDeps, scrapers };
+    const routesPool = httpPool ?? pool;
+    const accounts = composeAccounts(config, routesPool);
     http = await buildHttpApp(
       {
         version: VERSION,
         health: {
-          database: postgresDatabaseStatus(pool, migrations),
+          database: postgresDatabaseStatus(routesPool, migrations),
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
         readApi: {
-          events: postgresEventReader(pool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
+          events: postgresEventReader(readPool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
         },
         ingest: {
-          store: ingestStore,
+          store: routes.ingestStore,
           queue: ingestQueue,
-          quotas,
+          quotas: routes.quotas,
           clock: systemClock,
           retry: config.ingest.retry,
           uploadRoot: ingestRoot,
           files: sourceFiles,
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
           currentUserId: (request) => request.viewer?.id ?? null,
-          schedules: scheduleDeps,
+          schedules: routes.scheduleDeps,
           dashboardCsrfSecret: accounts.csrfSecret,
         },
         accounts,
@@ -222,13 +244,19 @@ export async function composeServices(
           tileAttribution: config.mapTileAttribution,
         },
         scrapers: {
-          triggerRun: (actor, scraperId) => triggerScraperRun(scrapers, actor, scraperId),
-          triggerWebhook: (token) => triggerScraperWebhook(scrapers, token),
-          requestSync: (actor, repoId) => requestRepoSync(scrapers, actor, repoId),
+          triggerRun: (actor, scraperId) => triggerScraperRun(routes.scrapers, actor, scraperId),
+          triggerWebhook: (token) => triggerScraperWebhook(routes.scrapers, token),
+          requestSync: (actor, repoId) => requestRepoSync(routes.scrapers, actor, repoId),
         },
-        scraperCollections: { repository: accounts.collections.repository, scrapers },
+        scraperCollections: { repository: accounts.collections.repository, scrapers: routes.scrapers },
+        ...(canceller ? { queryScopes: canceller } : {}),
       },
-      { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy },
+      {
+        logLevel: config.logLevel,
+        bodyLimitBytes: config.bodyLimitBytes,
+        trustProxy: config.trustProxy,
+        timeouts: budgets,
+      },
     );
   }
 
@@ -240,9 +268,27 @@ export async function composeServices(
       await http?.close();
       await boss.stop({ graceful: true, timeout: 10_000 });
       await genericPlanPool?.end();
+      await readPool?.end();
+      await httpPool?.end();
       await pool.end();
     },
   };
+}
+
+/** The adapters built on one pool that both the workers and the HTTP routes use. */
+function poolDeps(config: Config, pool: DatabasePool, boss: PgBoss) {
+  const ingestStore = postgresIngestStore(pool);
+  const quotas = accountQuotaGate(composeQuotas(config, pool));
+  const scheduleDeps = {
+    schedules: postgresScheduleStore(pool),
+    store: ingestStore,
+    cron: cronerSchedule,
+    tokens: webhookTokens,
+    queue: pgBossScheduleQueue(boss),
+    quotas,
+    clock: systemClock,
+  };
+  return { ingestStore, quotas, scheduleDeps, scrapers: composeScraperDeps(config, pool, boss) };
 }
 
 /**

@@ -159,4 +159,21 @@ t.test('hostile input', async (t) => {
     t.equal(response.statusCode, 400);
     t.equal(response.json().code, 'INVALID_WHERE');
   });
+
+  t.test('/api/v1/events/geo with world bounds at zoom 12 is capped, and says so', async (t) => {
+    const bounds = encodeURIComponent(JSON.stringify({ north: 90, south: -90, east: 180, west: -180 }));
+    const world = await app.inject({ method: 'GET', url: `/api/v1/events/geo?zoom=12&bounds=${bounds}` });
+    t.equal(world.statusCode, 200);
+    t.equal(world.json().capped, true);
+    const total = world
+      .json()
+      .features.reduce(
+        (sum: number, f: { properties: { count?: number } }) => sum + (f.properties.count ?? 1),
+        0,
+      );
+    t.equal(total, 5, 'every visible event still counted');
+    const city = encodeURIComponent(JSON.stringify({ north: 52.6, south: 52.4, east: 13.6, west: 13.2 }));
+    const view = await app.inject({ method: 'GET', url: `/api/v1/events/geo?zoom=12&bounds=${city}` });
+    t.equal(view.json().capped, false);
+  });
 });
