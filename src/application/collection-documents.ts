@@ -23,6 +23,7 @@ import { checkPasswordStrength, normaliseEmail } from '../domain/users.ts';
 import { parseSort, parseWhere, whereTreeFromQuery } from '../domain/where.ts';
 import type { CollectionRepository, Doc, DocValues, HierarchyFacts } from '../ports/collection-repository.ts';
 import type { PasswordHasher } from '../ports/password-hasher.ts';
+import { checkPageBytes } from '../domain/page-bytes.ts';
 import type { QuotaService } from '../ports/quota-service.ts';
 
 // The collections API's use cases: list, read, create, update and delete documents of any
@@ -50,6 +51,7 @@ export async function findDocuments(
   const limit = query.limit ?? COLLECTION_PAGING.defaultLimit;
   const page = query.page ?? 1;
   const { docs, totalDocs } = await deps.repository.find(collection, viewer, { where, sort, limit, page });
+  checkPageBytes(docs, limit);
   return { docs, ...pageOf(totalDocs, limit, page) };
 }
 

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sql } from '../../src/adapters/postgres/database.ts';
 import { hmacTokenSigner } from '../../src/adapters/security/hmac-token-signer.ts';
 import { accountsApp, insertAccessFixture, TEST_SESSION_SECRET } from '../helpers/accounts.ts';
 
@@ -175,5 +176,20 @@ t.test('hostile input', async (t) => {
     const city = encodeURIComponent(JSON.stringify({ north: 52.6, south: 52.4, east: 13.6, west: 13.2 }));
     const view = await app.inject({ method: 'GET', url: `/api/v1/events/geo?zoom=12&bounds=${city}` });
     t.equal(view.json().capped, false);
+  });
+
+  t.test('a collection page over its byte bound is a 400 naming a limit that fits', async (t) => {
+    await db.pool.query(sql.unsafe`
+      insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+      select dataset_id, catalog_id, 'huge-' || n, 'huge', jsonb_build_object('text', repeat('x', 3 * 1024 * 1024)),
+             location, event_timestamp
+      from events cross join generate_series(1, 3) n where unique_id = 'open-data-1'`);
+    const page = await as(token)('GET', '/api/events?limit=10&where[title][equals]=huge');
+    t.equal(page.statusCode, 400);
+    t.equal(page.json().code, 'PAGE_TOO_LARGE');
+    t.match(page.json().message, /limit=\d+ or fewer/);
+    const smaller = await as(token)('GET', '/api/events?limit=2&where[title][equals]=huge');
+    t.equal(smaller.statusCode, 200);
+    t.equal(smaller.json().docs.length, 2);
   });
 });
