@@ -152,6 +152,28 @@ t.test('hostile input', async (t) => {
     });
     t.equal(proto.statusCode, 400, proto.body);
     t.match(proto.json().message, /__proto__|prototype/);
+    for (const name of ['constructor', 'prototype']) {
+      const field = await app.inject({
+        method: 'POST',
+        url: '/api/ingest-files',
+        headers,
+        payload: `--XX\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n1\r\n--XX--\r\n`,
+      });
+      t.equal(field.statusCode, 400, field.body);
+      t.match(field.json().message, /not allowed/);
+    }
+    const settings = await app.inject({
+      method: 'POST',
+      url: '/api/ingest-files',
+      headers,
+      payload:
+        '--XX\r\nContent-Disposition: form-data; name="catalog"\r\n\r\n1\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="settings"\r\n\r\n{"fieldMapping":{"__proto__":{"x":1}}}\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\nContent-Type: text/csv\r\n\r\ntitle\nx\n\r\n--XX--\r\n',
+    });
+    t.equal(settings.statusCode, 400, settings.body);
+    t.match(settings.json().message, /settings: the JSON key "__proto__" is not allowed/);
+    t.equal(({} as Record<string, unknown>).x, undefined);
   });
 
   t.test('fifty contains conditions are refused at once: 400', async (t) => {
