@@ -30,6 +30,7 @@ import {
 } from './adapters/jobs/schedule-workers.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { pgBossScraperJobs, startScraperWorkers } from './adapters/jobs/scraper-jobs.ts';
+import { queryCanceller } from './adapters/postgres/query-cancellation.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
@@ -89,10 +90,13 @@ export async function resolveDatabaseUrl(config: Config, log: (line: string) => 
   return cluster.url('chronomap');
 }
 
-export async function openDatabase(url: string): Promise<DatabasePool> {
+export async function openDatabase(
+  url: string,
+  options: Parameters<typeof createDatabasePool>[1] = {},
+): Promise<DatabasePool> {
   let pool: DatabasePool | undefined;
   try {
-    pool = await createDatabasePool(url);
+    pool = await createDatabasePool(url, options);
     await pool.query(sql.unsafe`select 1`);
     return pool;
   } catch (error) {
@@ -113,7 +117,20 @@ export async function composeServices(
   databaseUrl: string,
   roles: { http: boolean; workers: boolean },
 ): Promise<Services> {
-  const pool = await openDatabase(databaseUrl);
+  const { budgets } = config;
+  // One statement_timeout per pool (docs/api.md, "Budgets, caps and limits"): the background jobs'
+  // pool, the HTTP routes' pool (collections, accounts, ingest routes) and the read API's pools. In a
+  // process with both roles the HTTP routes get a pool of their own; the statements of a request
+  // whose client disconnects are cancelled.
+  const canceller = roles.http ? queryCanceller(databaseUrl) : undefined;
+  const httpPoolOptions = {
+    statementTimeoutMs: budgets.collectionsStatementTimeoutMs,
+    interceptors: canceller ? [canceller.interceptor] : [],
+  };
+  const pool = await openDatabase(
+    databaseUrl,
+    roles.workers ? { statementTimeoutMs: budgets.jobsStatementTimeoutMs } : httpPoolOptions,
+  );
   const migrations = loadMigrations();
   const boss = await startJobQueue(databaseUrl, roles.workers ? 'worker' : 'api', (error) => {
     // pg-boss reports lost connections here and retries by itself; log, never crash.
@@ -121,26 +138,14 @@ export async function composeServices(
   });
 
   const ingestRoot = path.join(config.dataDir, 'ingest');
-  const ingestStore = postgresIngestStore(pool);
   const ingestQueue = pgBossIngestQueue(boss);
   const sourceFiles = localSourceFiles(ingestRoot);
-  // config/quotas.yaml is read once per process; every area asks the same Quotas.
-  const quotaSeam = composeQuotas(config, pool);
-  const { quotas } = quotaSeam;
+  // config/quotas.yaml is read once per process; every area and every pool asks the same policy.
+  const policy = loadAccessPolicy(config.quotasFile);
   const workerLog = (line: string) => {
     if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);
   };
-  const scheduleDeps = {
-    schedules: postgresScheduleStore(pool),
-    store: ingestStore,
-    cron: cronerSchedule,
-    tokens: webhookTokens,
-    queue: pgBossScheduleQueue(boss),
-    quotas,
-    clock: systemClock,
-    hierarchy: postgresCollectionRepository(pool),
-  };
-  const scrapers = composeScraperDeps(config, pool, boss, quotaSeam);
+  const { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers } = poolDeps(config, pool, boss, policy);
   if (roles.workers) {
     await startScheduleWorkers(
       boss,
@@ -189,31 +194,47 @@ export async function composeServices(
   // The /events page statements whose generic plan is as good as a custom one, planned once per
   // connection (postgres/event-reader.ts, genericPlanPage); a few connections more per HTTP process.
   let genericPlanPool: DatabasePool | undefined;
+  let readPool: DatabasePool | undefined;
+  let httpPool: DatabasePool | undefined;
   if (roles.http) {
-    genericPlanPool = await createDatabasePool(databaseUrl, { maximumPoolSize: 5, genericPlans: true });
-    const accounts = composeAccounts(config, pool, quotaSeam);
+    const readPoolOptions = {
+      statementTimeoutMs: budgets.readStatementTimeoutMs,
+      interceptors: canceller ? [canceller.interceptor] : [],
+    };
+    readPool = await createDatabasePool(databaseUrl, { ...readPoolOptions, maximumPoolSize: 8 });
+    genericPlanPool = await createDatabasePool(databaseUrl, {
+      ...readPoolOptions,
+      maximumPoolSize: 5,
+      genericPlans: true,
+    });
+    httpPool = roles.workers ? await createDatabasePool(databaseUrl, httpPoolOptions) : undefined;
+    const routes = httpPool
+      ? poolDeps(config, httpPool, boss, policy)
+      : { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
+    const routesPool = httpPool ?? pool;
+    const accounts = composeAccounts(config, routesPool, routes.quotaSeam);
     http = await buildHttpApp(
       {
         version: VERSION,
         health: {
-          database: postgresDatabaseStatus(pool, migrations),
+          database: postgresDatabaseStatus(routesPool, migrations),
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
         readApi: {
-          events: postgresEventReader(pool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
+          events: postgresEventReader(readPool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
         },
         ingest: {
-          store: ingestStore,
+          store: routes.ingestStore,
           queue: ingestQueue,
-          quotas,
+          quotas: routes.quotas,
           clock: systemClock,
           retry: config.ingest.retry,
           uploadRoot: ingestRoot,
           files: sourceFiles,
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
           hierarchy: accounts.collections.repository,
-          schedules: scheduleDeps,
+          schedules: routes.scheduleDeps,
           dashboardCsrfSecret: accounts.csrfSecret,
         },
         accounts,
@@ -223,13 +244,19 @@ export async function composeServices(
           tileAttribution: config.mapTileAttribution,
         },
         scrapers: {
-          triggerRun: (actor, scraperId) => triggerScraperRun(scrapers, actor, scraperId),
-          triggerWebhook: (token) => triggerScraperWebhook(scrapers, token),
-          requestSync: (actor, repoId) => requestRepoSync(scrapers, actor, repoId),
+          triggerRun: (actor, scraperId) => triggerScraperRun(routes.scrapers, actor, scraperId),
+          triggerWebhook: (token) => triggerScraperWebhook(routes.scrapers, token),
+          requestSync: (actor, repoId) => requestRepoSync(routes.scrapers, actor, repoId),
         },
-        scraperCollections: { repository: accounts.collections.repository, scrapers },
+        scraperCollections: { repository: accounts.collections.repository, scrapers: routes.scrapers },
+        ...(canceller ? { queryScopes: canceller } : {}),
       },
-      { logLevel: config.logLevel, bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy },
+      {
+        logLevel: config.logLevel,
+        bodyLimitBytes: config.bodyLimitBytes,
+        trustProxy: config.trustProxy,
+        timeouts: budgets,
+      },
     );
   }
 
@@ -241,6 +268,8 @@ export async function composeServices(
       await http?.close();
       await boss.stop({ graceful: true, timeout: 10_000 });
       await genericPlanPool?.end();
+      await readPool?.end();
+      await httpPool?.end();
       await pool.end();
     },
   };
@@ -251,8 +280,30 @@ export type QuotaSeam = { policy: AccessPolicy; quotas: Quotas };
 
 /** For any process (workers included): limits from the quotas file, usage in Postgres. */
 export function composeQuotas(config: Config, pool: DatabasePool): QuotaSeam {
-  const policy = loadAccessPolicy(config.quotasFile);
+  return quotaSeamOn(pool, loadAccessPolicy(config.quotasFile));
+}
+
+function quotaSeamOn(pool: DatabasePool, policy: AccessPolicy): QuotaSeam {
   return { policy, quotas: postgresQuotas(pool, policy, () => new Date()) };
+}
+
+/** The adapters built on one pool that both the workers and the HTTP routes use. */
+function poolDeps(config: Config, pool: DatabasePool, boss: PgBoss, policy: AccessPolicy) {
+  const ingestStore = postgresIngestStore(pool);
+  const quotaSeam = quotaSeamOn(pool, policy);
+  const { quotas } = quotaSeam;
+  const scheduleDeps = {
+    schedules: postgresScheduleStore(pool),
+    store: ingestStore,
+    cron: cronerSchedule,
+    tokens: webhookTokens,
+    queue: pgBossScheduleQueue(boss),
+    quotas,
+    clock: systemClock,
+    hierarchy: postgresCollectionRepository(pool),
+  };
+  const scrapers = composeScraperDeps(config, pool, boss, quotaSeam);
+  return { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
 }
 
 /** Accounts, sessions, access policy, quotas and rate limits, all kept in Postgres. */

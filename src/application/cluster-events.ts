@@ -1,12 +1,14 @@
 import { clusterLevel } from '../domain/clustering.ts';
-import { parseEventFilter, parseZoom, type RawQuery } from '../domain/read-query.ts';
+import { capClusterLevel } from '../domain/geo-cap.ts';
+import { type Bounds, parseEventFilter, parseZoom, type RawQuery } from '../domain/read-query.ts';
 import type { EventReader, Viewer } from '../ports/event-reader.ts';
 
 /**
  * GET /api/v1/events/geo: map clusters computed in the database, as the response's JSON text
  * (`{"type": "FeatureCollection", "features": [...]}`). A group of one event is an `event-point`
  * (its id and title); two or more events, in one cell or at one exact location, are an
- * `event-cluster` with their ids when there are ten or fewer.
+ * `event-cluster` with their ids when there are ten or fewer. `capped` says whether the box was too
+ * large for the zoom's cluster level (domain/geo-cap.ts) and coarser clusters were given.
  */
 export async function clusterEvents(
   deps: { events: EventReader },
@@ -15,6 +17,8 @@ export async function clusterEvents(
 ): Promise<string> {
   const filter = parseEventFilter(query, { boundsRequired: true });
   const zoom = parseZoom(query.zoom);
-  const features = await deps.events.clusterFeatures(viewer, filter, clusterLevel(zoom));
-  return `{"type":"FeatureCollection","features":${features}}`;
+  // Bounded at every zoom for any box: a box too large for the zoom's level is clustered coarser.
+  const { level, capped } = capClusterLevel(clusterLevel(zoom), filter.bounds as Bounds);
+  const features = await deps.events.clusterFeatures(viewer, filter, level);
+  return `{"type":"FeatureCollection","capped":${capped},"features":${features}}`;
 }

@@ -24,6 +24,7 @@ import { checkPasswordStrength, normaliseEmail } from '../domain/users.ts';
 import { parseSort, parseWhere, whereTreeFromQuery } from '../domain/where.ts';
 import type { CollectionRepository, Doc, DocValues, HierarchyFacts } from '../ports/collection-repository.ts';
 import type { PasswordHasher } from '../ports/password-hasher.ts';
+import { checkPageBytes } from '../domain/page-bytes.ts';
 import type { Quotas } from '../ports/quotas.ts';
 import type { SessionStore } from '../ports/session-store.ts';
 
@@ -55,6 +56,7 @@ export async function findDocuments(
   const limit = query.limit ?? COLLECTION_PAGING.defaultLimit;
   const page = query.page ?? 1;
   const { docs, totalDocs } = await deps.repository.find(collection, viewer, { where, sort, limit, page });
+  checkPageBytes(docs, limit);
   return { docs, ...pageOf(totalDocs, limit, page) };
 }
 

@@ -102,7 +102,7 @@ export function mercatorShare(box: Bounds): number {
 }
 
 /** A latitude's position on the Web Mercator map, 0 at the top (85.05° N) to 1 at the bottom. */
-function mercatorY(latitude: number): number {
+export function mercatorY(latitude: number): number {
   const lat = Math.max(-MAX_MERCATOR_LATITUDE, Math.min(MAX_MERCATOR_LATITUDE, latitude));
   return Math.min(1, Math.max(0, (1 - Math.asinh(Math.tan((lat * Math.PI) / 180)) / Math.PI) / 2));
 }

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sql } from '../../src/adapters/postgres/database.ts';
 import { hmacTokenSigner } from '../../src/adapters/security/hmac-token-signer.ts';
 import { accountsApp, insertAccessFixture, TEST_SESSION_SECRET } from '../helpers/accounts.ts';
 
@@ -151,6 +152,28 @@ t.test('hostile input', async (t) => {
     });
     t.equal(proto.statusCode, 400, proto.body);
     t.match(proto.json().message, /__proto__|prototype/);
+    for (const name of ['constructor', 'prototype']) {
+      const field = await app.inject({
+        method: 'POST',
+        url: '/api/ingest-files',
+        headers,
+        payload: `--XX\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n1\r\n--XX--\r\n`,
+      });
+      t.equal(field.statusCode, 400, field.body);
+      t.match(field.json().message, /not allowed/);
+    }
+    const settings = await app.inject({
+      method: 'POST',
+      url: '/api/ingest-files',
+      headers,
+      payload:
+        '--XX\r\nContent-Disposition: form-data; name="catalog"\r\n\r\n1\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="settings"\r\n\r\n{"fieldMapping":{"__proto__":{"x":1}}}\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\nContent-Type: text/csv\r\n\r\ntitle\nx\n\r\n--XX--\r\n',
+    });
+    t.equal(settings.statusCode, 400, settings.body);
+    t.match(settings.json().message, /settings: the JSON key "__proto__" is not allowed/);
+    t.equal(({} as Record<string, unknown>).x, undefined);
   });
 
   t.test('fifty contains conditions are refused at once: 400', async (t) => {
@@ -158,5 +181,37 @@ t.test('hostile input', async (t) => {
     const response = await app.inject({ method: 'GET', url: `/api/events?${query}` });
     t.equal(response.statusCode, 400);
     t.equal(response.json().code, 'INVALID_WHERE');
+  });
+
+  t.test('/api/v1/events/geo with world bounds at zoom 12 is capped, and says so', async (t) => {
+    const bounds = encodeURIComponent(JSON.stringify({ north: 90, south: -90, east: 180, west: -180 }));
+    const world = await app.inject({ method: 'GET', url: `/api/v1/events/geo?zoom=12&bounds=${bounds}` });
+    t.equal(world.statusCode, 200);
+    t.equal(world.json().capped, true);
+    const total = world
+      .json()
+      .features.reduce(
+        (sum: number, f: { properties: { count?: number } }) => sum + (f.properties.count ?? 1),
+        0,
+      );
+    t.equal(total, 5, 'every visible event still counted');
+    const city = encodeURIComponent(JSON.stringify({ north: 52.6, south: 52.4, east: 13.6, west: 13.2 }));
+    const view = await app.inject({ method: 'GET', url: `/api/v1/events/geo?zoom=12&bounds=${city}` });
+    t.equal(view.json().capped, false);
+  });
+
+  t.test('a collection page over its byte bound is a 400 naming a limit that fits', async (t) => {
+    await db.pool.query(sql.unsafe`
+      insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+      select dataset_id, catalog_id, 'huge-' || n, 'huge', jsonb_build_object('text', repeat('x', 3 * 1024 * 1024)),
+             location, event_timestamp
+      from events cross join generate_series(1, 3) n where unique_id = 'open-data-1'`);
+    const page = await as(token)('GET', '/api/events?limit=10&where[title][equals]=huge');
+    t.equal(page.statusCode, 400);
+    t.equal(page.json().code, 'PAGE_TOO_LARGE');
+    t.match(page.json().message, /limit=\d+ or fewer/);
+    const smaller = await as(token)('GET', '/api/events?limit=2&where[title][equals]=huge');
+    t.equal(smaller.statusCode, 200);
+    t.equal(smaller.json().docs.length, 2);
   });
 });

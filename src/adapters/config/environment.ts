@@ -3,6 +3,7 @@ import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'no
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type BudgetConfig, loadBudgetConfig } from './budget-config.ts';
 import { type IngestConfig, loadIngestConfig } from './ingest-config.ts';
 
 // Configuration comes from environment variables only. Every variable is validated up front so that
@@ -33,6 +34,8 @@ export type Config = {
   trustProxy: boolean;
   /** Ingestion: retry policy, upload size limit, batch size, geocoder (see ingest-config.ts). */
   ingest: IngestConfig;
+  /** Statement timeouts per pool and the slow-client timeouts (see budget-config.ts). */
+  budgets: BudgetConfig;
   /** Quotas, rate limits and the default trust level (QUOTAS_CONFIG; default config/quotas.yaml). */
   quotasFile: string;
   /** Explore page: a raster tile URL template drawn under the events (default: country outlines only). */
@@ -101,6 +104,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: read('BODY_LIMIT_MB', integerBetween(1, 1024), 1) * 1024 * 1024,
     trustProxy: read('TRUST_PROXY', oneOf(['true', 'false'] as const), 'false') === 'true',
     ingest: loadIngestConfig(read),
+    budgets: loadBudgetConfig(read),
     quotasFile: read(
       'QUOTAS_CONFIG',
       (raw) => path.resolve(raw),

@@ -8,6 +8,8 @@ import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
 import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
+import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
+import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
@@ -38,6 +40,8 @@ export type HttpDeps = {
   scraperCollections?: ScraperCollectionDeps;
   /** Who is calling for the scraper routes; by default the accounts hooks' request.viewer. Tests inject their own. */
   authenticate?: Authenticate;
+  /** Cancels a request's SQL statements when its client disconnects (postgres/query-cancellation.ts). */
+  queryScopes?: RequestQueryScopes;
 };
 
 export type HttpOptions = {
@@ -45,33 +49,79 @@ export type HttpOptions = {
   bodyLimitBytes: number;
   /** Express that we sit behind a TLS-terminating proxy (affects Secure cookies and client IPs). */
   trustProxy?: boolean;
+  /** Slow clients (docs/api.md, "Budgets, caps and limits"); defaults in config/budget-config.ts. */
+  timeouts?: Partial<HttpTimeouts>;
+};
+
+export type HttpTimeouts = {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  connectionTimeoutMs: number;
 };
 
 export const MAX_HEADER_BYTES = 16 * 1024;
 
+const DEFAULT_TIMEOUTS: HttpTimeouts = {
+  headersTimeoutMs: DEFAULT_BUDGETS.headersTimeoutMs,
+  requestTimeoutMs: DEFAULT_BUDGETS.requestTimeoutMs,
+  connectionTimeoutMs: DEFAULT_BUDGETS.connectionTimeoutMs,
+};
+
+function clientErrorAnswer(
+  code: string | undefined,
+): [number, { error: string; message: string; code: string }] {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return [
+      408,
+      {
+        error: 'Request Timeout',
+        message: 'the request took longer than allowed to arrive',
+        code: 'REQUEST_TIMEOUT',
+      },
+    ];
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return [
+      400,
+      {
+        error: 'Bad Request',
+        message: `request headers exceed ${MAX_HEADER_BYTES} bytes`,
+        code: 'HEADERS_TOO_LARGE',
+      },
+    ];
+  return [400, { error: 'Bad Request', message: 'malformed HTTP request', code: 'MALFORMED_REQUEST' }];
+}
+
 export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promise<FastifyInstance> {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     logger: { level: options.logLevel },
     bodyLimit: options.bodyLimitBytes,
     routerOptions: { maxParamLength: 200 },
     trustProxy: options.trustProxy ?? false,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Node checks the header and request deadlines every connectionsCheckingInterval (30 s by
+    // default, which let slow headers live ~80 s): check often enough for the budgets to hold.
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: timeouts.headersTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(timeouts.headersTimeoutMs / 4))),
+    },
+    // The whole request, body included (a body trickling a byte a second is cut here), and any
+    // connection silent for connectionTimeout.
+    requestTimeout: timeouts.requestTimeoutMs,
+    connectionTimeout: timeouts.connectionTimeoutMs,
     ajv: {
       // Unknown parameters are an error (400), not silently dropped.
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
     clientErrorHandler: (error, socket) => {
-      // Errors before a request exists (oversized headers, malformed request lines): answer with the
-      // spec's error body rather than Node's bare default.
+      // Errors before a request exists (oversized headers, malformed request lines, a request
+      // slower than its budget): answer with the spec's error body rather than Node's bare default.
       if (!socket.writable) return;
-      const tooLarge = (error as { code?: string }).code === 'HPE_HEADER_OVERFLOW';
-      const body = JSON.stringify({
-        error: 'Bad Request',
-        message: tooLarge ? `request headers exceed ${MAX_HEADER_BYTES} bytes` : 'malformed HTTP request',
-        code: tooLarge ? 'HEADERS_TOO_LARGE' : 'MALFORMED_REQUEST',
-      });
+      const code = (error as { code?: string }).code;
+      const [status, body] = clientErrorAnswer(code);
+      const text = JSON.stringify(body);
       socket.end(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${status} ${body.error}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
       );
     },
   });
@@ -83,6 +133,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   installErrorHandling(app);
   installInputGuards(app);
   installRequireUser(app);
+  if (deps.queryScopes) installClientGoneCancellation(app, deps.queryScopes);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
   if (deps.accounts) await installAccountHooks(app, deps.accounts);
 

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { createPool, type DatabasePool, type DriverTypeParser, type QuerySqlToken, sql } from 'slonik';
+import {
+  createPool,
+  type DatabasePool,
+  type DriverTypeParser,
+  type Interceptor,
+  type QuerySqlToken,
+  sql,
+} from 'slonik';
 import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 
@@ -35,6 +42,8 @@ export async function createDatabasePool(
      * each with their parameters unknown too, so nothing else may run on such a pool.
      */
     genericPlans?: boolean;
+    /** E.g. query-cancellation.ts's, on the pools that serve HTTP requests. */
+    interceptors?: Interceptor[];
   } = {},
 ): Promise<DatabasePool> {
   const always = options.genericPlans ? ['plan_cache_mode=force_generic_plan'] : [];
@@ -42,7 +51,9 @@ export async function createDatabasePool(
     typeParsers,
     maximumPoolSize: options.maximumPoolSize ?? 10,
     connectionTimeout: 5_000,
+    // Server-side statement_timeout of every connection (docs/api.md, "Budgets, caps and limits").
     statementTimeout: options.statementTimeoutMs ?? 60_000,
+    interceptors: options.interceptors ?? [],
     idleTimeout: 30_000,
     resetConnection: async () => {},
   });

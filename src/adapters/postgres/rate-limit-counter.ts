@@ -1,8 +1,12 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Type } from 'typebox';
 import type { RateWindow } from '../../domain/quotas.ts';
 import { windowStart } from '../../domain/rate-limits.ts';
 import type { RateLimitCounter } from '../../ports/rate-limit-counter.ts';
 import { type DatabasePool, row, sql } from './database.ts';
+
+/** Runs a function in the context of no request (captured at load, before any request exists). */
+const outsideRequests = AsyncLocalStorage.snapshot();
 
 const CountRow = Type.Object({
   key: Type.String(),
@@ -157,12 +161,18 @@ export function postgresRateLimitCounter(
 
   function schedule(): void {
     if (timer) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      flush().catch((error: unknown) => {
-        process.stderr.write(`rate-limit counters: ${String(error)}\n`);
-      });
-    }, interval);
+    // The batch is everybody's, not the request's that happened to schedule it: write it outside
+    // that request's scope, so its client disconnecting cannot cancel the write (query-cancellation.ts).
+    timer = setTimeout(
+      () =>
+        outsideRequests(() => {
+          timer = undefined;
+          flush().catch((error: unknown) => {
+            process.stderr.write(`rate-limit counters: ${String(error)}\n`);
+          });
+        }),
+      interval,
+    );
     timer.unref();
   }
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { buildHistogram } from '../../../application/build-histogram.ts';
 import { clusterEvents } from '../../../application/cluster-events.ts';
+import { GEO_MAX_CELLS } from '../../../domain/geo-cap.ts';
 import { countEventsBySource } from '../../../application/count-events-by-source.ts';
 import { findEventExtent } from '../../../application/find-event-extent.ts';
 import { inferDatasetSchema } from '../../../application/infer-dataset-schema.ts';
@@ -205,7 +206,13 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         bounds: Type.String({ description: BOUNDS_DESCRIPTION }),
         zoom: zoomParameter,
       },
-      response: Type.Object({ type: Type.Literal('FeatureCollection'), features: Type.Array(Feature) }),
+      response: Type.Object({
+        type: Type.Literal('FeatureCollection'),
+        capped: Type.Boolean({
+          description: `True when the box spans more than ${GEO_MAX_CELLS} cells of the zoom's cluster level: the answer is clustered on a coarser level (at most ${GEO_MAX_CELLS} features).`,
+        }),
+        features: Type.Array(Feature),
+      }),
       answer: (viewer, query) => clusterEvents(deps, viewer, query),
     },
     {

@@ -1,0 +1,90 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pg from 'pg';
+import { type Interceptor, sql } from 'slonik';
+
+// Cancels the statements of an HTTP request whose client went away. statement_timeout bounds a
+// statement anyway, but a client that gives up (a closed tab, a proxy's own timeout, a script
+// firing and dropping requests) should not keep a backend busy until then.
+//
+// Each request runs in a scope (AsyncLocalStorage). A Slonik interceptor, on every pool that serves
+// requests, records which backend (pg_backend_pid, asked once per connection) runs each statement
+// of the scope; when the client disconnects, pg_cancel_backend goes to those backends over a
+// connection of its own, so a full pool cannot hold the cancel up. Outside a scope (workers, start-up)
+// the interceptor does nothing but a lookup.
+//
+// Between a statement's end and the cancel arriving, the backend could start another request's
+// statement; the window is a few microseconds on a busy pool and the victim would get a 503
+// (QUERY_TIMEOUT), never wrong data.
+
+export type QueryScope = { running: Map<string, number>; gone: boolean };
+
+export type QueryCanceller = {
+  /** The interceptor to install on every pool whose statements serve requests. */
+  interceptor: Interceptor;
+  newScope(): QueryScope;
+  /** Runs `next` (and all it awaits) inside `scope`. */
+  enter(scope: QueryScope, next: () => void): void;
+  /** The client is gone: cancel what runs now and refuse what the request would still start. */
+  cancel(scope: QueryScope): Promise<void>;
+};
+
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client disconnected; statement not started');
+    this.name = 'StatementCancelledError';
+  }
+}
+
+const PID_CACHE_LIMIT = 2_000;
+
+export function queryCanceller(databaseUrl: string): QueryCanceller {
+  const storage = new AsyncLocalStorage<QueryScope>();
+  /** Slonik connection id -> backend process id. */
+  const pids = new Map<string, number>();
+  const forget = (queryId: string) => {
+    storage.getStore()?.running.delete(queryId);
+    return null;
+  };
+
+  const interceptor: Interceptor = {
+    name: 'chronomap-query-cancellation',
+    afterPoolConnection: async (context, connection) => {
+      if (pids.has(context.connectionId)) return null;
+      // One round trip per new connection, then cached.
+      const pid = await connection.oneFirst(sql.unsafe`select pg_backend_pid() as pid`);
+      if (pids.size >= PID_CACHE_LIMIT) pids.clear();
+      pids.set(context.connectionId, Number(pid));
+      return null;
+    },
+    beforeQueryExecution: (context) => {
+      const scope = storage.getStore();
+      if (!scope) return null;
+      if (scope.gone) throw new ClientGoneError();
+      const pid = pids.get(context.connectionId);
+      if (pid !== undefined) scope.running.set(context.queryId, pid);
+      return null;
+    },
+    afterQueryExecution: (context) => forget(context.queryId),
+    queryExecutionError: (context) => forget(context.queryId),
+  };
+
+  return {
+    interceptor,
+    newScope: () => ({ running: new Map(), gone: false }),
+    enter: (scope, next) => storage.run(scope, next),
+    async cancel(scope) {
+      scope.gone = true;
+      const targets = [...new Set(scope.running.values())];
+      if (targets.length === 0) return;
+      const client = new pg.Client({ connectionString: databaseUrl });
+      try {
+        await client.connect();
+        await client.query('select pg_cancel_backend(pid) from unnest($1::int[]) as pid', [targets]);
+      } catch {
+        // Best effort: statement_timeout still ends the statements.
+      } finally {
+        await client.end().catch(() => {});
+      }
+    },
+  };
+}
