@@ -110,7 +110,9 @@ async function uploadAndWait(
     throw new Error(`upload answered ${response.status}: ${await response.text()}`);
   const { doc } = (await response.json()) as { doc: { id: number; datasets: number[] } };
   for (;;) {
-    const progress = (await (await fetch(`${base}/api/ingest/${doc.id}/progress`)).json()) as Progress;
+    const progress = (await (
+      await fetch(`${base}/api/ingest/${doc.id}/progress`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as Progress;
     if (progress.status === 'completed' || progress.status === 'failed') {
       if (progress.status === 'failed') throw new Error(`import failed: ${JSON.stringify(progress)}`);
       return {
@@ -269,7 +271,7 @@ try {
     const base = await http.listen({ host: '127.0.0.1', port: 0 });
     // Uploads need a logged-in user: one at trust level 5 (no quota limits).
     const password = 'bench password that is long enough';
-    await postgresUserStore(services.pool).upsert({
+    const benchUser = await postgresUserStore(services.pool).upsert({
       email: 'bench@example.org',
       passwordHash: await scryptPasswordHasher({ N: 1024 }).hash(password),
       role: 'user',
@@ -287,6 +289,10 @@ try {
       title: 'Bench',
       isPublic: true,
     });
+    // Uploads need write access to the catalog: the bench user owns it.
+    await services.pool.query(
+      sql.unsafe`update catalogs set created_by = ${benchUser.id} where id = ${catalogId}`,
+    );
 
     const big = await uploadAndWait(base, token, catalogId, bigFile, 'coordinates.csv');
     const created = big.progress.jobs[0]?.results?.created;

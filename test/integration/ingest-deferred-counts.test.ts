@@ -79,7 +79,9 @@ async function setup(t: Test) {
     title: 'Imports',
     isPublic: true,
   });
-  await signIn(app, db.pool);
+  const uploader = await signIn(app, db.pool);
+  // Uploads need write access to the catalog: the uploader owns it.
+  await db.pool.query(sql.unsafe`update catalogs set created_by = ${uploader.id} where id = ${catalogId}`);
   const admin = await signIn(app, db.pool, { role: 'admin' });
   const queued: number[] = [];
   const deps: IngestDeps = {

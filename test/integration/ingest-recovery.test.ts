@@ -80,6 +80,15 @@ t.test('retry and reset answer exactly the spec bodies', async (t) => {
   t.equal(wrongStage.statusCode, 400);
   t.match(wrongStage.json(), {
     error: 'Bad Request',
+    message: /analyze-duplicates, detect-schema, validate-schema, geocode-batch/,
+  });
+  const wrongStageEarlier = await app.inject({
+    method: 'POST',
+    url: `/api/import-jobs/${goodJob}/reset`,
+    payload: { stage: 'create-events' },
+    headers: authHeaders(app),
+  });
+  t.match(wrongStageEarlier.json(), {
     message: /ANALYZE_DUPLICATES, DETECT_SCHEMA, VALIDATE_SCHEMA, GEOCODE_BATCH/,
   });
 

@@ -234,6 +234,17 @@ t.test('bad ids and bad tokens: 404 for absent, 400 for malformed, 401 for every
     }
   }
 
+  for (const url of ['/api/scrapers/abc/run', '/api/scraper-repos/-1/sync']) {
+    const anonymous = await app.inject({ method: 'POST', url });
+    t.equal(anonymous.statusCode, 401, `${url}: anonymous callers learn nothing from a malformed id`);
+    const stranger = await app.inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${fx.tokens.stranger}` },
+    });
+    t.equal(stranger.statusCode, 400, `${url}: malformed (spec: 400)`);
+  }
+
   const signer = hmacTokenSigner(TEST_SESSION_SECRET);
   const now = Math.floor(Date.now() / 1000);
   const expired = signer.sign({

@@ -68,9 +68,11 @@ t.test('anonymous callers are not authenticated: 401, in the spec error body', a
       code: 'UNAUTHORIZED',
     });
   }
+  // Authentication comes before validation: an anonymous caller learns nothing from a malformed id
+  // (a logged-in one gets the 400: ownership.test.ts).
   const invalid = await app.inject({ method: 'POST', url: '/api/scrapers/abc/run' });
-  t.equal(invalid.statusCode, 400);
-  t.equal(invalid.json().code, 'INVALID_PARAMETER');
+  t.equal(invalid.statusCode, 401);
+  t.equal(invalid.json().code, 'UNAUTHORIZED');
 });
 
 t.test('a real login authenticates the scraper routes: bearer token and payload-token cookie', async (t) => {

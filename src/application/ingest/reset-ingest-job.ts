@@ -16,7 +16,7 @@ export async function resetIngestJob(
 ): Promise<{ success: true; message: string; stage: string }> {
   // Who is asking comes first: a stranger learns nothing, not even whether the stage was valid.
   const job = await accessibleJob(deps, viewer, jobId);
-  const stage = parseResetStage(requested);
+  const stage = parseResetStage(requested, naming);
   await deps.store.resetToStage(jobId, stage);
   await deps.queue.enqueueIngestJob(jobId);
   await deps.store.refreshFileStatus(job.ingestFileId);

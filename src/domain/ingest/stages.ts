@@ -162,11 +162,12 @@ export const RESETTABLE_STAGES: readonly TaskStage[] = [
   'geocode-batch',
 ];
 
-export function parseResetStage(value: string): TaskStage {
+/** Either spelling is accepted; a refusal lists the allowed stages as the route's naming spells them. */
+export function parseResetStage(value: string, naming: StageNaming = 'import'): TaskStage {
   const stage = parseStage(value);
   if (!(RESETTABLE_STAGES as readonly string[]).includes(stage)) {
     throw new ValidationError(
-      `cannot reset to "${value}": allowed stages are ${RESETTABLE_STAGES.map(legacyStageName).join(', ')}`,
+      `cannot reset to "${value}": allowed stages are ${RESETTABLE_STAGES.map((s) => stageName(naming, s)).join(', ')}`,
       { field: 'stage' },
     );
   }

@@ -150,7 +150,8 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
           tags,
           summary: 'Reset a job to a stage',
           description:
-            'Allowed stages: ANALYZE_DUPLICATES, DETECT_SCHEMA, VALIDATE_SCHEMA, GEOCODE_BATCH (kebab-case accepted). ' +
+            'Allowed stages: ANALYZE_DUPLICATES, DETECT_SCHEMA, VALIDATE_SCHEMA, GEOCODE_BATCH, in either spelling; the answer ' +
+            'spells stages as the route does (kebab-case under /api/ingest-jobs, UPPER_CASE under /api/import-jobs). ' +
             "Clears that stage's and later stages' progress; events already created are not deleted.",
           params: IdParams,
           querystring: NoQuery,

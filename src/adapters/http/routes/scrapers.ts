@@ -103,6 +103,8 @@ export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app
   app.post<{ Params: { id: number } }>(
     '/api/scrapers/:id/run',
     {
+      // Who is calling comes first: 401 before the id is even validated.
+      preValidation: async (request) => void (await actorOf(request)),
       schema: {
         tags: ['scrapers'],
         summary: 'Queue a run of a scraper now',
@@ -141,6 +143,7 @@ export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app
   app.post<{ Params: { id: number } }>(
     '/api/scraper-repos/:id/sync',
     {
+      preValidation: async (request) => void (await actorOf(request)),
       schema: {
         tags: ['scrapers'],
         summary: "Queue a sync of a scraper repo's manifest",
