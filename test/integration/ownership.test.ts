@@ -219,8 +219,17 @@ t.test('bad ids and bad tokens: 404 for absent, 400 for malformed, 401 for every
     '/api/scheduled-ingests',
   ]) {
     t.equal((await get(`${base}/999999999`)).statusCode, 404, `${base}: absent`);
-    t.equal((await get(`${base}/9007199254740991`)).statusCode, 404, `${base}: the largest safe id`);
-    for (const malformed of ['-1', '0', 'abc', '1.5', '99999999999999999999999']) {
+    t.equal((await get(`${base}/2147483647`)).statusCode, 404, `${base}: the largest id PostgreSQL stores`);
+    // Past PostgreSQL's integer range an id cannot name anything: malformed, like the others.
+    for (const malformed of [
+      '-1',
+      '0',
+      'abc',
+      '1.5',
+      '2147483648',
+      '9007199254740991',
+      '99999999999999999999999',
+    ]) {
       t.equal(
         (await get(`${base}/${malformed}`)).statusCode,
         400,

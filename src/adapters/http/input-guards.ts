@@ -183,8 +183,10 @@ function strictNumbers(route: RouteOptions): void {
     checkNumbers(request.params as Record<string, unknown>, params);
     checkNumbers(request.query as Record<string, unknown>, query);
   };
+  // After the route's own preValidation hooks: a route that asks who is calling first (401) keeps
+  // that order, so a malformed id tells an anonymous caller nothing.
   const existing = route.preValidation;
-  route.preValidation = existing ? [check, ...[existing].flat()] : [check];
+  route.preValidation = existing ? [...[existing].flat(), check] : [check];
 }
 
 function checkNumbers(
