@@ -70,7 +70,7 @@ export function periodConditions(scope: Scope, span: PeriodSpan, perDataset: boo
   const conditions: Fragment[] = [sqlText`grain = ${GRAIN_CODE[span.grain]}`];
   if (span.from !== null) conditions.push(sqlText`period >= ${span.from}::timestamptz`);
   if (span.to !== null) conditions.push(sqlText`period < ${span.to}::timestamptz`);
-  // `<= 0`, redundant, lets a generic plan (the /events page's, genericPlanPage) prove that the
+  // `<= 0`, redundant, lets a generic plan (the /events page's, pageAnswer's genericPlan) prove that the
   // partial index of the total rows (migration 0250) applies: without it, it read the primary key's
   // period range of every dataset.
   if (scope.catalogId !== null && !perDataset)
