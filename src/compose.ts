@@ -34,7 +34,7 @@ import { queryCanceller } from './adapters/postgres/query-cancellation.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
-import { postgresEventReader } from './adapters/postgres/event-reader.ts';
+import { postgresEventReader } from './adapters/postgres/read-model/index.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
@@ -192,7 +192,8 @@ export async function composeServices(
 
   let http: FastifyInstance | undefined;
   // The /events page statements whose generic plan is as good as a custom one, planned once per
-  // connection (postgres/event-reader.ts, genericPlanPage); a few connections more per HTTP process.
+  // connection (postgres/read-model/page.ts; pageAnswer in domain/answer-path.ts); a few
+  // connections more per HTTP process.
   let genericPlanPool: DatabasePool | undefined;
   let readPool: DatabasePool | undefined;
   let httpPool: DatabasePool | undefined;

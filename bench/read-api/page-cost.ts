@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { readerModule } from './reader-module.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
 import { startCpuCount } from './cpu-time.ts';
 
@@ -43,7 +44,7 @@ async function load(root: string): Promise<Code> {
   const [useCase, database, reader] = await Promise.all([
     from('src/application/list-events.ts'),
     from('src/adapters/postgres/database.ts'),
-    from('src/adapters/postgres/event-reader.ts'),
+    from(readerModule(root)),
   ]);
   return {
     name: root,

@@ -136,7 +136,7 @@ async function measureUrls(urls: string[]): Promise<number[]> {
 
 /**
  * Every latency request asks for a fresh answer (`Cache-Control: no-cache`): the table measures the
- * database's work, not the /events answer cache of the API process (src/adapters/postgres/page-cache.ts).
+ * database's work, not the /events answer cache of the API process (src/adapters/postgres/read-model/page-cache.ts).
  */
 async function fetchOk(target: string): Promise<void> {
   const response = await fetch(target, { headers: { 'cache-control': 'no-cache' } });

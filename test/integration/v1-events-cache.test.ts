@@ -1,8 +1,8 @@
 import pg from 'pg';
 import t from 'tap';
 import { sql } from '../../src/adapters/postgres/database.ts';
-import { postgresEventReader } from '../../src/adapters/postgres/event-reader.ts';
-import { type PageCache, pageCache } from '../../src/adapters/postgres/page-cache.ts';
+import { postgresEventReader } from '../../src/adapters/postgres/read-model/index.ts';
+import { type PageCache, pageCache } from '../../src/adapters/postgres/read-model/page-cache.ts';
 import { parseEventFilter, parsePage, parseSort, type RawQuery } from '../../src/domain/read-query.ts';
 import type { EventReader, Viewer } from '../../src/ports/event-reader.ts';
 import { accountsApp, insertAccessFixture, unlimitedAnonymousReads } from '../helpers/accounts.ts';
@@ -10,7 +10,7 @@ import { testApp } from '../helpers/app.ts';
 import { testDatabase } from '../helpers/database.ts';
 import { loadReadFixture } from '../helpers/v1-fixture.ts';
 
-// The verified answer cache of /api/v1/events (src/adapters/postgres/page-cache.ts, migration 0240):
+// The verified answer cache of /api/v1/events (src/adapters/postgres/read-model/page-cache.ts, migration 0240):
 // a stored page is served only while nothing it read has changed, so every answer equals what the
 // database gives at that moment, writes are seen by the next request, viewers never share pages,
 // `Cache-Control: no-cache` bypasses it, and it holds at most its budget of bytes.

@@ -1,14 +1,14 @@
 import t from 'tap';
 import { Type } from 'typebox';
 import { createDatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
-import { postgresEventReader } from '../../src/adapters/postgres/event-reader.ts';
+import { postgresEventReader } from '../../src/adapters/postgres/read-model/index.ts';
 import { parseEventFilter, parsePage, parseSort, type RawQuery } from '../../src/domain/read-query.ts';
 import type { EventReader, Viewer } from '../../src/ports/event-reader.ts';
 import { testDatabase } from '../helpers/database.ts';
 import { expectedEvents, loadReadFixture } from '../helpers/v1-fixture.ts';
 
 // The /events page statements over everything or a large catalog, sorted by time, run on a pool of
-// generic-plan sessions (createDatabasePool's genericPlans; event-reader.ts, genericPlanPage): planned
+// generic-plan sessions (createDatabasePool's genericPlans; read-model/page.ts, pageAnswer): planned
 // once per connection. Their answers must be exactly those of custom plans and of the fixture, and
 // every other page (datasets, small catalogs, other sorts) must stay on the custom-plan pool.
 

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
-import { postgresEventReader } from '../../src/adapters/postgres/event-reader.ts';
+import { postgresEventReader } from '../../src/adapters/postgres/read-model/index.ts';
 import { clusterLevel } from '../../src/domain/clustering.ts';
 import { parseEventFilter } from '../../src/domain/read-query.ts';
 import type { EventReader } from '../../src/ports/event-reader.ts';

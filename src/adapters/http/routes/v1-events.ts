@@ -190,7 +190,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       },
       response: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
       // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
-      // (stored ones are verified against the database anyway; see postgres/page-cache.ts).
+      // (stored ones are verified against the database anyway; see postgres/read-model/page-cache.ts).
       answer: (viewer, query, request) => listEvents(deps, viewer, query, { fresh: asksNoCache(request) }),
     },
     {

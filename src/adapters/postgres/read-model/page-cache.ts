@@ -1,6 +1,6 @@
 import type { FragmentSqlToken } from 'slonik';
 import { Type } from 'typebox';
-import { type DatabasePool, row, sql } from './database.ts';
+import { type DatabasePool, row, sql } from '../database.ts';
 
 // A verified answer cache for /api/v1/events pages, per API process. An answer is stored with its
 // data signature: the scope version (migration 0230: every change to datasets or catalogs, which
