@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import { fetchScheduledIngest } from '../../application/ingest/fetch-scheduled-ingest.ts';
 import { runScheduleManager, type ScheduleDeps } from '../../application/ingest/scheduled-ingests.ts';
-import type { IngestQueue } from '../../ports/ingest-ports.ts';
+import type { IngestQueue } from '../../ports/ingest-queue.ts';
 import type { ScheduleQueue, UrlFetcher } from '../../ports/schedule-store.ts';
 import { SCHEDULED_FETCH_QUEUE, SCHEDULED_FETCH_RETRIES } from './job-queue.ts';
 import type { ScheduleManagerTask } from './schedule-manager.ts';

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { createIngestFile } from '../../application/ingest/create-ingest-file.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { DEFAULT_JOB_CONFIG } from '../../domain/ingest/settings.ts';
-import type { IngestQueue } from '../../ports/ingest-ports.ts';
+import type { IngestQueue } from '../../ports/ingest-queue.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import type { IngestFileCreator } from '../../ports/scraper-collaborators.ts';

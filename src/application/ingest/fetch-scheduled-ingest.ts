@@ -1,6 +1,6 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import { classifyFailure } from '../../domain/ingest/failures.ts';
-import type { IngestQueue } from '../../ports/ingest-ports.ts';
+import type { IngestQueue } from '../../ports/ingest-queue.ts';
 import type { UrlFetcher } from '../../ports/schedule-store.ts';
 import { createIngestFile, importQuotaAmounts } from './create-ingest-file.ts';
 import { failureFacts } from './run-ingest-job.ts';

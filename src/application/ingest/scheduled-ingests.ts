@@ -6,7 +6,7 @@ import {
   type ScheduleTrigger,
 } from '../../domain/ingest/schedules.ts';
 import type { QuotaAmount } from '../../domain/quotas.ts';
-import type { Clock } from '../../ports/ingest-ports.ts';
+import type { Clock } from '../../ports/clock.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import type {
