@@ -6,6 +6,8 @@ export interface IngestDatasets {
     userId: number | null,
   ): Promise<{ id: number; title: string }>;
   datasetInCatalog(datasetId: number, catalogId: number): Promise<boolean>;
+  /** The catalog the dataset belongs to; null when the dataset does not exist. */
+  catalogOfDataset(datasetId: number): Promise<number | null>;
   /**
    * Deletes the dataset when it holds no events and no job other than a failed one writes to it
    * (an import that created it and failed leaves nothing behind); false when it was kept.

@@ -24,6 +24,11 @@ export function postgresIngestDatasets(pool: DatabasePool): IngestDatasets {
         select exists (select 1 from datasets where id = ${datasetId} and catalog_id = ${catalogId}) as exists`);
     },
 
+    async catalogOfDataset(datasetId) {
+      return pool.maybeOneFirst(sql.type(row(Type.Object({ catalog_id: Type.Number() })))`
+        select catalog_id from datasets where id = ${datasetId}`);
+    },
+
     async catalogExists(catalogId) {
       return pool.oneFirst(
         sql.type(Exists)`select exists (select 1 from catalogs where id = ${catalogId}) as exists`,
