@@ -146,7 +146,12 @@ export async function composeServices(
   if (roles.workers) {
     await startScheduleWorkers(
       boss,
-      { ...scheduleDeps, fetcher: guardedUrlFetcher(config.ingest.fetch, ingestRoot), ingestQueue },
+      {
+        ...scheduleDeps,
+        fetcher: guardedUrlFetcher(config.ingest.fetch),
+        files: localFileStore(ingestRoot),
+        ingestQueue,
+      },
       workerLog,
     );
     await startIngestWorker(

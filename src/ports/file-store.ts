@@ -6,7 +6,15 @@ export type StoredFileOrigin = 'upload' | 'scheduled' | 'scraper';
  * to the file root that SourceFiles reads) and removes files nothing refers to any more.
  */
 export interface FileStore {
-  /** Writes `bytes` as a new file (`extension` with its dot, e.g. ".csv"); answers its stored path. */
-  writeNew(origin: StoredFileOrigin, extension: string, bytes: Buffer): Promise<{ storedPath: string }>;
+  /**
+   * Writes the content (bytes, or chunks as they arrive) as a new file (`extension` with its dot,
+   * e.g. ".csv"); answers its stored path and size. A stream that fails leaves no file behind and
+   * its error is thrown.
+   */
+  writeNew(
+    origin: StoredFileOrigin,
+    extension: string,
+    content: Buffer | AsyncIterable<Uint8Array>,
+  ): Promise<{ storedPath: string; bytes: number }>;
   remove(storedPath: string): Promise<void>;
 }

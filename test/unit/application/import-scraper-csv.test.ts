@@ -11,10 +11,14 @@ import { fakeQuotas } from '../../helpers/quotas.ts';
 function files() {
   const written = new Map<string, Buffer>();
   const store: FileStore = {
-    async writeNew(origin, extension, bytes) {
+    async writeNew(origin, extension, content) {
       const storedPath = `${origin}s/${written.size + 1}${extension}`;
+      const chunks: Uint8Array[] = [];
+      if (Buffer.isBuffer(content)) chunks.push(content);
+      else for await (const chunk of content) chunks.push(chunk);
+      const bytes = Buffer.concat(chunks);
       written.set(storedPath, bytes);
-      return { storedPath };
+      return { storedPath, bytes: bytes.length };
     },
     async remove(storedPath) {
       written.delete(storedPath);
