@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { systemClock } from './adapters/clock/system-clock.ts';
+import { localFileStore } from './adapters/files/local-file-store.ts';
 import { localSourceFiles } from './adapters/files/local-source-files.ts';
 import { buildGeocoder } from './adapters/geocoding/build-geocoder.ts';
 import { loadAccessPolicy } from './adapters/config/access-policy.ts';
@@ -58,10 +59,10 @@ import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
 import { httpRunnerClient } from './adapters/runner/runner-client.ts';
 import { gitManifestReader } from './adapters/scrapers/git-manifest-reader.ts';
 import { uuidRunIds } from './adapters/scrapers/scraper-support.ts';
-import { pipelineIngestFileCreator } from './adapters/scrapers/pipeline-ingest-file-creator.ts';
 import { yamlManifestSource } from './adapters/scrapers/yaml-manifest-source.ts';
 import { cleanUpStuckRuns } from './application/scrapers/clean-up-stuck-runs.ts';
 import { executeScraperRun } from './application/scrapers/execute-scraper-run.ts';
+import { scraperCsvImport } from './application/ingest/import-scraper-csv.ts';
 import { requestRepoSync } from './application/scrapers/request-repo-sync.ts';
 import { scheduleDueScrapers } from './application/scrapers/schedule-due-scrapers.ts';
 import type { ScraperDeps } from './application/scrapers/scraper-deps.ts';
@@ -149,7 +150,12 @@ export async function composeServices(
   if (roles.workers) {
     await startScheduleWorkers(
       boss,
-      { ...scheduleDeps, fetcher: guardedUrlFetcher(config.ingest.fetch, ingestRoot), ingestQueue },
+      {
+        ...scheduleDeps,
+        fetcher: guardedUrlFetcher(config.ingest.fetch),
+        files: localFileStore(ingestRoot),
+        ingestQueue,
+      },
       workerLog,
     );
     await startIngestWorker(
@@ -366,13 +372,12 @@ export function composeScraperDeps(
     // The admin's switch (PATCH /api/feature-flags), read on every check so it takes effect at once.
     flags: { isEnabled: (flag) => isFeatureEnabled(postgresFeatureFlagStore(pool), flag) },
     quotas,
-    ingest: pipelineIngestFileCreator({
-      pool,
+    ingest: scraperCsvImport({
       store: postgresIngestStore(pool),
       queue: pgBossIngestQueue(boss),
       // The same quotas as uploads: the auto-import counts against the scraper owner's quotas.
       quotas,
-      uploadRoot: path.join(config.dataDir, 'ingest'),
+      files: localFileStore(path.join(config.dataDir, 'ingest')),
     }),
     actors: postgresActorDirectory(pool),
     tokens: webhookTokens,

@@ -58,11 +58,13 @@ export interface ScheduleStore {
 
 /** Fetches a URL to a file with an SSRF guard and limits on size and time. */
 export interface UrlFetcher {
-  /** `destination` is relative to the ingest file root, like IngestFile.storedPath. */
-  fetchToFile(
+  /**
+   * Opens the URL (guarded, redirects followed); the body's chunks arrive as it is read, and reading
+   * it throws once it passes the size limit or the deadline.
+   */
+  fetch(
     url: string,
-    destination: string,
-  ): Promise<{ bytes: number; contentType: string | null; fileName: string }>;
+  ): Promise<{ body: AsyncIterable<Uint8Array>; contentType: string | null; fileName: string }>;
 }
 
 export interface ScheduleQueue {

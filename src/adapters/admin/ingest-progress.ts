@@ -4,7 +4,7 @@ import {
   type IngestFileProgress,
   listIngestProgress,
 } from '../../application/ingest/list-ingest-progress.ts';
-import type { Clock } from '../../ports/ingest-ports.ts';
+import type { Clock } from '../../ports/clock.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import { csrfProtection } from './csrf.ts';
 import { htmlReply } from './replies.ts';

@@ -1,12 +1,7 @@
 import dns from 'node:dns';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import path from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { permanent } from '../../domain/ingest/failures.ts';
 import type { UrlFetcher } from '../../ports/schedule-store.ts';
 import { isForbiddenAddress } from '../security/forbidden-addresses.ts';
@@ -17,7 +12,8 @@ export { isForbiddenAddress };
 // network: every address a host name resolves to is checked against private, loopback, link-local,
 // multicast and reserved ranges, and the connection goes to the address that was checked (no second
 // DNS answer to rebind to). Redirects are followed (at most 3) and checked again. The size limit
-// applies while streaming and the whole fetch has a deadline.
+// applies while the body is read and the whole fetch has a deadline; where the body goes is the
+// caller's (FileStore).
 
 export type FetchLimits = { maxBytes: number; timeoutMs: number; allowPrivateAddresses: boolean };
 
@@ -57,10 +53,36 @@ function request(url: URL, limits: FetchLimits, signal: AbortSignal): Promise<ht
   });
 }
 
-export function guardedUrlFetcher(limits: FetchLimits, root: string): UrlFetcher {
+/** The response's chunks, refused once they pass the size limit; a deadline that passes while they arrive is a timeout. */
+async function* limitedBody(
+  response: http.IncomingMessage,
+  url: URL,
+  limits: FetchLimits,
+  signal: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  let bytes = 0;
+  try {
+    for await (const chunk of response as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > limits.maxBytes) {
+        response.destroy();
+        throw permanent('FILE_TOO_LARGE', `${url.host} sent more than the limit of ${limits.maxBytes} bytes`);
+      }
+      yield chunk;
+    }
+  } catch (error) {
+    throw signal.aborted ? timeoutError(url, limits) : error;
+  }
+}
+
+const timeoutError = (url: URL, limits: FetchLimits) =>
+  Object.assign(new Error(`${url.host} did not send the file within ${limits.timeoutMs} ms`), {
+    code: 'ETIMEDOUT',
+  });
+
+export function guardedUrlFetcher(limits: FetchLimits): UrlFetcher {
   return {
-    async fetchToFile(rawUrl, relative) {
-      const destination = path.join(root, relative);
+    async fetch(rawUrl) {
       const signal = AbortSignal.timeout(limits.timeoutMs);
       let url = new URL(rawUrl);
       try {
@@ -94,41 +116,15 @@ export function guardedUrlFetcher(limits: FetchLimits, root: string): UrlFetcher
               `${url.host} sends ${declared} bytes, over the limit of ${limits.maxBytes}`,
             );
           }
-          await mkdir(path.dirname(destination), { recursive: true });
-          let bytes = 0;
-          const counter = new Transform({
-            transform(chunk: Buffer, _encoding, callback) {
-              bytes += chunk.length;
-              if (bytes > limits.maxBytes) {
-                callback(
-                  permanent(
-                    'FILE_TOO_LARGE',
-                    `${url.host} sent more than the limit of ${limits.maxBytes} bytes`,
-                  ),
-                );
-              } else callback(null, chunk);
-            },
-          });
-          try {
-            await pipeline(response, counter, createWriteStream(destination, { flags: 'wx' }));
-          } catch (error) {
-            await rm(destination, { force: true });
-            throw error;
-          }
           const name = decodeURIComponent(url.pathname.split('/').pop() ?? '') || 'download.csv';
           return {
-            bytes,
+            body: limitedBody(response, url, limits, signal),
             contentType: response.headers['content-type'] ?? null,
             fileName: name.slice(0, 255),
           };
         }
       } catch (error) {
-        if (signal.aborted) {
-          await rm(destination, { force: true });
-          throw Object.assign(new Error(`${url.host} did not send the file within ${limits.timeoutMs} ms`), {
-            code: 'ETIMEDOUT',
-          });
-        }
+        if (signal.aborted) throw timeoutError(url, limits);
         throw error;
       }
     },

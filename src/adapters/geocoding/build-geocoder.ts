@@ -1,4 +1,4 @@
-import type { Geocoder } from '../../ports/ingest-ports.ts';
+import type { Geocoder } from '../../ports/geocoder.ts';
 import type { GeocoderConfig } from '../config/ingest-config.ts';
 import type { DatabasePool } from '../postgres/database.ts';
 import { postgresGeocodeCache } from '../postgres/geocode-cache.ts';

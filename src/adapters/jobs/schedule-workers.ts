@@ -1,7 +1,8 @@
 import type { PgBoss } from 'pg-boss';
 import { fetchScheduledIngest } from '../../application/ingest/fetch-scheduled-ingest.ts';
 import { runScheduleManager, type ScheduleDeps } from '../../application/ingest/scheduled-ingests.ts';
-import type { IngestQueue } from '../../ports/ingest-ports.ts';
+import type { FileStore } from '../../ports/file-store.ts';
+import type { IngestQueue } from '../../ports/ingest-queue.ts';
 import type { ScheduleQueue, UrlFetcher } from '../../ports/schedule-store.ts';
 import { SCHEDULED_FETCH_QUEUE, SCHEDULED_FETCH_RETRIES } from './job-queue.ts';
 import type { ScheduleManagerTask } from './schedule-manager.ts';
@@ -30,7 +31,7 @@ export function scheduledIngestsTask(deps: ScheduleDeps, log: (line: string) => 
 /** The worker that fetches one due scheduled import (queued by the schedule manager's task). */
 export async function startScheduleWorkers(
   boss: PgBoss,
-  deps: ScheduleDeps & { fetcher: UrlFetcher; ingestQueue: IngestQueue },
+  deps: ScheduleDeps & { fetcher: UrlFetcher; files: FileStore; ingestQueue: IngestQueue },
   log: (line: string) => void,
 ): Promise<void> {
   await boss.work<FetchJobData>(

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { GeocodeCache } from '../../ports/ingest-ports.ts';
-import type { GeocodeOutcome } from '../../ports/ingest-store.ts';
+import type { GeocodeCache } from '../../ports/geocode-cache.ts';
+import type { GeocodeOutcome } from '../../ports/geocoder.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 
 const CacheRow = row(

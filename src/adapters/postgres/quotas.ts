@@ -18,7 +18,7 @@ import {
   quotaReset,
 } from '../../domain/quotas.ts';
 import type { TrustLevel } from '../../domain/users.ts';
-import type { EventQuota } from '../../ports/ingest-store.ts';
+import type { EventQuota } from '../../ports/event-batch-writer.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 

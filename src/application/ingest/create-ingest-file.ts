@@ -1,8 +1,9 @@
 import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { datasetTitleFor } from '../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../domain/quotas.ts';
-import type { IngestQueue } from '../../ports/ingest-ports.ts';
-import type { IngestFile, IngestJob, IngestStore, NewIngestJob } from '../../ports/ingest-store.ts';
+import type { IngestQueue } from '../../ports/ingest-queue.ts';
+import type { IngestFile, IngestJob, NewIngestJob } from '../../ports/ingest-job-store.ts';
+import type { IngestStore } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 
 // Records an uploaded (or fetched) file, one ingest job per sheet, and queues each job's workflow.

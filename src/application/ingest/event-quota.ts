@@ -1,7 +1,8 @@
 import type { NewEvent } from '../../domain/events.ts';
 import { importQuotaFailure } from '../../domain/ingest/quota-failures.ts';
 import { QuotaExceededError } from '../../domain/quotas.ts';
-import type { EventQuota, IngestFile } from '../../ports/ingest-store.ts';
+import type { EventQuota } from '../../ports/event-batch-writer.ts';
+import type { IngestFile } from '../../ports/ingest-job-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 
 // The events an import creates count against its uploader's totalEvents and the job's

@@ -1,6 +1,7 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import { classifyFailure } from '../../domain/ingest/failures.ts';
-import type { IngestQueue } from '../../ports/ingest-ports.ts';
+import type { FileStore } from '../../ports/file-store.ts';
+import type { IngestQueue } from '../../ports/ingest-queue.ts';
 import type { UrlFetcher } from '../../ports/schedule-store.ts';
 import { createIngestFile, importQuotaAmounts } from './create-ingest-file.ts';
 import { failureFacts } from './run-ingest-job.ts';
@@ -15,7 +16,7 @@ export type FetchOutcome =
   { status: 'imported'; ingestFileId: number } | { status: 'failed' | 'retry'; error: string };
 
 export async function fetchScheduledIngest(
-  deps: ScheduleDeps & { fetcher: UrlFetcher; ingestQueue: IngestQueue },
+  deps: ScheduleDeps & { fetcher: UrlFetcher; files: FileStore; ingestQueue: IngestQueue },
   runId: number,
   attempt: { final: boolean },
 ): Promise<FetchOutcome> {
@@ -25,15 +26,17 @@ export async function fetchScheduledIngest(
   const schedule = await deps.schedules.get(run.scheduledIngestId);
   if (!schedule) return { status: 'failed', error: 'the schedule was deleted' };
   await deps.schedules.finishRun(runId, { status: 'fetching' });
-  const relative = `scheduled/${schedule.id}/run-${run.id}-${run.triggeredBy}.csv`;
   const source = run.triggeredBy === 'webhook' ? 'webhook' : 'scheduled';
   const quota = importQuotaAmounts(source, 1);
   let taken: number | null = null;
+  let stored: string | null = null;
   try {
     // Taken before the fetch, given back when no file came of it (a failed fetch is retried).
     if (schedule.createdBy !== null) await deps.quotas.take(schedule.createdBy, quota);
     taken = schedule.createdBy;
-    const fetched = await deps.fetcher.fetchToFile(schedule.url, relative);
+    const fetched = await deps.fetcher.fetch(schedule.url);
+    const { storedPath, bytes } = await deps.files.writeNew('scheduled', '.csv', fetched.body);
+    stored = storedPath;
     const settings = {
       ...schedule.settings,
       targets: {
@@ -44,8 +47,8 @@ export async function fetchScheduledIngest(
       { store: deps.store, queue: deps.ingestQueue, quotas: deps.quotas },
       {
         originalName: fetched.fileName.endsWith('.csv') ? fetched.fileName : `${fetched.fileName}.csv`,
-        storedPath: relative,
-        sizeBytes: fetched.bytes,
+        storedPath,
+        sizeBytes: bytes,
         mimeType: fetched.contentType,
         format: 'csv',
         source,
@@ -56,12 +59,15 @@ export async function fetchScheduledIngest(
         quotaTaken: true,
       },
     );
+    stored = null; // the ingest file refers to it now
     const datasetId = created.jobs[0]?.datasetId ?? null;
     if (!schedule.datasetId && datasetId) await deps.schedules.update(schedule.id, { datasetId });
     await deps.schedules.finishRun(runId, { status: 'imported', ingestFileId: created.file.id });
     return { status: 'imported', ingestFileId: created.file.id };
   } catch (error) {
     if (taken !== null) await deps.quotas.give(taken, quota);
+    // No ingest file refers to it: the next attempt fetches again.
+    if (stored !== null) await deps.files.remove(stored);
     const facts = failureFacts(error);
     const classification = classifyFailure(facts);
     const message = `${facts.message} (${classification.type})`;

@@ -5,8 +5,9 @@ import {
   type JobRecordForProgress,
   jobView,
 } from '../../domain/ingest/progress.ts';
-import type { Clock } from '../../ports/ingest-ports.ts';
-import type { IngestFile, IngestJob, IngestStore } from '../../ports/ingest-store.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { IngestFile, IngestJob } from '../../ports/ingest-job-store.ts';
+import type { IngestStore } from '../../ports/ingest-store.ts';
 import { accessibleFile, type ImportAccessDeps } from './import-access.ts';
 
 // The progress view of an ingest file (spec: GET /api/ingest/{ingestId}/progress) and the earlier

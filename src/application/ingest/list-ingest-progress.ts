@@ -1,4 +1,4 @@
-import type { Clock } from '../../ports/ingest-ports.ts';
+import type { Clock } from '../../ports/clock.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import { ingestProgressOf } from './get-ingest-progress.ts';
 

@@ -1,4 +1,4 @@
-import type { CountsRefreshQueue } from '../../ports/ingest-ports.ts';
+import type { CountsRefreshQueue } from '../../ports/counts-refresh-queue.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 
 // The read-API counts a bulk import deferred (docs/ingestion.md, "Deferred counts") are added by a

@@ -1,6 +1,6 @@
 import type { Viewer } from '../../domain/access.ts';
 import { parseResetStage, type StageNaming, stageName } from '../../domain/ingest/stages.ts';
-import type { IngestQueue } from '../../ports/ingest-ports.ts';
+import type { IngestQueue } from '../../ports/ingest-queue.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 

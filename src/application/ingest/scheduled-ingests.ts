@@ -3,7 +3,7 @@ import { DomainError, NotFoundError } from '../../domain/errors.ts';
 import { assertFetchableUrl, type ScheduleTrigger } from '../../domain/ingest/schedules.ts';
 import type { QuotaAmount } from '../../domain/quotas.ts';
 import { isWebhookTokenFormat } from '../../domain/webhook-tokens.ts';
-import type { Clock } from '../../ports/ingest-ports.ts';
+import type { Clock } from '../../ports/clock.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import type {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { previewIngestSchema } from '../../../src/application/ingest/preview-ingest-schema.ts';
-import type { SourceFiles } from '../../../src/ports/ingest-ports.ts';
+import type { SourceFiles } from '../../../src/ports/source-files.ts';
 
 // The preview's time budget: a sheet still being read when the budget ends says so in `problem`
 // instead of holding the request (a fake source whose rows never end).

@@ -19,7 +19,7 @@ import { DomainError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../../domain/quotas.ts';
-import type { FileFormat } from '../../../ports/ingest-store.ts';
+import type { FileFormat } from '../../../ports/ingest-job-store.ts';
 import type { Quotas } from '../../../ports/quotas.ts';
 import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FileStore, StoredFileOrigin } from '../../ports/file-store.ts';
+
+// Ingest files under <dataDir>/ingest (the root localSourceFiles reads); stored paths are relative
+// to it so that the data directory can move. Each origin has its folder; a new file gets a random
+// name, so two writers never meet on one.
+
+const FOLDERS: Record<StoredFileOrigin, string> = {
+  upload: 'uploads',
+  scheduled: 'scheduled',
+  scraper: 'scrapers',
+};
+
+export function localFileStore(root: string): FileStore {
+  return {
+    async writeNew(origin, extension, content) {
+      const storedPath = `${FOLDERS[origin]}/${randomUUID()}${extension.toLowerCase()}`;
+      const destination = path.join(root, storedPath);
+      await mkdir(path.dirname(destination), { recursive: true });
+      let bytes = 0;
+      const chunks = Buffer.isBuffer(content) ? [content] : content;
+      try {
+        await pipeline(
+          Readable.from(
+            (async function* () {
+              for await (const chunk of chunks) {
+                bytes += chunk.length;
+                yield chunk;
+              }
+            })(),
+          ),
+          createWriteStream(destination, { flags: 'wx' }),
+        );
+      } catch (error) {
+        await rm(destination, { force: true });
+        throw error;
+      }
+      return { storedPath, bytes };
+    },
+    async remove(storedPath) {
+      await rm(path.join(root, storedPath), { force: true });
+    },
+  };
+}
