@@ -5,7 +5,7 @@ import { DEFAULT_BUDGETS } from '../../src/adapters/config/budget-config.ts';
 import { buildHttpApp } from '../../src/adapters/http/app.ts';
 import { createDatabasePool, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from '../../src/adapters/postgres/database-status.ts';
-import { postgresEventReader } from '../../src/adapters/postgres/event-reader.ts';
+import { postgresEventReader } from '../../src/adapters/postgres/read-model/index.ts';
 import { loadMigrations } from '../../src/adapters/postgres/migrator.ts';
 import { composeAccounts } from '../../src/compose.ts';
 import { policyFile, TEST_SESSION_SECRET } from '../helpers/accounts.ts';
