@@ -13,8 +13,9 @@ import {
   ingestApp,
   jobRow,
   multipart,
-  type UploadedDoc,
+  preview,
   upload,
+  type UploadedDoc,
   waitForFile,
 } from '../fixtures/ingest/client.ts';
 import { ods, xlsx } from '../fixtures/ingest/workbooks.ts';
@@ -78,28 +79,16 @@ t.test('row errors and refused headers', async (t) => {
 
   await t.test('the preview names the refused column too, and leaves unreadable rows out', async (t) => {
     const csv = 'time,__proto__\n2026-01-01T00:00:00Z,x\n';
-    const body = multipart({}, { name: 'proto.csv', content: csv });
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/ingest/preview',
-      payload: body.payload,
-      headers: { ...body.headers, ...authHeaders(app) },
-    });
+    const response = await preview(app, { name: 'proto.csv', content: csv });
     t.equal(response.statusCode, 200, response.body);
     t.match(response.json().sheets[0], { rowsSampled: 0, problem: /"__proto__".*rename the column/ });
 
-    const broken = multipart(
-      {},
-      { name: 'quote.csv', content: 'time,title\n2026-01-01,"open\n2026-01-02,b\n' },
-    );
-    const preview = await app.inject({
-      method: 'POST',
-      url: '/api/ingest/preview',
-      payload: broken.payload,
-      headers: { ...broken.headers, ...authHeaders(app) },
+    const previewed = await preview(app, {
+      name: 'quote.csv',
+      content: 'time,title\n2026-01-01,"open\n2026-01-02,b\n',
     });
-    t.equal(preview.statusCode, 200, preview.body);
-    t.match(preview.json().sheets[0], {
+    t.equal(previewed.statusCode, 200, previewed.body);
+    t.match(previewed.json().sheets[0], {
       rowsSampled: 1,
       sample: [
         ['time', 'title'],

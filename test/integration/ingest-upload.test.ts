@@ -9,9 +9,10 @@ import {
   countEvents,
   ingestApp,
   multipart,
+  preview,
   signIn,
-  type UploadedDoc,
   upload,
+  type UploadedDoc,
   waitForFile,
 } from '../fixtures/ingest/client.ts';
 
@@ -110,8 +111,8 @@ t.test("uploads need a logged-in user and count against the uploader's daily quo
   const anonymous = await app.inject({ method: 'POST', url: '/api/ingest-files', ...body });
   t.equal(anonymous.statusCode, 401, anonymous.body);
   t.match(anonymous.json(), { error: String });
-  const preview = await app.inject({ method: 'POST', url: '/api/ingest/preview', ...body });
-  t.equal(preview.statusCode, 401, preview.body);
+  const anonymousPreview = await app.inject({ method: 'POST', url: '/api/ingest/preview', ...body });
+  t.equal(anonymousPreview.statusCode, 401, anonymousPreview.body);
   const badToken = await app.inject({
     method: 'POST',
     url: '/api/ingest-files',
@@ -166,15 +167,9 @@ t.test("uploads need a logged-in user and count against the uploader's daily quo
 
 t.test('the schema preview shows detected fields and mappings and writes nothing', async (t) => {
   const { app, db, dataDir } = await ingestApp(t, {}, false);
-  const body = multipart({}, { name: 'usgs.csv', content: USGS });
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/ingest/preview',
-    payload: body.payload,
-    headers: { ...body.headers, ...authHeaders(app) },
-  });
+  const response = await preview(app, { name: 'usgs.csv', content: USGS });
   t.equal(response.statusCode, 200, response.body);
-  const preview = response.json() as {
+  const previewed = response.json() as {
     fileName: string;
     sheets: {
       rowsSampled: number;
@@ -183,35 +178,30 @@ t.test('the schema preview shows detected fields and mappings and writes nothing
       sample: string[][];
     }[];
   };
-  t.equal(preview.fileName, 'usgs.csv');
-  t.equal(preview.sheets[0]?.rowsSampled, 1000);
-  t.same(preview.sheets[0]?.mapping, {
+  t.equal(previewed.fileName, 'usgs.csv');
+  t.equal(previewed.sheets[0]?.rowsSampled, 1000);
+  t.same(previewed.sheets[0]?.mapping, {
     timestamp: 'time',
     latitude: 'latitude',
     longitude: 'longitude',
     address: 'place',
     id: 'id',
   });
-  t.match(preview.sheets[0]?.fields.slice(0, 5), [
+  t.match(previewed.sheets[0]?.fields.slice(0, 5), [
     { name: 'time', type: 'date' },
     { name: 'latitude', type: 'number' },
     { name: 'longitude', type: 'number' },
     { name: 'depth', type: 'number' },
     { name: 'mag', type: 'number' },
   ]);
-  t.equal(preview.sheets[0]?.sample.length, 6, 'the header and five rows');
+  t.equal(previewed.sheets[0]?.sample.length, 6, 'the header and five rows');
 
   const latin1 = Buffer.from('Datum;Ort;Titel\n27.03.2026;Köln;Karneval\n', 'latin1');
-  const germanBody = multipart(
-    { settings: JSON.stringify({ fieldMapping: { title: 'Titel' } }) },
+  const german = await preview(
+    app,
     { name: 'de.csv', content: latin1 },
+    { settings: JSON.stringify({ fieldMapping: { title: 'Titel' } }) },
   );
-  const german = await app.inject({
-    method: 'POST',
-    url: '/api/ingest/preview',
-    payload: germanBody.payload,
-    headers: { ...germanBody.headers, ...authHeaders(app) },
-  });
   t.match(german.json(), {
     sheets: [
       {
