@@ -7,8 +7,8 @@ import { type Interceptor, sql } from 'slonik';
 // firing and dropping requests) should not keep a backend busy until then.
 //
 // Each request runs in a scope (AsyncLocalStorage). A Slonik interceptor, on every pool that serves
-// requests, records which backend (pg_backend_pid, asked once per connection) runs each statement
-// of the scope; when the client disconnects, pg_cancel_backend goes to those backends over a
+// requests, records which backend (pg_backend_pid, asked once per physical connection) runs each
+// statement of the scope; when the client disconnects, pg_cancel_backend goes to those backends over a
 // connection of its own, so a full pool cannot hold the cancel up. Outside a scope (workers, start-up)
 // the interceptor does nothing but a lookup.
 //
@@ -35,11 +35,23 @@ export class ClientGoneError extends Error {
   }
 }
 
-const PID_CACHE_LIMIT = 2_000;
+/**
+ * What a checkout's connection stands on: Slonik 49 gives every pool checkout a new connectionId,
+ * but its bound connection keeps the pool's physical connection in `connection`, the same object for
+ * as long as that connection lives. The backend pid is remembered on that object, so it is asked once
+ * per physical connection, not once per checkout (a round trip on every request: docs/performance.md,
+ * "Sixth round"). Without the field (another Slonik) it is asked per checkout, which stays correct.
+ */
+function physicalConnection(connection: object): object {
+  const inner = (connection as { connection?: unknown }).connection;
+  return typeof inner === 'object' && inner !== null ? inner : connection;
+}
 
 export function queryCanceller(databaseUrl: string): QueryCanceller {
   const storage = new AsyncLocalStorage<QueryScope>();
-  /** Slonik connection id -> backend process id. */
+  /** Physical connection -> backend process id. */
+  const backendPids = new WeakMap<object, number>();
+  /** The checkouts in use: Slonik connection id -> backend process id. */
   const pids = new Map<string, number>();
   const forget = (queryId: string) => {
     storage.getStore()?.running.delete(queryId);
@@ -49,11 +61,17 @@ export function queryCanceller(databaseUrl: string): QueryCanceller {
   const interceptor: Interceptor = {
     name: 'chronomap-query-cancellation',
     afterPoolConnection: async (context, connection) => {
-      if (pids.has(context.connectionId)) return null;
-      // One round trip per new connection, then cached.
-      const pid = await connection.oneFirst(sql.unsafe`select pg_backend_pid() as pid`);
-      if (pids.size >= PID_CACHE_LIMIT) pids.clear();
-      pids.set(context.connectionId, Number(pid));
+      const physical = physicalConnection(connection);
+      let pid = backendPids.get(physical);
+      if (pid === undefined) {
+        pid = Number(await connection.oneFirst(sql.unsafe`select pg_backend_pid() as pid`));
+        backendPids.set(physical, pid);
+      }
+      pids.set(context.connectionId, pid);
+      return null;
+    },
+    beforePoolConnectionRelease: async (context) => {
+      pids.delete(context.connectionId);
       return null;
     },
     beforeQueryExecution: (context) => {
