@@ -5,7 +5,8 @@
 //      counts"; the dataset no longer pending);
 //   2. 100,000 rows naming 5,000 distinct places through the offline gazetteer, in rows/s.
 // Run: node bench/ingest/ingest-bench.ts [--rows N] [--geo-rows N] [--places N]
-// Uses DATABASE_URL's server when set, else an embedded cluster under .data/bench-postgres; each run
+// Uses DATABASE_URL's server when set, else an embedded cluster under .data/bench-postgres (fsync off;
+// BENCH_DURABILITY=durable runs it with fsync on, as `chronomap start` does); each run
 // creates and drops a fresh database. Writes its figures to bench/results/ingest-<date>.json.
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, openAsBlob, statSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { Type } from 'typebox';
 import { loadConfig, projectRoot } from '../../src/adapters/config/environment.ts';
 import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
 import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
+import { benchDurability } from './durability.ts';
 import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresEventStore } from '../../src/adapters/postgres/event-store.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/user-store.ts';
@@ -59,6 +61,7 @@ async function adminUrl(): Promise<{ admin: string; psqlBin: string }> {
   const cluster = await ensureEmbeddedCluster({
     dataDir: path.join(projectRoot, '.data', 'bench-postgres'),
     log: say,
+    durability: benchDurability(),
   });
   const bin = execFileSync('bash', ['-c', 'ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1'], {
     encoding: 'utf8',

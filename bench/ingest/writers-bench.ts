@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
+import { benchDurability } from './durability.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
 
 const { values } = parseArgs({
@@ -32,9 +33,13 @@ const load = () =>
 
 const admin =
   process.env.DATABASE_URL ??
-  (await ensureEmbeddedCluster({ dataDir: path.join(projectRoot, '.data', 'bench-postgres'), log: say })).url(
-    'postgres',
-  );
+  (
+    await ensureEmbeddedCluster({
+      dataDir: path.join(projectRoot, '.data', 'bench-postgres'),
+      log: say,
+      durability: benchDurability(),
+    })
+  ).url('postgres');
 const database = `chronomap_writers_${Date.now()}`;
 const url = new URL(admin);
 url.pathname = `/${database}`;

@@ -44,6 +44,7 @@ async function chooseServer(): Promise<TestServer> {
   const cluster = await ensureEmbeddedCluster({
     dataDir: path.join(projectRoot, '.data', 'test-postgres'),
     log,
+    durability: 'disposable', // rebuilt at will: fsync off
   });
   return { adminUrl: cluster.url('postgres'), template: TEMPLATE_DATABASE, source: 'embedded' };
 }

@@ -15,6 +15,8 @@ import { DomainError } from '../../domain/errors.ts';
 import { type Config, ConfigError, loadConfig, projectRoot } from '../config/environment.ts';
 import { startJobQueue } from '../jobs/job-queue.ts';
 import { ApiProcessesError, isApiWorker, startApiProcesses } from './api-processes.ts';
+import { runBackup, runRestore } from './backup-commands.ts';
+import { BackupError } from '../postgres/backup.ts';
 import { redactUrl } from '../postgres/database.ts';
 import { postgresEventStore } from '../postgres/event-store.ts';
 import { loadMigrations, MigrationError, migrate } from '../postgres/migrator.ts';
@@ -35,6 +37,8 @@ Commands:
   migrate                            apply pending database migrations
   create-admin --email E --password P  create an administrator (or promote and reset an existing account)
   seed-demo [--file F]               load demo events (USGS earthquakes) into a public catalog "demo"
+  backup [--out DIR]                 save the database and the uploaded files into a new folder
+  restore --from DIR [--replace]     load a backup into an empty database (--replace: over existing data)
   help                               this text
 
 Configuration comes from environment variables; see README.md#configuration.
@@ -48,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
     say(USAGE);
     return 0;
   }
-  const known = ['start', 'api', 'worker', 'migrate', 'create-admin', 'seed-demo'];
+  const known = ['start', 'api', 'worker', 'migrate', 'create-admin', 'seed-demo', 'backup', 'restore'];
   if (!known.includes(command)) {
     process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
@@ -64,6 +68,10 @@ async function main(argv: string[]): Promise<number> {
       return runCreateAdmin(databaseUrl, rest);
     case 'seed-demo':
       return runSeedDemo(databaseUrl, rest);
+    case 'backup':
+      return runBackup(VERSION, config, databaseUrl, rest, say);
+    case 'restore':
+      return runRestore(config, databaseUrl, rest, say);
     default: {
       const processes = command === 'worker' ? 1 : parseProcesses(rest, config.apiProcesses);
       if (processes === null) return 2;
@@ -231,6 +239,7 @@ main(process.argv.slice(2)).then(
       error instanceof ConfigError ||
       error instanceof DatabaseUnavailableError ||
       error instanceof ApiProcessesError ||
+      error instanceof BackupError ||
       error instanceof MigrationError
     ) {
       process.stderr.write(`chronomap: ${error.message}\n`);

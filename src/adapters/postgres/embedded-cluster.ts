@@ -20,6 +20,14 @@ export type EmbeddedCluster = {
 const SUPERUSER = 'postgres';
 
 /**
+ * `durable` is for data people keep (`chronomap start` on the embedded default): fsync on, so a
+ * crash of the machine loses at most the last few hundred milliseconds of commits
+ * (synchronous_commit off) and never corrupts the cluster. `disposable` is for test and benchmark
+ * clusters that are rebuilt at will: fsync off as well.
+ */
+export type Durability = 'durable' | 'disposable';
+
+/**
  * Server settings of the embedded cluster (given on the command line, so they apply to a cluster
  * made by an earlier version too). The write path of `events` (nine indexes, ~750 MB at 1M events)
  * thrashes PostgreSQL's default 128 MB of shared buffers, and with the default 1 GB of WAL between
@@ -27,28 +35,35 @@ const SUPERUSER = 'postgres';
  * written to the WAL whole: a 100,000-row insert into a 1M-event table wrote 1.7 GB of WAL (280,000
  * full-page images) with the defaults, 116 MB with 2 GB of buffers and 8 GB of WAL. Shared buffers
  * take a quarter of the machine's memory (PostgreSQL's own advice for a dedicated server) between
- * 128 MB and 2 GB, since this cluster shares the machine with the service. fsync and synchronous
- * commit are off because the cluster is for development and tests (see docs/ingestion.md for an
- * external server).
+ * 128 MB and 2 GB, since this cluster shares the machine with the service. synchronous_commit is
+ * off in both modes: a commit returns before its WAL reaches the disk, which loses at most the last
+ * ~600 ms of commits in a crash but never consistency (measured in docs/performance.md, "Durable
+ * embedded default"). fsync is off only for disposable clusters.
  */
-export function embeddedServerSettings(totalMemoryBytes = os.totalmem()): Record<string, string> {
+export function embeddedServerSettings(
+  totalMemoryBytes = os.totalmem(),
+  durability: Durability = 'durable',
+): Record<string, string> {
   const mb = Math.floor(totalMemoryBytes / 4 / 1024 / 1024);
   return {
     max_connections: '200',
-    fsync: 'off',
+    fsync: durability === 'durable' ? 'on' : 'off',
     synchronous_commit: 'off',
     shared_buffers: `${Math.min(2048, Math.max(128, mb))}MB`,
     max_wal_size: '8GB',
     checkpoint_timeout: '30min',
-    wal_compression: 'on',
+    wal_compression: 'pglz', // what `on` means; named so the running cluster's setting compares equal
   };
 }
 
 export async function ensureEmbeddedCluster(options: {
   dataDir: string;
   log?: (line: string) => void;
+  /** Default `durable`; tests and benchmarks pass `disposable`. */
+  durability?: Durability;
 }): Promise<EmbeddedCluster> {
   const log = options.log ?? (() => {});
+  const settings = embeddedServerSettings(os.totalmem(), options.durability ?? 'durable');
   const dataDir = path.resolve(options.dataDir);
   const socketDir = `${dataDir}-run`;
   const bin = postgresBinDir();
@@ -70,27 +85,32 @@ export async function ensureEmbeddedCluster(options: {
     );
   }
 
+  const serverOptions = [
+    `-k ${socketDir} -c listen_addresses=`,
+    ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`),
+  ].join(' ');
+  const logFile = path.join(dataDir, 'server.log');
   if (!(await isRunning(bin, dataDir, owner))) {
     log(`starting embedded PostgreSQL (socket in ${socketDir})`);
     await run(
       path.join(bin, 'pg_ctl'),
-      [
-        'start',
-        '-w',
-        '-t',
-        '60',
-        '-D',
-        dataDir,
-        '-l',
-        path.join(dataDir, 'server.log'),
-        '-o',
-        [
-          `-k ${socketDir} -c listen_addresses=`,
-          ...Object.entries(embeddedServerSettings()).map(([name, value]) => `-c ${name}=${value}`),
-        ].join(' '),
-      ],
+      ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', serverOptions],
       owner,
     );
+  } else {
+    // A cluster started by an earlier version keeps its command-line settings until it restarts:
+    // restart it rather than silently run with the old ones (for example fsync=off).
+    const differing = settingsThatDiffer(settings, await runningSettings(socketDir, Object.keys(settings)));
+    if (differing.length > 0) {
+      log(
+        `embedded PostgreSQL runs with ${differing.join(', ')}: restarting it with this version's settings`,
+      );
+      await run(
+        path.join(bin, 'pg_ctl'),
+        ['restart', '-w', '-t', '60', '-m', 'fast', '-D', dataDir, '-l', logFile, '-o', serverOptions],
+        owner,
+      );
+    }
   }
 
   const cluster: EmbeddedCluster = {
@@ -104,6 +124,53 @@ export async function ensureEmbeddedCluster(options: {
   return cluster;
 }
 
+/** Each wanted setting the server does not have, as `name=actual (wanted value)`. */
+export function settingsThatDiffer(
+  wanted: Record<string, string>,
+  actual: Record<string, { setting: string; unit: string | null }>,
+): string[] {
+  return Object.entries(wanted).flatMap(([name, value]) => {
+    const found = actual[name];
+    if (!found) return [`${name}=unknown (wanted ${value})`];
+    return normalisedSetting(value, found.unit) === found.setting
+      ? []
+      : [`${name}=${found.setting}${found.unit ? `×${found.unit}` : ''} (wanted ${value})`];
+  });
+}
+
+const UNIT_BYTES: Record<string, number> = { B: 1, kB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 };
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A setting as written in our code (`2048MB`, `30min`, `on`) in pg_settings' form for `unit`. */
+function normalisedSetting(value: string, unit: string | null): string {
+  const match = /^(\d+)\s*([a-zA-Z]+)?$/.exec(value);
+  if (!unit || !match) return value;
+  const [, amount = '0', given] = match;
+  const unitMatch = /^(\d*)(\w+)$/.exec(unit);
+  const unitCount = Number(unitMatch?.[1] || 1);
+  const unitName = unitMatch?.[2] ?? unit;
+  const scale = unitName in UNIT_BYTES ? UNIT_BYTES : UNIT_MS;
+  const givenFactor = scale[given ?? unitName] ?? 1;
+  return String(Math.round((Number(amount) * givenFactor) / ((scale[unitName] ?? 1) * unitCount)));
+}
+
+async function runningSettings(
+  socketDir: string,
+  names: string[],
+): Promise<Record<string, { setting: string; unit: string | null }>> {
+  const client = new pg.Client({ host: socketDir, user: SUPERUSER, database: 'postgres' });
+  await client.connect();
+  try {
+    const result = await client.query<{ name: string; setting: string; unit: string | null }>(
+      'select name, setting, unit from pg_settings where name = any($1)',
+      [names],
+    );
+    return Object.fromEntries(result.rows.map((row) => [row.name, row]));
+  } finally {
+    await client.end();
+  }
+}
+
 export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -115,7 +182,7 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
   }
 }
 
-function postgresBinDir(): string {
+export function postgresBinDir(): string {
   const fromEnv = process.env.PG_BINDIR;
   if (fromEnv) return fromEnv;
   const debianRoot = '/usr/lib/postgresql';
