@@ -35,7 +35,7 @@ import { queryCanceller } from './adapters/postgres/query-cancellation.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
-import { postgresEventReader } from './adapters/postgres/read-model/index.ts';
+import { pageCache, postgresEventReader } from './adapters/postgres/read-model/index.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
@@ -57,6 +57,9 @@ import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store
 import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
 import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
 import { httpRunnerClient } from './adapters/runner/runner-client.ts';
+import { answerPrimaryMetricsRequests } from './adapters/metrics/cluster-metrics.ts';
+import { meteredGeocoder, meteredIngestStore, meteredRunnerClient } from './adapters/metrics/instrument.ts';
+import { type ChronomapMetrics, createMetrics } from './adapters/metrics/registry.ts';
 import { gitManifestReader } from './adapters/scrapers/git-manifest-reader.ts';
 import { uuidRunIds } from './adapters/scrapers/scraper-support.ts';
 import { yamlManifestSource } from './adapters/scrapers/yaml-manifest-source.ts';
@@ -110,6 +113,8 @@ export type Services = {
   pool: DatabasePool;
   boss: PgBoss;
   http?: FastifyInstance;
+  /** This process's Prometheus metrics (served by the CLI on METRICS_BIND, by the API with METRICS_TOKEN). */
+  metrics: ChronomapMetrics;
   close(): Promise<void>;
 };
 
@@ -146,8 +151,17 @@ export async function composeServices(
   const workerLog = (line: string) => {
     if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);
   };
+  const metrics = createMetrics();
+  metrics.watchPool(roles.workers ? 'jobs' : 'http', pool);
+  metrics.watchQueues(pool);
+  answerPrimaryMetricsRequests(metrics.registry);
   const { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers } = poolDeps(config, pool, boss, policy);
   if (roles.workers) {
+    const meteredScrapers = {
+      ...scrapers,
+      runner: scrapers.runner && meteredRunnerClient(scrapers.runner, metrics),
+    };
+    const geocoder = buildGeocoder(config.ingest.geocoder, pool);
     await startScheduleWorkers(
       boss,
       {
@@ -161,9 +175,9 @@ export async function composeServices(
     await startIngestWorker(
       boss,
       {
-        store: ingestStore,
+        store: meteredIngestStore(ingestStore, metrics),
         files: sourceFiles,
-        geocoder: buildGeocoder(config.ingest.geocoder, pool),
+        geocoder: geocoder && meteredGeocoder(geocoder, metrics),
         queue: ingestQueue,
         clock: systemClock,
         retry: config.ingest.retry,
@@ -177,7 +191,7 @@ export async function composeServices(
     );
     await startCountsRefreshWorker(boss, { store: ingestStore, countsRefresh: ingestQueue }, workerLog);
     await startScraperWorkers(boss, {
-      executeRun: (runId) => executeScraperRun(scrapers, runId),
+      executeRun: (runId) => executeScraperRun(meteredScrapers, runId),
       syncRepo: (repoId) => syncScraperRepo(scrapers, repoId),
     });
     // The spec's one schedule-manager-job: one worker, one cron, every feature's periodic work.
@@ -215,6 +229,11 @@ export async function composeServices(
       genericPlans: true,
     });
     httpPool = roles.workers ? await createDatabasePool(databaseUrl, httpPoolOptions) : undefined;
+    metrics.watchPool('read', readPool);
+    metrics.watchPool('read-generic', genericPlanPool);
+    if (httpPool) metrics.watchPool('http', httpPool);
+    const answerCache = config.readCacheBytes > 0 ? pageCache(readPool, config.readCacheBytes) : undefined;
+    if (answerCache) metrics.watchAnswerCache(() => answerCache.usage());
     const routes = httpPool
       ? poolDeps(config, httpPool, boss, policy)
       : { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
@@ -229,7 +248,10 @@ export async function composeServices(
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
         readApi: {
-          events: postgresEventReader(readPool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
+          events: postgresEventReader(readPool, {
+            ...(answerCache ? { pageCache: answerCache } : {}),
+            genericPlanPool,
+          }),
         },
         ingest: {
           store: routes.ingestStore,
@@ -257,6 +279,7 @@ export async function composeServices(
         },
         scraperCollections: { repository: accounts.collections.repository, scrapers: routes.scrapers },
         ...(canceller ? { queryScopes: canceller } : {}),
+        metrics: { metrics, token: config.metricsToken },
       },
       {
         logLevel: config.logLevel,
@@ -270,6 +293,7 @@ export async function composeServices(
   return {
     pool,
     boss,
+    metrics,
     ...(http ? { http } : {}),
     async close() {
       await http?.close();

@@ -66,6 +66,12 @@ t.test('/health and /metrics need no key and have the spec shapes', async (t) =>
     'uptime_seconds',
   ]);
   t.equal(metrics.json().queue_capacity, 3);
+  const prometheus = await h.app.inject({ method: 'GET', url: '/metrics/prometheus' });
+  t.equal(prometheus.statusCode, 200, 'no key needed');
+  t.match(prometheus.headers['content-type'], /^text\/plain; version=0\.0\.4/);
+  t.match(prometheus.body, /^# TYPE chronomap_runner_active_runs gauge$/m);
+  t.match(prometheus.body, /^chronomap_runner_capacity 3$/m, 'the same figures as the JSON form');
+  t.match(prometheus.body, /^chronomap_runner_runs_total 0$/m);
 });
 
 t.test('request validation answers 400 with a code', async (t) => {

@@ -21,6 +21,9 @@ t.test('extras get 429 CONCURRENCY_LIMIT and the admitted runs succeed', async (
   for (const r of refused)
     t.match(r.body, { error: 'Too Many Requests', code: 'CONCURRENCY_LIMIT', message: /limit of 2/ });
   t.match(h.runs.metrics(), { active_runs: 0, total_runs: 2, total_success: 2 });
+  const prometheus = (await h.app.inject({ method: 'GET', url: '/metrics/prometheus' })).body;
+  t.match(prometheus, /^chronomap_runner_runs_total 2$/m, 'the Prometheus form moved with the runs');
+  t.match(prometheus, /^chronomap_runner_runs_success_total 2$/m);
   // Capacity is released: a new run is admitted again.
   const again = await h.run({ runtime: 'python', entrypoint: 'main.py', code: { 'main.py': source } });
   t.equal(again.body.status, 'success');

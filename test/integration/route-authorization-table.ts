@@ -25,6 +25,13 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /': publicRead('/'),
   'GET /api/health': publicRead('/api/health'),
   'GET /api/openapi.json': publicRead('/api/openapi.json'),
+  // Prometheus text for the METRICS_TOKEN bearer only (not a user role); everyone else, admins
+  // included, sees an unknown route. Tested with the token in metrics.test.ts.
+  'GET /api/metrics': {
+    expect: [404, 404, 404, 404],
+    rule: 'METRICS_TOKEN bearer only; 404 for everyone else',
+    request: get('/api/metrics'),
+  },
   'GET /api/docs': publicRead('/api/docs'),
   'HEAD /api/docs/': { expect: [200, 200, 200, 200], rule: PUBLIC, request: get('/api/docs/') },
   'GET /api/docs/json': publicRead('/api/docs/json'),

@@ -1,5 +1,5 @@
 // The runner's HTTP API. Routes: POST /run, POST /stop/{run_id}, GET /status/{run_id} behind the
-// bearer key; GET /health and GET /metrics open (monitoring). Every error answers
+// bearer key; GET /health, GET /metrics and GET /metrics/prometheus open (monitoring). Every error answers
 // { error, message?, details?, code? }.
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
@@ -8,6 +8,7 @@ import { RunnerError, STATUS_TEXT } from '../errors.ts';
 import type { RunManager } from '../run-manager.ts';
 import type { RunRequest } from '../run-types.ts';
 import { bearerMatches } from './auth.ts';
+import { runnerPrometheusRegistry } from './prometheus.ts';
 import { runResponseBody } from './run-response.ts';
 import {
   ErrorBody,
@@ -20,7 +21,7 @@ import {
   StopResponse,
 } from './schemas.ts';
 
-const OPEN_ROUTES = new Set(['/health', '/metrics']);
+const OPEN_ROUTES = new Set(['/health', '/metrics', '/metrics/prometheus']);
 
 export interface AppOptions {
   logger?: boolean;
@@ -130,6 +131,10 @@ export function buildApp(runs: RunManager, options: AppOptions = {}): FastifyIns
   }));
 
   app.get('/metrics', { schema: { response: { 200: MetricsResponse } } }, async () => runs.metrics());
+  const prometheus = runnerPrometheusRegistry(runs);
+  app.get('/metrics/prometheus', async (_request, reply) =>
+    reply.type(prometheus.contentType).send(await prometheus.metrics()),
+  );
 
   return app;
 }

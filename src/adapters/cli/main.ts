@@ -16,6 +16,9 @@ import { type Config, ConfigError, loadConfig, projectRoot } from '../config/env
 import { startJobQueue } from '../jobs/job-queue.ts';
 import { ApiProcessesError, isApiWorker, startApiProcesses } from './api-processes.ts';
 import { runBackup, runRestore } from './backup-commands.ts';
+import { clusterMetricsText } from '../metrics/cluster-metrics.ts';
+import { startMetricsListener } from '../metrics/http-metrics.ts';
+import { createMetrics } from '../metrics/registry.ts';
 import { BackupError } from '../postgres/backup.ts';
 import { redactUrl } from '../postgres/database.ts';
 import { postgresEventStore } from '../postgres/event-store.ts';
@@ -134,7 +137,13 @@ async function serve(
     http: mode !== 'worker',
     workers: mode !== 'api',
   });
-  const shutdown = onShutdown(() => services.close());
+  const metricsListener = isApiWorker()
+    ? undefined
+    : await serveMetrics(config, () => services.metrics.registry.metrics());
+  const shutdown = onShutdown(async () => {
+    await metricsListener?.close();
+    await services.close();
+  });
 
   if (services.http) {
     const address = await services.http.listen({ host: config.host, port: config.port });
@@ -165,7 +174,11 @@ async function serveProcesses(
   const workers =
     mode === 'start' ? await composeServices(config, databaseUrl, { http: false, workers: true }) : null;
   const api = startApiProcesses({ processes, env: { DATABASE_URL: databaseUrl }, say });
+  const metricsListener = await serveMetrics(config, () =>
+    clusterMetricsText((workers?.metrics ?? createMetrics()).registry),
+  );
   onShutdown(async () => {
+    await metricsListener?.close();
     await api.stop();
     await workers?.close();
   });
@@ -178,6 +191,14 @@ async function serveProcesses(
   );
   say(`  health: ${address}/api/health   API docs: ${address}/api/docs`);
   return new Promise<number>(() => {}); // runs until a signal
+}
+
+/** The METRICS_BIND listener of this process, when the operator asked for one. */
+async function serveMetrics(config: Config, text: () => Promise<string>) {
+  if (!config.metricsBind) return undefined;
+  const listener = await startMetricsListener(config.metricsBind, text);
+  say(`metrics: ${listener.address}/metrics`);
+  return listener;
 }
 
 async function runCreateAdmin(databaseUrl: string, args: string[]): Promise<number> {

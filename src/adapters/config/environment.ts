@@ -46,6 +46,10 @@ export type Config = {
   apiProcesses: number;
   /** Bytes of verified /api/v1/events answers each HTTP process keeps (READ_CACHE_MB; 0: none). */
   readCacheBytes: number;
+  /** Prometheus metrics on a listener of their own (METRICS_BIND=host:port); unset: none. */
+  metricsBind: { host: string; port: number } | undefined;
+  /** Prometheus metrics at GET /api/metrics for `Authorization: Bearer <METRICS_TOKEN>`; unset: not served there. */
+  metricsToken: string | undefined;
 };
 
 /**
@@ -114,6 +118,8 @@ export function loadConfig(env: Env = process.env): Config {
     mapTileAttribution: read('MAP_TILE_ATTRIBUTION', nonEmpty, undefined),
     apiProcesses: read('API_PROCESSES', integerBetween(1, 64), defaultApiProcesses(nodeEnv)),
     readCacheBytes: read('READ_CACHE_MB', integerBetween(0, 65536), 32) * 1024 * 1024,
+    metricsBind: read('METRICS_BIND', hostAndPort, undefined),
+    metricsToken: read('METRICS_TOKEN', minLength(16), undefined),
   };
 
   for (const variable of missingVariables(config)) {
@@ -202,6 +208,14 @@ function integerBetween(min: number, max: number) {
     }
     return value;
   };
+}
+
+/** `host:port` (`[::1]:9464` for IPv6); port 0 picks a free one. */
+function hostAndPort(raw: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) throw new Error('must be host:port, for example 127.0.0.1:9464');
+  return { host: match[1] ?? match[2] ?? '', port };
 }
 
 function minLength(length: number) {

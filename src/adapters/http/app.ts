@@ -8,6 +8,8 @@ import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
 import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
+import { installHttpMetrics, metricsRoute } from '../metrics/http-metrics.ts';
+import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
@@ -42,6 +44,8 @@ export type HttpDeps = {
   authenticate?: Authenticate;
   /** Cancels a request's SQL statements when its client disconnects (postgres/query-cancellation.ts). */
   queryScopes?: RequestQueryScopes;
+  /** Request metrics, and GET /api/metrics for a caller with the token (metrics/http-metrics.ts). */
+  metrics?: { metrics: ChronomapMetrics; token: string | undefined };
 };
 
 export type HttpOptions = {
@@ -133,6 +137,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   installErrorHandling(app);
   installInputGuards(app);
   installRequireUser(app);
+  if (deps.metrics) installHttpMetrics(app, deps.metrics.metrics);
   if (deps.queryScopes) installClientGoneCancellation(app, deps.queryScopes);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
   if (deps.accounts) await installAccountHooks(app, deps.accounts);
@@ -182,6 +187,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   else app.get('/', { schema: { hide: true } }, async () => index);
 
   await app.register(healthRoutes, { health: deps.health });
+  if (deps.metrics) metricsRoute(app, deps.metrics.metrics, deps.metrics.token);
   if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });

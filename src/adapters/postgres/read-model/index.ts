@@ -5,6 +5,8 @@ import { countReads } from './counts.ts';
 import { extentReads } from './extent.ts';
 import { histogramReads } from './histogram.ts';
 import { type PageCache, pageCache } from './page-cache.ts';
+
+export { type PageCache, pageCache };
 import { pageReads } from './page.ts';
 import { scopeResolver } from './scope.ts';
 import { sourceReads } from './sources.ts';
