@@ -219,3 +219,28 @@ export const INGEST_SHARED_SCHEMAS = [IngestJobDoc, IngestFileDoc, IngestProgres
 export const RecordId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 
 export const IdParams = Type.Object({ id: RecordId }, { additionalProperties: false });
+
+// The multipart forms of the upload routes, for the OpenAPI document only (schema.documentedBody):
+// the handlers read the parts themselves as they stream, so Fastify never validates these.
+const UploadedFile = Type.String({
+  format: 'binary',
+  description: 'The file: CSV (any delimiter, UTF-8 with or without BOM, or Latin-1), XLSX or ODS.',
+});
+const SettingsField = Type.String({
+  contentMediaType: 'application/json',
+  description: 'JSON settings (see the operation description).',
+});
+
+export const UploadForm = Type.Object({
+  file: UploadedFile,
+  catalog: Type.String({
+    pattern: '^[1-9][0-9]*$',
+    description: 'Catalog id (also accepted as `catalogId`).',
+  }),
+  dataset: Type.Optional(
+    Type.String({ pattern: '^([1-9][0-9]*|new)$', description: 'Dataset id or `new` (the default).' }),
+  ),
+  settings: Type.Optional(SettingsField),
+});
+
+export const PreviewForm = Type.Object({ file: UploadedFile, settings: Type.Optional(SettingsField) });
