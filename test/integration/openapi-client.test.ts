@@ -85,7 +85,9 @@ t.test(
       .flatMap(([url, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${url}`))
       .sort();
     t.ok(v1Operations.length >= 9, 'the read API is in the document');
-    for (const operation of v1Operations) t.ok(result.called.includes(operation), `called ${operation}`);
+    // A new /api/v1 route fails here until examples/openapi-client/client.ts calls it (typed).
+    const uncalled = v1Operations.filter((operation) => !result.called.includes(operation));
+    t.same(uncalled, [], `add typed calls to examples/openapi-client/client.ts for: ${uncalled.join(', ')}`);
     t.ok(result.called.includes('POST /api/ingest-files'), 'uploaded');
 
     const total = fixture.events.length;
