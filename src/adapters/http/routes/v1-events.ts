@@ -17,6 +17,7 @@ import {
   MAX_LIMIT,
   MAX_ZOOM,
   type RawQuery,
+  SORT_FIELDS,
 } from '../../../domain/read-query.ts';
 import { MAX_BUCKETS } from '../../../domain/histogram.ts';
 import type { EventReader, Viewer } from '../../../ports/event-reader.ts';
@@ -250,7 +251,14 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
             description: `1 to ${MAX_LIMIT}.`,
           }),
         ),
-        sort: Type.Optional(Type.String({ default: DEFAULT_SORT })),
+        sort: Type.Optional(
+          Type.String({
+            default: DEFAULT_SORT,
+            ...documented({
+              pattern: `^-?(${SORT_FIELDS.join('|')}|${DATA_FIELD_PATTERN})$`,
+            }),
+          }),
+        ),
       },
       response: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
       // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
