@@ -160,7 +160,7 @@ function parseDataPath(text: string, parameter: string): string[] {
   return parts.slice(1);
 }
 
-const SORT_FIELDS = ['id', 'eventTimestamp', 'isValid', 'dataset', 'catalog', 'title'] as const;
+export const SORT_FIELDS = ['id', 'eventTimestamp', 'isValid', 'dataset', 'catalog', 'title'] as const;
 
 /** The read API sorts by one key: a field of SORT_FIELDS or `data.<field>`, `-` for descending. */
 export function parseSort(value: unknown): Sort {

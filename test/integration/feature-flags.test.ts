@@ -11,6 +11,8 @@ t.test('feature flags: public to read, admins change them', async (t) => {
   t.same(initial.json(), { enableScrapers: false, enableRegistration: true }, 'scrapers are off by default');
 
   t.equal((await anonymous('PATCH', '/api/feature-flags', { enableScrapers: true })).statusCode, 401);
+  // USER_ONLY: an anonymous caller learns nothing from the body's validation either.
+  t.equal((await anonymous('PATCH', '/api/feature-flags', { nonsense: 1 })).statusCode, 401);
   const user = as(await login(await createUser({ trustLevel: 5 })));
   const refused = await user('PATCH', '/api/feature-flags', { enableScrapers: true });
   t.equal(refused.statusCode, 403, 'level 5 is not an admin');

@@ -28,6 +28,8 @@ t.test('GET /api/quotas, current shape', async (t) => {
   const { createUser, login, as } = await accountsApp(t);
   const user = await createUser({ trustLevel: 3 });
   t.equal((await as(null)('GET', '/api/quotas')).statusCode, 401);
+  // USER_ONLY: who is calling is decided before the query is validated, as on every user-only route.
+  t.equal((await as(null)('GET', '/api/quotas?variant=bogus')).statusCode, 401);
   const response = await as(await login(user))('GET', '/api/quotas');
   t.equal(response.statusCode, 200);
   t.same(response.json(), {

@@ -6,6 +6,7 @@ import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from '.
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
+import { DOCUMENTED_KEYWORDS, OPENAPI_DOCUMENT_BASE, OPENAPI_DOCUMENT_HOOKS } from './openapi-document.ts';
 import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
 import { installHttpMetrics, metricsRoute } from '../metrics/http-metrics.ts';
@@ -13,7 +14,7 @@ import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
-import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
+import { type ReadApiDeps, V1_SHARED_SCHEMAS, v1EventRoutes } from './routes/v1-events.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
@@ -115,7 +116,13 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
     connectionTimeout: timeouts.connectionTimeoutMs,
     ajv: {
       // Unknown parameters are an error (400), not silently dropped.
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: 'array',
+        useDefaults: true,
+        allErrors: false,
+        keywords: DOCUMENTED_KEYWORDS,
+      },
     },
     clientErrorHandler: (error, socket) => {
       // Errors before a request exists (oversized headers, malformed request lines, a request
@@ -133,7 +140,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   recordRoutes(app);
   app.addSchema(ErrorBody);
   app.addSchema(HealthReportSchema);
-  for (const schema of INGEST_SHARED_SCHEMAS) app.addSchema(schema);
+  for (const schema of [...INGEST_SHARED_SCHEMAS, ...V1_SHARED_SCHEMAS]) app.addSchema(schema);
   installErrorHandling(app);
   installInputGuards(app);
   installRequireUser(app);
@@ -145,8 +152,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
+      ...OPENAPI_DOCUMENT_BASE,
       info: {
         title: 'Chronomap API',
+        license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },
         version: deps.version,
         description:
           'Events on a map and a timeline. `/api/v1/*` is the stable public read API; other `/api/*` routes are internal ' +
@@ -169,6 +178,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
         { name: 'scrapers', description: 'Scraper repos, scrapers and runs (internal)' },
       ],
     },
+    ...OPENAPI_DOCUMENT_HOOKS,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });

@@ -20,8 +20,12 @@ export const RATE_LIMITED_PREFIXES = ['/api/v1/'];
 export type RateLimitDeps = { counter: RateLimitCounter; policy: AccessPolicy; now: () => Date };
 
 function applies(request: FastifyRequest): boolean {
-  if (request.routeOptions.config?.rateLimit) return true;
-  const path = request.url.split('?')[0] ?? '';
+  return rateLimitApplies(request.url.split('?')[0] ?? '', request.routeOptions.config);
+}
+
+/** The one rule, shared with the OpenAPI document (which shows a 429 where this says yes). */
+export function rateLimitApplies(path: string, config: { rateLimit?: boolean } | undefined): boolean {
+  if (config?.rateLimit) return true;
   return RATE_LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix));
 }
 

@@ -5,7 +5,7 @@ import { TRUST_LEVELS } from '../../domain/users.ts';
 
 export const UserSchema = Type.Object(
   {
-    id: Type.Number(),
+    id: Type.Integer(),
     email: Type.String(),
     role: Type.Union([Type.Literal('admin'), Type.Literal('user')]),
     trustLevel: Type.Integer({ minimum: 0, maximum: 5, description: trustLevelDescription() }),

@@ -32,8 +32,8 @@ const Credentials = Type.Object(
 const DeletionSummary = Type.Object(
   {
     catalogs: Type.Number({ description: 'Catalogs you own, deleted with everything in them' }),
-    datasets: Type.Number(),
-    events: Type.Number(),
+    datasets: Type.Integer(),
+    events: Type.Integer(),
     sessions: Type.Number({ description: 'Live login sessions, ended' }),
   },
   { $id: 'DeletionSummary' },
@@ -202,7 +202,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({ message: Type.String(), revokedSessions: Type.Number() }),
+          200: Type.Object({ message: Type.String(), revokedSessions: Type.Integer() }),
           ...errorResponses(400, 401, 429),
         },
       },

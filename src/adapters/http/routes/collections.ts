@@ -43,7 +43,7 @@ const describedDoc = {
   title: Type.String(),
   description: Nullable(Type.String()),
   isPublic: Type.Boolean(),
-  createdBy: Nullable(Type.Number()),
+  createdBy: Nullable(Type.Integer()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 };
@@ -63,7 +63,7 @@ const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
     docId: 'UserDoc',
     doc: Type.Object(
       {
-        id: Type.Number(),
+        id: Type.Integer(),
         email: Type.String(),
         role: Role,
         trustLevel: TrustLevel,
@@ -94,14 +94,14 @@ const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
   catalogs: {
     label: 'Catalog',
     docId: 'CatalogDoc',
-    doc: Type.Object({ id: Type.Number(), ...describedDoc }, { $id: 'CatalogDoc' }),
+    doc: Type.Object({ id: Type.Integer(), ...describedDoc }, { $id: 'CatalogDoc' }),
     create: Type.Object(describedInput, strict),
     update: Type.Partial(Type.Object(describedInput), strict),
   },
   datasets: {
     label: 'Dataset',
     docId: 'DatasetDoc',
-    doc: Type.Object({ id: Type.Number(), catalog: Type.Number(), ...describedDoc }, { $id: 'DatasetDoc' }),
+    doc: Type.Object({ id: Type.Integer(), catalog: Type.Integer(), ...describedDoc }, { $id: 'DatasetDoc' }),
     create: Type.Object({ catalog: Type.Integer({ minimum: 1 }), ...describedInput }, strict),
     update: Type.Partial(Type.Object({ catalog: Type.Integer({ minimum: 1 }), ...describedInput }), strict),
   },
@@ -110,9 +110,9 @@ const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
     docId: 'EventDoc',
     doc: Type.Object(
       {
-        id: Type.Number(),
-        dataset: Type.Number(),
-        catalog: Type.Number(),
+        id: Type.Integer(),
+        dataset: Type.Integer(),
+        catalog: Type.Integer(),
         uniqueId: Type.String(),
         title: Nullable(Type.String()),
         data: Type.Record(Type.String(), Type.Unknown()),
@@ -191,15 +191,15 @@ export const ListQuerySchema = (collection: CollectionSlug) =>
 export const PageSchema = (docRef: TSchema) =>
   Type.Object({
     docs: Type.Array(docRef),
-    totalDocs: Type.Number(),
-    limit: Type.Number(),
-    page: Type.Number(),
-    totalPages: Type.Number(),
+    totalDocs: Type.Integer(),
+    limit: Type.Integer(),
+    page: Type.Integer(),
+    totalPages: Type.Integer(),
     hasNextPage: Type.Boolean(),
     hasPrevPage: Type.Boolean(),
-    nextPage: Nullable(Type.Number()),
-    prevPage: Nullable(Type.Number()),
-    pagingCounter: Type.Number(),
+    nextPage: Nullable(Type.Integer()),
+    prevPage: Nullable(Type.Integer()),
+    pagingCounter: Type.Integer(),
   });
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });

@@ -4,6 +4,7 @@ import { changeFeatureFlags, readFeatureFlags } from '../../../application/featu
 import { FEATURE_FLAG_NAMES, FEATURE_FLAGS } from '../../../domain/feature-flags.ts';
 import type { FeatureFlagStore } from '../../../ports/feature-flag-store.ts';
 import { errorResponses } from '../error-body.ts';
+import { USER_ONLY } from '../require-user.ts';
 import { NoQuery } from '../schemas.ts';
 
 const Flags = Type.Object(
@@ -41,6 +42,7 @@ export const featureFlagRoutes: FastifyPluginAsyncTypebox<{ flags: FeatureFlagSt
   app.patch(
     '/api/feature-flags',
     {
+      config: USER_ONLY,
       schema: {
         tags: ['accounts'],
         summary: 'Change feature flags (admins)',

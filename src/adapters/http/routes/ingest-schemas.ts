@@ -9,9 +9,9 @@ const Loose = (description: string) => Type.Object({}, { additionalProperties: t
 
 export const IngestJobDoc = Type.Object(
   {
-    id: Type.Number(),
-    ingestFile: Type.Number(),
-    sheetIndex: Type.Number(),
+    id: Type.Integer(),
+    ingestFile: Type.Integer(),
+    sheetIndex: Type.Integer(),
     sheetName: NullableString,
     dataset: NullableNumber,
     datasetName: NullableString,
@@ -26,7 +26,7 @@ export const IngestJobDoc = Type.Object(
     ]),
     reviewReasons: Type.Union([Type.Array(Type.String()), Type.Null()]),
     approvedAt: NullableString,
-    retryAttempts: Type.Number(),
+    retryAttempts: Type.Integer(),
     lastRetryAt: NullableString,
     nextRetryAt: NullableString,
     failedAt: NullableString,
@@ -38,12 +38,12 @@ export const IngestJobDoc = Type.Object(
 
 export const IngestFileDoc = Type.Object(
   {
-    id: Type.Number(),
+    id: Type.Integer(),
     originalName: Type.String(),
     status: Type.String(),
     catalog: NullableNumber,
-    datasets: Type.Array(Type.Number()),
-    sizeBytes: Type.Number(),
+    datasets: Type.Array(Type.Integer()),
+    sizeBytes: Type.Integer(),
     format: Type.String(),
     source: Type.String(),
     uploadedBy: NullableNumber,
@@ -67,8 +67,8 @@ const Stage = Type.Object({
   completedAt: NullableString,
   batches: Type.Object({ current: Type.Number(), total: Type.Number() }),
   currentBatch: Type.Object({
-    rowsProcessed: Type.Number(),
-    rowsTotal: Type.Number(),
+    rowsProcessed: Type.Integer(),
+    rowsTotal: Type.Integer(),
     percentage: Type.Number(),
   }),
   performance: Type.Object({ rowsPerSecond: NullableNumber, estimatedSecondsRemaining: NullableNumber }),
@@ -81,8 +81,8 @@ const ProgressCommon = {
   status: Type.String(),
   originalName: Type.String(),
   catalogId: NullableNumber,
-  datasetsCount: Type.Number(),
-  datasetsProcessed: Type.Number(),
+  datasetsCount: Type.Integer(),
+  datasetsProcessed: Type.Integer(),
   overallProgress: Type.Number({ minimum: 0, maximum: 100 }),
   estimatedCompletionTime: NullableString,
   errorLog: Type.Optional(Type.Array(Type.String())),
@@ -96,14 +96,14 @@ export const IngestProgress = Type.Object(
     ...ProgressCommon,
     jobs: Type.Array(
       Type.Object({
-        id: Type.Number(),
+        id: Type.Integer(),
         datasetId: NullableNumber,
         datasetName: Type.Optional(Type.String()),
         currentStage: Type.String(),
         overallProgress: Type.Number({ minimum: 0, maximum: 100 }),
         estimatedCompletionTime: NullableString,
         stages: Type.Array(Stage),
-        errors: Type.Number(),
+        errors: Type.Integer(),
         duplicates: Duplicates,
         schemaValidation: Type.Optional(Loose('validRows, invalidRows, drift, requiresApproval')),
         results: Type.Optional(Loose('created, updated, duplicates, invalid, geocoded')),
@@ -119,17 +119,17 @@ export const ImportProgress = Type.Object(
     ...ProgressCommon,
     jobs: Type.Array(
       Type.Object({
-        id: Type.Number(),
+        id: Type.Integer(),
         datasetId: NullableNumber,
         stage: Type.String({
           description:
             'UPLOAD, SCHEMA_DETECTION, AWAITING_APPROVAL, VALIDATION, GEOCODING, PROCESSING, COMPLETED, FAILED',
         }),
         progress: Type.Number(),
-        rowsTotal: Type.Number(),
-        rowsProcessed: Type.Number(),
-        batchNumber: Type.Number(),
-        errors: Type.Number(),
+        rowsTotal: Type.Integer(),
+        rowsProcessed: Type.Integer(),
+        batchNumber: Type.Integer(),
+        errors: Type.Integer(),
         duplicates: Duplicates,
         schemaValidation: Type.Optional(Loose('validRows, invalidRows, drift')),
         geocodingProgress: Type.Optional(Type.Object({ current: Type.Number(), total: Type.Number() })),
@@ -165,7 +165,7 @@ export const ResetResult = Type.Object({
 export const Recommendations = Type.Object({
   recommendations: Type.Array(
     Type.Object({
-      importJobId: Type.Number(),
+      importJobId: Type.Integer(),
       importFileName: Type.String(),
       stage: Type.String(),
       failedAt: Type.String(),
@@ -183,7 +183,7 @@ export const Recommendations = Type.Object({
           'max_retries_exceeded',
         ].map((a) => Type.Literal(a)),
       ),
-      retryCount: Type.Number(),
+      retryCount: Type.Integer(),
       nextRetryAt: Type.Optional(Type.String()),
       details: Type.String(),
     }),
@@ -195,9 +195,9 @@ export const SchemaPreview = Type.Object({
   format: Type.String(),
   sheets: Type.Array(
     Type.Object({
-      index: Type.Number(),
+      index: Type.Integer(),
       name: Type.Union([Type.String(), Type.Null()]),
-      rowsSampled: Type.Number(),
+      rowsSampled: Type.Integer(),
       fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String(), nullable: Type.Boolean() })),
       mapping: Type.Object(
         {},
@@ -219,3 +219,28 @@ export const INGEST_SHARED_SCHEMAS = [IngestJobDoc, IngestFileDoc, IngestProgres
 export const RecordId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 
 export const IdParams = Type.Object({ id: RecordId }, { additionalProperties: false });
+
+// The multipart forms of the upload routes, for the OpenAPI document only (schema.documentedBody):
+// the handlers read the parts themselves as they stream, so Fastify never validates these.
+const UploadedFile = Type.String({
+  format: 'binary',
+  description: 'The file: CSV (any delimiter, UTF-8 with or without BOM, or Latin-1), XLSX or ODS.',
+});
+const SettingsField = Type.String({
+  contentMediaType: 'application/json',
+  description: 'JSON settings (see the operation description).',
+});
+
+export const UploadForm = Type.Object({
+  file: UploadedFile,
+  catalog: Type.String({
+    pattern: '^[1-9][0-9]*$',
+    description: 'Catalog id (also accepted as `catalogId`).',
+  }),
+  dataset: Type.Optional(
+    Type.String({ pattern: '^([1-9][0-9]*|new)$', description: 'Dataset id or `new` (the default).' }),
+  ),
+  settings: Type.Optional(SettingsField),
+});
+
+export const PreviewForm = Type.Object({ file: UploadedFile, settings: Type.Optional(SettingsField) });

@@ -25,9 +25,10 @@ import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';
 import { parseJsonField, refuseForbiddenField, strictId } from '../input-guards.ts';
 import { errorResponses } from '../error-body.ts';
+import { USER_SECURITY } from '../openapi-document.ts';
 import { USER_ONLY } from '../require-user.ts';
 import { fileDoc } from './ingest-docs.ts';
-import { IdParams, RecordId, SchemaPreview } from './ingest-schemas.ts';
+import { IdParams, PreviewForm, RecordId, SchemaPreview, UploadForm } from './ingest-schemas.ts';
 
 export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {
   quotas: Quotas;
@@ -107,6 +108,9 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           "size limit of the uploader's trust level (maxFileSizeMB) are checked before a byte of the body is read (403, 429, " +
           '413) and the size again while the file streams (413, partial file deleted).',
         consumes: ['multipart/form-data'],
+        documentedBody: UploadForm,
+        // The handler checks the caller (signedIn) so that its 401 can close the connection.
+        security: USER_SECURITY,
         response: {
           201: Type.Object({ doc: Type.Ref('IngestFileDoc'), message: Type.String() }),
           ...errorResponses(400, 401, 403, 404, 413, 415, 429),
@@ -164,6 +168,8 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           "and a workbook of at most 10 MiB and the uploader's maxFileSizeMB (413), and spends at most 5 s on its rows " +
           '(a sheet past the budget says so in `problem`).',
         consumes: ['multipart/form-data'],
+        documentedBody: PreviewForm,
+        security: USER_SECURITY,
         response: { 200: SchemaPreview, ...errorResponses(400, 401, 413, 429) },
       },
       config: { rateLimit: true },

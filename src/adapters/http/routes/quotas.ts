@@ -5,6 +5,7 @@ import { nextDailyReset, QUOTA_NAMES, type QuotaName } from '../../../domain/quo
 import type { Quotas, QuotaStatus } from '../../../ports/quotas.ts';
 import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
+import { USER_ONLY } from '../require-user.ts';
 
 // GET /api/quotas in the spec's current shape, and with ?variant=earlier the earlier variant's
 // extra fields and headers. Unlimited quotas (admins, level 5) show -1 as limit and remaining.
@@ -52,6 +53,7 @@ export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: Quotas; now: () =>
   app.get(
     '/api/quotas',
     {
+      config: USER_ONLY,
       schema: {
         tags: ['accounts'],
         summary: "Your quotas and today's usage",

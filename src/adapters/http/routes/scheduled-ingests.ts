@@ -22,13 +22,13 @@ import { QueuedScraperRunDoc, queuedScraperRunDoc, type ScraperUseCases } from '
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const ScheduleDoc = Type.Object({
-  id: Type.Number(),
+  id: Type.Integer(),
   name: Type.String(),
   url: Type.String(),
   schedule: NullableString,
   enabled: Type.Boolean(),
-  catalog: Type.Number(),
-  dataset: Type.Union([Type.Number(), Type.Null()]),
+  catalog: Type.Integer(),
+  dataset: Type.Union([Type.Integer(), Type.Null()]),
   settings: Type.Object({}, { additionalProperties: true }),
   nextRunAt: NullableString,
   lastRunAt: NullableString,
@@ -38,8 +38,8 @@ const ScheduleDoc = Type.Object({
   updatedAt: Type.String(),
 });
 const RunDoc = Type.Object({
-  id: Type.Number(),
-  scheduledIngest: Type.Number(),
+  id: Type.Integer(),
+  scheduledIngest: Type.Integer(),
   dueAt: Type.String(),
   triggeredBy: Type.String(),
   status: Type.String(),

@@ -35,7 +35,7 @@ const RunStatus = Type.Union(
 
 const ScraperRepoDoc = Type.Object(
   {
-    id: Type.Number(),
+    id: Type.Integer(),
     name: Type.String(),
     slug: Type.String(),
     sourceType: Type.Union([Type.Literal('git'), Type.Literal('upload')]),
@@ -47,8 +47,8 @@ const ScraperRepoDoc = Type.Object(
     fileCount: Type.Optional(
       Nullable(Type.Integer({ description: 'In lists, instead of the code: its number of files' })),
     ),
-    catalog: Nullable(Type.Number()),
-    createdBy: Nullable(Type.Number()),
+    catalog: Nullable(Type.Integer()),
+    createdBy: Nullable(Type.Integer()),
     syncStatus: Type.Union(
       ['pending', 'syncing', 'synced', 'failed'].map((status) => Type.Literal(status)),
       {
@@ -69,8 +69,8 @@ const ScraperRepoDoc = Type.Object(
 
 const ScraperDoc = Type.Object(
   {
-    id: Type.Number(),
-    repo: Type.Number(),
+    id: Type.Integer(),
+    repo: Type.Integer(),
     name: Type.String(),
     slug: Type.String(),
     runtime: Type.Union([Type.Literal('python'), Type.Literal('node')]),
@@ -81,7 +81,7 @@ const ScraperDoc = Type.Object(
     envVars: Type.Record(Type.String(), Type.String()),
     timeoutSecs: Type.Integer(),
     memoryMb: Type.Integer(),
-    targetDataset: Nullable(Type.Number()),
+    targetDataset: Nullable(Type.Integer()),
     autoImport: Type.Boolean(),
     webhookEnabled: Type.Boolean(),
     statistics: Type.Object({
@@ -100,13 +100,13 @@ const ScraperDoc = Type.Object(
 
 const ScraperRunDoc = Type.Object(
   {
-    id: Type.Number(),
+    id: Type.Integer(),
     runId: Type.String({ description: "The runner's run_id (UUID)" }),
-    scraper: Type.Number(),
-    repo: Type.Number(),
+    scraper: Type.Integer(),
+    repo: Type.Integer(),
     status: RunStatus,
     triggeredBy: Type.Union([Type.Literal('schedule'), Type.Literal('manual'), Type.Literal('webhook')]),
-    triggeredByUser: Nullable(Type.Number()),
+    triggeredByUser: Nullable(Type.Integer()),
     scheduledFor: Nullable(Timestamp),
     queuedAt: Timestamp,
     startedAt: Nullable(Timestamp),
@@ -116,8 +116,8 @@ const ScraperRunDoc = Type.Object(
     error: Nullable(Type.String()),
     errorCode: Nullable(Type.String({ description: 'e.g. CANCELLED, STUCK, INVALID_OUTPUT, IMPORT_FAILED' })),
     outputRows: Nullable(Type.Integer()),
-    outputBytes: Nullable(Type.Number()),
-    ingestFile: Nullable(Type.Number()),
+    outputBytes: Nullable(Type.Integer()),
+    ingestFile: Nullable(Type.Integer()),
     importError: Nullable(Type.String()),
     stdout: Type.Optional(Nullable(Type.String({ description: 'On a single run only' }))),
     stderr: Type.Optional(Nullable(Type.String({ description: 'On a single run only' }))),

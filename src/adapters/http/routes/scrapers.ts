@@ -5,6 +5,7 @@ import type { Actor } from '../../../domain/scrapers/access.ts';
 import { DailyQuotaExceededError } from '../../../domain/scrapers/errors.ts';
 import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
 import { errorResponses } from '../error-body.ts';
+import { USER_SECURITY } from '../openapi-document.ts';
 
 // Scraper triggers of the main application (spec: Scraper endpoints). Who is calling comes from
 // `authenticate`: by default the `request.viewer` that the accounts hooks set (the `payload-token`
@@ -106,6 +107,8 @@ export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app
       // Who is calling comes first: 401 before the id is even validated.
       preValidation: async (request) => void (await actorOf(request)),
       schema: {
+        // actorOf, not config.requiresUser: the caller may come from an injected authenticate.
+        security: USER_SECURITY,
         tags: ['scrapers'],
         summary: 'Queue a run of a scraper now',
         description:
@@ -145,6 +148,8 @@ export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app
     {
       preValidation: async (request) => void (await actorOf(request)),
       schema: {
+        // actorOf, not config.requiresUser: the caller may come from an injected authenticate.
+        security: USER_SECURITY,
         tags: ['scrapers'],
         summary: "Queue a sync of a scraper repo's manifest",
         description: 'The repo owner or an admin. Rapid requests collapse into one sync.',

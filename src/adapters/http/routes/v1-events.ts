@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { type TSchema, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import { buildHistogram } from '../../../application/build-histogram.ts';
 import { clusterEvents } from '../../../application/cluster-events.ts';
 import { GEO_MAX_CELLS } from '../../../domain/geo-cap.ts';
@@ -17,13 +17,19 @@ import {
   MAX_LIMIT,
   MAX_ZOOM,
   type RawQuery,
+  SORT_FIELDS,
 } from '../../../domain/read-query.ts';
+import { MAX_BUCKETS } from '../../../domain/histogram.ts';
 import type { EventReader, Viewer } from '../../../ports/event-reader.ts';
 import { errorResponses } from '../error-body.ts';
+import { documented } from '../openapi-document.ts';
 
 // The stable public read API, /api/v1, exactly in the spec's shapes. Parameters are declared here
 // for the OpenAPI file and basic typing; their meaning and ranges are checked by the domain parser
-// (src/domain/read-query.ts), which names the offending parameter in its 400.
+// (src/domain/read-query.ts), which names the offending parameter in its 400. Integer ranges are
+// also in the schemas (the same ranges: Fastify refuses exactly what the parser would); the string
+// facts (slugs, enums, dates, the JSON of bounds) are `documented` only, because the parser reads
+// them more leniently (trimmed, an empty value as absent).
 
 export type ReadApiDeps = { events: EventReader };
 
@@ -58,26 +64,49 @@ const NullableObject = (properties: Record<string, TSchema>) =>
     required: Object.keys(properties),
     additionalProperties: false,
   });
-const NullableNumber = Type.Unsafe<number | null>({ type: ['number', 'null'] });
 const Timestamp = Type.String({ format: 'date-time' });
+const Count = Type.Integer({ minimum: 0 });
+const Id = Type.Integer({ minimum: 1 });
+const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
+const DATA_FIELD_PATTERN = 'data(\\.[A-Za-z_][A-Za-z0-9_-]{0,63}){1,3}';
+/** What parseDate accepts: a date, or a date-time (without an offset it is read as UTC). */
+const DATE_FACTS = documented({
+  anyOf: [
+    { type: 'string', format: 'date' },
+    { type: 'string', format: 'date-time' },
+    { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?$' },
+  ],
+});
+const Longitude = Type.Number({ minimum: -180, maximum: 180 });
+const Latitude = Type.Number({ minimum: -90, maximum: 90 });
+/** The JSON object in `bounds`, as parseBounds checks it. */
+const BOUNDS_FACTS = documented({
+  'x-consume': 'application/json',
+  type: 'object',
+  required: ['north', 'south', 'east', 'west'],
+  properties: { north: Latitude, south: Latitude, east: Longitude, west: Longitude },
+});
 
 const BOUNDS_DESCRIPTION =
   'JSON `{"north":n,"south":s,"east":e,"west":w}` in degrees. `west > east` means the box crosses the antimeridian.';
 
 const filterParameters = {
-  catalog: Type.Optional(Type.String({ description: 'Catalog slug.' })),
+  catalog: Type.Optional(
+    Type.String({ description: 'Catalog slug.', ...documented({ pattern: SLUG_PATTERN }) }),
+  ),
   datasets: Type.Optional(
     Type.Array(Type.String(), {
       description: 'Dataset slugs; repeat the parameter (`datasets=a&datasets=b`) or separate with commas.',
     }),
   ),
-  bounds: Type.Optional(Type.String({ description: BOUNDS_DESCRIPTION })),
+  bounds: Type.Optional(Type.String({ description: BOUNDS_DESCRIPTION, ...BOUNDS_FACTS })),
   startDate: Type.Optional(
-    Type.String({ description: 'ISO 8601 date or date-time; events at or after it.' }),
+    Type.String({ description: 'ISO 8601 date or date-time; events at or after it.', ...DATE_FACTS }),
   ),
   endDate: Type.Optional(
     Type.String({
       description: 'ISO 8601; events at or before it. A date without time includes that whole day (UTC).',
+      ...DATE_FACTS,
     }),
   ),
   dateField: Type.Optional(
@@ -85,6 +114,7 @@ const filterParameters = {
       description:
         'Which date startDate/endDate (and the histogram) use: `eventTimestamp` (default) or a custom date field ' +
         "`data.<field>` (see a dataset's `dateFields` in /api/v1/data-sources). Events whose field is missing or not a date do not match a date range.",
+      ...documented({ pattern: `^(eventTimestamp|${DATA_FIELD_PATTERN})$` }),
     }),
   ),
 };
@@ -93,29 +123,48 @@ const Query = (properties: Record<string, TSchema>) =>
   Type.Object(properties, { additionalProperties: false });
 
 const Event = Type.Object({
-  id: Type.Number(),
+  id: Id,
   dataset: Type.Object({
-    id: Type.Number(),
+    id: Id,
     title: Type.String(),
     catalog: Type.String({ description: 'Catalog slug.' }),
   }),
   data: Type.Object({}, { additionalProperties: true }),
-  location: NullableObject({ longitude: Type.Number(), latitude: Type.Number() }),
+  location: NullableObject({ longitude: Longitude, latitude: Latitude }),
   eventTimestamp: Timestamp,
   isValid: Type.Boolean(),
 });
 
+const NullablePage = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1 });
 const Pagination = Type.Object({
-  page: Type.Number(),
-  limit: Type.Number(),
-  totalDocs: Type.Number(),
-  totalPages: Type.Number(),
+  page: Id,
+  limit: Id,
+  totalDocs: Count,
+  totalPages: Count,
   hasNextPage: Type.Boolean(),
   hasPrevPage: Type.Boolean(),
-  nextPage: NullableNumber,
-  prevPage: NullableNumber,
+  nextPage: NullablePage,
+  prevPage: NullablePage,
 });
 
+/** A single event: its id and title. */
+const EventPointProperties = Type.Object(
+  { id: Id, type: Type.Literal('event-point'), title: Type.String() },
+  { $id: 'EventPointProperties' },
+);
+/** Two or more events in one cell (or at one location): their count, and their ids when 10 or fewer. */
+const EventClusterProperties = Type.Object(
+  {
+    id: Type.Union([Type.Integer(), Type.String()], { description: 'The cell key.' }),
+    type: Type.Literal('event-cluster'),
+    count: Type.Integer({ minimum: 2 }),
+    eventIds: Type.Optional(Type.Array(Id, { maxItems: 10 })),
+  },
+  { $id: 'EventClusterProperties' },
+);
+/** Named schemas the routes refer to (the discriminator needs named branches); added by app.ts. */
+export const V1_SHARED_SCHEMAS = [EventPointProperties, EventClusterProperties];
+/** Features are told apart by `properties.type` (the feature's own `type` is always `Feature`). */
 const Feature = Type.Object({
   type: Type.Literal('Feature'),
   geometry: Type.Object({
@@ -126,33 +175,40 @@ const Feature = Type.Object({
       description: '[longitude, latitude]',
     }),
   }),
-  properties: Type.Object({
-    id: Type.Union([Type.Number(), Type.String()]),
-    type: Type.Union([Type.Literal('event-cluster'), Type.Literal('event-point')]),
-    count: Type.Optional(Type.Number()),
-    title: Type.Optional(Type.String()),
-    eventIds: Type.Optional(Type.Array(Type.Number())),
+  properties: Type.Unsafe<Static<typeof EventPointProperties> | Static<typeof EventClusterProperties>>({
+    oneOf: [Type.Ref('EventPointProperties'), Type.Ref('EventClusterProperties')],
+    discriminator: {
+      propertyName: 'type',
+      mapping: {
+        'event-point': '#/components/schemas/EventPointProperties',
+        'event-cluster': '#/components/schemas/EventClusterProperties',
+      },
+    },
   }),
 });
 
 const zoomParameter = Type.Optional(
   Type.Integer({
     default: DEFAULT_ZOOM,
+    minimum: 0,
+    maximum: MAX_ZOOM,
     description:
       `0 to ${MAX_ZOOM}. ` +
       'Map zoom: 16 and deeper shows single events (identical locations still group); 10-15 clusters of about 100-1000 m; below 10 aggressive clustering.',
   }),
 );
 const bucketParameter = (description: string) =>
-  Type.Optional(Type.Integer({ description: `1 to 500. ${description}` }));
+  Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_BUCKETS, description: `1 to ${MAX_BUCKETS}. ${description}` }),
+  );
 
 /** What /api/v1/data-sources tells of a catalog and of a dataset alike. */
 const sourceFields = {
-  id: Type.Number(),
+  id: Id,
   slug: Type.String(),
   title: Type.String(),
   description: Nullable(Type.String()),
-  eventCount: Type.Number(),
+  eventCount: Count,
 };
 
 /** One GET route of the read API: its OpenAPI description and the use case that answers it. */
@@ -184,9 +240,25 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'so a write is seen by the next request); `Cache-Control: no-cache` reads it from the database anyway.',
       query: {
         ...filterParameters,
-        page: Type.Optional(Type.Integer({ default: 1, description: '1-indexed.' })),
-        limit: Type.Optional(Type.Integer({ default: DEFAULT_LIMIT, description: `1 to ${MAX_LIMIT}.` })),
-        sort: Type.Optional(Type.String({ default: DEFAULT_SORT })),
+        page: Type.Optional(
+          Type.Integer({ default: 1, minimum: 1, maximum: 1_000_000, description: '1-indexed.' }),
+        ),
+        limit: Type.Optional(
+          Type.Integer({
+            default: DEFAULT_LIMIT,
+            minimum: 1,
+            maximum: MAX_LIMIT,
+            description: `1 to ${MAX_LIMIT}.`,
+          }),
+        ),
+        sort: Type.Optional(
+          Type.String({
+            default: DEFAULT_SORT,
+            ...documented({
+              pattern: `^-?(${SORT_FIELDS.join('|')}|${DATA_FIELD_PATTERN})$`,
+            }),
+          }),
+        ),
       },
       response: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
       // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
@@ -203,7 +275,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'The counts of all features add up to `totalDocs` of /api/v1/events with the same filters.',
       query: {
         ...filterParameters,
-        bounds: Type.String({ description: BOUNDS_DESCRIPTION }),
+        bounds: Type.String({ description: BOUNDS_DESCRIPTION, ...BOUNDS_FACTS }),
         zoom: zoomParameter,
       },
       response: Type.Object({
@@ -232,17 +304,18 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         granularity: Type.Optional(
           Type.String({
             description: '`day`, `week`, `month` or `auto`; not combinable with the bucket parameters.',
+            ...documented({ enum: ['day', 'week', 'month', 'auto'] }),
           }),
         ),
       },
       response: Type.Object({
-        histogram: Type.Array(Type.Object({ date: Timestamp, dateEnd: Timestamp, count: Type.Number() })),
+        histogram: Type.Array(Type.Object({ date: Timestamp, dateEnd: Timestamp, count: Count })),
         metadata: Type.Object({
-          total: Type.Number(),
+          total: Count,
           dateRange: Type.Object({ min: Nullable(Timestamp), max: Nullable(Timestamp) }),
-          bucketSizeSeconds: Nullable(Type.Number()),
-          bucketCount: Type.Number(),
-          counts: Type.Object({ datasets: Type.Number(), catalogs: Type.Number() }),
+          bucketSizeSeconds: Nullable(Type.Integer({ minimum: 1 })),
+          bucketCount: Count,
+          counts: Type.Object({ datasets: Count, catalogs: Count }),
           topDatasets: Type.Array(Type.String(), {
             description: 'Titles of the datasets with most events (up to 5).',
           }),
@@ -259,17 +332,20 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       summary: 'Event counts per catalog or dataset',
       query: {
         ...filterParameters,
-        groupBy: Type.String({ description: '`catalog` or `dataset`.' }),
+        groupBy: Type.String({
+          description: '`catalog` or `dataset`.',
+          ...documented({ enum: ['catalog', 'dataset'] }),
+        }),
       },
       response: Type.Object({
         items: Type.Array(
           Type.Object({
-            id: Type.Union([Type.Number(), Type.String()]),
+            id: Type.Union([Type.Integer(), Type.String()]),
             name: Type.String(),
-            count: Type.Number(),
+            count: Count,
           }),
         ),
-        total: Type.Number(),
+        total: Count,
         groupedBy: Type.Union([Type.Literal('catalog'), Type.Literal('dataset')]),
       }),
       answer: (viewer, query) => countEventsBySource(deps, viewer, query),
@@ -283,11 +359,11 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         '(default 10; the whole world when no bounds are given), for a map legend. All 0 when nothing matches.',
       query: { ...filterParameters, zoom: zoomParameter },
       response: Type.Object({
-        p20: Type.Number(),
-        p40: Type.Number(),
-        p60: Type.Number(),
-        p80: Type.Number(),
-        p100: Type.Number(),
+        p20: Count,
+        p40: Count,
+        p60: Count,
+        p80: Count,
+        p100: Count,
       }),
       answer: (viewer, query) => summariseClusterSizes(deps, viewer, query),
     },
@@ -302,14 +378,14 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       response: Type.Object({
         bounds: Nullable(
           Type.Object({
-            north: Type.Number(),
-            south: Type.Number(),
-            east: Type.Number(),
-            west: Type.Number(),
+            north: Latitude,
+            south: Latitude,
+            east: Longitude,
+            west: Longitude,
           }),
         ),
-        count: Type.Number(),
-        located: Type.Number(),
+        count: Count,
+        located: Count,
       }),
       answer: (viewer, query) => findEventExtent(deps, viewer, query),
     },
@@ -319,13 +395,13 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       summary: 'Event counts of every catalog and dataset',
       query: {},
       response: Type.Object({
-        catalogCounts: Type.Record(Type.String(), Type.Number(), {
+        catalogCounts: Type.Record(Type.String(), Count, {
           description: 'Catalog id to event count.',
         }),
-        datasetCounts: Type.Record(Type.String(), Type.Number(), {
+        datasetCounts: Type.Record(Type.String(), Count, {
           description: 'Dataset id to event count.',
         }),
-        totalEvents: Type.Number(),
+        totalEvents: Count,
       }),
       answer: (viewer) => summariseSources(deps, viewer),
     },
@@ -344,7 +420,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
             datasets: Type.Array(Type.Object({ ...sourceFields, dateFields: Type.Array(Type.String()) })),
           }),
         ),
-        totalEvents: Type.Number(),
+        totalEvents: Count,
       }),
       answer: (viewer) => listDataSources(deps, viewer),
     },
@@ -357,12 +433,14 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'objects up to three levels). A string in ISO 8601 form counts as `date`.',
       params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
       query: {
-        sampleSize: Type.Optional(Type.Integer({ description: '1 to 5000, default 500.' })),
+        sampleSize: Type.Optional(
+          Type.Integer({ minimum: 1, maximum: 5000, description: '1 to 5000, default 500.' }),
+        ),
       },
       response: Type.Object({
-        dataset: Type.Object({ id: Type.Number(), slug: Type.String(), title: Type.String() }),
-        sampleSize: Type.Number({ description: 'Events actually sampled.' }),
-        totalEvents: Type.Number(),
+        dataset: Type.Object({ id: Id, slug: Type.String(), title: Type.String() }),
+        sampleSize: Type.Integer({ minimum: 0, description: 'Events actually sampled.' }),
+        totalEvents: Count,
         dateFields: Type.Array(Type.String()),
         fields: Type.Array(
           Type.Object({
@@ -374,7 +452,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
                 ),
               ),
             ),
-            present: Type.Number({ description: 'Sampled events that have the field.' }),
+            present: Type.Integer({ minimum: 0, description: 'Sampled events that have the field.' }),
             examples: Type.Array(Type.Unknown()),
             declaredDate: Type.Boolean(),
           }),
