@@ -8,6 +8,7 @@ import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
 import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
+import { installReadYourWrites, type ReadYourWrites } from './read-your-writes.ts';
 import { installHttpMetrics, metricsRoute } from '../metrics/http-metrics.ts';
 import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
@@ -44,6 +45,8 @@ export type HttpDeps = {
   authenticate?: Authenticate;
   /** Cancels a request's SQL statements when its client disconnects (postgres/query-cancellation.ts). */
   queryScopes?: RequestQueryScopes;
+  /** With read replicas: the caller's last write position for their reads (read-your-writes.ts). */
+  readYourWrites?: ReadYourWrites;
   /** Request metrics, and GET /api/metrics for a caller with the token (metrics/http-metrics.ts). */
   metrics?: { metrics: ChronomapMetrics; token: string | undefined };
 };
@@ -138,6 +141,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   installInputGuards(app);
   installRequireUser(app);
   if (deps.metrics) installHttpMetrics(app, deps.metrics.metrics);
+  if (deps.readYourWrites) installReadYourWrites(app, deps.readYourWrites);
   if (deps.queryScopes) installClientGoneCancellation(app, deps.queryScopes);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
   if (deps.accounts) await installAccountHooks(app, deps.accounts);
