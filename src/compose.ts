@@ -36,6 +36,13 @@ import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapter
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
 import { pageCache, postgresEventReader } from './adapters/postgres/read-model/index.ts';
+import type { ReadYourWrites } from './adapters/http/read-your-writes.ts';
+import {
+  openReplicaSet,
+  readContext,
+  type ReplicaSet,
+  routedReader,
+} from './adapters/postgres/read-replicas.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
@@ -217,6 +224,7 @@ export async function composeServices(
   let genericPlanPool: DatabasePool | undefined;
   let readPool: DatabasePool | undefined;
   let httpPool: DatabasePool | undefined;
+  let replicas: ReplicaSet | undefined;
   if (roles.http) {
     const readPoolOptions = {
       statementTimeoutMs: budgets.readStatementTimeoutMs,
@@ -232,8 +240,26 @@ export async function composeServices(
     metrics.watchPool('read', readPool);
     metrics.watchPool('read-generic', genericPlanPool);
     if (httpPool) metrics.watchPool('http', httpPool);
-    const answerCache = config.readCacheBytes > 0 ? pageCache(readPool, config.readCacheBytes) : undefined;
-    if (answerCache) metrics.watchAnswerCache(() => answerCache.usage());
+    const readerOn = (pools: { pool: DatabasePool; genericPlanPool: DatabasePool }) => {
+      const answers = config.readCacheBytes > 0 ? pageCache(pools.pool, config.readCacheBytes) : undefined;
+      if (answers) metrics.watchAnswerCache(() => answers.usage());
+      return postgresEventReader(pools.pool, {
+        ...(answers ? { pageCache: answers } : {}),
+        genericPlanPool: pools.genericPlanPool,
+      });
+    };
+    const primaryReader = readerOn({ pool: readPool, genericPlanPool });
+    replicas =
+      config.databaseReadUrls.length > 0
+        ? await openReplicaSet({
+            primary: readPool,
+            urls: config.databaseReadUrls,
+            maxLagBytes: config.replicaMaxLagBytes,
+            statementTimeoutMs: budgets.readStatementTimeoutMs,
+            log: workerLog,
+          })
+        : undefined;
+    for (const [name, set] of replicas?.pools ?? []) metrics.watchPool(name, set.pool);
     const routes = httpPool
       ? poolDeps(config, httpPool, boss, policy)
       : { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
@@ -246,12 +272,12 @@ export async function composeServices(
           database: postgresDatabaseStatus(routesPool, migrations),
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
+          replicas,
         },
         readApi: {
-          events: postgresEventReader(readPool, {
-            ...(answerCache ? { pageCache: answerCache } : {}),
-            genericPlanPool,
-          }),
+          events: replicas
+            ? routedReader(replicas, primaryReader, readerOn, (target) => metrics.readTarget.inc({ target }))
+            : primaryReader,
         },
         ingest: {
           store: routes.ingestStore,
@@ -280,6 +306,7 @@ export async function composeServices(
         scraperCollections: { repository: accounts.collections.repository, scrapers: routes.scrapers },
         ...(canceller ? { queryScopes: canceller } : {}),
         metrics: { metrics, token: config.metricsToken },
+        ...(replicas ? { readYourWrites: readYourWritesOn(replicas) } : {}),
       },
       {
         logLevel: config.logLevel,
@@ -298,11 +325,20 @@ export async function composeServices(
     async close() {
       await http?.close();
       await boss.stop({ graceful: true, timeout: 10_000 });
+      await replicas?.close();
       await genericPlanPool?.end();
       await readPool?.end();
       await httpPool?.end();
       await pool.end();
     },
+  };
+}
+
+/** Read-your-writes over the replica set: the request's read context and the primary's position. */
+function readYourWritesOn(replicas: ReplicaSet): ReadYourWrites {
+  return {
+    enter: (mustHave, next) => readContext.run({ mustHave }, next),
+    primaryPosition: () => replicas.primaryPosition(),
   };
 }
 

@@ -5,12 +5,18 @@ import {
   type MigrationsCheck,
   migrationsCheck,
 } from '../domain/health.ts';
-import type { DatabaseStatus, EnvironmentStatus, RunnerStatus } from '../ports/system-status.ts';
+import type {
+  DatabaseStatus,
+  EnvironmentStatus,
+  ReplicaStatus,
+  RunnerStatus,
+} from '../ports/system-status.ts';
 
 export type HealthDeps = {
   database: DatabaseStatus;
   environment: EnvironmentStatus;
   runner?: RunnerStatus | undefined;
+  replicas?: ReplicaStatus | undefined;
 };
 
 export type HealthResult = { healthy: boolean; report: HealthReport };
@@ -29,6 +35,7 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthResult> {
     environment: environmentCheck(deps.environment.missingVariables()),
   };
   if (runner) report.runner = runner;
+  if (deps.replicas) report.replicas = deps.replicas.status();
   return { healthy: isHealthy(report), report };
 }
 

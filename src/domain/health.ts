@@ -1,3 +1,5 @@
+import type { ReplicaCheck } from './read-replicas.ts';
+
 // The health report's shape is the spec's; which results are critical is decided here so that every
 // adapter (HTTP, CLI) answers the same way.
 
@@ -18,6 +20,8 @@ export type HealthReport = {
   postgis: PostgisCheck;
   environment: EnvironmentCheck;
   runner?: RunnerCheck;
+  /** Each read replica (a lagging or down one is a warning: its reads go to the primary). */
+  replicas?: ReplicaCheck[];
 };
 
 /** Critical failures make the service unusable (503); pending migrations and a degraded runner are warnings. */

@@ -1,4 +1,5 @@
 import type { DatabaseCheck, PostgisCheck, RunnerCheck } from '../domain/health.ts';
+import type { ReplicaCheck } from '../domain/read-replicas.ts';
 
 /** What the health use case asks of the database, in its own terms. */
 export interface DatabaseStatus {
@@ -16,4 +17,9 @@ export interface RunnerStatus {
 /** Names of required environment variables that are missing or invalid for the running configuration. */
 export interface EnvironmentStatus {
   missingVariables(): string[];
+}
+
+/** The read replicas as the last probe found them (no I/O: the probe runs in the background). */
+export interface ReplicaStatus {
+  status(): ReplicaCheck[];
 }

@@ -1,26 +1,15 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import t from 'tap';
 import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
 import { runCli } from '../helpers/cli.ts';
 import { adminQuery, testDatabase } from '../helpers/database.ts';
+import { scalar } from '../helpers/replication.ts';
 import { assertTestDatabaseName, loadTestServer, withDatabase } from '../helpers/test-server.ts';
 
 // `chronomap backup` / `chronomap restore` move a whole installation (database and uploaded files)
 // from one database to another, and the embedded default keeps its data durably (fsync on).
-
-async function scalar(url: string, text: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const result = await client.query(text);
-    return String(Object.values(result.rows[0] ?? {})[0]);
-  } finally {
-    await client.end();
-  }
-}
 
 t.test('backup, then restore into an empty database: the same events and the same files', async (t) => {
   const source = await testDatabase(t);

@@ -20,6 +20,10 @@ export type Config = {
   port: number;
   /** Unset means: start the embedded PostgreSQL cluster under `dataDir`. */
   databaseUrl: string | undefined;
+  /** Hot standbys for /api/v1 reads (DATABASE_READ_URLS, comma separated; docs/scaling.md). */
+  databaseReadUrls: string[];
+  /** A standby further behind the primary than this (REPLICA_MAX_LAG_MB, default 16) answers no reads. */
+  replicaMaxLagBytes: number;
   dataDir: string;
   logLevel: LogLevel;
   /** Secret for signing session tokens; generated and kept under dataDir outside production. */
@@ -99,6 +103,12 @@ export function loadConfig(env: Env = process.env): Config {
     host: read('HOST', nonEmpty, '127.0.0.1'),
     port: read('PORT', integerBetween(0, 65535), 3000), // 0 picks a free port
     databaseUrl: read('DATABASE_URL', postgresUrl, undefined),
+    databaseReadUrls: read(
+      'DATABASE_READ_URLS',
+      (raw) => raw.split(',').map((url) => postgresUrl(url.trim())),
+      [],
+    ),
+    replicaMaxLagBytes: read('REPLICA_MAX_LAG_MB', integerBetween(0, 1_048_576), 16) * 1024 * 1024,
     dataDir: read('CHRONOMAP_DATA_DIR', (raw) => path.resolve(raw), path.join(projectRoot, '.data')),
     logLevel: read('LOG_LEVEL', oneOf(LOG_LEVELS), nodeEnv === 'test' ? 'silent' : 'info'),
     sessionSecret: read('SESSION_SECRET', minLength(32), undefined),

@@ -9,6 +9,7 @@ import { installInputGuards } from './input-guards.ts';
 import { DOCUMENTED_KEYWORDS, OPENAPI_DOCUMENT_BASE, OPENAPI_DOCUMENT_HOOKS } from './openapi-document.ts';
 import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
+import { installReadYourWrites, type ReadYourWrites } from './read-your-writes.ts';
 import { installHttpMetrics, metricsRoute } from '../metrics/http-metrics.ts';
 import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
@@ -45,6 +46,8 @@ export type HttpDeps = {
   authenticate?: Authenticate;
   /** Cancels a request's SQL statements when its client disconnects (postgres/query-cancellation.ts). */
   queryScopes?: RequestQueryScopes;
+  /** With read replicas: the caller's last write position for their reads (read-your-writes.ts). */
+  readYourWrites?: ReadYourWrites;
   /** Request metrics, and GET /api/metrics for a caller with the token (metrics/http-metrics.ts). */
   metrics?: { metrics: ChronomapMetrics; token: string | undefined };
 };
@@ -145,6 +148,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   installInputGuards(app);
   installRequireUser(app);
   if (deps.metrics) installHttpMetrics(app, deps.metrics.metrics);
+  if (deps.readYourWrites) installReadYourWrites(app, deps.readYourWrites);
   if (deps.queryScopes) installClientGoneCancellation(app, deps.queryScopes);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
   if (deps.accounts) await installAccountHooks(app, deps.accounts);

@@ -16,6 +16,7 @@ export type ChronomapMetrics = {
   geocoderCalls: Counter<'provider' | 'outcome'>;
   runnerCalls: Counter<'outcome'>;
   runnerCallDuration: Histogram<'outcome'>;
+  readTarget: Counter<'target'>;
   /** A pool whose use and waiting clients are reported under `pool`. */
   watchPool(name: string, pool: DatabasePool): void;
   /** The /events answer cache of this process. */
@@ -79,6 +80,12 @@ export function createMetrics(): ChronomapMetrics {
       help: 'Duration of runner calls, by outcome',
       labelNames: ['outcome'],
       buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+      registers: [registry],
+    }),
+    readTarget: new Counter({
+      name: 'chronomap_read_api_calls_total',
+      help: 'Read-model calls of /api/v1 by the server that answered (primary or a replica), with DATABASE_READ_URLS',
+      labelNames: ['target'],
       registers: [registry],
     }),
     watchPool: (name, pool) => void pools.set(name, pool),

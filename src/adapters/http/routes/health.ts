@@ -33,6 +33,20 @@ export const HealthReportSchema = Type.Object(
         { description: 'Present only when SCRAPER_RUNNER_URL is set; an unreachable runner is degraded.' },
       ),
     ),
+    replicas: Type.Optional(
+      Type.Array(
+        Type.Object({
+          status: Status(['ok', 'lagging', 'down']),
+          name: Type.String(),
+          lagBytes: Type.Optional(Type.Integer({ minimum: 0 })),
+        }),
+        {
+          description:
+            'Present only when DATABASE_READ_URLS is set: each hot standby as the last probe (every 0.5 s) found it. ' +
+            'A lagging or down standby is a warning: its reads go to the primary.',
+        },
+      ),
+    ),
   },
   { $id: 'HealthReport' },
 );

@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import {
+  type EmbeddedCluster,
+  ensureEmbeddedCluster,
+  postgresBinDir,
+} from '../../src/adapters/postgres/embedded-cluster.ts';
+
+// A real primary and a real hot standby made from the system's PostgreSQL binaries: the primary is
+// an embedded cluster (Unix socket only), the standby a `pg_basebackup -R -c fast` copy of it
+// started on a socket of its own, streaming from the primary. Both are removed when stopped.
+
+export type ReplicationPair = {
+  primary: EmbeddedCluster;
+  standby: EmbeddedCluster;
+  /** Starts the standby again after `standby.stop()` (it catches up by streaming). */
+  restartStandby(): Promise<EmbeddedCluster>;
+  /** Waits until the standby has replayed everything the primary has written so far. */
+  caughtUp(database: string): Promise<void>;
+  remove(): Promise<void>;
+};
+
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('postgres:'));
+  const [, , uid, gid] = line?.split(':') ?? [];
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+export async function startReplicationPair(): Promise<ReplicationPair> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'chronomap-replication-'));
+  chmodSync(dir, 0o755); // as root the clusters run as postgres, which must reach them
+  const primaryDir = path.join(dir, 'primary');
+  const standbyDir = path.join(dir, 'standby');
+  const primary = await ensureEmbeddedCluster({ dataDir: primaryDir, durability: 'disposable' });
+  const owner = postgresUser();
+  mkdirSync(standbyDir, { mode: 0o700 });
+  if (owner) chownSync(standbyDir, owner.uid, owner.gid);
+  execFileSync(
+    path.join(postgresBinDir(), 'pg_basebackup'),
+    ['-h', primary.socketDir, '-U', 'postgres', '-D', standbyDir, '-R', '-c', 'fast', '-X', 'stream'],
+    { stdio: 'pipe', cwd: '/', ...(owner ?? {}) },
+  );
+  const startStandby = () => ensureEmbeddedCluster({ dataDir: standbyDir, durability: 'disposable' });
+  let standby = await startStandby();
+  return {
+    primary,
+    get standby() {
+      return standby;
+    },
+    async restartStandby() {
+      standby = await startStandby();
+      return standby;
+    },
+    async caughtUp(database) {
+      const target = await scalar(primary.url(database), 'select pg_current_wal_lsn()::text');
+      for (let attempt = 0; attempt < 200; attempt += 1) {
+        const done = await scalar(
+          standby.url(database),
+          `select pg_last_wal_replay_lsn() >= '${target}'::pg_lsn`,
+        ).catch(() => 'false');
+        if (done === 'true') return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`the standby did not replay up to ${target} within 10 s`);
+    },
+    async remove() {
+      await standby.stop().catch(() => {});
+      await primary.stop().catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function scalar(url: string, text: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query(text);
+    return String(Object.values(result.rows[0] ?? {})[0]);
+  } finally {
+    await client.end();
+  }
+}
