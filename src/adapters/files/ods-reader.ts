@@ -59,6 +59,7 @@ export async function* odsRows(archive: ZipArchive, sheetIndex: number): AsyncGe
   let cell: Cell | null = null;
   let annotation = 0; // comments attached to a cell are not its text
   let pendingEmpty = 0;
+  let emptyCells = 0; // empty cells since the last cell with content, not yet in the row
   const parts = parseXml<Rows>(await content(archive), 'content.xml', (emit, done) => ({
     open({ name, attributes }) {
       if (name === 'table:table') {
@@ -72,6 +73,7 @@ export async function* odsRows(archive: ZipArchive, sheetIndex: number): AsyncGe
       if (!active || depth !== 1) return;
       if (name === 'table:table-row') {
         row = [];
+        emptyCells = 0;
         rowRepeat = Math.min(repeated(attributes['table:number-rows-repeated']), MAX_REPEATED_ROWS);
       } else if ((name === 'table:table-cell' || name === 'table:covered-table-cell') && row) {
         cell = { attributes, paragraphs: [], inParagraph: false };
@@ -102,15 +104,21 @@ export async function* odsRows(archive: ZipArchive, sheetIndex: number): AsyncGe
       else if (name === 'text:p' && cell && annotation === 0) cell.inParagraph = false;
       else if ((name === 'table:table-cell' || name === 'table:covered-table-cell') && cell && row) {
         const value = cellValue(cell);
-        // Trailing empty cells are often "repeated 16,000 times": only repeat what has content.
         const repeat = repeated(cell.attributes['table:number-columns-repeated']);
-        const times = value === '' ? Math.min(repeat, MAX_COLUMNS - row.length + 1) : repeat;
-        if (row.length + times > MAX_COLUMNS && value !== '') {
-          throw permanent('TOO_MANY_COLUMNS', `the sheet has more than ${MAX_COLUMNS} columns`);
+        if (value === '') {
+          // Trailing empty cells are often "repeated 16,000 times": counted, and only written out
+          // when a cell with content follows them.
+          emptyCells = Math.min(emptyCells + Math.max(0, repeat || 0), MAX_COLUMNS + 1);
+        } else {
+          if (row.length + emptyCells + repeat > MAX_COLUMNS) {
+            throw permanent('TOO_MANY_COLUMNS', `the sheet has more than ${MAX_COLUMNS} columns`);
+          }
+          for (; emptyCells > 0; emptyCells--) row.push('');
+          for (let i = 0; i < repeat; i++) row.push(value);
         }
-        for (let i = 0; i < times && row.length <= MAX_COLUMNS; i++) row.push(value);
         cell = null;
       } else if (name === 'table:table-row' && row) {
+        emptyCells = 0;
         while (row.length > 0 && row[row.length - 1] === '') row.pop();
         if (row.length === 0) {
           // Empty rows (often repeated a million times at the end) are kept only when more data follows.

@@ -22,7 +22,7 @@ export async function* parseXml<T>(
 ): AsyncGenerator<T> {
   const queue: T[] = [];
   let finished = false;
-  const parser = new SaxesParser({ xmlns: false });
+  const parser = new SaxesParser({ xmlns: false, position: false });
   const on = handlers(
     (item) => queue.push(item),
     () => {

@@ -7,7 +7,8 @@ import {
   workbookRows,
   workbookSheetNames,
 } from '../../../src/adapters/files/workbook-reader.ts';
-import { ods, xlsx } from '../../fixtures/ingest/workbooks.ts';
+import { MAX_COLUMNS } from '../../../src/adapters/files/limits.ts';
+import { ods, xlsx, zip } from '../../fixtures/ingest/workbooks.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'chronomap-workbook-'));
 const save = (name: string, bytes: Buffer) => {
@@ -77,3 +78,57 @@ t.test('a zip bomb is refused, not inflated', async (t) => {
     message: /not a ZIP/,
   });
 });
+
+t.test(
+  'a sheet wider than MAX_COLUMNS fails with TOO_MANY_COLUMNS; trailing empty cells do not count',
+  async (t) => {
+    const odsWith = (cells: string) =>
+      save(
+        'wide.ods',
+        zip([
+          {
+            name: 'content.xml',
+            data: Buffer.from(
+              `<office:document-content><office:body><office:spreadsheet><table:table table:name="S"><table:table-row>${cells}</table:table-row></table:table></office:spreadsheet></office:body></office:document-content>`,
+            ),
+          },
+        ]),
+      );
+    const text = (value: string) =>
+      `<table:table-cell office:value-type="string"><text:p>${value}</text:p></table:table-cell>`;
+    const empty = (times: number) => `<table:table-cell table:number-columns-repeated="${times}"/>`;
+    t.same(await collect(workbookRows(odsWith(`${text('a')}${empty(16_383)}`), 'ods', 0)), [['a']]);
+    t.same(await collect(workbookRows(odsWith(`${empty(MAX_COLUMNS - 2)}${text('b')}`), 'ods', 0)), [
+      [...Array<string>(MAX_COLUMNS - 2).fill(''), 'b'],
+    ]);
+    await t.rejects(collect(workbookRows(odsWith(`${empty(MAX_COLUMNS)}${text('c')}`), 'ods', 0)), {
+      code: 'TOO_MANY_COLUMNS',
+    });
+
+    const xlsxWith = (reference: string) =>
+      save(
+        'wide.xlsx',
+        zip([
+          {
+            name: 'xl/workbook.xml',
+            data: Buffer.from('<workbook><sheets><sheet name="S" r:id="rId1"/></sheets></workbook>'),
+          },
+          {
+            name: 'xl/_rels/workbook.xml.rels',
+            data: Buffer.from(
+              '<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>',
+            ),
+          },
+          {
+            name: 'xl/worksheets/sheet1.xml',
+            data: Buffer.from(
+              `<worksheet><sheetData><row r="1"><c r="${reference}" t="inlineStr"><is><t>x</t></is></c></row></sheetData></worksheet>`,
+            ),
+          },
+        ]),
+      );
+    t.same((await collect(workbookRows(xlsxWith('C1'), 'xlsx', 0)))[0], ['', '', 'x']);
+    // Column NTQ is the 10,001st (14*676 + 20*26 + 17).
+    await t.rejects(collect(workbookRows(xlsxWith('NTQ1'), 'xlsx', 0)), { code: 'TOO_MANY_COLUMNS' });
+  },
+);
