@@ -5,6 +5,16 @@ import { permanent } from '../../domain/ingest/failures.ts';
 // markup, no whole sheet in memory, and no entity expansion beyond XML's five and character
 // references (saxes does not read DTDs), so an entity bomb is a parse error, not a memory spike.
 
+export type XmlOptions = {
+  /**
+   * Hand element names to the handlers without their prefix (`x:row` as `row`): Office Open XML
+   * writers may bind the SpreadsheetML namespace to any prefix. ODS keeps its conventional ones.
+   */
+  localNames?: boolean;
+};
+
+const localName = (name: string) => name.slice(name.indexOf(':') + 1);
+
 export type XmlHandlers = {
   open?(tag: SaxesTagPlain): void;
   close?(name: string): void;
@@ -19,6 +29,7 @@ export async function* parseXml<T>(
   chunks: AsyncIterable<string>,
   what: string,
   handlers: (emit: (item: T) => void, done: () => void) => XmlHandlers,
+  options: XmlOptions = {},
 ): AsyncGenerator<T> {
   const queue: T[] = [];
   let finished = false;
@@ -32,10 +43,14 @@ export async function* parseXml<T>(
   parser.on('error', (error) => {
     throw permanent('INVALID_FORMAT', `the workbook is damaged (${what}: ${error.message})`);
   });
-  if (on.open) parser.on('opentag', on.open);
+  if (on.open) {
+    const open = on.open;
+    parser.on('opentag', options.localNames ? (tag) => open({ ...tag, name: localName(tag.name) }) : open);
+  }
   if (on.close) {
     const close = on.close;
-    parser.on('closetag', (tag) => close(tag.name));
+    const name = options.localNames ? localName : (tagName: string) => tagName;
+    parser.on('closetag', (tag) => close(name(tag.name)));
   }
   if (on.text) {
     parser.on('text', on.text);
@@ -55,8 +70,9 @@ export async function collectXml<T>(
   chunks: AsyncIterable<string>,
   what: string,
   handlers: (emit: (item: T) => void, done: () => void) => XmlHandlers,
+  options: XmlOptions = {},
 ): Promise<T[]> {
   const all: T[] = [];
-  for await (const item of parseXml(chunks, what, handlers)) all.push(item);
+  for await (const item of parseXml(chunks, what, handlers, options)) all.push(item);
   return all;
 }

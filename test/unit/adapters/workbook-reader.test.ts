@@ -40,6 +40,34 @@ const SHEETS = [
   },
 ];
 
+/** A minimal XLSX of one sheet whose rows are the given XML (no styles, no shared strings). */
+const xlsxWith = (rowsXml: string, prefix = '') =>
+  save(
+    'one-sheet.xlsx',
+    zip([
+      {
+        name: 'xl/workbook.xml',
+        data: Buffer.from(
+          `<${prefix}workbook><${prefix}sheets><${prefix}sheet name="S" r:id="rId1"/></${prefix}sheets></${prefix}workbook>`,
+        ),
+      },
+      {
+        name: 'xl/_rels/workbook.xml.rels',
+        data: Buffer.from(
+          '<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>',
+        ),
+      },
+      {
+        name: 'xl/worksheets/sheet1.xml',
+        data: Buffer.from(
+          `<${prefix}worksheet><${prefix}sheetData>${rowsXml}</${prefix}sheetData></${prefix}worksheet>`,
+        ),
+      },
+    ]),
+  );
+const cellAt = (reference: string) =>
+  `<row r="1"><c r="${reference}" t="inlineStr"><is><t>x</t></is></c></row>`;
+
 t.test('excel serial days', async (t) => {
   t.equal(excelSerialToIso(25569), '1970-01-01T00:00:00.000Z');
   t.equal(excelSerialToIso(46108.5), '2026-03-27T12:00:00.000Z');
@@ -105,30 +133,16 @@ t.test(
       code: 'TOO_MANY_COLUMNS',
     });
 
-    const xlsxWith = (reference: string) =>
-      save(
-        'wide.xlsx',
-        zip([
-          {
-            name: 'xl/workbook.xml',
-            data: Buffer.from('<workbook><sheets><sheet name="S" r:id="rId1"/></sheets></workbook>'),
-          },
-          {
-            name: 'xl/_rels/workbook.xml.rels',
-            data: Buffer.from(
-              '<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>',
-            ),
-          },
-          {
-            name: 'xl/worksheets/sheet1.xml',
-            data: Buffer.from(
-              `<worksheet><sheetData><row r="1"><c r="${reference}" t="inlineStr"><is><t>x</t></is></c></row></sheetData></worksheet>`,
-            ),
-          },
-        ]),
-      );
-    t.same((await collect(workbookRows(xlsxWith('C1'), 'xlsx', 0)))[0], ['', '', 'x']);
+    t.same((await collect(workbookRows(xlsxWith(cellAt('C1')), 'xlsx', 0)))[0], ['', '', 'x']);
     // Column NTQ is the 10,001st (14*676 + 20*26 + 17).
-    await t.rejects(collect(workbookRows(xlsxWith('NTQ1'), 'xlsx', 0)), { code: 'TOO_MANY_COLUMNS' });
+    await t.rejects(collect(workbookRows(xlsxWith(cellAt('NTQ1')), 'xlsx', 0)), { code: 'TOO_MANY_COLUMNS' });
   },
 );
+
+t.test('XLSX written with a namespace prefix (x:row, x:c) reads like the unprefixed form', async (t) => {
+  const rows =
+    '<x:row r="1"><x:c r="A1" t="inlineStr"><x:is><x:t>hi</x:t></x:is></x:c><x:c r="B1"><x:v>2</x:v></x:c></x:row>';
+  const file = xlsxWith(rows, 'x:');
+  t.same(await workbookSheetNames(file, 'xlsx'), ['S']);
+  t.same(await collect(workbookRows(file, 'xlsx', 0)), [['hi', '2']]);
+});
