@@ -1,39 +1,38 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createSigner, createVerifier } from 'fast-jwt';
 import type { TokenCheck, TokenClaims, TokenSigner } from '../../ports/token-signer.ts';
 
-// Login tokens are JWTs (HS256) so that Payload-style clients can read `exp`; the signature is an
-// HMAC with SESSION_SECRET, compared in constant time. Only HS256 is accepted (no `alg: none`).
+// Login tokens are JWTs (HS256) so that Payload-style clients can read `exp`. fast-jwt signs and
+// checks them (synchronously, so the TokenSigner port stays synchronous; jose is async only); only
+// HS256 is accepted (no `alg: none`, no public-key confusion). The header and payload it writes are
+// byte for byte those of the earlier hand-written signer, so tokens issued before still verify.
+// Expiry is checked here against the injected clock rather than by the library's Date.now().
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const HEADER = base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
-
-function base64url(text: string | Buffer): string {
-  return Buffer.from(text).toString('base64url');
-}
-
 export function hmacTokenSigner(secret: string): TokenSigner {
-  const mac = (data: string) => createHmac('sha256', secret).update(data).digest();
+  const signToken = createSigner({ key: secret, algorithm: 'HS256' });
+  const decodeVerified = createVerifier({
+    key: secret,
+    algorithms: ['HS256'],
+    ignoreExpiration: true,
+    ignoreNotBefore: true,
+    cache: false,
+  });
   return {
     sign(claims: TokenClaims): string {
-      const body = `${HEADER}.${base64url(JSON.stringify(claims))}`;
-      return `${body}.${mac(body).toString('base64url')}`;
+      // Key order sub, sid, iat, exp: the payload's JSON is what earlier tokens carried.
+      return signToken({ sub: claims.sub, sid: claims.sid, iat: claims.iat, exp: claims.exp });
     },
     verify(token: string, now: Date): TokenCheck {
-      const parts = token.split('.');
-      if (parts.length !== 3 || parts[0] !== HEADER) return { ok: false, reason: 'invalid' };
-      const [header, payload, signature] = parts as [string, string, string];
-      const expected = mac(`${header}.${payload}`);
-      const given = Buffer.from(signature, 'base64url');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected))
-        return { ok: false, reason: 'invalid' };
       let claims: TokenClaims;
       try {
-        claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as TokenClaims;
+        claims = decodeVerified(token) as TokenClaims;
       } catch {
         return { ok: false, reason: 'invalid' };
       }
       if (
+        typeof claims !== 'object' ||
+        claims === null ||
         typeof claims.sub !== 'number' ||
         typeof claims.sid !== 'string' ||
         typeof claims.exp !== 'number' ||
@@ -44,7 +43,7 @@ export function hmacTokenSigner(secret: string): TokenSigner {
         return { ok: false, reason: 'invalid' };
       }
       if (claims.exp * 1000 <= now.getTime()) return { ok: false, reason: 'expired' };
-      return { ok: true, claims };
+      return { ok: true, claims: { sub: claims.sub, sid: claims.sid, iat: claims.iat, exp: claims.exp } };
     },
   };
 }
