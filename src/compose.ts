@@ -219,6 +219,8 @@ export async function composeServices(
       ? poolDeps(config, httpPool, boss, policy)
       : { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
     const routesPool = httpPool ?? pool;
+    // One read model for /api/v1 and its vector tiles: they share its scope resolutions.
+    const reader = postgresEventReader(readPool, { pageCacheBytes: config.readCacheBytes, genericPlanPool });
     const accounts = composeAccounts(config, routesPool, routes.quotaSeam);
     http = await buildHttpApp(
       {
@@ -228,9 +230,8 @@ export async function composeServices(
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
-        readApi: {
-          events: postgresEventReader(readPool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
-        },
+        readApi: { events: reader },
+        tiles: { tiles: reader },
         ingest: {
           store: routes.ingestStore,
           queue: ingestQueue,

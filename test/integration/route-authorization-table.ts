@@ -58,6 +58,14 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /api/v1/events/stats': publicRead('/api/v1/events/stats?groupBy=catalog'),
   'GET /api/v1/events/temporal': publicRead('/api/v1/events/temporal'),
   'GET /api/v1/sources/stats': publicRead('/api/v1/sources/stats'),
+  // Public, and filtered by the read model's visibility: the fixture's events are the owner's, not
+  // public, so the world tile is empty (204) for anonymous callers and strangers.
+  'GET /api/v1/tiles/:z/:x/:y': {
+    expect: [204, 204, 200, 200],
+    rule: PUBLIC,
+    request: get('/api/v1/tiles/0/0/0.mvt'),
+  },
+  'GET /api/v1/tiles.json': publicRead('/api/v1/tiles.json'),
   'GET /api/v1/datasets/:id/schema/infer': {
     expect: [404, 404, 200, 200],
     rule: 'the read rule of the dataset (private here)',

@@ -64,7 +64,7 @@ const Timestamp = Type.String({ format: 'date-time' });
 const BOUNDS_DESCRIPTION =
   'JSON `{"north":n,"south":s,"east":e,"west":w}` in degrees. `west > east` means the box crosses the antimeridian.';
 
-const filterParameters = {
+export const filterParameters = {
   catalog: Type.Optional(Type.String({ description: 'Catalog slug.' })),
   datasets: Type.Optional(
     Type.Array(Type.String(), {
