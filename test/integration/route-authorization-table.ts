@@ -47,6 +47,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /explore/explore.css': publicRead('/explore/explore.css'),
   'GET /explore/format.js': publicRead('/explore/format.js'),
   'GET /explore/state.js': publicRead('/explore/state.js'),
+  'GET /explore/tiles.js': publicRead('/explore/tiles.js'),
   'GET /explore/timeline.js': publicRead('/explore/timeline.js'),
   'GET /api/v1/data-sources': publicRead('/api/v1/data-sources'),
   'GET /api/v1/events': publicRead('/api/v1/events'),
