@@ -3,7 +3,7 @@
 // 1280x800 px map around a city, panned five times by half a screen, asking only for the tiles it has
 // not seen yet), warm (the whole pattern runs once before it is measured); and, in the same run, the
 // naive tile a simple implementation serves: ST_AsMVT over the raw rows of the tile (id and title of
-// every event in it). Both through the read API's pool settings on one connection at a time.
+// every event in it). Both on one connection, one tile at a time.
 //
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/readmodel_bench_tiles \
 //     node bench/tiles/run.ts [--pans 5] [--naive-tiles 8] [--max-zoom 16]
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
     p95: number;
     max: number;
     kb: number;
-    naive?: { tiles: number; p50: number; p95: number };
+    naive?: { tiles: number; p50: number; p95: number; oursP50: number };
   };
   const rows: Row[] = [];
   for (const [zoom, tiles] of pattern) {
@@ -138,17 +138,28 @@ async function main(): Promise<void> {
       kb: bytes / tiles.length / 1024,
     };
     if (NAIVE_TILES > 0) {
+      // The naive tile on tiles spread over the pattern, each beside ours on the same tile.
       const naive: number[] = [];
-      for (const tile of tiles.slice(0, NAIVE_TILES)) {
-        const started = performance.now();
+      const ours: number[] = [];
+      const every = Math.max(1, Math.ceil(tiles.length / NAIVE_TILES));
+      for (const tile of tiles.filter((_, i) => i % every === 0)) {
+        let started = performance.now();
         await pool.oneFirst(naiveTile(tile));
         naive.push(performance.now() - started);
+        started = performance.now();
+        await reader.vectorTile(null, filter, tile);
+        ours.push(performance.now() - started);
       }
-      row.naive = { tiles: naive.length, p50: percentile(naive, 0.5), p95: percentile(naive, 0.95) };
+      row.naive = {
+        tiles: naive.length,
+        p50: percentile(naive, 0.5),
+        p95: percentile(naive, 0.95),
+        oursP50: percentile(ours, 0.5),
+      };
     }
     rows.push(row);
     const naiveText = row.naive
-      ? `  naive p50 ${fmt(row.naive.p50)}  p95 ${fmt(row.naive.p95)} (${row.naive.tiles} tiles)`
+      ? `  naive p50 ${fmt(row.naive.p50)}  p95 ${fmt(row.naive.p95)} (${row.naive.tiles} tiles; ours on them p50 ${fmt(row.naive.oursP50)})`
       : '';
     console.log(
       `zoom ${String(zoom).padStart(2)}  ${String(row.tiles).padStart(3)} tiles  p50 ${fmt(row.p50)}  p95 ${fmt(row.p95)}  max ${fmt(row.max)}  ${row.kb.toFixed(1)} kB/tile${naiveText}`,
