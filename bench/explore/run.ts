@@ -5,7 +5,10 @@
 // what the page adds on top of the API is the difference (its 200 ms debounce included).
 //
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/chronomap_bench_explore \
-//     node bench/explore/run.ts [--repeat 5] [--mode markers|tiles]
+//     node bench/explore/run.ts [--repeat 5] [--mode markers|tiles] [--far]
+//
+// --far pans by a whole screen width per move (every move shows a new place: no answer or tile the
+// page or MapLibre already holds) instead of alternating between two nearby centres.
 //
 // --mode tiles measures the vector-tile mode (web/explore/tiles.js): "clusters ms" is then the time
 // from the move to the map idle with the tiles drawn (MapLibre fetches them at once, without the
@@ -25,7 +28,11 @@ import { openChromium } from '../../test/helpers/browser.ts';
 import { benchDatabaseUrl, withClient } from '../read-api/bench-database.ts';
 
 const { values: options } = parseArgs({
-  options: { repeat: { type: 'string', default: '5' }, mode: { type: 'string', default: 'markers' } },
+  options: {
+    repeat: { type: 'string', default: '5' },
+    mode: { type: 'string', default: 'markers' },
+    far: { type: 'boolean', default: false },
+  },
 });
 const REPEAT = Number(options.repeat);
 const TILES = options.mode === 'tiles';
@@ -71,7 +78,11 @@ async function measureMove(page: Page, view: View, nudge: number): Promise<Sampl
     window.explore.map.jumpTo({ center: [${view.lng + nudge}, ${view.lat}], zoom: ${view.zoom} });
     return t0;
   })()`);
-  await waitFor(page, settledAfter(generation));
+  // The tiles are drawn when the map is idle, which may come after the page's refresh.
+  await waitFor(
+    page,
+    `${settledAfter(generation)}${TILES ? " && document.body.hasAttribute('data-map-idle')" : ''}`,
+  );
   return page.evaluate<Sample>(`(() => {
     const after = (name) => performance.getEntriesByName(name).filter((e) => e.startTime >= ${started}).at(-1);
     const tasks = window.__longTasks.filter((task) => task.start + task.duration >= ${started});
@@ -169,7 +180,10 @@ async function main(): Promise<void> {
       const api: Array<{ geo: number; temporal: number }> = [];
       for (let i = 0; i < REPEAT; i++) {
         // Alternate between two nearby centres so that no two requests in a row are the same.
-        samples.push(await measureMove(page, view, (i % 2) * (0.5 / 2 ** view.zoom)));
+        const nudge = options.far
+          ? ((i + 1) * (360 * 1280)) / (512 * 2 ** view.zoom)
+          : (i % 2) * (0.5 / 2 ** view.zoom);
+        samples.push(await measureMove(page, view, nudge));
         if (!TILES) api.push(await measureApi(page, base));
       }
       const row = {
