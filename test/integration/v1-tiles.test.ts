@@ -241,6 +241,23 @@ t.test('vector tiles on the fixture', async (t) => {
     t.notMatch(hostile.json().tiles[0], /evil|script/, 'a malformed Host is not echoed');
   });
 
+  t.test('behind a trusted TLS proxy the TileJSON names the address the client used', async (t) => {
+    const proxied = await testApp(t, {
+      config: { quotasFile: policyFile(t, unlimitedAnonymousReads), trustProxy: true },
+    });
+    const response = await proxied.app.inject({
+      method: 'GET',
+      url: '/api/v1/tiles.json?catalog=news',
+      headers: {
+        host: '127.0.0.1:3000',
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': 'maps.example.org',
+      },
+    });
+    t.equal(response.statusCode, 200);
+    t.same(response.json().tiles, ['https://maps.example.org/api/v1/tiles/{z}/{x}/{y}.mvt?catalog=news']);
+  });
+
   t.test('bad tile coordinates and filters: 400 with the spec error body', async (t) => {
     const bad: Array<[string, string]> = [
       ['/api/v1/tiles/-1/0/0.mvt', 'z'],

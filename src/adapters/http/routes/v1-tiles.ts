@@ -27,9 +27,13 @@ function viewerOf(request: FastifyRequest): Viewer {
   return request.viewer ?? null;
 }
 
-/** Scheme and host the client reached the service at, for the absolute tile URLs TileJSON needs. */
+/**
+ * Scheme and host the client reached the service at, for the absolute tile URLs TileJSON needs:
+ * behind a TLS-terminating proxy with TRUST_PROXY, X-Forwarded-Proto and X-Forwarded-Host (Fastify's
+ * `protocol` and `host`), else the connection's scheme and the Host header.
+ */
 function originOf(request: FastifyRequest): string {
-  const host = request.headers.host ?? '';
+  const host = request.host;
   return `${request.protocol}://${HOST.test(host) ? host : 'localhost'}`;
 }
 
