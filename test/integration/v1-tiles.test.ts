@@ -72,6 +72,10 @@ const FILTERS: Array<{ name: string; params: Params }> = [
   { name: 'one catalog', params: { catalog: 'news' } },
   { name: 'two datasets, from a date', params: { datasets: ['protests', 'fires'], startDate: '2023-06-01' } },
   {
+    name: 'a custom date field',
+    params: { dateField: 'data.startDate', startDate: '2023-01-01', endDate: '2024-06-30' },
+  },
+  {
     name: 'dates cutting months',
     params: { startDate: '2023-02-10T10:00:00Z', endDate: '2024-07-20T18:30:00Z' },
   },
