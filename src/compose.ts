@@ -260,6 +260,11 @@ export async function composeServices(
           })
         : undefined;
     for (const [name, set] of replicas?.pools ?? []) metrics.watchPool(name, set.pool);
+    // One read model for /api/v1 and its vector tiles (they share its scope resolutions): on the
+    // primary, or routed over the replicas.
+    const reader = replicas
+      ? routedReader(replicas, primaryReader, readerOn, (target) => metrics.readTarget.inc({ target }))
+      : primaryReader;
     const routes = httpPool
       ? poolDeps(config, httpPool, boss, policy)
       : { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
@@ -274,11 +279,8 @@ export async function composeServices(
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
           replicas,
         },
-        readApi: {
-          events: replicas
-            ? routedReader(replicas, primaryReader, readerOn, (target) => metrics.readTarget.inc({ target }))
-            : primaryReader,
-        },
+        readApi: { events: reader },
+        tiles: { tiles: reader },
         ingest: {
           store: routes.ingestStore,
           queue: ingestQueue,

@@ -5,7 +5,14 @@
 // what the page adds on top of the API is the difference (its 200 ms debounce included).
 //
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/chronomap_bench_explore \
-//     node bench/explore/run.ts [--repeat 5]
+//     node bench/explore/run.ts [--repeat 5] [--mode markers|tiles] [--far]
+//
+// --far pans by a whole screen width per move (every move shows a new place: no answer or tile the
+// page or MapLibre already holds) instead of alternating between two nearby centres.
+//
+// --mode tiles measures the vector-tile mode (web/explore/tiles.js): "clusters ms" is then the time
+// from the move to the map idle with the tiles drawn (MapLibre fetches them at once, without the
+// page's debounce), and the API baseline is not measured (MapLibre's worker makes the requests).
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -20,8 +27,15 @@ import { unlimitedAnonymousReads } from '../../test/helpers/accounts.ts';
 import { openChromium } from '../../test/helpers/browser.ts';
 import { benchDatabaseUrl, withClient } from '../read-api/bench-database.ts';
 
-const { values: options } = parseArgs({ options: { repeat: { type: 'string', default: '5' } } });
+const { values: options } = parseArgs({
+  options: {
+    repeat: { type: 'string', default: '5' },
+    mode: { type: 'string', default: 'markers' },
+    far: { type: 'boolean', default: false },
+  },
+});
 const REPEAT = Number(options.repeat);
+const TILES = options.mode === 'tiles';
 const DEBOUNCE_MS = 200; // web/explore/app.js
 
 type View = { name: string; lng: number; lat: number; zoom: number; query?: string };
@@ -64,12 +78,16 @@ async function measureMove(page: Page, view: View, nudge: number): Promise<Sampl
     window.explore.map.jumpTo({ center: [${view.lng + nudge}, ${view.lat}], zoom: ${view.zoom} });
     return t0;
   })()`);
-  await waitFor(page, settledAfter(generation));
+  // The tiles are drawn when the map is idle, which may come after the page's refresh.
+  await waitFor(
+    page,
+    `${settledAfter(generation)}${TILES ? " && document.body.hasAttribute('data-map-idle')" : ''}`,
+  );
   return page.evaluate<Sample>(`(() => {
     const after = (name) => performance.getEntriesByName(name).filter((e) => e.startTime >= ${started}).at(-1);
     const tasks = window.__longTasks.filter((task) => task.start + task.duration >= ${started});
     return {
-      clusters: after('explore:clusters-drawn').startTime - ${started},
+      clusters: after('${TILES ? 'explore:tiles-drawn' : 'explore:clusters-drawn'}').startTime - ${started},
       histogram: after('explore:histogram-drawn').startTime - ${started},
       longTasks: tasks.reduce((sum, task) => sum + task.duration, 0),
       longest: Math.max(0, ...tasks.map((task) => task.duration)),
@@ -142,7 +160,9 @@ async function main(): Promise<void> {
       .loadavg()
       .map((value) => value.toFixed(2))
       .join(' ');
-  console.log(`${total} events; Chromium 1280x800, WebGL on SwiftShader; load average before: ${load()}`);
+  console.log(
+    `${total} events; ${TILES ? 'vector-tile' : 'marker'} mode; Chromium 1280x800, WebGL on SwiftShader; load average before: ${load()}`,
+  );
 
   const browser = await openChromium({ webgl: true });
   const rows: Array<Record<string, string | number>> = [];
@@ -152,7 +172,7 @@ async function main(): Promise<void> {
       await page.addInitScript(COLLECT_LONG_TASKS);
       const loadStart = Date.now();
       await page.goto(
-        `${base}/?lng=${view.lng + 20}&lat=${view.lat}&zoom=${Math.max(1, view.zoom - 2)}${view.query ? `&${view.query}` : ''}`,
+        `${base}/?lng=${view.lng + 20}&lat=${view.lat}&zoom=${Math.max(1, view.zoom - 2)}${view.query ? `&${view.query}` : ''}${TILES ? '&mode=tiles' : ''}`,
       );
       await waitFor(page, settledAfter(0));
       const firstLoad = Date.now() - loadStart;
@@ -160,8 +180,11 @@ async function main(): Promise<void> {
       const api: Array<{ geo: number; temporal: number }> = [];
       for (let i = 0; i < REPEAT; i++) {
         // Alternate between two nearby centres so that no two requests in a row are the same.
-        samples.push(await measureMove(page, view, (i % 2) * (0.5 / 2 ** view.zoom)));
-        api.push(await measureApi(page, base));
+        const nudge = options.far
+          ? ((i + 1) * (360 * 1280)) / (512 * 2 ** view.zoom)
+          : (i % 2) * (0.5 / 2 ** view.zoom);
+        samples.push(await measureMove(page, view, nudge));
+        if (!TILES) api.push(await measureApi(page, base));
       }
       const row = {
         view: view.name,
@@ -191,7 +214,7 @@ async function main(): Promise<void> {
   const file = path.join(dir, `explore-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(
     file,
-    `${JSON.stringify({ total, repeat: REPEAT, rows, loadAverage: os.loadavg() }, null, 2)}\n`,
+    `${JSON.stringify({ total, mode: TILES ? 'tiles' : 'markers', repeat: REPEAT, rows, loadAverage: os.loadavg() }, null, 2)}\n`,
   );
   console.log(`written to ${path.relative(projectRoot, file)}`);
 }

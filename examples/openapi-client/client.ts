@@ -81,6 +81,14 @@ const inferred = ok(
   }),
 );
 
+// Vector tiles: the TileJSON, then the world tile it points at, as bytes (Mapbox Vector Tile).
+const tileJson = ok('tilejson', await client.GET('/api/v1/tiles.json'));
+const worldTile = await client.GET('/api/v1/tiles/{z}/{x}/{y}', {
+  params: { path: { z: '0', x: '0', y: '0.mvt' } },
+  parseAs: 'arrayBuffer',
+});
+if (!worldTile.response.ok) throw new Error(`world tile: ${worldTile.response.status}`);
+
 // An upload: multipart/form-data with the file as a Blob, as a logged-in user.
 const csv = 'title,date,latitude,longitude\nA,2024-01-02,52.5,13.4\nB,2024-01-03,48.85,2.35\n';
 const uploaded = ok(
@@ -112,6 +120,11 @@ process.stdout.write(
     sources: sourceStats.totalEvents,
     dataSources: dataSources.catalogs.map((catalog) => catalog.slug).sort(),
     inferred: { dataset: inferred.dataset.id, fields: inferred.fields.length },
+    tiles: {
+      tilejson: tileJson.tilejson,
+      status: worldTile.response.status,
+      type: worldTile.response.headers.get('content-type'),
+    },
     upload: { status: uploaded.doc.status, catalog: uploaded.doc.catalog, message: uploaded.message },
     refused: { status: refused.response.status, error: refused.error?.error ?? null },
   })}\n`,

@@ -300,6 +300,60 @@ t.test('the Explore page in Chromium', async (t) => {
     t.same(phone.problems, []);
   });
 
+  t.test('vector-tile mode: MapLibre reads the TileJSON and the tiles itself', async (t) => {
+    // At map zoom 0 to 1 MapLibre reads one tile, 0/0/0: the world, every located event once.
+    const wide = await open({ width: 1280, height: 800 });
+    const tiles: Array<{ status: number; type: string | null }> = [];
+    wide.page.on('response', (response) => {
+      if (/\/api\/v1\/tiles\/\d+\/\d+\/\d+\.mvt/.test(response.url()))
+        tiles.push({ status: response.status(), type: response.headers()['content-type'] ?? null });
+    });
+    await settled(wide.page, () => wide.page.goto(`${base}/?lng=0&lat=0&zoom=0&mode=tiles`), true).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}; problems: ${wide.problems.join('; ')}`);
+      },
+    );
+    t.equal(await wide.page.inputValue('#map-mode'), 'tiles', 'the mode is read from the URL');
+    t.equal(await wide.page.locator('#map [data-count]').count(), 0, 'no HTML markers');
+    t.ok(tiles.length > 0, `${tiles.length} tiles fetched`);
+    t.ok(
+      tiles.every((tile) => [200, 204].includes(tile.status)),
+      'every tile answered 200 or 204',
+    );
+    t.ok(tiles.some((tile) => tile.type === 'application/vnd.mapbox-vector-tile'));
+    const located = fixture.events.filter((event) => event.longitude !== null).length;
+    const world = await wide.page.evaluate<{ clusters: number; clusterTotal: number }>(
+      '({ clusters: window.explore.status.clusters, clusterTotal: window.explore.status.clusterTotal })',
+    );
+    t.ok(world.clusters > 3, `${world.clusters} features drawn from the tiles`);
+    t.equal(world.clusterTotal, located, 'the world tile counts every located event once');
+    keepScreenshot(t, await wide.page.screenshot(), 'explore-tiles');
+
+    // Clicking a cluster drawn from a tile zooms in, as a marker does.
+    const target = await wide.page.evaluate<{ x: number; y: number }>(`(() => {
+      const map = window.explore.map;
+      const feature = map.queryRenderedFeatures({ layers: ['event-tiles-clusters'] })
+        .sort((a, b) => b.properties.count - a.properties.count)[0];
+      const point = map.project(feature.geometry.coordinates);
+      const box = document.getElementById('map').getBoundingClientRect();
+      return { x: box.left + point.x, y: box.top + point.y };
+    })()`);
+    const before = await wide.page.evaluate<number>('window.explore.map.getZoom()');
+    await settled(wide.page, () => wide.page.mouse.click(target.x, target.y));
+    const after = await wide.page.evaluate<number>('window.explore.map.getZoom()');
+    t.ok(after > before + 1.5, `zoomed from ${before} to ${after}`);
+    t.equal(new URL(wide.page.url()).searchParams.get('mode'), 'tiles', 'the mode stays in the URL');
+
+    // Back to markers: the tile layers go, the markers come.
+    await settled(wide.page, () => wide.page.selectOption('#map-mode', 'markers'));
+    t.ok((await mapCounts(wide.page)).markers > 0, 'markers drawn again');
+    t.notOk(
+      await wide.page.evaluate<boolean>("Boolean(window.explore.map.getSource('event-tiles'))"),
+      'the tile source is removed',
+    );
+    t.same(wide.problems, []);
+  });
+
   t.test('no errors in the page', async (t) => {
     t.same(problems, []);
   });

@@ -115,6 +115,15 @@ t.test(
     t.ok(result.bounds.located <= located && result.bounds.hasBox);
     t.same(result.inferred.dataset, inferDataset);
     t.ok(result.inferred.fields > 0, 'fields inferred');
+    t.same(
+      result.tiles,
+      {
+        tilejson: '3.0.0',
+        status: located > 0 ? 200 : 204,
+        type: located > 0 ? 'application/vnd.mapbox-vector-tile' : null,
+      },
+      'the TileJSON and the world tile it describes',
+    );
     t.same(result.upload, { status: 'pending', catalog: catalogId, message: 'Ingest file created' });
     t.same(result.refused, { status: 400, error: 'Bad Request' });
   },

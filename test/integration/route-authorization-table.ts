@@ -54,6 +54,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /explore/explore.css': publicRead('/explore/explore.css'),
   'GET /explore/format.js': publicRead('/explore/format.js'),
   'GET /explore/state.js': publicRead('/explore/state.js'),
+  'GET /explore/tiles.js': publicRead('/explore/tiles.js'),
   'GET /explore/timeline.js': publicRead('/explore/timeline.js'),
   'GET /api/v1/data-sources': publicRead('/api/v1/data-sources'),
   'GET /api/v1/events': publicRead('/api/v1/events'),
@@ -65,6 +66,14 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /api/v1/events/stats': publicRead('/api/v1/events/stats?groupBy=catalog'),
   'GET /api/v1/events/temporal': publicRead('/api/v1/events/temporal'),
   'GET /api/v1/sources/stats': publicRead('/api/v1/sources/stats'),
+  // Public, and filtered by the read model's visibility: the fixture's events are the owner's, not
+  // public, so the world tile is empty (204) for anonymous callers and strangers.
+  'GET /api/v1/tiles/:z/:x/:y': {
+    expect: [204, 204, 200, 200],
+    rule: PUBLIC,
+    request: get('/api/v1/tiles/0/0/0.mvt'),
+  },
+  'GET /api/v1/tiles.json': publicRead('/api/v1/tiles.json'),
   'GET /api/v1/datasets/:id/schema/infer': {
     expect: [404, 404, 200, 200],
     rule: 'the read rule of the dataset (private here)',

@@ -6,6 +6,7 @@ import { getJson, isAbort, Requests } from './api.js';
 import { element, eventName, formatCount, formatDateTime, shortCount } from './format.js';
 import { apiBounds, apiZoom, readState, writeState } from './state.js';
 import { Timeline } from './timeline.js';
+import { drawnTiles, hideTiles, showTiles, TILE_LAYERS, TILE_SOURCE, tileZoom } from './tiles.js';
 
 const PAGE_SIZE = 20;
 const DEBOUNCE_MS = 200;
@@ -170,12 +171,51 @@ function drawClusters(features, stats) {
   byId('map').dataset.clusterTotal = String(total);
 }
 
+let styleLoaded = false;
+map?.once('load', () => {
+  styleLoaded = true;
+});
+/** The filter the vector tiles drawn are for ('': none drawn). */
+let tilesFor = '';
+/** Vector-tile mode (web/explore/tiles.js): MapLibre fetches the tiles; done when it has drawn them. */
+function refreshTiles() {
+  // A source can be added only once the style has loaded (the markers need no style).
+  if (!styleLoaded) {
+    map.once('load', refreshTiles);
+    return;
+  }
+  drawClusters([], { p20: 0, p40: 0, p60: 0, p80: 0, p100: 0 });
+  const params = { ...filters(), ...dates() };
+  if (JSON.stringify(params) !== tilesFor) {
+    showTiles(map, params);
+    tilesFor = JSON.stringify(params);
+  }
+  const done = () => {
+    const drawn = drawnTiles(map);
+    status.clusters = drawn.features;
+    status.clusterTotal = drawn.total;
+    byId('map').dataset.clusterTotal = String(drawn.total);
+    status.bounds = view().bounds;
+    performance.mark('explore:clusters-drawn');
+    busy('map', false);
+  };
+  if (map.loaded() && map.isSourceLoaded(TILE_SOURCE)) done();
+  else map.once('idle', done);
+}
+
 const mapRequests = new Requests();
 async function refreshMap() {
   if (!map) {
     busy('map', false);
     return;
   }
+  if (state.mode === 'tiles') {
+    mapRequests.next();
+    refreshTiles();
+    return;
+  }
+  if (tilesFor) hideTiles(map);
+  tilesFor = '';
   const signal = mapRequests.next();
   const { bounds, zoom } = view();
   const params = { ...filters(), ...dates(), bounds, zoom };
@@ -349,8 +389,7 @@ function closeDetail() {
 }
 
 /** The events at one spot: /api/v1/events with a tiny box around it. */
-function spotParams(/** @type {number} */ lng, /** @type {number} */ lat) {
-  const d = 1e-5;
+function spotParams(/** @type {number} */ lng, /** @type {number} */ lat, d = 1e-5) {
   return {
     ...filters(),
     ...dates(),
@@ -358,11 +397,11 @@ function spotParams(/** @type {number} */ lng, /** @type {number} */ lat) {
   };
 }
 
-/** @param {number} id @param {number} lng @param {number} lat */
-async function showEventAt(id, lng, lat) {
+/** @param {number} id @param {number} lng @param {number} lat @param {number} [d] degrees around */
+async function showEventAt(id, lng, lat, d) {
   const from = /** @type {HTMLElement | null} */ (document.activeElement);
   try {
-    const body = await getJson('/api/v1/events', { ...spotParams(lng, lat), limit: 1000 });
+    const body = await getJson('/api/v1/events', { ...spotParams(lng, lat, d), limit: 1000 });
     const event = body.events.find((/** @type {any} */ candidate) => candidate.id === id);
     if (event) showDetail(event, from);
   } catch (error) {
@@ -526,6 +565,12 @@ byId('next-page').addEventListener('click', () => {
   state.page += 1;
   schedule(['list']);
 });
+const modeSelect = /** @type {HTMLSelectElement} */ (byId('map-mode'));
+modeSelect.value = state.mode;
+modeSelect.addEventListener('change', () => {
+  state.mode = modeSelect.value === 'tiles' ? 'tiles' : 'markers';
+  schedule(['map']);
+});
 byId('close-detail').addEventListener('click', closeDetail);
 document.addEventListener('keydown', (event) => {
   if (event.key === 'Escape' && !byId('detail').hidden) closeDetail();
@@ -537,8 +582,25 @@ if (window.matchMedia('(max-width: 760px)').matches) {
 if (map) {
   map.on('movestart', () => busy('move', true));
   // Tests and the benchmark wait for the map to have drawn everything it loaded.
-  map.on('idle', () => document.body.setAttribute('data-map-idle', ''));
+  map.on('idle', () => {
+    document.body.setAttribute('data-map-idle', '');
+    // In vector-tile mode the events are drawn when the map is idle (the benchmark's mark).
+    if (state.mode === 'tiles') performance.mark('explore:tiles-drawn');
+  });
   map.on('render', () => document.body.removeAttribute('data-map-idle'));
+  // Vector-tile mode: a point shows its event (looked up within a tile pixel of where it is drawn),
+  // a cluster zooms in or, at exact locations, lists its events.
+  map.on('click', (/** @type {any} */ event) => {
+    if (state.mode !== 'tiles') return;
+    const [feature] = map.queryRenderedFeatures(event.point, { layers: TILE_LAYERS });
+    if (!feature) return;
+    const [lng, lat] = feature.geometry.coordinates;
+    const props = feature.properties;
+    const pixel = 360 / 2 ** tileZoom(map) / 4096;
+    if (props.type === 'event-point') void showEventAt(Number(props.id), lng, lat, Math.max(1e-5, 2 * pixel));
+    else if (tileZoom(map) >= EXACT_ZOOM) void showEventsAt(lng, lat, Number(props.count));
+    else map.easeTo({ center: [lng, lat], zoom: Math.min(map.getZoom() + 2, 17) });
+  });
   map.on('moveend', () => {
     busy('move', false);
     state.page = 1;

@@ -6,6 +6,7 @@
  *   lng: number, lat: number, zoom: number,
  *   catalog: string, datasets: string[],
  *   startDate: string, endDate: string, page: number,
+ *   mode: 'markers' | 'tiles',
  * }} ExploreState
  */
 
@@ -19,6 +20,9 @@ export const DEFAULT_STATE = {
   startDate: '',
   endDate: '',
   page: 1,
+  // How the map draws the events: 'markers' (HTML markers from /api/v1/events/geo) or 'tiles'
+  // (vector tiles MapLibre reads itself); the default is the faster one (docs/explore.md).
+  mode: 'markers',
 };
 
 const SLUG = /^[a-z0-9][a-z0-9-]*$/;
@@ -51,6 +55,12 @@ export function readState(search) {
     startDate: text('startDate', DATE),
     endDate: text('endDate', DATE),
     page: Math.floor(number(params.get('page'), 1, 1e6, 1)),
+    mode:
+      params.get('mode') === 'tiles'
+        ? 'tiles'
+        : params.get('mode') === 'markers'
+          ? 'markers'
+          : DEFAULT_STATE.mode,
   };
 }
 
@@ -65,6 +75,7 @@ export function writeState(state) {
   if (state.startDate) params.set('startDate', state.startDate);
   if (state.endDate) params.set('endDate', state.endDate);
   if (state.page > 1) params.set('page', String(state.page));
+  if (state.mode !== DEFAULT_STATE.mode) params.set('mode', state.mode);
   return `?${params.toString().replaceAll('%2C', ',')}`;
 }
 

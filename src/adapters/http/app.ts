@@ -16,6 +16,7 @@ import { installClientGoneCancellation, type RequestQueryScopes } from './client
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, V1_SHARED_SCHEMAS, v1EventRoutes } from './routes/v1-events.ts';
+import { type TileRoutesDeps, v1TileRoutes } from './routes/v1-tiles.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
@@ -34,6 +35,8 @@ export type HttpDeps = {
   version: string;
   /** Feature areas are optional so a test (or a slimmer process) can build the app with only what it needs. */
   readApi?: ReadApiDeps;
+  /** The vector tiles of the read API (/api/v1/tiles). */
+  tiles?: TileRoutesDeps;
   ingest?: IngestHttpDeps;
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
   accounts?: AccountsDeps;
@@ -203,6 +206,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   await app.register(healthRoutes, { health: deps.health });
   if (deps.metrics) metricsRoute(app, deps.metrics.metrics, deps.metrics.token);
   if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
+  if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });
     await app.register(ingestJobRoutes, { ingest: deps.ingest });

@@ -32,6 +32,7 @@ const PAGE_FILES: Record<string, string> = {
   'state.js': 'text/javascript; charset=utf-8',
   'timeline.js': 'text/javascript; charset=utf-8',
   'format.js': 'text/javascript; charset=utf-8',
+  'tiles.js': 'text/javascript; charset=utf-8',
   'explore.css': 'text/css; charset=utf-8',
 };
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -218,6 +219,11 @@ function explorePage(settings: PageSettings) {
                 <input id="end-date" type="date" name="endDate" />
                 <button type="button" id="clear-dates">All dates</button>
               </fieldset>
+              <label for="map-mode">Map drawing</label>
+              <select id="map-mode" name="mode">
+                <option value="markers">Markers (GeoJSON)</option>
+                <option value="tiles">Vector tiles</option>
+              </select>
             </details>
           </section>
           <section class="map-area" aria-label="Map">

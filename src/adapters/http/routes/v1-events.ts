@@ -90,7 +90,7 @@ const BOUNDS_FACTS = documented({
 const BOUNDS_DESCRIPTION =
   'JSON `{"north":n,"south":s,"east":e,"west":w}` in degrees. `west > east` means the box crosses the antimeridian.';
 
-const filterParameters = {
+export const filterParameters = {
   catalog: Type.Optional(
     Type.String({ description: 'Catalog slug.', ...documented({ pattern: SLUG_PATTERN }) }),
   ),

@@ -82,7 +82,7 @@ function featureJson(g: Fragment): Fragment {
 }
 
 /**
- * Clusters at a grid level as (key, lon, lat, count, ids): counts and centroids per cell, and the ids
+ * Clusters at a grid level as (key, cx, cy, lon, lat, count, ids): counts and centroids per cell, and the ids
  * (ascending) of cells of ten or fewer events, gathered as text from the parts that carry them (the
  * rows, and the level-16 counts' lists); a cell whose ids are not all there (counted from the
  * level-10 counts, or a level-16 cell that lost its list) reads them from its events.
@@ -93,7 +93,7 @@ function featureJson(g: Fragment): Fragment {
  * level 16 itself (zoom 12-13) the inner level-16 cells are clusters as they are, and only the rows
  * of the edge cells (never the same cells) are grouped.
  */
-function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment {
+export function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment {
   const shift = GRID_LEVEL - level;
   const small = (count: Fragment, ids: Fragment) =>
     sqlText`case when ${count} <= ${MAX_EVENT_IDS} then (select array_agg(i order by i) from unnest(${ids}) i) end`;
@@ -135,7 +135,7 @@ function cellGroups(scope: Scope, filter: EventFilter, level: number): Fragment 
   }
   return sqlText`
     with c as materialized (${clusters})
-    select 'cluster:' || ${level}::int4 || ':' || c.cx || ':' || c.cy as key, c.lon, c.lat, c.count,
+    select 'cluster:' || ${level}::int4 || ':' || c.cx || ':' || c.cy as key, c.cx, c.cy, c.lon, c.lat, c.count,
            case when c.count > ${MAX_EVENT_IDS} then null
                 when cardinality(c.known) = c.count then c.known
                 else (select coalesce(array_agg(e.id order by e.id), '{}') from events e

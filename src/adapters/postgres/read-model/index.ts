@@ -1,4 +1,5 @@
 import type { EventReader } from '../../../ports/event-reader.ts';
+import type { TileReader } from '../../../ports/tile-reader.ts';
 import type { DatabasePool } from '../database.ts';
 import { clusterReads } from './clusters.ts';
 import { countReads } from './counts.ts';
@@ -10,6 +11,7 @@ export { type PageCache, pageCache };
 import { pageReads } from './page.ts';
 import { scopeResolver } from './scope.ts';
 import { sourceReads } from './sources.ts';
+import { tileReads } from './tiles.ts';
 import { timeRangeReads } from './time-range.ts';
 
 // The read model of /api/v1 on PostgreSQL + PostGIS (tables and triggers in
@@ -19,7 +21,8 @@ import { timeRangeReads } from './time-range.ts';
 // - scope.ts: which datasets a viewer and filter read, remembered and verified for the page;
 // - parts.ts (with fine-cells.ts and rows.ts): the counting parts whose union is the filtered events;
 // - page.ts and page-cache.ts: the /events page, its total and the verified answer cache;
-// - counts.ts, clusters.ts, histogram.ts, time-range.ts, extent.ts, sources.ts: the other reads.
+// - counts.ts, clusters.ts, histogram.ts, time-range.ts, extent.ts, sources.ts: the other reads;
+// - tiles.ts: the vector tiles (the TileReader port), clusters.ts's groups cut into tiles.
 
 export type EventReaderOptions = {
   /**
@@ -41,9 +44,14 @@ export type EventReaderOptions = {
    * planned once per connection instead of once per page. Unset: every page on `pool`.
    */
   genericPlanPool?: DatabasePool;
+  /** Exact locations a vector tile holds at most before it is clustered (TILE_MAX_POINTS; tests lower it). */
+  tileMaxPoints?: number;
 };
 
-export function postgresEventReader(pool: DatabasePool, options: EventReaderOptions = {}): EventReader {
+export function postgresEventReader(
+  pool: DatabasePool,
+  options: EventReaderOptions = {},
+): EventReader & TileReader {
   const scopes = scopeResolver(pool, { fineCellsMinDensity: options.fineCellsMinDensity });
   const cache: PageCache | null =
     options.pageCache ?? (options.pageCacheBytes ? pageCache(pool, options.pageCacheBytes) : null);
@@ -55,5 +63,6 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     ...histogramReads(pool, scopes),
     ...extentReads(pool, scopes),
     ...sourceReads(pool),
+    ...tileReads(pool, scopes, { maxPoints: options.tileMaxPoints }),
   };
 }

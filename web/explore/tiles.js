@@ -1,0 +1,89 @@
+// The vector-tile mode of the Explore page: MapLibre reads /api/v1/tiles.json (TileJSON) and then
+// the tiles /api/v1/tiles/{z}/{x}/{y}.mvt itself, in its worker, and draws them on the GPU: no
+// marker per cluster in the page. A tile of zoom z holds the clusters /api/v1/events/geo gives at
+// zoom z; MapLibre's vector tiles are 512 px, so it draws them from map zoom z to z + 1, where the
+// marker mode asks /events/geo for zoom z + 1: the tiles' clusters are one level coarser (cells of
+// about 128 px instead of 64), the counts the same.
+
+import { query } from './api.js';
+
+export const TILE_SOURCE = 'event-tiles';
+export const TILE_LAYERS = ['event-tiles-clusters', 'event-tiles-points'];
+
+/**
+ * @param {import('./api.js').Params} params the filters (catalog, datasets, startDate, endDate)
+ * @returns {string} the TileJSON URL of the filtered tiles, absolute (MapLibre's worker fetches it)
+ */
+export function tileJsonUrl(params) {
+  const search = query(params);
+  return new URL(`/api/v1/tiles.json${search ? `?${search}` : ''}`, window.location.href).href;
+}
+
+/**
+ * Draws the filtered events from vector tiles, replacing any tiles of another filter.
+ * @param {any} map a MapLibre map
+ * @param {import('./api.js').Params} params
+ */
+export function showTiles(map, params) {
+  hideTiles(map);
+  map.addSource(TILE_SOURCE, { type: 'vector', url: tileJsonUrl(params) });
+  const common = { source: TILE_SOURCE, 'source-layer': 'events' };
+  map.addLayer({
+    id: 'event-tiles-clusters',
+    type: 'circle',
+    ...common,
+    filter: ['==', ['get', 'type'], 'event-cluster'],
+    paint: {
+      // Area grows with the count, as the markers' sizes do.
+      'circle-radius': ['min', 30, ['+', 7, ['*', 2.4, ['ln', ['get', 'count']]]]],
+      'circle-color': '#c2410c',
+      'circle-opacity': 0.8,
+      'circle-stroke-color': '#ffffff',
+      'circle-stroke-width': 1.5,
+    },
+  });
+  map.addLayer({
+    id: 'event-tiles-points',
+    type: 'circle',
+    ...common,
+    filter: ['==', ['get', 'type'], 'event-point'],
+    paint: {
+      'circle-radius': 5,
+      'circle-color': '#1d4ed8',
+      'circle-stroke-color': '#ffffff',
+      'circle-stroke-width': 1.5,
+    },
+  });
+}
+
+/**
+ * The zoom of the tiles MapLibre draws at the map's zoom (512 px tiles).
+ * @param {any} map
+ */
+export function tileZoom(map) {
+  return Math.max(0, Math.floor(map.getZoom()));
+}
+
+/** @param {any} map */
+export function hideTiles(map) {
+  for (const id of TILE_LAYERS) if (map.getLayer(id)) map.removeLayer(id);
+  if (map.getSource(TILE_SOURCE)) map.removeSource(TILE_SOURCE);
+}
+
+/**
+ * The features of the tiles MapLibre holds for the view (the tiles covering it, so a little more
+ * than the view): each once (world copies hold the same tiles twice), with the sum of their counts.
+ * @param {any} map
+ * @returns {{ features: number, total: number }}
+ */
+export function drawnTiles(map) {
+  /** @type {Map<string, number>} */
+  const seen = new Map();
+  for (const feature of map.querySourceFeatures(TILE_SOURCE, { sourceLayer: 'events' })) {
+    const props = feature.properties;
+    seen.set(props.type === 'event-point' ? `event:${props.id}` : String(props.key), Number(props.count));
+  }
+  let total = 0;
+  for (const count of seen.values()) total += count;
+  return { features: seen.size, total };
+}
