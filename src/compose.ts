@@ -220,6 +220,11 @@ export async function composeServices(
       : { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
     const routesPool = httpPool ?? pool;
     const accounts = composeAccounts(config, routesPool, routes.quotaSeam);
+    // One read model for /api/v1 and /ogc: they share its answer cache and remembered scopes.
+    const readModel = postgresEventReader(readPool, {
+      pageCacheBytes: config.readCacheBytes,
+      genericPlanPool,
+    });
     http = await buildHttpApp(
       {
         version: VERSION,
@@ -228,9 +233,8 @@ export async function composeServices(
           environment: { missingVariables: () => missingVariables(config) },
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
         },
-        readApi: {
-          events: postgresEventReader(readPool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
-        },
+        readApi: { events: readModel },
+        ogc: { events: readModel, clock: systemClock },
         ingest: {
           store: routes.ingestStore,
           queue: ingestQueue,

@@ -89,6 +89,11 @@ export interface EventReader {
     bounds: { north: number; south: number; east: number; west: number } | null;
   }>;
   dataSources(viewer: Viewer): Promise<DataSource[]>;
+  /**
+   * One event of a dataset by its id (OGC API – Features' items/{featureId}); null when there is no
+   * such event in that dataset or the viewer may not see the dataset.
+   */
+  eventInDataset(viewer: Viewer, datasetSlug: string, eventId: number): Promise<EventView | null>;
   /** The `data` of the dataset's newest events; null when the dataset does not exist or the viewer may not see it. */
   sampleData(
     viewer: Viewer,

@@ -12,6 +12,8 @@ import { installClientGoneCancellation, type RequestQueryScopes } from './client
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
+import { ogcFeatureRoutes } from './routes/ogc-features.ts';
+import type { OgcDeps } from '../../application/ogc-features.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
@@ -30,6 +32,8 @@ export type HttpDeps = {
   version: string;
   /** Feature areas are optional so a test (or a slimmer process) can build the app with only what it needs. */
   readApi?: ReadApiDeps;
+  /** OGC API – Features under /ogc (the read model of /api/v1 and a clock for timeStamp). */
+  ogc?: OgcDeps;
   ingest?: IngestHttpDeps;
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
   accounts?: AccountsDeps;
@@ -151,6 +155,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
         { name: 'system', description: 'Health and service metadata' },
         { name: 'events', description: 'Public read API: events, map clusters, histograms and counts' },
         { name: 'sources', description: 'Public read API: catalogs and datasets' },
+        { name: 'ogc', description: 'OGC API – Features, Part 1 Core + GeoJSON: one collection per dataset' },
         {
           name: 'ingestion',
           description: 'File uploads, the staged ingestion pipeline, progress and recovery',
@@ -183,6 +188,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
 
   await app.register(healthRoutes, { health: deps.health });
   if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
+  if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });
     await app.register(ingestJobRoutes, { ingest: deps.ingest });

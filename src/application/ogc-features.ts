@@ -1,0 +1,251 @@
+import { NotFoundError } from '../domain/errors.ts';
+import {
+  CONFORMANCE_CLASSES,
+  CRS84,
+  GEOJSON_TYPE,
+  GREGORIAN_TRS,
+  JSON_TYPE,
+  type Link,
+  OPENAPI_TYPE,
+  pageLinks,
+  parseBbox,
+  parseDatetime,
+  parseFeatureId,
+  parseLimit,
+  parseOffset,
+} from '../domain/ogc.ts';
+import { type EventFilter, parseSort, type RawQuery } from '../domain/read-query.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { DataSource, EventReader, EventView, Viewer } from '../ports/event-reader.ts';
+
+// OGC API – Features, Part 1 Core + GeoJSON, over the /api/v1 read model: one collection per dataset
+// the viewer may read (the same visibility as /api/v1), its items the dataset's events. `base` is
+// the absolute URL of the API's landing page (e.g. http://host/ogc): the standard's links are
+// absolute, and clients such as GDAL resolve a path-only link against the landing page, not the host.
+
+export type OgcDeps = { events: EventReader; clock: Clock };
+
+export type Feature = {
+  type: 'Feature';
+  id: number;
+  geometry: { type: 'Point'; coordinates: [number, number] } | null;
+  properties: { eventTimestamp: string; dataset: string; catalog: string; data: Record<string, unknown> };
+};
+
+type Collection = {
+  id: string;
+  title: string;
+  description?: string;
+  links: Link[];
+  extent?: {
+    spatial?: { bbox: number[][]; crs: string };
+    temporal?: { interval: Array<Array<string | null>>; trs: string };
+  };
+  itemType: 'feature';
+  crs: string[];
+};
+
+type DatasetEntry = DataSource['datasets'][number] & { catalogSlug: string };
+
+export function landingPage(base: string) {
+  return {
+    title: 'Chronomap',
+    description: 'Events on a map and a timeline, as OGC API – Features: one collection per dataset.',
+    links: [
+      { href: base, rel: 'self', type: JSON_TYPE, title: 'this document' },
+      {
+        href: apiUrl(base, '/api/openapi.json'),
+        rel: 'service-desc',
+        type: OPENAPI_TYPE,
+        title: 'the API definition',
+      },
+      {
+        href: apiUrl(base, '/api/docs'),
+        rel: 'service-doc',
+        type: 'text/html',
+        title: 'the API documentation',
+      },
+      { href: `${base}/conformance`, rel: 'conformance', type: JSON_TYPE, title: 'conformance classes' },
+      { href: `${base}/collections`, rel: 'data', type: JSON_TYPE, title: 'the collections (datasets)' },
+    ] satisfies Link[],
+  };
+}
+
+export function conformance() {
+  return { conformsTo: [...CONFORMANCE_CLASSES] };
+}
+
+/** Every dataset the viewer may read, as a collection (extents are in each collection's own document). */
+export async function listCollections(deps: OgcDeps, viewer: Viewer, base: string) {
+  const datasets = await readableDatasets(deps, viewer);
+  return {
+    links: [
+      { href: `${base}/collections`, rel: 'self', type: JSON_TYPE, title: 'this document' },
+    ] satisfies Link[],
+    collections: datasets.map((dataset) => collectionOf(base, dataset)),
+  };
+}
+
+/** One collection with its spatial and temporal extent from the read model; 404 when not readable. */
+export async function describeCollection(
+  deps: OgcDeps,
+  viewer: Viewer,
+  collectionId: string,
+  base: string,
+): Promise<Collection> {
+  const dataset = await findDataset(deps, viewer, collectionId);
+  const filter = collectionFilter(dataset.slug, { from: null, to: null }, null);
+  const [extent, range] = await Promise.all([
+    deps.events.extent(viewer, filter),
+    deps.events.timeRange(viewer, filter),
+  ]);
+  const collection = collectionOf(base, dataset);
+  collection.extent = {};
+  if (extent.bounds) {
+    const { west, south, east, north } = extent.bounds;
+    collection.extent.spatial = { bbox: [[west, south, east, north]], crs: CRS84 };
+  }
+  if (range) collection.extent.temporal = { interval: [[range.min, range.max]], trs: GREGORIAN_TRS };
+  return collection;
+}
+
+/** A page of a collection's items, ordered by id, with numberMatched and the paging links. */
+export async function listItems(
+  deps: OgcDeps,
+  viewer: Viewer,
+  collectionId: string,
+  query: RawQuery,
+  base: string,
+) {
+  // Parameters first (400 before any query), then the collection (404), then the page.
+  const bounds = parseBbox(query.bbox);
+  const dates = parseDatetime(query.datetime);
+  const page = parseOffset(query.offset, parseLimit(query.limit));
+  const dataset = await findDataset(deps, viewer, collectionId);
+  const { eventsJson, totalDocs } = await deps.events.listEventsPage(
+    viewer,
+    collectionFilter(dataset.slug, dates, bounds),
+    parseSort('id'),
+    page,
+  );
+  const features = (JSON.parse(eventsJson) as EventView[]).map((event) => featureOf(event, dataset.slug));
+  const itemsUrl = `${collectionUrl(base, dataset.slug)}/items`;
+  const links = pageLinks(
+    itemsUrl,
+    { bbox: textOf(query.bbox), datetime: textOf(query.datetime) },
+    {
+      offset: (page.page - 1) * page.limit,
+      limit: page.limit,
+      returned: features.length,
+      matched: totalDocs,
+    },
+  );
+  links.push({
+    href: collectionUrl(base, dataset.slug),
+    rel: 'collection',
+    type: JSON_TYPE,
+    title: dataset.title,
+  });
+  return {
+    type: 'FeatureCollection' as const,
+    features,
+    links,
+    numberMatched: totalDocs,
+    numberReturned: features.length,
+    timeStamp: deps.clock.now().toISOString(),
+  };
+}
+
+/** One item; 404 for an id that is not an event of this (readable) collection. */
+export async function getItem(
+  deps: OgcDeps,
+  viewer: Viewer,
+  collectionId: string,
+  featureId: string,
+  base: string,
+) {
+  const id = parseFeatureId(featureId);
+  const dataset = await findDataset(deps, viewer, collectionId);
+  const event = id === null ? null : await deps.events.eventInDataset(viewer, dataset.slug, id);
+  if (!event)
+    throw new NotFoundError(`no feature "${featureId}" in collection "${collectionId}"`, {
+      code: 'FEATURE_NOT_FOUND',
+    });
+  const url = `${collectionUrl(base, dataset.slug)}/items/${event.id}`;
+  return {
+    ...featureOf(event, dataset.slug),
+    links: [
+      { href: url, rel: 'self', type: GEOJSON_TYPE, title: 'this feature' },
+      { href: collectionUrl(base, dataset.slug), rel: 'collection', type: JSON_TYPE, title: dataset.title },
+    ] satisfies Link[],
+  };
+}
+
+/** An event as a GeoJSON Feature: id = event id, a point or null, the event's fields as properties. */
+export function featureOf(event: EventView, datasetSlug: string): Feature {
+  return {
+    type: 'Feature',
+    id: event.id,
+    geometry: event.location
+      ? { type: 'Point', coordinates: [event.location.longitude, event.location.latitude] }
+      : null,
+    properties: {
+      eventTimestamp: event.eventTimestamp,
+      dataset: datasetSlug,
+      catalog: event.dataset.catalog,
+      data: event.data,
+    },
+  };
+}
+
+function collectionFilter(
+  slug: string,
+  dates: EventFilter['dates'],
+  bounds: EventFilter['bounds'],
+): EventFilter {
+  return { catalog: null, datasets: [slug], bounds, dates, dateField: { kind: 'eventTimestamp' } };
+}
+
+async function readableDatasets(deps: OgcDeps, viewer: Viewer): Promise<DatasetEntry[]> {
+  const catalogs = await deps.events.dataSources(viewer);
+  return catalogs.flatMap((catalog) =>
+    catalog.datasets.map((dataset) => ({ ...dataset, catalogSlug: catalog.slug })),
+  );
+}
+
+/** The dataset behind a collection id (its slug), among those the viewer may read; else 404. */
+async function findDataset(deps: OgcDeps, viewer: Viewer, collectionId: string): Promise<DatasetEntry> {
+  const dataset = (await readableDatasets(deps, viewer)).find((entry) => entry.slug === collectionId);
+  if (!dataset) {
+    throw new NotFoundError(`no collection "${collectionId}"`, { code: 'COLLECTION_NOT_FOUND' });
+  }
+  return dataset;
+}
+
+function collectionOf(base: string, dataset: DatasetEntry): Collection {
+  const url = collectionUrl(base, dataset.slug);
+  return {
+    id: dataset.slug,
+    title: dataset.title,
+    ...(dataset.description ? { description: dataset.description } : {}),
+    links: [
+      { href: url, rel: 'self', type: JSON_TYPE, title: 'this collection' },
+      { href: `${url}/items`, rel: 'items', type: GEOJSON_TYPE, title: `the events of ${dataset.title}` },
+    ],
+    itemType: 'feature',
+    crs: [CRS84],
+  };
+}
+
+function collectionUrl(base: string, slug: string): string {
+  return `${base}/collections/${encodeURIComponent(slug)}`;
+}
+
+/** The service's other documents live beside /ogc, on the same origin. */
+function apiUrl(base: string, path: string): string {
+  return new URL(path, base).toString();
+}
+
+function textOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
