@@ -105,7 +105,12 @@ const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5
 /** The absolute URL of the landing page as the client reached it (the standard's links are absolute). */
 function baseUrl(request: FastifyRequest): string {
   const host = HOST.test(request.host) ? request.host : 'localhost';
-  return `${request.protocol === 'https' ? 'https' : 'http'}://${host}${OGC_PREFIX}`;
+  const scheme = request.protocol === 'https' ? 'https' : 'http';
+  // URL's origin drops a default port (`:80` on http), as every client writes the address.
+  const origin = URL.canParse(`${scheme}://${host}`)
+    ? new URL(`${scheme}://${host}`).origin
+    : `${scheme}://localhost`;
+  return `${origin}${OGC_PREFIX}`;
 }
 
 function ogcRoutes(deps: OgcDeps): OgcRoute[] {
