@@ -19,6 +19,7 @@ const app = await buildHttpApp(
       environment: { missingVariables: () => [] },
     },
     readApi: { events: new Proxy({}, { get: () => unused }) as EventReader },
+    ogc: { events: new Proxy({}, { get: () => unused }) as EventReader, clock: { now: () => new Date() } },
     ingest: {
       store: new Proxy({}, { get: () => unused }) as never,
       queue: { enqueueIngestJob: unused },
