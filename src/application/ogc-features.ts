@@ -14,7 +14,7 @@ import {
   parseLimit,
   parseOffset,
 } from '../domain/ogc.ts';
-import { type EventFilter, parseSort, type RawQuery } from '../domain/read-query.ts';
+import { type Bounds, type EventFilter, parseSort, type RawQuery } from '../domain/read-query.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { DataSource, EventReader, EventView, Viewer } from '../ports/event-reader.ts';
 
@@ -75,14 +75,29 @@ export function conformance() {
   return { conformsTo: [...CONFORMANCE_CLASSES] };
 }
 
-/** Every dataset the viewer may read, as a collection (extents are in each collection's own document). */
+/**
+ * Every dataset the viewer may read, as a collection, with the cheap extents of the read model (the
+ * box rounded outward to whole level-10 cells); each collection's own document has the exact box.
+ */
 export async function listCollections(deps: OgcDeps, viewer: Viewer, base: string) {
-  const datasets = await readableDatasets(deps, viewer);
+  const [datasets, extents] = await Promise.all([
+    readableDatasets(deps, viewer),
+    deps.events.datasetExtents(viewer),
+  ]);
+  const extentOf = new Map(extents.map((extent) => [extent.datasetId, extent]));
   return {
     links: [
       { href: `${base}/collections`, rel: 'self', type: JSON_TYPE, title: 'this document' },
     ] satisfies Link[],
-    collections: datasets.map((dataset) => collectionOf(base, dataset)),
+    collections: datasets.map((dataset) => {
+      const extent = extentOf.get(dataset.id);
+      const collection = collectionOf(base, dataset);
+      collection.extent = extentDocument(
+        extent?.bounds ?? null,
+        extent?.first && extent.last ? { min: extent.first, max: extent.last } : null,
+      );
+      return collection;
+    }),
   };
 }
 
@@ -100,13 +115,21 @@ export async function describeCollection(
     deps.events.timeRange(viewer, filter),
   ]);
   const collection = collectionOf(base, dataset);
-  collection.extent = {};
-  if (extent.bounds) {
-    const { west, south, east, north } = extent.bounds;
-    collection.extent.spatial = { bbox: [[west, south, east, north]], crs: CRS84 };
-  }
-  if (range) collection.extent.temporal = { interval: [[range.min, range.max]], trs: GREGORIAN_TRS };
+  collection.extent = extentDocument(extent.bounds, range);
   return collection;
+}
+
+/** The standard's extent object; a part without events is left out. */
+function extentDocument(
+  bounds: Bounds | null,
+  range: { min: string; max: string } | null,
+): Collection['extent'] {
+  return {
+    ...(bounds
+      ? { spatial: { bbox: [[bounds.west, bounds.south, bounds.east, bounds.north]], crs: CRS84 } }
+      : {}),
+    ...(range ? { temporal: { interval: [[range.min, range.max]], trs: GREGORIAN_TRS } } : {}),
+  };
 }
 
 /** A page of a collection's items, ordered by id, with numberMatched and the paging links. */

@@ -90,6 +90,19 @@ export interface EventReader {
   }>;
   dataSources(viewer: Viewer): Promise<DataSource[]>;
   /**
+   * Cheap extents of every dataset the viewer may read, for OGC API – Features' collection list: the
+   * box of its level-10 cells (rounded outward by up to a cell, ~39 km; null while its counts are
+   * pending or when no event has a location) and its first and last event timestamps (null: none).
+   */
+  datasetExtents(viewer: Viewer): Promise<
+    Array<{
+      datasetId: number;
+      bounds: { north: number; south: number; east: number; west: number } | null;
+      first: string | null;
+      last: string | null;
+    }>
+  >;
+  /**
    * One event of a dataset by its id (OGC API – Features' items/{featureId}); null when there is no
    * such event in that dataset or the viewer may not see the dataset.
    */

@@ -70,6 +70,32 @@ t.test('OGC API – Features', async (t) => {
         ['items', `${BASE}/collections/fires/items`, 'application/geo+json'],
       ],
     );
+    // The list's extents: the box rounded outward to level-10 cells (at most a cell, ~0.36° of
+    // longitude, wider; the top and bottom rows reach the poles) and the exact time range.
+    for (const collection of body.collections as Array<{
+      id: string;
+      extent: { spatial: { bbox: number[][] }; temporal: { interval: string[][] } };
+    }>) {
+      const events = fixture.events.filter((event) => event.datasetSlug === collection.id);
+      const located = events.filter((event) => event.longitude !== null && event.latitude !== null);
+      const [west, south, east, north] = collection.extent.spatial.bbox[0] as [
+        number,
+        number,
+        number,
+        number,
+      ];
+      const lons = located.map((event) => event.longitude as number);
+      const lats = located.map((event) => event.latitude as number);
+      t.ok(west <= Math.min(...lons) && west > Math.min(...lons) - 0.36, `${collection.id}: west`);
+      t.ok(east >= Math.max(...lons) && east < Math.max(...lons) + 0.36, `${collection.id}: east`);
+      t.ok(south <= Math.min(...lats) && north >= Math.max(...lats), `${collection.id}: south and north`);
+      const times = events.map((event) => Date.parse(event.eventTimestamp));
+      t.same(
+        (collection.extent.temporal.interval[0] as string[]).map((time) => Date.parse(time)),
+        [Math.min(...times), Math.max(...times)],
+        `${collection.id}: the time range`,
+      );
+    }
     const hidden = await getJson(app, '/ogc/collections/secret');
     t.equal(hidden.status, 404, 'a dataset the viewer may not read does not exist');
     t.equal(hidden.body.code, 'COLLECTION_NOT_FOUND');

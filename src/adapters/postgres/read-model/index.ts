@@ -2,6 +2,7 @@ import type { EventReader } from '../../../ports/event-reader.ts';
 import type { DatabasePool } from '../database.ts';
 import { clusterReads } from './clusters.ts';
 import { countReads } from './counts.ts';
+import { datasetExtentReads } from './dataset-extents.ts';
 import { eventByIdReads } from './event-by-id.ts';
 import { extentReads } from './extent.ts';
 import { histogramReads } from './histogram.ts';
@@ -18,8 +19,8 @@ import { timeRangeReads } from './time-range.ts';
 // - scope.ts: which datasets a viewer and filter read, remembered and verified for the page;
 // - parts.ts (with fine-cells.ts and rows.ts): the counting parts whose union is the filtered events;
 // - page.ts and page-cache.ts: the /events page, its total and the verified answer cache;
-// - counts.ts, clusters.ts, histogram.ts, time-range.ts, extent.ts, sources.ts, event-by-id.ts: the
-//   other reads.
+// - counts.ts, clusters.ts, histogram.ts, time-range.ts, extent.ts, sources.ts, event-by-id.ts,
+//   dataset-extents.ts: the other reads.
 
 export type EventReaderOptions = {
   /**
@@ -56,5 +57,6 @@ export function postgresEventReader(pool: DatabasePool, options: EventReaderOpti
     ...extentReads(pool, scopes),
     ...sourceReads(pool),
     ...eventByIdReads(pool),
+    ...datasetExtentReads(pool),
   };
 }
