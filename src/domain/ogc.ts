@@ -40,8 +40,7 @@ const UNSUPPORTED_PARAMETERS: Record<string, string> = {
   properties: 'Part 6 (property selection)',
   'exclude-properties': 'Part 6 (property selection)',
   skipGeometry: 'Part 6 (property selection)',
-  q: 'Part 9 (text search)',
-  ids: 'Part 1 extensions (feature id lists)',
+  q: 'Part 9 (text search, draft)',
 };
 
 /** Refuses, naming them all, the standard's parameters that this server does not implement. */

@@ -55,6 +55,13 @@ t.test('GDAL reads /ogc: layers, counts and a filtered copy to a GeoPackage', as
     t.match(summary, /eventTimestamp: DateTime/, `${dataset}: eventTimestamp is read as a date-time`);
   }
 
+  // One feature by id: GDAL asks items/{featureId} (its ids are the event ids).
+  const { body: page } = await getJson(app, '/ogc/collections/fires/items', { limit: '1' });
+  const id = page.features[0].id as number;
+  const one = await gdal('ogrinfo', ['-ro', '-q', source, 'fires', '-fid', String(id)]);
+  t.match(one, new RegExp(`OGRFeature\\(fires\\):${id}\\n`), 'ogrinfo -fid reads the event');
+  t.match(one, /dataset \(String\) = fires/);
+
   const dir = mkdtempSync(path.join(tmpdir(), 'chronomap-ogc-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const gpkg = path.join(dir, 'out.gpkg');
