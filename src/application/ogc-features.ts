@@ -4,6 +4,7 @@ import {
   CRS84,
   GEOJSON_TYPE,
   GREGORIAN_TRS,
+  isCollectionId,
   JSON_TYPE,
   type Link,
   OPENAPI_TYPE,
@@ -16,7 +17,7 @@ import {
 } from '../domain/ogc.ts';
 import { type Bounds, type EventFilter, parseSort, type RawQuery } from '../domain/read-query.ts';
 import type { Clock } from '../ports/clock.ts';
-import type { DataSource, EventReader, EventView, Viewer } from '../ports/event-reader.ts';
+import type { EventReader, EventView, Viewer } from '../ports/event-reader.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, over the /api/v1 read model: one collection per dataset
 // the viewer may read (the same visibility as /api/v1), its items the dataset's events. `base` is
@@ -45,7 +46,13 @@ type Collection = {
   crs: string[];
 };
 
-type DatasetEntry = DataSource['datasets'][number] & { catalogSlug: string };
+type DatasetEntry = {
+  id: number;
+  slug: string;
+  title: string;
+  description: string | null;
+  catalogSlug: string;
+};
 
 export function landingPage(base: string) {
   return {
@@ -140,18 +147,25 @@ export async function listItems(
   query: RawQuery,
   base: string,
 ) {
-  // Parameters first (400 before any query), then the collection (404), then the page.
+  // Parameters first (400 before any query), then the page, then the collection (404).
   const bounds = parseBbox(query.bbox);
   const dates = parseDatetime(query.datetime);
   const page = parseOffset(query.offset, parseLimit(query.limit));
-  const dataset = await findDataset(deps, viewer, collectionId);
+  if (!isCollectionId(collectionId)) await findDataset(deps, viewer, collectionId);
   const { eventsJson, totalDocs } = await deps.events.listEventsPage(
     viewer,
-    collectionFilter(dataset.slug, dates, bounds),
+    collectionFilter(collectionId, dates, bounds),
     parseSort('id'),
     page,
   );
-  const features = (JSON.parse(eventsJson) as EventView[]).map((event) => featureOf(event, dataset.slug));
+  const events = JSON.parse(eventsJson) as EventView[];
+  // The page is read with the viewer's visibility: an event in it proves the collection is theirs
+  // to read (and names its title), so only an empty page costs the lookup that tells 404 from empty.
+  const first = events[0];
+  const dataset = first
+    ? { slug: collectionId, title: first.dataset.title }
+    : await findDataset(deps, viewer, collectionId);
+  const features = events.map((event) => featureOf(event, collectionId));
   const itemsUrl = `${collectionUrl(base, dataset.slug)}/items`;
   const links = pageLinks(
     itemsUrl,
@@ -236,9 +250,11 @@ async function readableDatasets(deps: OgcDeps, viewer: Viewer): Promise<DatasetE
   );
 }
 
-/** The dataset behind a collection id (its slug), among those the viewer may read; else 404. */
+/** The dataset behind a collection id (its slug), if the viewer may read it; else 404. */
 async function findDataset(deps: OgcDeps, viewer: Viewer, collectionId: string): Promise<DatasetEntry> {
-  const dataset = (await readableDatasets(deps, viewer)).find((entry) => entry.slug === collectionId);
+  const dataset = isCollectionId(collectionId)
+    ? await deps.events.readableDataset(viewer, collectionId)
+    : null;
   if (!dataset) {
     throw new NotFoundError(`no collection "${collectionId}"`, { code: 'COLLECTION_NOT_FOUND' });
   }

@@ -164,6 +164,14 @@ export function parseOffset(value: unknown, limit: number): { page: number; limi
   return { page: number / limit + 1, limit };
 }
 
+/**
+ * A collection id is a dataset slug (migration 0001's check). Anything else names no collection
+ * (404) without a query.
+ */
+export function isCollectionId(value: string): boolean {
+  return value.length <= 200 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(value);
+}
+
 /** A feature id is an event id: a positive integer. Anything else is an unknown feature (404). */
 export function parseFeatureId(value: string): number | null {
   if (!/^[1-9]\d{0,17}$/.test(value)) return null;

@@ -89,6 +89,17 @@ export interface EventReader {
     bounds: { north: number; south: number; east: number; west: number } | null;
   }>;
   dataSources(viewer: Viewer): Promise<DataSource[]>;
+  /** A dataset by its slug, with its catalog's slug; null when there is none or the viewer may not read it. */
+  readableDataset(
+    viewer: Viewer,
+    slug: string,
+  ): Promise<{
+    id: number;
+    slug: string;
+    title: string;
+    description: string | null;
+    catalogSlug: string;
+  } | null>;
   /**
    * Cheap extents of every dataset the viewer may read, for OGC API – Features' collection list: the
    * box of its level-10 cells (rounded outward by up to a cell, ~39 km; null while its counts are

@@ -101,6 +101,10 @@ t.test('OGC API – Features', async (t) => {
     t.equal(hidden.body.code, 'COLLECTION_NOT_FOUND');
     t.equal((await getJson(app, itemsOf('secret'))).status, 404);
     t.equal((await getJson(app, '/ogc/collections/nothing-here')).status, 404);
+    for (const id of ['Fires', 'fires_', 'a--b']) {
+      t.equal((await getJson(app, `/ogc/collections/${id}`)).status, 404, `not a slug: ${id.slice(0, 10)}`);
+      t.equal((await getJson(app, itemsOf(id))).status, 404);
+    }
   });
 
   t.test("a collection's extent is its events' box and time range", async (t) => {

@@ -2,6 +2,7 @@ import t from 'tap';
 import { rejected } from '../../helpers/validation.ts';
 import {
   checkFormat,
+  isCollectionId,
   OGC_DEFAULT_LIMIT,
   OGC_MAX_LIMIT,
   pageLinks,
@@ -166,4 +167,12 @@ t.test('page links: self always, next while more match, prev after the first pag
     ['self', 'prev'],
     'no next link after the last item',
   );
+});
+
+t.test('collection ids are dataset slugs', async (t) => {
+  t.ok(isCollectionId('usgs-earthquakes'));
+  t.ok(isCollectionId('a1'));
+  for (const id of ['', 'Fires', 'a_b', '-a', 'a-', 'a--b', 'a\u0000b', 'a'.repeat(201)]) {
+    t.notOk(isCollectionId(id), JSON.stringify(id.slice(0, 12)));
+  }
 });

@@ -4,9 +4,9 @@ import { type DatabasePool, row } from '../database.ts';
 import { sqlText, typed } from '../sql-text.ts';
 import { visibility } from './scope.ts';
 
-// One event of one dataset, for OGC API – Features' items/{featureId}: by primary key, with the
-// dataset named by its slug and the viewer's visibility in the same statement, so an event of
-// another dataset, or of a dataset the viewer may not read, is simply not found.
+// One dataset by slug, and one event of one dataset, for OGC API – Features (a collection is a
+// dataset, a feature an event): by key, with the viewer's visibility in the same statement, so a
+// dataset the viewer may not read, or an event of another dataset, is simply not found.
 
 const EventRow = row(
   Type.Object({
@@ -22,8 +22,35 @@ const EventRow = row(
   }),
 );
 
-export function eventByIdReads(pool: DatabasePool): Pick<EventReader, 'eventInDataset'> {
+const DatasetRow = row(
+  Type.Object({
+    id: Type.Number(),
+    slug: Type.String(),
+    title: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    catalog_slug: Type.String(),
+  }),
+);
+
+export function eventByIdReads(pool: DatabasePool): Pick<EventReader, 'eventInDataset' | 'readableDataset'> {
   return {
+    async readableDataset(viewer, slug) {
+      const visible = visibility(viewer) ?? sqlText`true`;
+      const found = await pool.maybeOne(typed(DatasetRow)`
+        select d.id, d.slug, d.title, d.description, c.slug as catalog_slug
+        from datasets d join catalogs c on c.id = d.catalog_id
+        where d.slug = ${slug} and ${visible}`);
+      return found
+        ? {
+            id: found.id,
+            slug: found.slug,
+            title: found.title,
+            description: found.description,
+            catalogSlug: found.catalog_slug,
+          }
+        : null;
+    },
+
     async eventInDataset(viewer, datasetSlug, eventId) {
       const visible = visibility(viewer) ?? sqlText`true`;
       const found = await pool.maybeOne(typed(EventRow)`
