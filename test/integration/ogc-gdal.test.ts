@@ -55,6 +55,23 @@ t.test('GDAL reads /ogc: layers, counts and a filtered copy to a GeoPackage', as
     t.match(summary, /eventTimestamp: DateTime/, `${dataset}: eventTimestamp is read as a date-time`);
   }
 
+  // A half-bounded interval: the WHERE becomes datetime=2024-01-01T00:00:00Z/.. on the server.
+  const since = await gdal('ogrinfo', [
+    '-ro',
+    '-so',
+    source,
+    'fires',
+    '-oo',
+    'PAGE_SIZE=100',
+    '-where',
+    "eventTimestamp >= '2024-01-01T00:00:00'",
+  ]);
+  t.equal(
+    Number(/Feature Count: (\d+)/.exec(since)?.[1]),
+    await totalDocs({ datasets: 'fires', startDate: '2024-01-01T00:00:00Z' }),
+    'an open interval counts as startDate alone',
+  );
+
   // One feature by id: GDAL asks items/{featureId} (its ids are the event ids).
   const { body: page } = await getJson(app, '/ogc/collections/fires/items', { limit: '1' });
   const id = page.features[0].id as number;
