@@ -202,12 +202,19 @@ export async function getItem(
   base: string,
 ) {
   const id = parseFeatureId(featureId);
-  const dataset = await findDataset(deps, viewer, collectionId);
-  const event = id === null ? null : await deps.events.eventInDataset(viewer, dataset.slug, id);
-  if (!event)
+  // The event is read with the viewer's visibility and the collection's slug: found, it proves the
+  // collection readable; not found, the collection's lookup tells which of the two is missing.
+  const event =
+    id === null || !isCollectionId(collectionId)
+      ? null
+      : await deps.events.eventInDataset(viewer, collectionId, id);
+  if (!event) {
+    await findDataset(deps, viewer, collectionId);
     throw new NotFoundError(`no feature "${featureId}" in collection "${collectionId}"`, {
       code: 'FEATURE_NOT_FOUND',
     });
+  }
+  const dataset = { slug: collectionId, title: event.dataset.title };
   const url = `${collectionUrl(base, dataset.slug)}/items/${event.id}`;
   return {
     ...featureOf(event, dataset.slug),

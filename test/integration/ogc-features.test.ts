@@ -276,6 +276,12 @@ t.test('OGC API – Features', async (t) => {
       t.equal(status, 404, `feature ${id}`);
       t.equal(body.code, 'FEATURE_NOT_FOUND');
     }
+    const unknown = await getJson(app, `/ogc/collections/nothing-here/items/${event.id}`);
+    t.match(
+      unknown,
+      { status: 404, body: { code: 'COLLECTION_NOT_FOUND' } },
+      'an unknown collection says so',
+    );
     const other = fixture.events.find((e) => e.datasetSlug === 'fires');
     t.equal(
       (await getJson(app, `${itemsOf('exhibitions')}/${other?.id}`)).status,
