@@ -20,6 +20,7 @@ const app = await buildHttpApp(
     },
     readApi: { events: new Proxy({}, { get: () => unused }) as EventReader },
     tiles: { tiles: { vectorTile: unused } },
+    ogc: { events: new Proxy({}, { get: () => unused }) as EventReader, clock: { now: () => new Date() } },
     ingest: {
       store: new Proxy({}, { get: () => unused }) as never,
       queue: { enqueueIngestJob: unused },

@@ -260,8 +260,8 @@ export async function composeServices(
           })
         : undefined;
     for (const [name, set] of replicas?.pools ?? []) metrics.watchPool(name, set.pool);
-    // One read model for /api/v1 and its vector tiles (they share its scope resolutions): on the
-    // primary, or routed over the replicas.
+    // One read model for /api/v1, its vector tiles and /ogc (they share its answer cache and
+    // remembered scopes): on the primary, or routed over the replicas.
     const reader = replicas
       ? routedReader(replicas, primaryReader, readerOn, (target) => metrics.readTarget.inc({ target }))
       : primaryReader;
@@ -281,6 +281,7 @@ export async function composeServices(
         },
         readApi: { events: reader },
         tiles: { tiles: reader },
+        ogc: { events: reader, clock: systemClock },
         ingest: {
           store: routes.ingestStore,
           queue: ingestQueue,

@@ -64,6 +64,26 @@ export function cellBounds(x: number, y: number, level: number): Bounds {
 }
 
 /**
+ * The box around a range of cells of a level, rounded outward to whole cells. The top and bottom
+ * rows also hold the events beyond Web Mercator's latitude limit (cells clamp them), so they reach
+ * the pole.
+ */
+export function cellRangeBounds(
+  range: { x0: number; x1: number; y0: number; y1: number },
+  level: number,
+): Bounds {
+  const last = 2 ** level - 1;
+  const northWest = cellBounds(range.x0, range.y0, level);
+  const southEast = cellBounds(range.x1, range.y1, level);
+  return {
+    west: northWest.west,
+    east: southEast.east,
+    north: range.y0 === 0 ? 90 : northWest.north,
+    south: range.y1 === last ? -90 : southEast.south,
+  };
+}
+
+/**
  * The cells of a level that lie wholly inside a (non-crossing) longitude/latitude box: precomputed
  * counts of those cells are exact for the box; events in the partly covered edge cells are counted
  * from the rows. Null when no cell fits inside.

@@ -89,6 +89,35 @@ export interface EventReader {
     bounds: { north: number; south: number; east: number; west: number } | null;
   }>;
   dataSources(viewer: Viewer): Promise<DataSource[]>;
+  /** A dataset by its slug, with its catalog's slug; null when there is none or the viewer may not read it. */
+  readableDataset(
+    viewer: Viewer,
+    slug: string,
+  ): Promise<{
+    id: number;
+    slug: string;
+    title: string;
+    description: string | null;
+    catalogSlug: string;
+  } | null>;
+  /**
+   * Cheap extents of every dataset the viewer may read, for OGC API – Features' collection list: the
+   * box of its level-10 cells (rounded outward by up to a cell, ~39 km; null while its counts are
+   * pending or when no event has a location) and its first and last event timestamps (null: none).
+   */
+  datasetExtents(viewer: Viewer): Promise<
+    Array<{
+      datasetId: number;
+      bounds: { north: number; south: number; east: number; west: number } | null;
+      first: string | null;
+      last: string | null;
+    }>
+  >;
+  /**
+   * One event of a dataset by its id (OGC API – Features' items/{featureId}); null when there is no
+   * such event in that dataset or the viewer may not see the dataset.
+   */
+  eventInDataset(viewer: Viewer, datasetSlug: string, eventId: number): Promise<EventView | null>;
   /** The `data` of the dataset's newest events; null when the dataset does not exist or the viewer may not see it. */
   sampleData(
     viewer: Viewer,

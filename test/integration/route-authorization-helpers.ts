@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { Type } from 'typebox';
+import { row, sql } from '../../src/adapters/postgres/database.ts';
 import type { Caller, MatrixFixture } from './route-authorization-fixture.ts';
 
 // The row type and the small builders of the route authorization matrix (route-authorization-table.ts).
@@ -44,3 +46,10 @@ export const publicRead = (url: string): MatrixRow => ({
   rule: PUBLIC,
   request: get(url),
 });
+
+/** The slug of the fixture's private dataset: OGC API – Features names collections by slug. */
+export async function datasetSlug(fx: MatrixFixture): Promise<string> {
+  return fx.db.pool.oneFirst(
+    sql.type(row(Type.Object({ slug: Type.String() })))`select slug from datasets where id = ${fx.dataset}`,
+  );
+}

@@ -2,6 +2,7 @@ import {
   ADMIN,
   at,
   body,
+  datasetSlug,
   get,
   IMPORT,
   type MatrixRow,
@@ -78,6 +79,24 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
     expect: [404, 404, 200, 200],
     rule: 'the read rule of the dataset (private here)',
     request: at((fx) => `/api/v1/datasets/${fx.dataset}/schema/infer`),
+  },
+  'GET /ogc': publicRead('/ogc'),
+  'GET /ogc/conformance': publicRead('/ogc/conformance'),
+  'GET /ogc/collections': publicRead('/ogc/collections'),
+  'GET /ogc/collections/:collectionId': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule of the dataset (private here)',
+    request: async (fx) => ({ url: `/ogc/collections/${await datasetSlug(fx)}` }),
+  },
+  'GET /ogc/collections/:collectionId/items': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule of the dataset (private here)',
+    request: async (fx) => ({ url: `/ogc/collections/${await datasetSlug(fx)}/items` }),
+  },
+  'GET /ogc/collections/:collectionId/items/:featureId': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule of the dataset (private here)',
+    request: async (fx) => ({ url: `/ogc/collections/${await datasetSlug(fx)}/items/${fx.event}` }),
   },
   'POST /api/webhooks/trigger/:token': {
     expect: [404, 404, 404, 404],

@@ -17,6 +17,8 @@ import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, V1_SHARED_SCHEMAS, v1EventRoutes } from './routes/v1-events.ts';
 import { type TileRoutesDeps, v1TileRoutes } from './routes/v1-tiles.ts';
+import { ogcFeatureRoutes } from './routes/ogc-features.ts';
+import type { OgcDeps } from '../../application/ogc-features.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
@@ -37,6 +39,8 @@ export type HttpDeps = {
   readApi?: ReadApiDeps;
   /** The vector tiles of the read API (/api/v1/tiles). */
   tiles?: TileRoutesDeps;
+  /** OGC API – Features under /ogc (the read model of /api/v1 and a clock for timeStamp). */
+  ogc?: OgcDeps;
   ingest?: IngestHttpDeps;
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
   accounts?: AccountsDeps;
@@ -172,6 +176,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
         { name: 'system', description: 'Health and service metadata' },
         { name: 'events', description: 'Public read API: events, map clusters, histograms and counts' },
         { name: 'sources', description: 'Public read API: catalogs and datasets' },
+        { name: 'ogc', description: 'OGC API – Features, Part 1 Core + GeoJSON: one collection per dataset' },
         {
           name: 'ingestion',
           description: 'File uploads, the staged ingestion pipeline, progress and recovery',
@@ -207,6 +212,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.metrics) metricsRoute(app, deps.metrics.metrics, deps.metrics.token);
   if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
   if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
+  if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });
     await app.register(ingestJobRoutes, { ingest: deps.ingest });

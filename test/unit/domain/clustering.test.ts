@@ -1,6 +1,7 @@
 import t from 'tap';
 import {
   cellBounds,
+  cellRangeBounds,
   cellSizeMetres,
   clusterLevel,
   gridRange,
@@ -120,3 +121,20 @@ t.test('mercatorShare: the share of the world map a box covers', async (t) => {
   near(mercatorShare({ north: 90, south: -90, east: -170, west: 170 }), 20 / 360, 'across the antimeridian');
   t.ok(mercatorShare({ north: 53, south: 52, east: 14, west: 13 }) < 1e-4, 'a city');
 });
+
+t.test(
+  'cellRangeBounds: the cells of the events around them, the edge rows reaching the poles',
+  async (t) => {
+    const berlin = mercatorCell(13.405, 52.52, 10);
+    const tokyo = mercatorCell(139.69, 35.69, 10);
+    const box = cellRangeBounds({ x0: berlin.x, x1: tokyo.x, y0: berlin.y, y1: tokyo.y }, 10);
+    t.ok(box.west <= 13.405 && box.west > 13.405 - 360 / 1024, 'west within a cell');
+    t.ok(box.east >= 139.69 && box.east < 139.69 + 360 / 1024, 'east within a cell');
+    t.ok(box.north >= 52.52 && box.south <= 35.69);
+    const pole = mercatorCell(18, 89.5, 10);
+    t.equal(pole.y, 0, 'beyond the Mercator limit: the top row');
+    const polar = cellRangeBounds({ x0: pole.x, x1: pole.x, y0: 0, y1: 1023 }, 10);
+    t.equal(polar.north, 90);
+    t.equal(polar.south, -90);
+  },
+);

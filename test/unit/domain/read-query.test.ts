@@ -1,6 +1,5 @@
-import type { Test } from 'tap';
 import t from 'tap';
-import { ValidationError } from '../../../src/domain/errors.ts';
+import { rejected } from '../../helpers/validation.ts';
 import {
   longitudeRanges,
   paginate,
@@ -12,18 +11,6 @@ import {
   parseSort,
   parseZoom,
 } from '../../../src/domain/read-query.ts';
-
-/** The parameter a ValidationError names, or a failure. */
-function rejected(t: Test, run: () => unknown, parameter: string) {
-  try {
-    run();
-    t.fail(`expected a 400 naming ${parameter}`);
-  } catch (error) {
-    t.ok(error instanceof ValidationError, 'a ValidationError');
-    t.equal((error as ValidationError).field, parameter);
-    t.equal((error as ValidationError).code, 'INVALID_PARAMETER');
-  }
-}
 
 t.test('an empty query is no filter', async (t) => {
   t.same(parseEventFilter({}), {

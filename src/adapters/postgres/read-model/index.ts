@@ -3,6 +3,8 @@ import type { TileReader } from '../../../ports/tile-reader.ts';
 import type { DatabasePool } from '../database.ts';
 import { clusterReads } from './clusters.ts';
 import { countReads } from './counts.ts';
+import { datasetExtentReads } from './dataset-extents.ts';
+import { eventByIdReads } from './event-by-id.ts';
 import { extentReads } from './extent.ts';
 import { histogramReads } from './histogram.ts';
 import { type PageCache, pageCache } from './page-cache.ts';
@@ -21,7 +23,8 @@ import { timeRangeReads } from './time-range.ts';
 // - scope.ts: which datasets a viewer and filter read, remembered and verified for the page;
 // - parts.ts (with fine-cells.ts and rows.ts): the counting parts whose union is the filtered events;
 // - page.ts and page-cache.ts: the /events page, its total and the verified answer cache;
-// - counts.ts, clusters.ts, histogram.ts, time-range.ts, extent.ts, sources.ts: the other reads;
+// - counts.ts, clusters.ts, histogram.ts, time-range.ts, extent.ts, sources.ts, event-by-id.ts,
+//   dataset-extents.ts: the other reads (the last two for /ogc);
 // - tiles.ts: the vector tiles (the TileReader port), clusters.ts's groups cut into tiles.
 
 export type EventReaderOptions = {
@@ -64,5 +67,7 @@ export function postgresEventReader(
     ...extentReads(pool, scopes),
     ...sourceReads(pool),
     ...tileReads(pool, scopes, { maxPoints: options.tileMaxPoints }),
+    ...eventByIdReads(pool),
+    ...datasetExtentReads(pool),
   };
 }

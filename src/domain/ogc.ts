@@ -1,0 +1,222 @@
+import { type Bounds, type DateRange, invalid, parseDate } from './read-query.ts';
+
+// OGC API – Features, Part 1 (Core) with the GeoJSON encoding: the parameter rules and the links of
+// /ogc, without I/O. The standard is OGC 17-069r4; requirement names below are its /req/core/* ids.
+// Every value a client sends is checked here and refused with a ValidationError naming the
+// parameter (400, /req/core/query-param-invalid), never silently ignored.
+
+export const CONFORMANCE_CLASSES = [
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
+] as const;
+
+/** The only CRS of Part 1 (longitude, latitude in WGS 84); Part 2 (other CRS) is not offered. */
+export const CRS84 = 'http://www.opengis.net/def/crs/OGC/1.3/CRS84';
+export const GREGORIAN_TRS = 'http://www.opengis.net/def/uom/ISO-8601/0/Gregorian';
+
+export const GEOJSON_TYPE = 'application/geo+json';
+export const JSON_TYPE = 'application/json';
+/** The service description is the whole service's OpenAPI 3.1 document (/api/openapi.json). */
+export const OPENAPI_TYPE = 'application/vnd.oai.openapi+json;version=3.1';
+
+/** Items per page when `limit` is absent, and the most a page holds (a larger limit is clamped). */
+export const OGC_DEFAULT_LIMIT = 100;
+export const OGC_MAX_LIMIT = 1000;
+/** Deepest offset: the read API's deepest page (read-query.ts parsePage) at the largest page. */
+export const OGC_MAX_OFFSET = 1_000_000;
+
+/**
+ * Parameters other parts of OGC API – Features define. Part 1 requires a 400 for a parameter the
+ * server does not declare (/req/core/query-param-unknown); these get a message that says which part
+ * they belong to, so that a client learns the server lacks the part rather than that it mistyped.
+ */
+const UNSUPPORTED_PARAMETERS: Record<string, string> = {
+  crs: 'Part 2 (coordinate reference systems by reference)',
+  'bbox-crs': 'Part 2 (coordinate reference systems by reference)',
+  filter: 'Part 3 (filtering)',
+  'filter-lang': 'Part 3 (filtering)',
+  'filter-crs': 'Part 3 (filtering)',
+  sortby: 'Part 8 (sorting)',
+  properties: 'Part 6 (property selection)',
+  'exclude-properties': 'Part 6 (property selection)',
+  skipGeometry: 'Part 6 (property selection)',
+  q: 'Part 9 (text search, draft)',
+};
+
+/** Refuses, naming them all, the standard's parameters that this server does not implement. */
+export function refuseUnsupportedParameters(query: Record<string, unknown>): void {
+  const found = Object.keys(query).filter((name) => Object.hasOwn(UNSUPPORTED_PARAMETERS, name));
+  if (found.length === 0) return;
+  const named = found.map((name) => `${name} (OGC API – Features ${UNSUPPORTED_PARAMETERS[name]})`);
+  throw invalid(
+    found[0] ?? 'query',
+    `not supported by this server: ${named.join(', ')}; it implements Part 1 Core and GeoJSON only`,
+  );
+}
+
+/**
+ * `f`: the encoding. Only JSON (GeoJSON for features) is offered; `f=html` is refused rather than
+ * redirected, because there is no HTML view of a collection to send a browser to.
+ */
+export function checkFormat(value: unknown): void {
+  const text = singleText(value, 'f');
+  if (text === null || text === 'json') return;
+  throw invalid(
+    'f',
+    text === 'html'
+      ? 'f=html is not offered: this server encodes OGC API – Features as JSON and GeoJSON only (f=json)'
+      : `f must be json (got "${text}")`,
+  );
+}
+
+/**
+ * `bbox`: minLon,minLat,maxLon,maxLat in CRS84 (/req/core/fc-bbox-definition). minLon > maxLon is a
+ * box across the antimeridian, as the standard allows. Six numbers (a 3D box) are refused: events
+ * have no height.
+ */
+export function parseBbox(value: unknown): Bounds | null {
+  const text = singleText(value, 'bbox');
+  if (text === null) return null;
+  const parts = text.split(',');
+  if (parts.length === 6) {
+    throw invalid('bbox', 'bbox with 6 numbers (a 3D box) is not supported: events have no height');
+  }
+  if (parts.length !== 4) {
+    throw invalid('bbox', `bbox must be 4 numbers minLon,minLat,maxLon,maxLat (got "${text}")`);
+  }
+  const numbers = parts.map((part) => {
+    const trimmed = part.trim();
+    const number = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(trimmed) ? Number(trimmed) : Number.NaN;
+    if (!Number.isFinite(number)) throw invalid('bbox', `bbox values must be numbers (got "${part}")`);
+    return number;
+  });
+  const [west = 0, south = 0, east = 0, north = 0] = numbers;
+  const within = (name: string, number: number, limit: 90 | 180) => {
+    if (number < -limit || number > limit) {
+      throw invalid('bbox', `bbox ${name} must be between -${limit} and ${limit} (got ${number})`);
+    }
+  };
+  within('minLon', west, 180);
+  within('maxLon', east, 180);
+  within('minLat', south, 90);
+  within('maxLat', north, 90);
+  if (south > north) throw invalid('bbox', `bbox minLat (${south}) must not exceed maxLat (${north})`);
+  return { west, south, east, north };
+}
+
+/**
+ * `datetime` (/req/core/fc-time-definition): an instant, a closed interval `a/b`, or a half-bounded
+ * one `../b`, `a/..` (an empty end is read as open too). Events are instants, so an instant matches
+ * the events at it (a date: that whole UTC day) and an interval the events within it, both ends
+ * included, exactly as startDate/endDate of /api/v1. The answer is a half-open range [from, to).
+ */
+export function parseDatetime(value: unknown): DateRange {
+  const text = singleText(value, 'datetime');
+  if (text === null) return { from: null, to: null };
+  const parts = text.split('/');
+  if (parts.length > 2)
+    throw invalid('datetime', `datetime must be an instant or an interval a/b (got "${text}")`);
+  if (parts.length === 1) {
+    if (text === '..') throw invalid('datetime', 'datetime ".." alone is not an instant; use a/.. or ../b');
+    return { from: parseDate(text, 'datetime', 'start'), to: parseDate(text, 'datetime', 'end') };
+  }
+  const [start = '', end = ''] = parts;
+  const open = (part: string) => part === '' || part === '..';
+  if (open(start) && open(end)) {
+    throw invalid('datetime', `datetime needs at least one end of the interval (got "${text}")`);
+  }
+  const from = open(start) ? null : parseDate(start, 'datetime', 'start');
+  const to = open(end) ? null : parseDate(end, 'datetime', 'end');
+  if (from !== null && to !== null && from >= to) {
+    throw invalid('datetime', `datetime's start must not be after its end (got "${text}")`);
+  }
+  return { from, to };
+}
+
+/**
+ * `limit` (/req/core/fc-limit-definition): an integer of at least 1. A limit above the maximum is
+ * not an error: the standard lets the server answer with fewer items, so it is clamped.
+ */
+export function parseLimit(value: unknown): number {
+  const text = singleText(value, 'limit');
+  if (text === null) return OGC_DEFAULT_LIMIT;
+  const number = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < 1) {
+    throw invalid('limit', `limit must be an integer of at least 1 (got "${text}")`);
+  }
+  return Math.min(number, OGC_MAX_LIMIT);
+}
+
+/**
+ * `offset`: how many matching items to skip, ordered by id. The next and prev links carry it. It
+ * must be a multiple of the page's limit, because the read model answers whole pages.
+ */
+export function parseOffset(value: unknown, limit: number): { page: number; limit: number } {
+  const text = singleText(value, 'offset');
+  if (text === null) return { page: 1, limit };
+  const number = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number > OGC_MAX_OFFSET) {
+    throw invalid('offset', `offset must be an integer from 0 to ${OGC_MAX_OFFSET} (got "${text}")`);
+  }
+  if (number % limit !== 0) {
+    throw invalid('offset', `offset must be a multiple of limit (${limit}); got ${number}`);
+  }
+  return { page: number / limit + 1, limit };
+}
+
+/**
+ * A collection id is a dataset slug (migration 0001's check). Anything else names no collection
+ * (404) without a query.
+ */
+export function isCollectionId(value: string): boolean {
+  return value.length <= 200 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(value);
+}
+
+/** A feature id is an event id: a positive integer. Anything else is an unknown feature (404). */
+export function parseFeatureId(value: string): number | null {
+  if (!/^[1-9]\d{0,17}$/.test(value)) return null;
+  const number = Number(value);
+  return Number.isSafeInteger(number) ? number : null;
+}
+
+export type Link = { href: string; rel: string; type: string; title?: string };
+
+/**
+ * The paging links of an items page: self, and next/prev when there are such pages (the filter
+ * parameters are kept; `offset` moves by `limit`).
+ */
+export function pageLinks(
+  itemsUrl: string,
+  filter: { bbox?: string; datetime?: string },
+  page: { offset: number; limit: number; returned: number; matched: number },
+): Link[] {
+  const href = (offset: number) => {
+    const search = new URLSearchParams();
+    if (filter.bbox) search.set('bbox', filter.bbox);
+    if (filter.datetime) search.set('datetime', filter.datetime);
+    search.set('limit', String(page.limit));
+    if (offset > 0) search.set('offset', String(offset));
+    return `${itemsUrl}?${search.toString()}`;
+  };
+  const links: Link[] = [{ href: href(page.offset), rel: 'self', type: GEOJSON_TYPE, title: 'this page' }];
+  const nextOffset = page.offset + page.limit;
+  if (page.returned === page.limit && nextOffset < page.matched && nextOffset <= OGC_MAX_OFFSET) {
+    links.push({ href: href(nextOffset), rel: 'next', type: GEOJSON_TYPE, title: 'next page' });
+  }
+  if (page.offset > 0) {
+    links.push({
+      href: href(Math.max(0, page.offset - page.limit)),
+      rel: 'prev',
+      type: GEOJSON_TYPE,
+      title: 'previous page',
+    });
+  }
+  return links;
+}
+
+function singleText(value: unknown, parameter: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (Array.isArray(value)) throw invalid(parameter, `${parameter} must be given once`);
+  const text = String(value).trim();
+  return text === '' ? null : text;
+}
