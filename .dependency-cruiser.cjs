@@ -25,6 +25,24 @@ module.exports = {
       to: { pathNot: '^src/(domain|ports)/' },
     },
     {
+      name: 'http-does-not-import-admin',
+      comment:
+        'The arrow runs admin → http: the server pages use the HTTP adapter (cookies, the template tag), the ' +
+        'HTTP app never knows the pages; the composition root mounts them (src/adapters/admin/admin-pages.ts).',
+      severity: 'error',
+      from: { path: '^src/adapters/(http|web)/' },
+      to: { path: '^src/adapters/admin/' },
+    },
+    {
+      name: 'adapters-do-not-import-the-root',
+      comment:
+        'Only the entry point (src/main.ts) and the composition root (src/compose.ts) know every adapter; ' +
+        'an adapter importing them would be the one arrow running up.',
+      severity: 'error',
+      from: { path: '^src/adapters/' },
+      to: { path: '^src/(compose|main)\\.ts$' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

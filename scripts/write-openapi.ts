@@ -28,7 +28,6 @@ const app = await buildHttpApp(
       uploadRoot: '/nonexistent',
       files: new Proxy({}, { get: () => unused }) as never,
       maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
-      dashboardCsrfSecret: 'openapi',
       hierarchy: { hierarchy: unused },
       schedules: new Proxy({}, { get: () => unused }) as never,
     },

@@ -15,6 +15,7 @@ import {
 } from './adapters/config/environment.ts';
 import type { AccountsDeps } from './adapters/http/accounts.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
+import { adminPages } from './adapters/admin/admin-pages.ts';
 import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
 import { cronerSchedule } from './adapters/jobs/croner-schedule.ts';
 import {
@@ -242,7 +243,6 @@ export async function composeServices(
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
           hierarchy: accounts.collections.repository,
           schedules: routes.scheduleDeps,
-          dashboardCsrfSecret: accounts.csrfSecret,
         },
         accounts,
         explore: {
@@ -265,6 +265,12 @@ export async function composeServices(
         timeouts: budgets,
       },
     );
+    // After the app's hooks, which tell the pages who is calling.
+    await http.register(adminPages, {
+      ...accounts,
+      ingest: { store: routes.ingestStore, clock: systemClock },
+      scraperCollections: { repository: accounts.collections.repository, scrapers: routes.scrapers },
+    });
   }
 
   return {

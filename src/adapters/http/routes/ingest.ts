@@ -21,7 +21,6 @@ import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../../domain/quotas.ts';
 import type { FileFormat } from '../../../ports/ingest-job-store.ts';
 import type { Quotas } from '../../../ports/quotas.ts';
-import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';
 import { parseJsonField, refuseForbiddenField, strictId } from '../input-guards.ts';
 import { errorResponses } from '../error-body.ts';
@@ -37,8 +36,6 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
   /** The catalog > dataset facts the access rules ask about (the collections' repository). */
   hierarchy: ImportAccessDeps['hierarchy'];
   schedules: ScheduleDeps;
-  /** Keys the dashboard's CSRF tokens (the admin progress page's logout form). */
-  dashboardCsrfSecret: string;
 };
 
 const FORMATS: Record<string, FileFormat> = {
@@ -82,11 +79,6 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
       parts: 12,
     },
     throwFileSizeLimit: true,
-  });
-  await app.register(ingestProgressPage, {
-    store: ingest.store,
-    clock: ingest.clock,
-    csrfSecret: ingest.dashboardCsrfSecret,
   });
 
   app.post(

@@ -2,25 +2,25 @@ import { createReadStream, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseCsv } from 'fast-csv';
-import { createAdmin } from '../../application/create-admin.ts';
-import { seedDemo } from '../../application/seed-demo.ts';
+import { createAdmin } from './application/create-admin.ts';
+import { seedDemo } from './application/seed-demo.ts';
 import {
   composeServices,
   DatabaseUnavailableError,
   openDatabase,
   resolveDatabaseUrl,
   VERSION,
-} from '../../compose.ts';
-import { DomainError } from '../../domain/errors.ts';
-import { type Config, ConfigError, loadConfig, projectRoot } from '../config/environment.ts';
-import { startJobQueue } from '../jobs/job-queue.ts';
-import { ApiProcessesError, isApiWorker, startApiProcesses } from './api-processes.ts';
-import { redactUrl } from '../postgres/database.ts';
-import { postgresEventStore } from '../postgres/event-store.ts';
-import { loadMigrations, MigrationError, migrate } from '../postgres/migrator.ts';
-import { postgresSessionStore } from '../postgres/session-store.ts';
-import { postgresUserStore } from '../postgres/user-store.ts';
-import { scryptPasswordHasher } from '../security/scrypt-password-hasher.ts';
+} from './compose.ts';
+import { DomainError } from './domain/errors.ts';
+import { type Config, ConfigError, loadConfig, projectRoot } from './adapters/config/environment.ts';
+import { startJobQueue } from './adapters/jobs/job-queue.ts';
+import { ApiProcessesError, isApiWorker, startApiProcesses } from './adapters/cli/api-processes.ts';
+import { redactUrl } from './adapters/postgres/database.ts';
+import { postgresEventStore } from './adapters/postgres/event-store.ts';
+import { loadMigrations, MigrationError, migrate } from './adapters/postgres/migrator.ts';
+import { postgresSessionStore } from './adapters/postgres/session-store.ts';
+import { postgresUserStore } from './adapters/postgres/user-store.ts';
+import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
 
 const USAGE = `chronomap ${VERSION}
 
