@@ -25,7 +25,7 @@ const app = await buildHttpApp(
       quotas: new Proxy({}, { get: () => unused }) as never,
       clock: { now: () => new Date() },
       retry: loadConfig({}).ingest.retry,
-      uploadRoot: '/nonexistent',
+      fileStore: new Proxy({}, { get: () => unused }) as never,
       files: new Proxy({}, { get: () => unused }) as never,
       maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
       hierarchy: { hierarchy: unused },

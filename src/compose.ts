@@ -141,6 +141,8 @@ export async function composeServices(
 
   const ingestRoot = path.join(config.dataDir, 'ingest');
   const ingestQueue = pgBossIngestQueue(boss);
+  // The one place that names where ingest files live (FileStore writes them, SourceFiles reads them).
+  const fileStore = localFileStore(ingestRoot);
   const sourceFiles = localSourceFiles(ingestRoot);
   // config/quotas.yaml is read once per process; every area and every pool asks the same policy.
   const policy = loadAccessPolicy(config.quotasFile);
@@ -154,7 +156,7 @@ export async function composeServices(
       {
         ...scheduleDeps,
         fetcher: guardedUrlFetcher(config.ingest.fetch),
-        files: localFileStore(ingestRoot),
+        files: fileStore,
         ingestQueue,
       },
       workerLog,
@@ -238,7 +240,7 @@ export async function composeServices(
           quotas: routes.quotas,
           clock: systemClock,
           retry: config.ingest.retry,
-          uploadRoot: ingestRoot,
+          fileStore,
           files: sourceFiles,
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
           hierarchy: accounts.collections.repository,
