@@ -53,7 +53,7 @@ import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher
 import { isFeatureEnabled } from './application/feature-flags.ts';
 import type { AccessPolicy } from './domain/quotas.ts';
 import type { Quotas } from './ports/quotas.ts';
-import { postgresActorDirectory } from './adapters/postgres/scraper-collaborators.ts';
+import { postgresActorDirectory } from './adapters/postgres/actor-directory.ts';
 import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store.ts';
 import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
 import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
