@@ -1,7 +1,6 @@
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseCsv } from 'fast-csv';
 import { createAdmin } from './application/create-admin.ts';
 import { seedDemo } from './application/seed-demo.ts';
 import {
@@ -15,6 +14,7 @@ import { DomainError } from './domain/errors.ts';
 import { type Config, ConfigError, loadConfig, projectRoot } from './adapters/config/environment.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { ApiProcessesError, isApiWorker, startApiProcesses } from './adapters/cli/api-processes.ts';
+import { csvRows } from './adapters/files/local-source-files.ts';
 import { redactUrl } from './adapters/postgres/database.ts';
 import { postgresEventStore } from './adapters/postgres/event-store.ts';
 import { loadMigrations, MigrationError, migrate } from './adapters/postgres/migrator.ts';
@@ -209,10 +209,8 @@ async function runSeedDemo(databaseUrl: string, args: string[]): Promise<number>
   }
   const pool = await openDatabase(databaseUrl);
   try {
-    const rows = createReadStream(file).pipe(
-      parseCsv<Record<string, string>, Record<string, string>>({ headers: true }),
-    );
-    const result = await seedDemo({ events: postgresEventStore(pool) }, rows);
+    // The ingestion pipeline's CSV reader (encoding, delimiter, quoting and size limits as for an import).
+    const result = await seedDemo({ events: postgresEventStore(pool) }, csvRows(file));
     say(
       `demo data: read ${result.read} rows, stored ${result.inserted} new events` +
         `${result.invalid ? `, skipped ${result.invalid} invalid rows` : ''} (catalog "demo", dataset "usgs-earthquakes")`,
