@@ -299,7 +299,7 @@ export function composeQuotas(config: Config, pool: DatabasePool): QuotaSeam {
 }
 
 function quotaSeamOn(pool: DatabasePool, policy: AccessPolicy): QuotaSeam {
-  return { policy, quotas: postgresQuotas(pool, policy, () => new Date()) };
+  return { policy, quotas: postgresQuotas(pool, policy, systemClock) };
 }
 
 /** The adapters built on one pool that both the workers and the HTTP routes use. */
@@ -330,7 +330,6 @@ export function composeAccounts(
   const users = postgresUserStore(pool);
   const sessions = postgresSessionStore(pool);
   const passwords = scryptPasswordHasher();
-  const now = () => new Date();
   const secret = resolveSessionSecret(config);
   const rateLimits = postgresRateLimitCounter(pool);
   return {
@@ -341,9 +340,9 @@ export function composeAccounts(
       tokens: hmacTokenSigner(secret),
       rateLimits,
       policy,
-      now,
+      clock: systemClock,
     },
-    account: { users, sessions, passwords, rateLimits, policy, now },
+    account: { users, sessions, passwords, rateLimits, policy, clock: systemClock },
     flags: postgresFeatureFlagStore(pool),
     quotas,
     collections: {
@@ -392,7 +391,7 @@ export function composeScraperDeps(
     manifests: yamlManifestSource(gitManifestReader({ allowLoopback: config.scraperAllowLoopbackGit })),
     cron: cronerSchedule,
     runIds: uuidRunIds(),
-    now: () => new Date(),
+    clock: systemClock,
   };
 }
 

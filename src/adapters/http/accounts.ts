@@ -33,7 +33,11 @@ export async function installAccountHooks(app: FastifyInstance, deps: AccountsDe
   app.addSchema(UserSchema);
   for (const schema of [...authSchemas, ...collectionSchemas, ...featureFlagSchemas]) app.addSchema(schema);
   installAuthentication(app, deps.login);
-  installRateLimits(app, { counter: deps.login.rateLimits, policy: deps.login.policy, now: deps.login.now });
+  installRateLimits(app, {
+    counter: deps.login.rateLimits,
+    policy: deps.login.policy,
+    clock: deps.login.clock,
+  });
 }
 
 export async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
@@ -44,6 +48,6 @@ export async function registerAccountRoutes(app: FastifyInstance, deps: Accounts
     defaultTrustLevel: deps.login.policy.defaultTrustLevel,
   });
   await app.register(collectionRoutes, deps.collections);
-  await app.register(quotaRoutes, { quotas: deps.quotas, now: deps.login.now });
+  await app.register(quotaRoutes, { quotas: deps.quotas, clock: deps.login.clock });
   await app.register(featureFlagRoutes, { flags: deps.flags });
 }

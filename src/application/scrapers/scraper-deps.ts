@@ -11,6 +11,7 @@ import type { WebhookTokens } from '../../ports/webhook-tokens.ts';
 import type { ScraperRepoStore } from '../../ports/scraper-repo-store.ts';
 import type { ScraperRunStore } from '../../ports/scraper-run-store.ts';
 import type { ScraperStore } from '../../ports/scraper-store.ts';
+import type { Clock } from '../../ports/clock.ts';
 
 /** Everything the scraper use cases may need; each use case takes the part it uses. */
 export type ScraperDeps = {
@@ -27,5 +28,5 @@ export type ScraperDeps = {
   manifests: ManifestSource;
   cron: Pick<CronSchedule, 'previous' | 'problem'>;
   runIds: RunIds;
-  now: () => Date;
+  clock: Clock;
 };
