@@ -25,6 +25,64 @@ module.exports = {
       to: { pathNot: '^src/(domain|ports)/' },
     },
     {
+      name: 'http-does-not-import-admin',
+      comment:
+        'The arrow runs admin → http: the server pages use the HTTP adapter (cookies, the template tag), the ' +
+        'HTTP app never knows the pages; the composition root mounts them (src/adapters/admin/admin-pages.ts).',
+      severity: 'error',
+      from: { path: '^src/adapters/(http|web)/' },
+      to: { path: '^src/adapters/admin/' },
+    },
+    {
+      name: 'adapters-do-not-import-the-root',
+      comment:
+        'Only the entry point (src/main.ts) and the composition root (src/compose.ts) know every adapter; ' +
+        'an adapter importing them would be the one arrow running up.',
+      severity: 'error',
+      from: { path: '^src/adapters/' },
+      to: { path: '^src/(compose|main)\\.ts$' },
+    },
+    {
+      name: 'read-model-only-through-its-port',
+      comment:
+        'The read model (src/adapters/postgres/read-model/) is the EventReader port: the composition root builds ' +
+        'it from index.ts and everyone else asks the port, so its SQL, caches and pools stay its own business.',
+      severity: 'error',
+      from: { pathNot: '^src/(compose\\.ts$|adapters/postgres/read-model/)' },
+      to: { path: '^src/adapters/postgres/read-model/' },
+    },
+    {
+      name: 'read-model-entry-is-its-index',
+      comment: 'The composition root knows only the folder index, not the files behind it.',
+      severity: 'error',
+      from: { path: '^src/compose\\.ts$' },
+      to: {
+        path: '^src/adapters/postgres/read-model/',
+        pathNot: '^src/adapters/postgres/read-model/index\\.ts$',
+      },
+    },
+    {
+      name: 'file-system-only-where-files-live',
+      comment:
+        'Ingest files are written through FileStore and read through SourceFiles (src/adapters/files/). The other ' +
+        'modules that touch the file system, each for a reason of its own: config/environment.ts and ' +
+        'config/access-policy.ts read the configuration (.env, config/quotas.yaml); postgres/migrator.ts reads ' +
+        'migrations/; postgres/embedded-cluster.ts keeps the private PostgreSQL cluster under the data directory; ' +
+        'postgres/backup.ts writes and reads the backup folder the operator names (chronomap backup/restore); ' +
+        'scrapers/git-manifest-reader.ts clones a repo into a temporary directory to read its manifest; web/explore.ts ' +
+        "serves the Explore page's static files and MapLibre from node_modules; src/main.ts checks the file seed-demo " +
+        'is given exists.',
+      severity: 'error',
+      from: {
+        path: '^src/',
+        pathNot:
+          '^src/(main\\.ts$|adapters/files/|adapters/config/(environment|access-policy)\\.ts$|' +
+          'adapters/postgres/(migrator|embedded-cluster|backup)\\.ts$|adapters/scrapers/git-manifest-reader\\.ts$|' +
+          'adapters/web/explore\\.ts$)',
+      },
+      to: { dependencyTypes: ['core'], path: '^(node:)?fs(/promises)?$' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

@@ -15,6 +15,7 @@ import {
 } from './adapters/config/environment.ts';
 import type { AccountsDeps } from './adapters/http/accounts.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
+import { adminPages } from './adapters/admin/admin-pages.ts';
 import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
 import { cronerSchedule } from './adapters/jobs/croner-schedule.ts';
 import {
@@ -59,7 +60,7 @@ import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher
 import { isFeatureEnabled } from './application/feature-flags.ts';
 import type { AccessPolicy } from './domain/quotas.ts';
 import type { Quotas } from './ports/quotas.ts';
-import { postgresActorDirectory } from './adapters/postgres/scraper-collaborators.ts';
+import { postgresActorDirectory } from './adapters/postgres/actor-directory.ts';
 import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store.ts';
 import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
 import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
@@ -152,6 +153,8 @@ export async function composeServices(
 
   const ingestRoot = path.join(config.dataDir, 'ingest');
   const ingestQueue = pgBossIngestQueue(boss);
+  // The one place that names where ingest files live (FileStore writes them, SourceFiles reads them).
+  const fileStore = localFileStore(ingestRoot);
   const sourceFiles = localSourceFiles(ingestRoot);
   // config/quotas.yaml is read once per process; every area and every pool asks the same policy.
   const policy = loadAccessPolicy(config.quotasFile);
@@ -174,7 +177,7 @@ export async function composeServices(
       {
         ...scheduleDeps,
         fetcher: guardedUrlFetcher(config.ingest.fetch),
-        files: localFileStore(ingestRoot),
+        files: fileStore,
         ingestQueue,
       },
       workerLog,
@@ -288,12 +291,11 @@ export async function composeServices(
           quotas: routes.quotas,
           clock: systemClock,
           retry: config.ingest.retry,
-          uploadRoot: ingestRoot,
+          fileStore,
           files: sourceFiles,
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
           hierarchy: accounts.collections.repository,
           schedules: routes.scheduleDeps,
-          dashboardCsrfSecret: accounts.csrfSecret,
         },
         accounts,
         explore: {
@@ -318,6 +320,12 @@ export async function composeServices(
         timeouts: budgets,
       },
     );
+    // After the app's hooks, which tell the pages who is calling.
+    await http.register(adminPages, {
+      ...accounts,
+      ingest: { store: routes.ingestStore, clock: systemClock },
+      scraperCollections: { repository: accounts.collections.repository, scrapers: routes.scrapers },
+    });
   }
 
   return {
@@ -354,7 +362,7 @@ export function composeQuotas(config: Config, pool: DatabasePool): QuotaSeam {
 }
 
 function quotaSeamOn(pool: DatabasePool, policy: AccessPolicy): QuotaSeam {
-  return { policy, quotas: postgresQuotas(pool, policy, () => new Date()) };
+  return { policy, quotas: postgresQuotas(pool, policy, systemClock) };
 }
 
 /** The adapters built on one pool that both the workers and the HTTP routes use. */
@@ -385,7 +393,6 @@ export function composeAccounts(
   const users = postgresUserStore(pool);
   const sessions = postgresSessionStore(pool);
   const passwords = scryptPasswordHasher();
-  const now = () => new Date();
   const secret = resolveSessionSecret(config);
   const rateLimits = postgresRateLimitCounter(pool);
   return {
@@ -396,9 +403,9 @@ export function composeAccounts(
       tokens: hmacTokenSigner(secret),
       rateLimits,
       policy,
-      now,
+      clock: systemClock,
     },
-    account: { users, sessions, passwords, rateLimits, policy, now },
+    account: { users, sessions, passwords, rateLimits, policy, clock: systemClock },
     flags: postgresFeatureFlagStore(pool),
     quotas,
     collections: {
@@ -447,7 +454,7 @@ export function composeScraperDeps(
     manifests: yamlManifestSource(gitManifestReader({ allowLoopback: config.scraperAllowLoopbackGit })),
     cron: cronerSchedule,
     runIds: uuidRunIds(),
-    now: () => new Date(),
+    clock: systemClock,
   };
 }
 

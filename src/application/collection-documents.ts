@@ -21,7 +21,8 @@ import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { checkEventDataSize } from '../domain/events.ts';
 import type { Role, TrustLevel } from '../domain/users.ts';
 import { checkPasswordStrength, normaliseEmail } from '../domain/users.ts';
-import { parseSort, parseWhere, whereTreeFromQuery } from '../domain/where.ts';
+import { parseCollectionSort } from '../domain/sort.ts';
+import { parseWhere, whereTreeFromQuery } from '../domain/where.ts';
 import type { CollectionRepository, Doc, DocValues, HierarchyFacts } from '../ports/collection-repository.ts';
 import type { PasswordHasher } from '../ports/password-hasher.ts';
 import { checkPageBytes } from '../domain/page-bytes.ts';
@@ -52,7 +53,7 @@ export async function findDocuments(
   if (collection === 'users') requireViewer(viewer);
   const fields = COLLECTION_FIELDS[collection];
   const where = parseWhere(whereTreeFromQuery(query), fields);
-  const sort = parseSort(query.sort, fields);
+  const sort = parseCollectionSort(query.sort, fields);
   const limit = query.limit ?? COLLECTION_PAGING.defaultLimit;
   const page = query.page ?? 1;
   const { docs, totalDocs } = await deps.repository.find(collection, viewer, { where, sort, limit, page });

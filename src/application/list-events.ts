@@ -1,4 +1,5 @@
-import { paginate, parseEventFilter, parsePage, parseSort, type RawQuery } from '../domain/read-query.ts';
+import { paginate, parseEventFilter, parsePage, type RawQuery } from '../domain/read-query.ts';
+import { parseEventSort } from '../domain/sort.ts';
 import type { EventReader, Viewer } from '../ports/event-reader.ts';
 
 /**
@@ -13,7 +14,7 @@ export async function listEvents(
   options: { fresh?: boolean } = {},
 ): Promise<string> {
   const filter = parseEventFilter(query);
-  const sort = parseSort(query.sort);
+  const sort = parseEventSort(query.sort);
   const page = parsePage(query);
   const { eventsJson, totalDocs } = await deps.events.listEventsPage(viewer, filter, sort, page, options);
   return `{"events":${eventsJson},"pagination":${JSON.stringify(paginate(page, totalDocs))}}`;

@@ -6,6 +6,7 @@ import type { RateLimitCounter } from '../ports/rate-limit-counter.ts';
 import type { SessionStore } from '../ports/session-store.ts';
 import type { TokenSigner } from '../ports/token-signer.ts';
 import type { StoredUser, UserStore } from '../ports/user-store.ts';
+import type { Clock } from '../ports/clock.ts';
 
 export type LoginDeps = {
   users: UserStore;
@@ -14,7 +15,7 @@ export type LoginDeps = {
   passwords: PasswordHasher;
   rateLimits: RateLimitCounter;
   policy: AccessPolicy;
-  now: () => Date;
+  clock: Clock;
 };
 
 export type LoginResult = { token: string; exp: number; user: StoredUser; sessionId: string };
@@ -24,11 +25,11 @@ let decoyHash: Promise<string> | undefined;
 
 /** Counts one hit on each key and refuses (429) when any of them is over its windows. */
 export async function throttle(
-  deps: Pick<LoginDeps, 'rateLimits' | 'now'>,
+  deps: Pick<LoginDeps, 'rateLimits' | 'clock'>,
   keys: (readonly [string, RateWindow[]])[],
   message: string,
 ): Promise<void> {
-  const now = deps.now();
+  const now = deps.clock.now();
   for (const [key, windows] of keys) {
     const decision = decideRate(await deps.rateLimits.hit(key, windows, now), now);
     if (!decision.allowed) throw new RateLimitedError(decision, message);
@@ -69,11 +70,11 @@ export async function logIn(
  * for a login); the token never outlives that login by more than the policy's sessionMaxAgeSeconds.
  */
 export async function issueToken(
-  deps: Pick<LoginDeps, 'sessions' | 'tokens' | 'policy' | 'now'>,
+  deps: Pick<LoginDeps, 'sessions' | 'tokens' | 'policy' | 'clock'>,
   user: StoredUser,
-  loggedInAt: Date = deps.now(),
+  loggedInAt: Date = deps.clock.now(),
 ): Promise<LoginResult> {
-  const now = deps.now();
+  const now = deps.clock.now();
   const iat = Math.floor(now.getTime() / 1000);
   const lastAllowed = Math.floor(loggedInAt.getTime() / 1000) + deps.policy.sessionMaxAgeSeconds;
   const exp = Math.min(iat + deps.policy.tokenTtlSeconds, lastAllowed);
@@ -93,14 +94,14 @@ export async function issueToken(
  * login is sessionMaxAgeSeconds old, or nearly (less than a minute left): then the user logs in again.
  */
 export async function refreshSession(
-  deps: Pick<LoginDeps, 'sessions' | 'tokens' | 'policy' | 'now'>,
+  deps: Pick<LoginDeps, 'sessions' | 'tokens' | 'policy' | 'clock'>,
   user: StoredUser,
   sessionId: string,
 ): Promise<LoginResult> {
   const loggedInAt = sessionId ? await deps.sessions.loggedInAt(sessionId) : null;
   if (!loggedInAt) throw new UnauthorizedError('The session has ended; log in again', 'SESSION_REVOKED');
   const end = loggedInAt.getTime() + deps.policy.sessionMaxAgeSeconds * 1000;
-  if (end - deps.now().getTime() < 60_000) {
+  if (end - deps.clock.now().getTime() < 60_000) {
     throw new UnauthorizedError(
       `A login can be refreshed for at most ${deps.policy.sessionMaxAgeSeconds} seconds; log in again`,
       'SESSION_TOO_OLD',
@@ -117,10 +118,10 @@ export type Authentication =
 
 /** A token is good while its signature holds, it has not expired, and its session is live. */
 export async function authenticateToken(
-  deps: Pick<LoginDeps, 'sessions' | 'tokens' | 'now'>,
+  deps: Pick<LoginDeps, 'sessions' | 'tokens' | 'clock'>,
   token: string,
 ): Promise<Authentication> {
-  const check = deps.tokens.verify(token, deps.now());
+  const check = deps.tokens.verify(token, deps.clock.now());
   if (!check.ok) return { viewer: null, problem: check.reason };
   const user = await deps.sessions.findUser(check.claims.sid);
   if (!user || user.id !== check.claims.sub) return { viewer: null, problem: 'revoked' };

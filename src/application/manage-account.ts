@@ -6,6 +6,7 @@ import type { RateLimitCounter } from '../ports/rate-limit-counter.ts';
 import type { SessionStore } from '../ports/session-store.ts';
 import type { DeletionSummary, UserStore } from '../ports/user-store.ts';
 import { throttle } from './log-in.ts';
+import type { Clock } from '../ports/clock.ts';
 
 // Changes a user makes to their own account. Each one asks for the current password, so a stolen
 // session cookie alone cannot take the account over.
@@ -16,7 +17,7 @@ export type AccountDeps = {
   passwords: PasswordHasher;
   rateLimits: RateLimitCounter;
   policy: AccessPolicy;
-  now: () => Date;
+  clock: Clock;
 };
 
 /** Who asks: the account and the client address its attempts are counted against. */

@@ -15,7 +15,8 @@ import {
   parseLimit,
   parseOffset,
 } from '../domain/ogc.ts';
-import { type Bounds, type EventFilter, parseSort, type RawQuery } from '../domain/read-query.ts';
+import { type Bounds, type EventFilter, type RawQuery } from '../domain/read-query.ts';
+import { parseEventSort } from '../domain/sort.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { EventReader, EventView, Viewer } from '../ports/event-reader.ts';
 
@@ -155,7 +156,7 @@ export async function listItems(
   const { eventsJson, totalDocs } = await deps.events.listEventsPage(
     viewer,
     collectionFilter(collectionId, dates, bounds),
-    parseSort('id'),
+    parseEventSort('id'),
     page,
   );
   const events = JSON.parse(eventsJson) as EventView[];

@@ -1,4 +1,12 @@
-import { type NewEvent, parseLocation, parseTimestamp, typedValue } from '../domain/events.ts';
+import type { NewEvent } from '../domain/events.ts';
+import {
+  columnPositions,
+  rowShapeProblem,
+  rowToEvent,
+  type SourceRow,
+  uniqueIdFor,
+} from '../domain/ingest/rows.ts';
+import type { FieldMapping } from '../domain/ingest/schema.ts';
 import type { EventStore } from '../ports/event-store.ts';
 
 export const DEMO_CATALOG = {
@@ -15,6 +23,15 @@ export const DEMO_DATASET = {
   isPublic: true,
 };
 
+/** The USGS export's columns, as an import's field mapping would name them. */
+const USGS_MAPPING: FieldMapping = {
+  timestamp: 'time',
+  latitude: 'latitude',
+  longitude: 'longitude',
+  title: 'place',
+  id: 'id',
+};
+
 const BATCH_SIZE = 500;
 
 export type SeedResult = {
@@ -25,23 +42,35 @@ export type SeedResult = {
   invalid: number;
 };
 
-/** Loads USGS-style CSV rows (time, latitude, longitude, place, id, ...) as demo events; safe to run again. */
+/**
+ * Loads a USGS-style CSV (time, latitude, longitude, place, id, ...) as demo events; safe to run
+ * again. The rows come from the ingestion pipeline's file reader (the header first) and become
+ * events by the pipeline's own row rules (dates, coordinates, typed values, the id column), so the
+ * demo reads a file exactly as an import of it would.
+ */
 export async function seedDemo(
   deps: { events: EventStore },
-  rows: AsyncIterable<Record<string, string>>,
+  rows: AsyncIterable<SourceRow>,
 ): Promise<SeedResult> {
   const catalogId = await deps.events.ensureCatalog(DEMO_CATALOG);
   const datasetId = await deps.events.ensureDataset(catalogId, DEMO_DATASET);
   const result: SeedResult = { catalogId, datasetId, read: 0, inserted: 0, invalid: 0 };
+  let header: string[] | null = null;
   let batch: NewEvent[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
     result.inserted += (await deps.events.insertEvents(datasetId, batch)).inserted;
     batch = [];
   };
-  for await (const csvRow of rows) {
+  for await (const row of rows) {
+    if (!header) {
+      // A header that cannot be read leaves nothing to map: every row counts as invalid.
+      header = Array.isArray(row) ? row : [];
+      continue;
+    }
+    if (Array.isArray(row) && row.length === 1 && row[0] === '') continue;
     result.read += 1;
-    const event = toEvent(csvRow);
+    const event = toEvent(header, row);
     if (!event) {
       result.invalid += 1;
       continue;
@@ -53,19 +82,11 @@ export async function seedDemo(
   return result;
 }
 
-function toEvent(csvRow: Record<string, string>): NewEvent | null {
-  if (!csvRow.id || !csvRow.time) return null;
-  const data = Object.fromEntries(Object.entries(csvRow).map(([key, value]) => [key, typedValue(value)]));
-  try {
-    return {
-      uniqueId: csvRow.id,
-      title: csvRow.place || null,
-      data,
-      location: parseLocation(csvRow.latitude, csvRow.longitude),
-      eventTimestamp: parseTimestamp(csvRow.time),
-      isValid: true,
-    };
-  } catch {
-    return null;
-  }
+function toEvent(header: string[], row: SourceRow): NewEvent | null {
+  if (!Array.isArray(row) || rowShapeProblem(header, row, { shortRowsAllowed: false })) return null;
+  const columns = columnPositions(header, USGS_MAPPING);
+  const id = uniqueIdFor(row, columns.id, 'external-id');
+  if (!id.ok || columns.timestamp < 0) return null;
+  const converted = rowToEvent(header, row, columns, id.id, null);
+  return converted.ok ? converted.event : null;
 }

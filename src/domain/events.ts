@@ -27,33 +27,6 @@ export function checkEventDataSize(data: unknown): void {
   }
 }
 
-/** A coordinate pair, or null when either part is missing; out-of-range values are errors, (0,0) is "no location". */
-export function parseLocation(latitude: unknown, longitude: unknown): Location | null {
-  if (isBlank(latitude) || isBlank(longitude)) return null;
-  const lat = Number(latitude);
-  const lon = Number(longitude);
-  if (!Number.isFinite(lat) || lat < -90 || lat > 90) {
-    throw new ValidationError(`latitude "${String(latitude)}" is not between -90 and 90`, {
-      field: 'latitude',
-    });
-  }
-  if (!Number.isFinite(lon) || lon < -180 || lon > 180) {
-    throw new ValidationError(`longitude "${String(longitude)}" is not between -180 and 180`, {
-      field: 'longitude',
-    });
-  }
-  if (lat === 0 && lon === 0) return null;
-  return { latitude: lat, longitude: lon };
-}
-
-/** ISO 8601 in UTC, or a validation error naming the value. */
-export function parseTimestamp(value: unknown): string {
-  const text = String(value ?? '').trim();
-  const millis = text === '' ? Number.NaN : Date.parse(text);
-  if (Number.isNaN(millis)) throw new ValidationError(`"${text}" is not a date`, { field: 'eventTimestamp' });
-  return new Date(millis).toISOString();
-}
-
 /** Numbers in CSV text become numbers so that schema inference and sorting see them as such. */
 export function typedValue(raw: string): string | number | boolean | null {
   const text = raw.trim();
@@ -64,8 +37,4 @@ export function typedValue(raw: string): string | number | boolean | null {
   }
   if (text === 'true' || text === 'false') return text === 'true';
   return raw;
-}
-
-function isBlank(value: unknown): boolean {
-  return value === null || value === undefined || String(value).trim() === '';
 }

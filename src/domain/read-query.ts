@@ -1,6 +1,5 @@
 import { isSupportedInstant, supportedRangeText } from './date-range.ts';
 import { ValidationError } from './errors.ts';
-import { parseSortKeys, type SortKeyText } from './sort.ts';
 
 // The one parser for the query parameters that every /api/v1 read endpoint shares. It turns raw
 // query-string values into a validated, normalised filter, or throws a ValidationError naming the
@@ -147,7 +146,7 @@ export function parseDateField(value: unknown): DateField {
   return { kind: 'data', path: parseDataPath(text, 'dateField') };
 }
 
-function parseDataPath(text: string, parameter: string): string[] {
+export function parseDataPath(text: string, parameter: string): string[] {
   const parts = text.split('.');
   if (
     parts[0] !== 'data' ||
@@ -158,30 +157,6 @@ function parseDataPath(text: string, parameter: string): string[] {
     throw invalid(parameter, `${parameter} must be eventTimestamp or data.<field> (got "${text}")`);
   }
   return parts.slice(1);
-}
-
-export const SORT_FIELDS = ['id', 'eventTimestamp', 'isValid', 'dataset', 'catalog', 'title'] as const;
-
-/** The read API sorts by one key: a field of SORT_FIELDS or `data.<field>`, `-` for descending. */
-export function parseSort(value: unknown): Sort {
-  const text = optionalText(value, 'sort') ?? DEFAULT_SORT;
-  const refuse = (): never => {
-    throw invalid(
-      'sort',
-      `sort must be one of ${SORT_FIELDS.join(', ')} or data.<field>, optionally prefixed with - (got "${text}")`,
-    );
-  };
-  const [{ name, descending }] = parseSortKeys(text, {
-    maxKeys: 1,
-    refuseCount: refuse,
-    check: (candidate) => {
-      if (!candidate.startsWith('data.') && !SORT_FIELDS.some((field) => field === candidate)) refuse();
-    },
-  }) as [SortKeyText];
-  if (name.startsWith('data.')) {
-    return { key: { field: 'data', path: parseDataPath(name, 'sort') }, descending, text };
-  }
-  return { key: { field: name as (typeof SORT_FIELDS)[number] }, descending, text };
 }
 
 export function parsePage(query: RawQuery): Page {
@@ -244,7 +219,7 @@ function parseSlugList(value: unknown, parameter: string): string[] {
   return [...new Set(slugs)];
 }
 
-function optionalText(value: unknown, parameter: string): string | null {
+export function optionalText(value: unknown, parameter: string): string | null {
   if (value === undefined || value === null) return null;
   if (Array.isArray(value)) throw invalid(parameter, `${parameter} must be given once`);
   const text = String(value).trim();

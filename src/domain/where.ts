@@ -1,7 +1,6 @@
 import { isSupportedInstant, supportedRangeText } from './date-range.ts';
 import { ValidationError } from './errors.ts';
 import { FORBIDDEN_KEYS } from './forbidden-keys.ts';
-import { parseSortKeys } from './sort.ts';
 
 // Payload CMS's `where` query language, parsed into a tree that names only whitelisted fields with
 // values already checked against each field's type. The SQL side (adapters/postgres/where-sql.ts)
@@ -237,18 +236,3 @@ function coerce(field: string, type: FieldType, raw: string): Scalar {
 }
 
 export type SortKey = { field: string; descending: boolean };
-
-/** `sort=-createdAt` or `sort=title,-id`: whitelisted, sortable fields only. */
-export function parseSort(raw: string | undefined, fields: FieldWhitelist): SortKey[] {
-  if (raw === undefined || raw === '') return [];
-  return parseSortKeys(raw, {
-    maxKeys: 5,
-    refuseCount: () => invalid('sort takes at most five fields'),
-    check: (name) => {
-      const spec = Object.hasOwn(fields, name) ? fields[name] : undefined;
-      if (!spec || spec.sort === false) {
-        throw new ValidationError(`cannot sort by "${name}"`, { field: 'sort', code: 'INVALID_SORT' });
-      }
-    },
-  }).map(({ name, descending }) => ({ field: name, descending }));
-}

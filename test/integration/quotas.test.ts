@@ -7,7 +7,7 @@ import { accountsApp, policyFile } from '../helpers/accounts.ts';
 import type { Test } from 'tap';
 
 function service(t: Test, db: TestDatabase, now: () => Date, change?: Parameters<typeof policyFile>[1]) {
-  const quotas = postgresQuotas(db.pool, loadAccessPolicy(policyFile(t, change)), now);
+  const quotas = postgresQuotas(db.pool, loadAccessPolicy(policyFile(t, change)), { now });
   const used = async (userId: number, quota: QuotaName) =>
     (await quotas.status(userId)).find((s) => s.quota === quota)?.used;
   return {

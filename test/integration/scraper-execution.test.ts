@@ -7,7 +7,7 @@ import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { executeScraperRun } from '../../src/application/scrapers/execute-scraper-run.ts';
 import { triggerScraperRun } from '../../src/application/scrapers/trigger-scraper-run.ts';
 import { DailyQuotaExceededError } from '../../src/domain/scrapers/errors.ts';
-import type { IngestFileCreator } from '../../src/ports/scraper-collaborators.ts';
+import type { IngestFileCreator } from '../../src/ports/ingest-file-creator.ts';
 import { composeScraperDeps } from '../../src/compose.ts';
 import { testConfig } from '../helpers/app.ts';
 import { testDatabase } from '../helpers/database.ts';

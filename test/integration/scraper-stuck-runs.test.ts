@@ -57,7 +57,7 @@ t.test('a worker killed mid-run: the cleanup fails the run and the runner stops 
 
   t.same(await cleanUpStuckRuns(deps), { failed: [] }, 'within its time the run is left alone');
   const later = new Date(Date.now() + (TIMEOUT_SECS + STUCK_MARGIN_SECS + 5) * 1000);
-  t.same(await cleanUpStuckRuns({ ...deps, now: () => later }), { failed: [run.id] });
+  t.same(await cleanUpStuckRuns({ ...deps, clock: { now: () => later } }), { failed: [run.id] });
   t.match(await deps.runs.get(run.id), {
     status: 'failed',
     errorCode: 'STUCK',

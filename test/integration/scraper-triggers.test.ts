@@ -353,7 +353,7 @@ t.test('two schedule managers at once: each due time runs exactly once, never wh
     for (const offset of [2, 40]) {
       const now = new Date(start.getTime() + minute * 60_000 + offset * 1000);
       const results = await Promise.all(
-        [first, second].map((deps) => scheduleDueScrapers({ ...deps, now: () => now })),
+        [first, second].map((deps) => scheduleDueScrapers({ ...deps, clock: { now: () => now } })),
       );
       queuedBy.push(...results.map((result) => result.queued.length));
     }
@@ -385,7 +385,7 @@ t.test('two schedule managers at once: each due time runs exactly once, never wh
   const off = await scraperDeps(t, db, { enableScrapers: false });
   const later = new Date(start.getTime() + 10 * 60_000);
   t.same(
-    await scheduleDueScrapers({ ...off, now: () => later }),
+    await scheduleDueScrapers({ ...off, clock: { now: () => later } }),
     { queued: [] },
     'nothing while scrapers are off',
   );

@@ -1,9 +1,8 @@
-import { createReadStream } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'fast-csv';
 import t from 'tap';
 import { Type } from 'typebox';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { csvRows } from '../../src/adapters/files/local-source-files.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresEventStore } from '../../src/adapters/postgres/event-store.ts';
 import { postgresSessionStore } from '../../src/adapters/postgres/session-store.ts';
@@ -14,10 +13,7 @@ import { seedDemo } from '../../src/application/seed-demo.ts';
 import { ValidationError } from '../../src/domain/errors.ts';
 import { type TestDatabase, testDatabase } from '../helpers/database.ts';
 
-const demoRows = () =>
-  createReadStream(path.join(projectRoot, 'examples', 'usgs-earthquakes.csv')).pipe(
-    parse<Record<string, string>, Record<string, string>>({ headers: true }),
-  );
+const demoRows = () => csvRows(path.join(projectRoot, 'examples', 'usgs-earthquakes.csv'));
 
 t.test('seed-demo loads every USGS row once, with locations and data, and is idempotent', async (t) => {
   const db = await testDatabase(t);

@@ -3,7 +3,8 @@ import t from 'tap';
 import { sql } from '../../src/adapters/postgres/database.ts';
 import { postgresEventReader } from '../../src/adapters/postgres/read-model/index.ts';
 import { type PageCache, pageCache } from '../../src/adapters/postgres/read-model/page-cache.ts';
-import { parseEventFilter, parsePage, parseSort, type RawQuery } from '../../src/domain/read-query.ts';
+import { parseEventFilter, parsePage, type RawQuery } from '../../src/domain/read-query.ts';
+import { parseEventSort } from '../../src/domain/sort.ts';
 import type { EventReader, Viewer } from '../../src/ports/event-reader.ts';
 import { accountsApp, insertAccessFixture, unlimitedAnonymousReads } from '../helpers/accounts.ts';
 import { testApp } from '../helpers/app.ts';
@@ -18,7 +19,7 @@ import { loadReadFixture } from '../helpers/v1-fixture.ts';
 type Page = { eventsJson: string; totalDocs: number };
 
 function ask(reader: EventReader, query: RawQuery, viewer: Viewer = null): Promise<Page> {
-  return reader.listEventsPage(viewer, parseEventFilter(query), parseSort(query.sort), parsePage(query));
+  return reader.listEventsPage(viewer, parseEventFilter(query), parseEventSort(query.sort), parsePage(query));
 }
 
 const BERLIN = JSON.stringify({ north: 54.2, south: 50.9, east: 15.1, west: 11.8 });

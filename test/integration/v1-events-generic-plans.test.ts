@@ -2,7 +2,8 @@ import t from 'tap';
 import { Type } from 'typebox';
 import { createDatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresEventReader } from '../../src/adapters/postgres/read-model/index.ts';
-import { parseEventFilter, parsePage, parseSort, type RawQuery } from '../../src/domain/read-query.ts';
+import { parseEventFilter, parsePage, type RawQuery } from '../../src/domain/read-query.ts';
+import { parseEventSort } from '../../src/domain/sort.ts';
 import type { EventReader, Viewer } from '../../src/ports/event-reader.ts';
 import { testDatabase } from '../helpers/database.ts';
 import { expectedEvents, loadReadFixture } from '../helpers/v1-fixture.ts';
@@ -15,9 +16,15 @@ import { expectedEvents, loadReadFixture } from '../helpers/v1-fixture.ts';
 type Page = { eventsJson: string; totalDocs: number };
 
 function ask(reader: EventReader, query: RawQuery, viewer: Viewer = null): Promise<Page> {
-  return reader.listEventsPage(viewer, parseEventFilter(query), parseSort(query.sort), parsePage(query), {
-    fresh: true,
-  });
+  return reader.listEventsPage(
+    viewer,
+    parseEventFilter(query),
+    parseEventSort(query.sort),
+    parsePage(query),
+    {
+      fresh: true,
+    },
+  );
 }
 
 const Statement = row(

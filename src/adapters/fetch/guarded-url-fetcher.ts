@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { permanent } from '../../domain/ingest/failures.ts';
-import type { UrlFetcher } from '../../ports/schedule-store.ts';
+import type { UrlFetcher } from '../../ports/url-fetcher.ts';
 import { isForbiddenAddress } from '../security/forbidden-addresses.ts';
 
 export { isForbiddenAddress };

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { permanent } from '../../domain/ingest/failures.ts';
 import type { SourceRow } from '../../domain/ingest/rows.ts';
@@ -97,9 +97,6 @@ export function localSourceFiles(root: string): SourceFiles {
     async sheets(file) {
       if (file.format === 'csv') return [null];
       return workbookSheetNames(path.join(root, file.storedPath), file.format);
-    },
-    async remove(storedPath) {
-      await rm(path.join(root, storedPath), { force: true });
     },
   };
 }

@@ -4,7 +4,6 @@ import type { CollectionDeps } from '../../application/collection-documents.ts';
 import type { LoginDeps } from '../../application/log-in.ts';
 import type { AccountDeps } from '../../application/manage-account.ts';
 import type { FeatureFlagStore } from '../../ports/feature-flag-store.ts';
-import { dashboardRoutes } from '../admin/dashboard.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import { installAuthentication } from './authentication.ts';
 import { installRateLimits } from './rate-limit.ts';
@@ -15,7 +14,8 @@ import { quotaRoutes } from './routes/quotas.ts';
 import { UserSchema } from './schemas.ts';
 
 // Accounts, access control, quotas and rate limits as one HTTP area: the cross-cutting hooks
-// (who is calling, how often) on the root instance, then the route plugins.
+// (who is calling, how often) on the root instance, then the route plugins. The dashboard pages
+// are the admin adapter's (admin/admin-pages.ts), mounted by the composition root.
 
 export type AccountsDeps = {
   login: LoginDeps;
@@ -23,7 +23,7 @@ export type AccountsDeps = {
   flags: FeatureFlagStore;
   collections: CollectionDeps;
   quotas: Quotas;
-  /** Keys the dashboard's CSRF tokens (derived from SESSION_SECRET). */
+  /** Keys the server pages' CSRF tokens (derived from SESSION_SECRET; admin/admin-pages.ts). */
   csrfSecret: string;
 };
 
@@ -33,7 +33,11 @@ export async function installAccountHooks(app: FastifyInstance, deps: AccountsDe
   app.addSchema(UserSchema);
   for (const schema of [...authSchemas, ...collectionSchemas, ...featureFlagSchemas]) app.addSchema(schema);
   installAuthentication(app, deps.login);
-  installRateLimits(app, { counter: deps.login.rateLimits, policy: deps.login.policy, now: deps.login.now });
+  installRateLimits(app, {
+    counter: deps.login.rateLimits,
+    policy: deps.login.policy,
+    clock: deps.login.clock,
+  });
 }
 
 export async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
@@ -44,13 +48,6 @@ export async function registerAccountRoutes(app: FastifyInstance, deps: Accounts
     defaultTrustLevel: deps.login.policy.defaultTrustLevel,
   });
   await app.register(collectionRoutes, deps.collections);
-  await app.register(quotaRoutes, { quotas: deps.quotas, now: deps.login.now });
+  await app.register(quotaRoutes, { quotas: deps.quotas, clock: deps.login.clock });
   await app.register(featureFlagRoutes, { flags: deps.flags });
-  await app.register(dashboardRoutes, {
-    login: deps.login,
-    collections: deps.collections,
-    flags: deps.flags,
-    quotas: deps.quotas,
-    csrfSecret: deps.csrfSecret,
-  });
 }

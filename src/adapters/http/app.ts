@@ -26,11 +26,11 @@ import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
 import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
 import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
-import { accountScraperRoutes } from '../admin/account-scrapers.ts';
 import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
-// composition root. It owns no state of its own.
+// composition root. It owns no state of its own. The server-rendered pages are not its own: the
+// composition root mounts them (admin/admin-pages.ts) on the app this returns.
 
 export type HttpDeps = {
   health: HealthDeps;
@@ -225,11 +225,6 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.accounts && deps.scraperCollections) {
     for (const schema of scraperCollectionSchemas) app.addSchema(schema);
     await app.register(scraperCollectionRoutes, deps.scraperCollections);
-    await app.register(accountScraperRoutes, {
-      ...deps.scraperCollections,
-      login: deps.accounts.login,
-      csrfSecret: deps.accounts.csrfSecret,
-    });
   }
   await app.register(scraperRoutes, {
     scrapers: deps.scrapers,

@@ -3,6 +3,7 @@ import { isUnlimited } from '../../domain/access.ts';
 import type { AccessPolicy } from '../../domain/quotas.ts';
 import { decideRate, type RateDecision, RateLimitedError } from '../../domain/rate-limits.ts';
 import type { RateLimitCounter } from '../../ports/rate-limit-counter.ts';
+import type { Clock } from '../../ports/clock.ts';
 
 // Request rate limits kept in Postgres, so every API process counts the same requests (batched: see
 // postgresRateLimitCounter for how far over a limit several processes can go). Routes opt
@@ -17,7 +18,7 @@ declare module 'fastify' {
 
 export const RATE_LIMITED_PREFIXES = ['/api/v1/'];
 
-export type RateLimitDeps = { counter: RateLimitCounter; policy: AccessPolicy; now: () => Date };
+export type RateLimitDeps = { counter: RateLimitCounter; policy: AccessPolicy; clock: Clock };
 
 function applies(request: FastifyRequest): boolean {
   return rateLimitApplies(request.url.split('?')[0] ?? '', request.routeOptions.config);
@@ -63,7 +64,7 @@ export function installRateLimits(app: FastifyInstance, deps: RateLimitDeps): vo
       : deps.policy.rateLimits.anonymous;
     if (!windows || windows.length === 0) return;
     const key = viewer ? `user:${viewer.id}` : `ip:${request.ip}`;
-    const now = deps.now();
+    const now = deps.clock.now();
     const decision = decideRate(await deps.counter.hit(key, windows, now), now);
     if (!decision.allowed) throw new RateLimitedError(decision, rateMessage(decision.limitType));
     setRateHeaders(reply, decision);

@@ -3,7 +3,8 @@ import { fetchScheduledIngest } from '../../application/ingest/fetch-scheduled-i
 import { runScheduleManager, type ScheduleDeps } from '../../application/ingest/scheduled-ingests.ts';
 import type { FileStore } from '../../ports/file-store.ts';
 import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { ScheduleQueue, UrlFetcher } from '../../ports/schedule-store.ts';
+import type { ScheduleQueue } from '../../ports/schedule-queue.ts';
+import type { UrlFetcher } from '../../ports/url-fetcher.ts';
 import { SCHEDULED_FETCH_QUEUE, SCHEDULED_FETCH_RETRIES } from './job-queue.ts';
 import type { ScheduleManagerTask } from './schedule-manager.ts';
 

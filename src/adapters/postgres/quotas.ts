@@ -21,6 +21,7 @@ import type { TrustLevel } from '../../domain/users.ts';
 import type { EventQuota } from '../../ports/event-batch-writer.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import { type DatabasePool, row, sql } from './database.ts';
+import type { Clock } from '../../ports/clock.ts';
 
 // The Quotas port over the quota_usage table: one row per (user, quota, period). A take locks the
 // rows it needs (in quota-name order, so concurrent takers never deadlock), lets the domain decide
@@ -150,7 +151,7 @@ export async function takeEventsIn(
     where user_id = ${quota.userId} and quota = 'totalEvents' and period_start = ${LIFETIME_PERIOD}::date`);
 }
 
-export function postgresQuotas(pool: DatabasePool, policy: AccessPolicy, now: () => Date): Quotas {
+export function postgresQuotas(pool: DatabasePool, policy: AccessPolicy, clock: Clock): Quotas {
   const limitsOf = (subject: QuotaSubject) =>
     Object.fromEntries(QUOTA_NAMES.map((q) => [q, quotaLimit(policy, q, subject)])) as Record<
       QuotaName,
@@ -159,7 +160,7 @@ export function postgresQuotas(pool: DatabasePool, policy: AccessPolicy, now: ()
   return {
     async take(userId, amounts) {
       if (amounts.every((a) => a.amount === 0)) return;
-      const at = now();
+      const at = clock.now();
       await pool.transaction(async (tx) => {
         const subject = await subjectOf(tx, userId);
         const used = await usageOf(tx, policy, userId, amounts, at, true);
@@ -170,10 +171,10 @@ export function postgresQuotas(pool: DatabasePool, policy: AccessPolicy, now: ()
       });
     },
     async give(userId, amounts) {
-      await addUsage(pool, policy, userId, amounts, now(), -1);
+      await addUsage(pool, policy, userId, amounts, clock.now(), -1);
     },
     async check(userId, amounts) {
-      const at = now();
+      const at = clock.now();
       const subject = await subjectOf(pool, userId);
       const used = await usageOf(pool, policy, userId, amounts, at, false);
       const refusal = decideQuotaTake(policy, subject, amounts, used, at);
@@ -183,7 +184,7 @@ export function postgresQuotas(pool: DatabasePool, policy: AccessPolicy, now: ()
       return limitsOf(await subjectOf(pool, userId));
     },
     async status(userId) {
-      const at = now();
+      const at = clock.now();
       const limits = limitsOf(await subjectOf(pool, userId));
       const used = await usageOf(
         pool,

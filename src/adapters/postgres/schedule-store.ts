@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { ScheduledIngest, ScheduledRun, ScheduleStore } from '../../ports/schedule-store.ts';
+import type { ScheduleStore, ScheduledIngest, ScheduledRun } from '../../ports/schedule-store.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>

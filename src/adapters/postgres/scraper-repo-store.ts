@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import type { CodeMap, ScraperRepo, SyncStatus } from '../../domain/scrapers/repos.ts';
-import type { ScraperRepoStore } from '../../ports/scraper-stores.ts';
+import type { ScraperRepoStore } from '../../ports/scraper-repo-store.ts';
 import { mapConstraintErrors } from './collection-repository.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 import { Nullable } from './scraper-rows.ts';

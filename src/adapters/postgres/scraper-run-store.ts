@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import type { ScraperRun } from '../../domain/scrapers/scrapers.ts';
-import type { ScraperRunStore } from '../../ports/scraper-stores.ts';
+import type { ScraperRunStore } from '../../ports/scraper-run-store.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 import { Nullable, RunStatusColumn } from './scraper-rows.ts';
 

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import type { RunStatus } from '../../domain/scrapers/runs.ts';
 import type { Scraper } from '../../domain/scrapers/scrapers.ts';
-import type { ScraperStore } from '../../ports/scraper-stores.ts';
+import type { ScraperStore } from '../../ports/scraper-store.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 import { Nullable, RunStatusColumn } from './scraper-rows.ts';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RunIds } from '../../ports/scraper-collaborators.ts';
+import type { RunIds } from '../../ports/run-ids.ts';
 
 export function uuidRunIds(): RunIds {
   return { next: () => randomUUID() };

@@ -2,8 +2,7 @@ import { parse, YAMLParseError } from 'yaml';
 import { ManifestUnreadableError } from '../../domain/scrapers/errors.ts';
 import { MANIFEST_FILE } from '../../domain/scrapers/repos.ts';
 import { FORBIDDEN_KEYS } from '../../domain/forbidden-keys.ts';
-import type { ManifestSource } from '../../ports/scraper-collaborators.ts';
-import { cronerSchedule } from '../jobs/croner-schedule.ts';
+import type { ManifestSource } from '../../ports/manifest-source.ts';
 
 /** Reads the raw text of a git repo's manifest; see git-manifest-reader.ts. */
 export type GitManifestReader = (gitUrl: string, branch: string) => Promise<string>;
@@ -28,7 +27,6 @@ export function yamlManifestSource(readGit: GitManifestReader): ManifestSource {
       }
       return parseManifestText(text);
     },
-    cronProblem: cronProblem,
   };
 }
 
@@ -59,6 +57,3 @@ export function parseManifestText(text: string): unknown {
     throw new ManifestUnreadableError(`${MANIFEST_FILE}: ${(error as Error).message}`);
   }
 }
-
-/** croner in five-field mode, UTC (the one cron adapter): undefined when valid, else its reason. */
-export const cronProblem = (expression: string): string | undefined => cronerSchedule.problem(expression);

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
-import { html, trusted } from '../admin/html.ts';
+import { html, trusted } from '../http/html.ts';
 
 // The Explore page at `/`: a map with clusters and a timeline, driven only by the public /api/v1.
 // Everything it needs is served from memory, loaded once at start-up: the page script and CSS from

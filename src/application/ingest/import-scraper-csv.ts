@@ -4,7 +4,7 @@ import type { FileStore } from '../../ports/file-store.ts';
 import type { IngestQueue } from '../../ports/ingest-queue.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
-import type { IngestFileCreator } from '../../ports/scraper-collaborators.ts';
+import type { IngestFileCreator } from '../../ports/ingest-file-creator.ts';
 import { createIngestFile } from './create-ingest-file.ts';
 
 // Auto-import of a scraper's CSV: the bytes are written through the FileStore and recorded by the

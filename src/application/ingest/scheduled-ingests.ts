@@ -6,12 +6,8 @@ import { isWebhookTokenFormat } from '../../domain/webhook-tokens.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import type { Quotas } from '../../ports/quotas.ts';
-import type {
-  ScheduledIngest,
-  ScheduledRun,
-  ScheduleQueue,
-  ScheduleStore,
-} from '../../ports/schedule-store.ts';
+import type { ScheduleQueue } from '../../ports/schedule-queue.ts';
+import type { ScheduleStore, ScheduledIngest, ScheduledRun } from '../../ports/schedule-store.ts';
 import type { CronSchedule } from '../../ports/cron-schedule.ts';
 import type { WebhookTokens } from '../../ports/webhook-tokens.ts';
 import { authorizeImportTarget, type ImportAccessDeps } from './import-access.ts';

@@ -6,9 +6,9 @@ import type { ScraperDeps } from './scraper-deps.ts';
  * are marked failed and the runner is asked to stop them, in case the container still lives.
  */
 export async function cleanUpStuckRuns(
-  deps: Pick<ScraperDeps, 'runs' | 'runner' | 'now'>,
+  deps: Pick<ScraperDeps, 'runs' | 'runner' | 'clock'>,
 ): Promise<{ failed: number[] }> {
-  const now = deps.now();
+  const now = deps.clock.now();
   const failed: number[] = [];
   for (const run of await deps.runs.listRunning()) {
     if (

@@ -12,7 +12,7 @@ export type ExecutionResult =
 
 type Deps = Pick<
   ScraperDeps,
-  'runs' | 'scrapers' | 'repos' | 'runner' | 'flags' | 'quotas' | 'actors' | 'ingest' | 'now'
+  'runs' | 'scrapers' | 'repos' | 'runner' | 'flags' | 'quotas' | 'actors' | 'ingest' | 'clock'
 >;
 
 /**
@@ -112,7 +112,7 @@ export async function executeScraperRun(deps: Deps, runId: number): Promise<Exec
 }
 
 async function autoImport(
-  deps: Pick<Deps, 'ingest' | 'runs' | 'now'>,
+  deps: Pick<Deps, 'ingest' | 'runs' | 'clock'>,
   run: ScraperRun,
   slug: string,
   datasetId: number,
@@ -122,7 +122,7 @@ async function autoImport(
   try {
     const { id } = await deps.ingest.createFromCsv({
       csv: Buffer.from(contentBase64, 'base64'),
-      originalName: `${slug}-${deps.now().toISOString().replaceAll(':', '-')}.csv`,
+      originalName: `${slug}-${deps.clock.now().toISOString().replaceAll(':', '-')}.csv`,
       datasetId,
       createdBy: ownerId,
     });

@@ -7,11 +7,11 @@ import type { ScraperDeps } from './scraper-deps.ts';
  * due time), and only the worker whose insert won queues the execution job.
  */
 export async function scheduleDueScrapers(
-  deps: Pick<ScraperDeps, 'scrapers' | 'runs' | 'jobs' | 'flags' | 'cron' | 'runIds' | 'now'>,
+  deps: Pick<ScraperDeps, 'scrapers' | 'runs' | 'jobs' | 'flags' | 'cron' | 'runIds' | 'clock'>,
 ): Promise<{ queued: { scraperId: number; scheduledFor: string }[] }> {
   const queued: { scraperId: number; scheduledFor: string }[] = [];
   if (!(await deps.flags.isEnabled('enableScrapers'))) return { queued };
-  const now = deps.now();
+  const now = deps.clock.now();
   for (const scraper of await deps.scrapers.listSchedulable()) {
     if (!scraper.schedule) continue;
     const due = dueTime(

@@ -1,16 +1,17 @@
 import type { RunnerClient } from '../../ports/runner-client.ts';
-import type {
-  ActorDirectory,
-  FeatureFlags,
-  IngestFileCreator,
-  ManifestSource,
-  RunIds,
-  ScraperJobQueue,
-} from '../../ports/scraper-collaborators.ts';
+import type { ActorDirectory } from '../../ports/actor-directory.ts';
+import type { FeatureFlagCheck } from '../../ports/feature-flag-store.ts';
+import type { IngestFileCreator } from '../../ports/ingest-file-creator.ts';
+import type { ManifestSource } from '../../ports/manifest-source.ts';
+import type { RunIds } from '../../ports/run-ids.ts';
+import type { ScraperJobQueue } from '../../ports/scraper-job-queue.ts';
 import type { Quotas } from '../../ports/quotas.ts';
 import type { CronSchedule } from '../../ports/cron-schedule.ts';
 import type { WebhookTokens } from '../../ports/webhook-tokens.ts';
-import type { ScraperRepoStore, ScraperRunStore, ScraperStore } from '../../ports/scraper-stores.ts';
+import type { ScraperRepoStore } from '../../ports/scraper-repo-store.ts';
+import type { ScraperRunStore } from '../../ports/scraper-run-store.ts';
+import type { ScraperStore } from '../../ports/scraper-store.ts';
+import type { Clock } from '../../ports/clock.ts';
 
 /** Everything the scraper use cases may need; each use case takes the part it uses. */
 export type ScraperDeps = {
@@ -19,13 +20,13 @@ export type ScraperDeps = {
   runs: ScraperRunStore;
   runner: RunnerClient | null;
   jobs: ScraperJobQueue;
-  flags: FeatureFlags;
+  flags: FeatureFlagCheck;
   quotas: Quotas;
   ingest: IngestFileCreator;
   actors: ActorDirectory;
   tokens: WebhookTokens;
   manifests: ManifestSource;
-  cron: Pick<CronSchedule, 'previous'>;
+  cron: Pick<CronSchedule, 'previous' | 'problem'>;
   runIds: RunIds;
-  now: () => Date;
+  clock: Clock;
 };

@@ -1,6 +1,6 @@
 import { ManifestUnreadableError } from '../../domain/scrapers/errors.ts';
 import { describeProblems, validateManifest } from '../../domain/scrapers/manifest.ts';
-import type { ReconcileResult } from '../../ports/scraper-stores.ts';
+import type { ReconcileResult } from '../../ports/scraper-store.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
 /** How long a sync waits before trying again to delete a scraper that was running. */
@@ -14,7 +14,7 @@ export type SyncOutcome =
  * by slug. An invalid manifest changes nothing and lists every problem in `lastSyncError`.
  */
 export async function syncScraperRepo(
-  deps: Pick<ScraperDeps, 'repos' | 'scrapers' | 'manifests' | 'jobs'>,
+  deps: Pick<ScraperDeps, 'repos' | 'scrapers' | 'manifests' | 'jobs' | 'cron'>,
   repoId: number,
 ): Promise<SyncOutcome> {
   const repo = await deps.repos.get(repoId);
@@ -31,7 +31,7 @@ export async function syncScraperRepo(
     await deps.repos.setSyncStatus(repoId, 'failed', error.message);
     return { status: 'failed', error: error.message };
   }
-  const manifest = validateManifest(document, (expression) => deps.manifests.cronProblem(expression));
+  const manifest = validateManifest(document, (expression) => deps.cron.problem(expression));
   if (!manifest.ok) {
     const error = describeProblems(manifest.problems);
     await deps.repos.setSyncStatus(repoId, 'failed', error);

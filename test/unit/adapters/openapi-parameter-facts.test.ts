@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import t from 'tap';
 import { projectRoot } from '../../../src/adapters/config/environment.ts';
 import { parseHistogramPlan } from '../../../src/domain/histogram.ts';
-import { parseDateField, parseEventFilter, parseGroupBy, parseSort } from '../../../src/domain/read-query.ts';
+import { parseDateField, parseEventFilter, parseGroupBy } from '../../../src/domain/read-query.ts';
+import { parseEventSort } from '../../../src/domain/sort.ts';
 
 // The parameter facts docs/openapi.json states (enums and patterns the domain parser checks but
 // Fastify does not, `x-documented` in the route schemas) say what the parser really accepts: a
@@ -61,7 +62,7 @@ t.test('enums: every documented value is accepted, and nothing else', async (t) 
 
 t.test('patterns: sort, dateField and catalog match what the parser takes', async (t) => {
   const cases = [
-    { pattern: parameter('/api/v1/events', 'sort').pattern, parse: (value: string) => parseSort(value) },
+    { pattern: parameter('/api/v1/events', 'sort').pattern, parse: (value: string) => parseEventSort(value) },
     {
       pattern: parameter('/api/v1/events', 'dateField').pattern,
       parse: (value: string) => parseDateField(value),

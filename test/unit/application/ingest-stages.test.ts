@@ -30,7 +30,6 @@ function files() {
       reads.count += 1;
       yield* ROWS;
     },
-    async remove() {},
     async sheets() {
       return [null];
     },

@@ -13,7 +13,6 @@ const endless: SourceFiles = {
       await new Promise((resolve) => setImmediate(resolve));
     }
   },
-  remove: async () => {},
   sheets: async () => [null],
 };
 

@@ -8,9 +8,9 @@ import {
   parseEventFilter,
   parseGroupBy,
   parsePage,
-  parseSort,
   parseZoom,
 } from '../../../src/domain/read-query.ts';
+import { parseEventSort } from '../../../src/domain/sort.ts';
 
 t.test('an empty query is no filter', async (t) => {
   t.same(parseEventFilter({}), {
@@ -105,20 +105,20 @@ t.test('groupBy', async (t) => {
 });
 
 t.test('sort: default -eventTimestamp, top-level fields and data.<field>', async (t) => {
-  t.same(parseSort(undefined), {
+  t.same(parseEventSort(undefined), {
     key: { field: 'eventTimestamp' },
     descending: true,
     text: '-eventTimestamp',
   });
-  t.same(parseSort('id').key, { field: 'id' });
-  t.same(parseSort('-data.mag'), {
+  t.same(parseEventSort('id').key, { field: 'id' });
+  t.same(parseEventSort('-data.mag'), {
     key: { field: 'data', path: ['mag'] },
     descending: true,
     text: '-data.mag',
   });
-  t.same(parseSort('data.address.city').key, { field: 'data', path: ['address', 'city'] });
-  rejected(t, () => parseSort('password'), 'sort');
-  rejected(t, () => parseSort('data.'), 'sort');
+  t.same(parseEventSort('data.address.city').key, { field: 'data', path: ['address', 'city'] });
+  rejected(t, () => parseEventSort('password'), 'sort');
+  rejected(t, () => parseEventSort('data.'), 'sort');
 });
 
 t.test('pagination object', async (t) => {

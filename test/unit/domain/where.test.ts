@@ -1,6 +1,7 @@
 import t from 'tap';
 import { ValidationError } from '../../../src/domain/errors.ts';
-import { type FieldWhitelist, parseSort, parseWhere, whereTreeFromQuery } from '../../../src/domain/where.ts';
+import { parseCollectionSort } from '../../../src/domain/sort.ts';
+import { type FieldWhitelist, parseWhere, whereTreeFromQuery } from '../../../src/domain/where.ts';
 
 const fields: FieldWhitelist = {
   id: { type: 'number' },
@@ -66,13 +67,13 @@ t.test('malformed input is a ValidationError naming the problem', async (t) => {
 });
 
 t.test('sort', async (t) => {
-  t.same(parseSort('-createdAt,title', fields), [
+  t.same(parseCollectionSort('-createdAt,title', fields), [
     { field: 'createdAt', descending: true },
     { field: 'title', descending: false },
   ]);
-  t.same(parseSort(undefined, fields), []);
-  t.throws(() => parseSort('secret', fields), { message: /cannot sort by "secret"/ });
-  t.throws(() => parseSort('id;drop table users', fields), ValidationError);
+  t.same(parseCollectionSort(undefined, fields), []);
+  t.throws(() => parseCollectionSort('secret', fields), { message: /cannot sort by "secret"/ });
+  t.throws(() => parseCollectionSort('id;drop table users', fields), ValidationError);
 });
 
 t.test('prototype keys are refused by name and never reach Object.prototype', async (t) => {
@@ -86,7 +87,7 @@ t.test('prototype keys are refused by name and never reach Object.prototype', as
   const tree = whereTreeFromQuery({ 'where[title][equals]': 'x' });
   t.equal(Object.getPrototypeOf(tree), null, 'the tree has no prototype');
   t.throws(() => parse({ 'where[toString][equals]': 'x' }), { message: /unknown field "toString"/ });
-  t.throws(() => parseSort('constructor', fields), { message: /cannot sort by "constructor"/ });
+  t.throws(() => parseCollectionSort('constructor', fields), { message: /cannot sort by "constructor"/ });
 });
 
 t.test('contains and like have a budget of their own', async (t) => {

@@ -99,7 +99,7 @@ function fakes(runner: RunnerClient) {
     quotas: fakeQuotas(),
     actors: { find: async () => ({ id: 5, role: 'user' as const, trustLevel: 3 }) },
     ingest: { createFromCsv: async () => ({ id: 1 }) },
-    now: () => new Date('2026-01-01T00:00:00Z'),
+    clock: { now: () => new Date('2026-01-01T00:00:00Z') },
   };
   return { deps, run, outcomes };
 }

@@ -1,9 +1,11 @@
 import t from 'tap';
 import { describeProblems, validateManifest } from '../../../src/domain/scrapers/manifest.ts';
-import { cronProblem, parseManifestText } from '../../../src/adapters/scrapers/yaml-manifest-source.ts';
+import { cronerSchedule } from '../../../src/adapters/jobs/croner-schedule.ts';
+import { parseManifestText } from '../../../src/adapters/scrapers/yaml-manifest-source.ts';
 import { ManifestUnreadableError } from '../../../src/domain/scrapers/errors.ts';
 
-const validate = (text: string) => validateManifest(parseManifestText(text), cronProblem);
+const validate = (text: string) =>
+  validateManifest(parseManifestText(text), (expression) => cronerSchedule.problem(expression));
 const problemsOf = (text: string) => {
   const result = validate(text);
   if (result.ok) throw new Error('expected problems');

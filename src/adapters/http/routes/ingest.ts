@@ -1,9 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -19,9 +14,9 @@ import { DomainError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../../domain/quotas.ts';
+import type { FileStore } from '../../../ports/file-store.ts';
 import type { FileFormat } from '../../../ports/ingest-job-store.ts';
 import type { Quotas } from '../../../ports/quotas.ts';
-import { ingestProgressPage } from '../../admin/ingest-progress.ts';
 import { requireUser } from '../authentication.ts';
 import { parseJsonField, refuseForbiddenField, strictId } from '../input-guards.ts';
 import { errorResponses } from '../error-body.ts';
@@ -32,14 +27,12 @@ import { IdParams, PreviewForm, RecordId, SchemaPreview, UploadForm } from './in
 
 export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {
   quotas: Quotas;
-  /** Where uploads are streamed to (the SourceFiles root). */
-  uploadRoot: string;
+  /** Where uploads are streamed to: the one place that names where ingest files live. */
+  fileStore: FileStore;
   maxFileSizeBytes: number;
   /** The catalog > dataset facts the access rules ask about (the collections' repository). */
   hierarchy: ImportAccessDeps['hierarchy'];
   schedules: ScheduleDeps;
-  /** Keys the dashboard's CSRF tokens (the admin progress page's logout form). */
-  dashboardCsrfSecret: string;
 };
 
 const FORMATS: Record<string, FileFormat> = {
@@ -58,19 +51,16 @@ export const PREVIEW_WORKBOOK_MAX_BYTES = 10 * MB;
 export const PREVIEW_TIME_BUDGET_MS = 5_000;
 
 /**
- * Counts bytes as they pass and fails the stream as soon as they exceed the limit: busboy's own
- * limit only drops the excess and waits for the part to end, which for a 2 GB upload is 2 GB later.
+ * Passes the chunks on and fails as soon as they exceed the limit: busboy's own limit only drops
+ * the excess and waits for the part to end, which for a 2 GB upload is 2 GB later.
  */
-function byteCounter(limit: number) {
+async function* withinLimit(file: AsyncIterable<Buffer>, limit: number): AsyncGenerator<Buffer> {
   let bytes = 0;
-  const stream = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      bytes += chunk.length;
-      if (bytes > limit) callback(payloadTooLarge(limit));
-      else callback(null, chunk);
-    },
-  });
-  return { stream, bytes: () => bytes };
+  for await (const chunk of file) {
+    bytes += chunk.length;
+    if (bytes > limit) throw payloadTooLarge(limit);
+    yield chunk;
+  }
 }
 
 export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = async (app, { ingest }) => {
@@ -83,11 +73,6 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
       parts: 12,
     },
     throwFileSizeLimit: true,
-  });
-  await app.register(ingestProgressPage, {
-    store: ingest.store,
-    clock: ingest.clock,
-    csrfSecret: ingest.dashboardCsrfSecret,
   });
 
   app.post(
@@ -133,7 +118,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           viewerOf(request),
           {
             originalName: stored.name,
-            storedPath: stored.relative,
+            storedPath: stored.storedPath,
             sizeBytes: stored.bytes,
             mimeType: stored.mime || null,
             format: stored.format,
@@ -147,7 +132,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           .status(201)
           .send({ doc: fileDoc(created.file, created.jobs), message: 'Ingest file created' });
       } catch (error) {
-        await rm(stored.full, { force: true });
+        await ingest.fileStore.remove(stored.storedPath);
         throw error;
       }
     },
@@ -189,14 +174,14 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
         const settings = parseIngestSettings(mapping ? { fieldMapping: mapping } : undefined, undefined);
         const sheets = await previewIngestSchema(
           { files: ingest.files },
-          { storedPath: stored.relative, format: stored.format },
+          { storedPath: stored.storedPath, format: stored.format },
           await sheetsOf(ingest, stored),
           settings.fieldMapping,
           AbortSignal.timeout(PREVIEW_TIME_BUDGET_MS),
         );
         return { fileName: stored.name, format: stored.format, sheets };
       } finally {
-        await rm(stored.full, { force: true });
+        await ingest.fileStore.remove(stored.storedPath);
       }
     },
   );
@@ -292,8 +277,7 @@ async function limitsBeforeBody(
 }
 
 type StoredUpload = {
-  relative: string;
-  full: string;
+  storedPath: string;
   name: string;
   mime: string;
   format: FileFormat;
@@ -356,30 +340,31 @@ async function receiveUpload(
           },
         );
       }
-      const month = new Date().toISOString().slice(0, 7);
-      const relative = path.join(month, `${randomUUID()}${path.extname(name).toLowerCase()}`);
-      const full = path.join(ingest.uploadRoot, relative);
-      stored = { relative, full, name, mime: part.mimetype, format, bytes: 0 };
-      await mkdir(path.dirname(full), { recursive: true });
+      const extension = path.extname(name);
       if (limits.csvPrefixBytes !== undefined && format === 'csv') {
-        stored.bytes = await storePrefix(part.file, full, limits.csvPrefixBytes);
-        if (stored.bytes < 0) {
+        const prefix = await csvPrefix(part.file, limits.csvPrefixBytes);
+        const written = await ingest.fileStore.writeNew('upload', extension, prefix.bytes);
+        stored = { ...written, name, mime: part.mimetype, format };
+        if (prefix.cut) {
           // The rest of the body is not read: the connection closes after the answer.
           reply.header('connection', 'close');
-          return { fields, stored: { ...stored, bytes: -stored.bytes } };
+          return { fields, stored };
         }
         continue;
       }
-      const counter = byteCounter(limits.limitBytes);
       // The size limit applies while streaming: the upload stops (413) before it can fill the disk,
-      // and the rest of the request body is never read.
-      await pipeline(part.file, counter.stream, createWriteStream(full, { flags: 'wx' }));
-      stored.bytes = counter.bytes();
+      // and the rest of the request body is never read. A stream that fails leaves no file behind.
+      const written = await ingest.fileStore.writeNew(
+        'upload',
+        extension,
+        withinLimit(part.file, limits.limitBytes),
+      );
+      stored = { ...written, name, mime: part.mimetype, format };
     }
     if (!stored) throw new ValidationError('the upload has no file (field "file")', { field: 'file' });
     return { fields, stored };
   } catch (error) {
-    if (stored) await rm(stored.full, { force: true });
+    if (stored) await ingest.fileStore.remove(stored.storedPath);
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FILE_TOO_LARGE') {
       // The rest of the body is not read: the connection closes after the answer.
@@ -392,50 +377,43 @@ async function receiveUpload(
 }
 
 /**
- * Writes the first `prefixBytes` of a CSV, cut back to its last whole line, and stops reading there.
- * Answers the bytes kept: negative when the file went on past the prefix (the rest was not read).
- * A first line longer than the prefix is a 400 PREVIEW_LINE_TOO_LONG.
+ * The first `prefixBytes` of a CSV, cut back to its last whole line (at most prefixBytes in memory);
+ * reading stops there (`cut`: the file went on, the rest was not read). A first line longer than
+ * the prefix is a 400 PREVIEW_LINE_TOO_LONG.
  */
-async function storePrefix(file: AsyncIterable<Buffer>, full: string, prefixBytes: number): Promise<number> {
-  const out = createWriteStream(full, { flags: 'wx' });
+async function csvPrefix(
+  file: AsyncIterable<Buffer>,
+  prefixBytes: number,
+): Promise<{ bytes: Buffer; cut: boolean }> {
+  const chunks: Buffer[] = [];
   let bytes = 0;
   let lastLineEnd = -1;
-  let cut = false;
-  try {
-    for await (const chunk of file) {
-      const room = prefixBytes - bytes;
-      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      const newline = kept.lastIndexOf(10);
-      if (newline >= 0) lastLineEnd = bytes + newline + 1;
-      bytes += kept.length;
-      if (!out.write(kept)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-      if (kept.length < chunk.length) {
-        // Leaving the loop stops the part's stream: nothing past the prefix is read.
-        cut = true;
-        break;
+  for await (const chunk of file) {
+    const room = prefixBytes - bytes;
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    const newline = kept.lastIndexOf(10);
+    if (newline >= 0) lastLineEnd = bytes + newline + 1;
+    bytes += kept.length;
+    chunks.push(kept);
+    if (kept.length < chunk.length) {
+      // Leaving the loop stops the part's stream: nothing past the prefix is read.
+      if (lastLineEnd <= 0) {
+        throw new DomainError(
+          'validation',
+          `the first line of the file is longer than the ${Math.round(prefixBytes / 1024)} KiB the preview reads`,
+          { code: 'PREVIEW_LINE_TOO_LONG' },
+        );
       }
+      return { bytes: Buffer.concat(chunks).subarray(0, lastLineEnd), cut: true };
     }
-  } finally {
-    await new Promise<void>((resolve, reject) =>
-      out.end((error?: Error | null) => (error ? reject(error) : resolve())),
-    );
   }
-  if (!cut) return bytes;
-  if (lastLineEnd <= 0) {
-    throw new DomainError(
-      'validation',
-      `the first line of the file is longer than the ${Math.round(prefixBytes / 1024)} KiB the preview reads`,
-      { code: 'PREVIEW_LINE_TOO_LONG' },
-    );
-  }
-  await truncate(full, lastLineEnd);
-  return -lastLineEnd;
+  return { bytes: Buffer.concat(chunks), cut: false };
 }
 
 /** One job per sheet: a workbook's sheet names are read (only its small workbook part) at upload. */
-async function sheetsOf(ingest: IngestHttpDeps, stored: { relative: string; format: FileFormat }) {
+async function sheetsOf(ingest: IngestHttpDeps, stored: { storedPath: string; format: FileFormat }) {
   try {
-    const sheets = await ingest.files.sheets({ storedPath: stored.relative, format: stored.format });
+    const sheets = await ingest.files.sheets({ storedPath: stored.storedPath, format: stored.format });
     if (sheets.length === 0) throw new ValidationError('the workbook has no sheets', { field: 'file' });
     return sheets;
   } catch (error) {

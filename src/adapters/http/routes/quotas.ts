@@ -6,6 +6,7 @@ import type { Quotas, QuotaStatus } from '../../../ports/quotas.ts';
 import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_ONLY } from '../require-user.ts';
+import type { Clock } from '../../../ports/clock.ts';
 
 // GET /api/quotas in the spec's current shape, and with ?variant=earlier the earlier variant's
 // extra fields and headers. Unlimited quotas (admins, level 5) show -1 as limit and remaining.
@@ -46,10 +47,7 @@ const shape = <
 const limitOf = (status: QuotaStatus) => status.limit ?? UNLIMITED;
 const remainingOf = (status: QuotaStatus) => status.remaining ?? UNLIMITED;
 
-export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: Quotas; now: () => Date }> = async (
-  app,
-  deps,
-) => {
+export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: Quotas; clock: Clock }> = async (app, deps) => {
   app.get(
     '/api/quotas',
     {
@@ -107,7 +105,7 @@ export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: Quotas; now: () =>
           },
         } as never);
       }
-      const now = deps.now();
+      const now = deps.clock.now();
       const allowed = (s: QuotaStatus) => s.remaining === null || s.remaining > 0;
       const daily = statuses.filter((s) => s.resetTime !== null);
       const tightest = daily

@@ -17,8 +17,8 @@ import {
   MAX_LIMIT,
   MAX_ZOOM,
   type RawQuery,
-  SORT_FIELDS,
 } from '../../../domain/read-query.ts';
+import { EVENT_SORT_FIELDS } from '../../../domain/sort.ts';
 import { MAX_BUCKETS } from '../../../domain/histogram.ts';
 import type { EventReader, Viewer } from '../../../ports/event-reader.ts';
 import { errorResponses } from '../error-body.ts';
@@ -255,7 +255,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
           Type.String({
             default: DEFAULT_SORT,
             ...documented({
-              pattern: `^-?(${SORT_FIELDS.join('|')}|${DATA_FIELD_PATTERN})$`,
+              pattern: `^-?(${EVENT_SORT_FIELDS.join('|')}|${DATA_FIELD_PATTERN})$`,
             }),
           }),
         ),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { ActorDirectory } from '../../ports/scraper-collaborators.ts';
+import type { ActorDirectory } from '../../ports/actor-directory.ts';
 import { type DatabasePool, row, sql } from './database.ts';
 
 /** Role and trust level straight from the `users` table. */

@@ -1,31 +1,31 @@
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseCsv } from 'fast-csv';
-import { createAdmin } from '../../application/create-admin.ts';
-import { seedDemo } from '../../application/seed-demo.ts';
+import { createAdmin } from './application/create-admin.ts';
+import { seedDemo } from './application/seed-demo.ts';
 import {
   composeServices,
   DatabaseUnavailableError,
   openDatabase,
   resolveDatabaseUrl,
   VERSION,
-} from '../../compose.ts';
-import { DomainError } from '../../domain/errors.ts';
-import { type Config, ConfigError, loadConfig, projectRoot } from '../config/environment.ts';
-import { startJobQueue } from '../jobs/job-queue.ts';
-import { ApiProcessesError, isApiWorker, startApiProcesses } from './api-processes.ts';
-import { runBackup, runRestore } from './backup-commands.ts';
-import { clusterMetricsText } from '../metrics/cluster-metrics.ts';
-import { startMetricsListener } from '../metrics/http-metrics.ts';
-import { createMetrics } from '../metrics/registry.ts';
-import { BackupError } from '../postgres/backup.ts';
-import { redactUrl } from '../postgres/database.ts';
-import { postgresEventStore } from '../postgres/event-store.ts';
-import { loadMigrations, MigrationError, migrate } from '../postgres/migrator.ts';
-import { postgresSessionStore } from '../postgres/session-store.ts';
-import { postgresUserStore } from '../postgres/user-store.ts';
-import { scryptPasswordHasher } from '../security/scrypt-password-hasher.ts';
+} from './compose.ts';
+import { DomainError } from './domain/errors.ts';
+import { type Config, ConfigError, loadConfig, projectRoot } from './adapters/config/environment.ts';
+import { startJobQueue } from './adapters/jobs/job-queue.ts';
+import { ApiProcessesError, isApiWorker, startApiProcesses } from './adapters/cli/api-processes.ts';
+import { runBackup, runRestore } from './adapters/cli/backup-commands.ts';
+import { csvRows } from './adapters/files/local-source-files.ts';
+import { clusterMetricsText } from './adapters/metrics/cluster-metrics.ts';
+import { startMetricsListener } from './adapters/metrics/http-metrics.ts';
+import { createMetrics } from './adapters/metrics/registry.ts';
+import { BackupError } from './adapters/postgres/backup.ts';
+import { redactUrl } from './adapters/postgres/database.ts';
+import { postgresEventStore } from './adapters/postgres/event-store.ts';
+import { loadMigrations, MigrationError, migrate } from './adapters/postgres/migrator.ts';
+import { postgresSessionStore } from './adapters/postgres/session-store.ts';
+import { postgresUserStore } from './adapters/postgres/user-store.ts';
+import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
 
 const USAGE = `chronomap ${VERSION}
 
@@ -238,10 +238,8 @@ async function runSeedDemo(databaseUrl: string, args: string[]): Promise<number>
   }
   const pool = await openDatabase(databaseUrl);
   try {
-    const rows = createReadStream(file).pipe(
-      parseCsv<Record<string, string>, Record<string, string>>({ headers: true }),
-    );
-    const result = await seedDemo({ events: postgresEventStore(pool) }, rows);
+    // The ingestion pipeline's CSV reader (encoding, delimiter, quoting and size limits as for an import).
+    const result = await seedDemo({ events: postgresEventStore(pool) }, csvRows(file));
     say(
       `demo data: read ${result.read} rows, stored ${result.inserted} new events` +
         `${result.invalid ? `, skipped ${result.invalid} invalid rows` : ''} (catalog "demo", dataset "usgs-earthquakes")`,
