@@ -263,6 +263,7 @@ export async function composeServices(
         bodyLimitBytes: config.bodyLimitBytes,
         trustProxy: config.trustProxy,
         timeouts: budgets,
+        corsOrigins: config.corsOrigins,
       },
     );
   }

@@ -6,6 +6,8 @@ import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from '.
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
+import { installHttpCaching } from './http-caching.ts';
+import { installPublicWeb } from './public-web.ts';
 import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
@@ -51,6 +53,8 @@ export type HttpOptions = {
   trustProxy?: boolean;
   /** Slow clients (docs/api.md, "Budgets, caps and limits"); defaults in config/budget-config.ts. */
   timeouts?: Partial<HttpTimeouts>;
+  /** Origins that may read the public paths cross-origin (CORS_ORIGINS; public-web.ts); unset: any. */
+  corsOrigins?: string[] | null;
 };
 
 export type HttpTimeouts = {
@@ -136,6 +140,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.queryScopes) installClientGoneCancellation(app, deps.queryScopes);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
   if (deps.accounts) await installAccountHooks(app, deps.accounts);
+  // Before any route too: CORS, compression and HTTP caching go by URL prefix (public-web.ts,
+  // http-caching.ts), so every public route registered below, whoever writes it, gets them.
+  await installPublicWeb(app, { corsOrigins: options.corsOrigins ?? null });
+  installHttpCaching(app);
 
   await app.register(swagger, {
     openapi: {

@@ -20,6 +20,7 @@ import {
 } from '../../../domain/read-query.ts';
 import type { EventReader, Viewer } from '../../../ports/event-reader.ts';
 import { errorResponses } from '../error-body.ts';
+import { setVersionTag } from '../http-caching.ts';
 
 // The stable public read API, /api/v1, exactly in the spec's shapes. Parameters are declared here
 // for the OpenAPI file and basic typing; their meaning and ranges are checked by the domain parser
@@ -169,7 +170,7 @@ type ReadRoute = {
   /** Error statuses besides 200 (default 400 and 500), all with the spec's error body. */
   errors?: number[];
   /** The body: an object (serialised by the response schema) or JSON text the database built. */
-  answer: (viewer: Viewer, query: RawQuery, request: FastifyRequest) => Promise<unknown>;
+  answer: (viewer: Viewer, query: RawQuery, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 };
 
 function readRoutes(deps: ReadApiDeps): ReadRoute[] {
@@ -191,7 +192,13 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       response: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
       // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
       // (stored ones are verified against the database anyway; see postgres/read-model/page-cache.ts).
-      answer: (viewer, query, request) => listEvents(deps, viewer, query, { fresh: asksNoCache(request) }),
+      // The ETag comes from the data signature the page was read at (http-caching.ts): a cache hit
+      // revalidates with no query beyond the cache's own check.
+      answer: async (viewer, query, request, reply) => {
+        const { json, signature } = await listEvents(deps, viewer, query, { fresh: asksNoCache(request) });
+        if (signature !== null) setVersionTag(reply, signature);
+        return json;
+      },
     },
     {
       path: '/api/v1/events/geo',
@@ -402,7 +409,7 @@ export const v1EventRoutes: FastifyPluginAsync<ReadApiDeps> = async (app, deps) 
         },
       },
       async (request, reply) => {
-        const body = await route.answer(viewerOf(request), request.query as RawQuery, request);
+        const body = await route.answer(viewerOf(request), request.query as RawQuery, request, reply);
         return typeof body === 'string' ? sendJsonText(reply, body) : body;
       },
     );

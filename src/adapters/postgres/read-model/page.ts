@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { pageAnswer } from '../../../domain/answer-path.ts';
 import type { Sort } from '../../../domain/read-query.ts';
-import type { EventReader } from '../../../ports/event-reader.ts';
+import type { EventReader, EventsPage } from '../../../ports/event-reader.ts';
 import { type DatabasePool, prepared, row } from '../database.ts';
 import { type Sql, sqlText, typed } from '../sql-text.ts';
 import { type CachedPage, dataSignature, type PageCache } from './page-cache.ts';
@@ -46,15 +46,15 @@ export function pageReads(
         const answered = (
           value: CachedPage,
           rows: Array<{ scope: string | null; data: string }>,
-        ): { value: CachedPage; signatures: Array<string | null> } => {
+        ): { value: EventsPage; signatures: Array<string | null> } => {
           const signature = rows[0]?.data;
-          if (
-            key !== null &&
-            signature !== undefined &&
-            rows.every((r) => r.scope === known.signature && r.data === signature)
-          )
-            cache?.store(key, value, known.ids, signature);
-          return { value, signatures: rows.map((r) => r.scope) };
+          const consistent =
+            signature !== undefined && rows.every((r) => r.scope === known.signature && r.data === signature);
+          if (key !== null && consistent) cache?.store(key, value, known.ids, signature);
+          return {
+            value: { ...value, signature: consistent ? signature : null },
+            signatures: rows.map((r) => r.scope),
+          };
         };
         const answer = pageAnswer(scope, filter, sort);
         if (answer.kind === 'box-rows') {
