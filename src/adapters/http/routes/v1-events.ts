@@ -18,6 +18,7 @@ import {
   MAX_ZOOM,
   type RawQuery,
 } from '../../../domain/read-query.ts';
+import type { EventExporter } from '../../../ports/event-exporter.ts';
 import type { EventReader, Viewer } from '../../../ports/event-reader.ts';
 import { errorResponses } from '../error-body.ts';
 import { setVersionTag } from '../http-caching.ts';
@@ -26,7 +27,11 @@ import { setVersionTag } from '../http-caching.ts';
 // for the OpenAPI file and basic typing; their meaning and ranges are checked by the domain parser
 // (src/domain/read-query.ts), which names the offending parameter in its 400.
 
-export type ReadApiDeps = { events: EventReader };
+export type ReadApiDeps = {
+  events: EventReader;
+  /** The exports (routes/v1-exports.ts); without it they are not registered. */
+  exporter?: EventExporter;
+};
 
 /**
  * A body the database built as JSON text: sent as is, without the response serializer (the route's
@@ -65,7 +70,7 @@ const Timestamp = Type.String({ format: 'date-time' });
 const BOUNDS_DESCRIPTION =
   'JSON `{"north":n,"south":s,"east":e,"west":w}` in degrees. `west > east` means the box crosses the antimeridian.';
 
-const filterParameters = {
+export const filterParameters = {
   catalog: Type.Optional(Type.String({ description: 'Catalog slug.' })),
   datasets: Type.Optional(
     Type.Array(Type.String(), {
@@ -107,7 +112,10 @@ const Event = Type.Object({
 });
 
 const Pagination = Type.Object({
-  page: Type.Number(),
+  page: Type.Unsafe<number | null>({
+    type: ['number', 'null'],
+    description: 'The page number; null for a page asked by `cursor`.',
+  }),
   limit: Type.Number(),
   totalDocs: Type.Number(),
   totalPages: Type.Number(),
@@ -185,11 +193,26 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'so a write is seen by the next request); `Cache-Control: no-cache` reads it from the database anyway.',
       query: {
         ...filterParameters,
-        page: Type.Optional(Type.Integer({ default: 1, description: '1-indexed.' })),
+        page: Type.Optional(Type.Integer({ description: '1-indexed; default 1. Not with `cursor`.' })),
+        cursor: Type.Optional(
+          Type.String({
+            description:
+              'Keyset paging: the `nextCursor` of the previous answer (opaque). The events after that one in the same `sort` ' +
+              '(id, eventTimestamp, dataset or isValid, with or without -), unaffected by events inserted or deleted meanwhile.',
+          }),
+        ),
         limit: Type.Optional(Type.Integer({ default: DEFAULT_LIMIT, description: `1 to ${MAX_LIMIT}.` })),
         sort: Type.Optional(Type.String({ default: DEFAULT_SORT })),
       },
-      response: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
+      response: Type.Object({
+        events: Type.Array(Event),
+        pagination: Pagination,
+        nextCursor: Type.Unsafe<string | null>({
+          type: ['string', 'null'],
+          description:
+            'Ask `cursor=<this>` (same filters and sort) for the events after this page; null on the last page, and for sorts by a data field.',
+        }),
+      }),
       // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
       // (stored ones are verified against the database anyway; see postgres/read-model/page-cache.ts).
       // The ETag comes from the data signature the page was read at (http-caching.ts): a cache hit
