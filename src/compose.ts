@@ -36,6 +36,7 @@ import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapter
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
 import { postgresEventReader } from './adapters/postgres/read-model/index.ts';
+import { postgresEventExporter } from './adapters/postgres/read-model/export.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
@@ -230,6 +231,7 @@ export async function composeServices(
         },
         readApi: {
           events: postgresEventReader(readPool, { pageCacheBytes: config.readCacheBytes, genericPlanPool }),
+          exporter: postgresEventExporter(readPool),
         },
         ingest: {
           store: routes.ingestStore,

@@ -14,6 +14,7 @@ import { installClientGoneCancellation, type RequestQueryScopes } from './client
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
+import { v1ExportRoutes } from './routes/v1-exports.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
@@ -191,6 +192,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
 
   await app.register(healthRoutes, { health: deps.health });
   if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
+  if (deps.readApi?.exporter) await app.register(v1ExportRoutes, { exporter: deps.readApi.exporter });
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });
     await app.register(ingestJobRoutes, { ingest: deps.ingest });

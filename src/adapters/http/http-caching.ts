@@ -73,7 +73,8 @@ export function installHttpCaching(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return payload;
     if (!isCachedPath(request.url)) return payload;
-    addVary(reply, ['Authorization', 'Cookie', 'Accept-Encoding']);
+    // accept-encoding in lower case, as @fastify/compress spells (and looks for) it: one entry, not two.
+    addVary(reply, ['Authorization', 'Cookie', 'accept-encoding']);
     if (reply.statusCode !== 200) return payload;
     if (!reply.hasHeader('cache-control'))
       reply.header('cache-control', request.viewer ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL);
