@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -40,6 +41,14 @@ const ALLOWED_HEADERS = ['Authorization', 'If-None-Match', 'Cache-Control', 'Acc
 const COMPRESSIBLE =
   /^text\/(?!event-stream)|(?:\+|\/)json(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:vnd\.mapbox-vector-tile|x-protobuf)(?:;|$)/u;
 
+/**
+ * Fast settings: gzip level 3 and brotli quality 2 compress a page of 100 events about as well as the
+ * defaults (6 and 4) for a fifth of the CPU (0.1 ms against 0.6 ms a page); at the defaults, gzip
+ * halved the requests/s of cached pages (docs/performance.md, "HTTP ecosystem").
+ */
+const GZIP_LEVEL = 3;
+const BROTLI_QUALITY = 2;
+
 /** Bodies smaller than this are sent as they are: below about a kilobyte gzip saves too little. */
 export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
@@ -80,5 +89,12 @@ export async function installPublicWeb(app: FastifyInstance, options: PublicWebO
     encodings: ['br', 'gzip'],
     threshold: COMPRESSION_THRESHOLD_BYTES,
     customTypes: COMPRESSIBLE,
+    zlibOptions: { level: GZIP_LEVEL },
+    brotliOptions: {
+      params: {
+        [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+        [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+      },
+    },
   });
 }
