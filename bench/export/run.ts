@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import pg from 'pg';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
-import { startChronomapApi } from '../api-server.ts';
+import { benchPolicyFile, startChronomapApi } from '../api-server.ts';
 import { benchDatabaseUrl } from '../read-api/bench-database.ts';
 
 const { values: options } = parseArgs({
@@ -61,7 +61,7 @@ async function startApi(databaseUrl: string): Promise<{ base: string; pid: numbe
   const { base, child } = await startChronomapApi({
     DATABASE_URL: databaseUrl,
     API_PROCESSES: '1',
-    QUOTAS_CONFIG: path.join(projectRoot, 'config', 'quotas.yaml'),
+    QUOTAS_CONFIG: benchPolicyFile(false),
   });
   return { base, pid: child.pid ?? 0, stop: () => child.kill('SIGTERM') };
 }
