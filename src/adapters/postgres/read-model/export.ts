@@ -10,8 +10,9 @@ import { type Scope, scopeResolver } from './scope.ts';
 // The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events in batches of
 // EXPORT_BATCH_SIZE, each batch one statement (with the pool's statement budget) that starts after
 // the last event of the one before (keyset paging, rows.ts keysetCondition) and returns the batch
-// already written as GeoJSON features or CSV lines, so Node only passes text on. Between batches
-// no connection is held (a slow client holds no backend), and memory is one batch whatever the size.
+// already written as GeoJSON features or CSV lines, so Node only passes text on. The next batch is
+// read while one is written; no connection is held while the client is slow (a slow client holds no
+// backend), and memory is a few batches whatever the size.
 // Every statement runs in the request's query scope, so a client that disconnects cancels the one
 // running and no other starts (postgres/query-cancellation.ts).
 
@@ -147,11 +148,10 @@ export function postgresEventExporter(pool: DatabasePool): EventExporter {
   }
 
   async function* batches(scope: Scope, filter: EventFilter, sort: Sort, text: RowText) {
-    let after: KeysetPosition | null = null;
     const reversed = { ...sort, descending: !sort.descending };
-    for (;;) {
+    const read = (after: KeysetPosition | null) => {
       const keyset = after ? sqlText`and ${keysetCondition(sort, after)}` : sqlText``;
-      const batch = await pool.one(typed(BatchRow)`
+      return pool.one(typed(BatchRow)`
         with batch as materialized (
           select e.id, e.dataset_id, e.catalog_id, e.event_timestamp, e.is_valid, e.location, e.data
           from events e
@@ -164,11 +164,21 @@ export function postgresEventExporter(pool: DatabasePool): EventExporter {
         from batch e
         join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
         ${text.lateral}`);
+    };
+    // The next batch is read while this one is written: PostgreSQL and the socket work at once
+    // instead of in turn (one batch more in memory). If the consumer stops, the read in flight is
+    // cancelled with the request (query-cancellation.ts); its failure is then nobody's to report.
+    let next: ReturnType<typeof read> | null = read(null);
+    while (next) {
+      const batch = await next;
+      next = null;
       if (batch.n === 0) return;
+      if (batch.n === EXPORT_BATCH_SIZE && batch.last !== null) {
+        const [id, value] = JSON.parse(batch.last) as [number, string | number | boolean | null];
+        next = read({ id, value });
+        next.catch(() => {});
+      }
       yield batch.chunk;
-      if (batch.n < EXPORT_BATCH_SIZE || batch.last === null) return;
-      const [id, value] = JSON.parse(batch.last) as [number, string | number | boolean | null];
-      after = { id, value };
     }
   }
 
