@@ -63,10 +63,13 @@ function valueFits(field: CursorSortField, value: unknown): boolean {
     case 'id':
       return value === null;
     case 'eventTimestamp':
+      // Date.parse rolls 2024-02-30 over into March; PostgreSQL refuses it: compare the fields.
       return (
         typeof value === 'string' &&
         /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value) &&
-        !Number.isNaN(Date.parse(value))
+        !Number.isNaN(Date.parse(value)) &&
+        new Date(value).toISOString().slice(0, 19) === value.slice(0, 19) &&
+        !value.startsWith('0000') // no year zero in PostgreSQL
       );
     case 'dataset':
       return Number.isSafeInteger(value) && (value as number) >= 1;
