@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../src/adapters/config/environment.ts';
 import { buildHttpApp } from '../src/adapters/http/app.ts';
+import type { EventExporter } from '../src/ports/event-exporter.ts';
 import type { EventReader } from '../src/ports/event-reader.ts';
 import type { DatabasePool } from '../src/adapters/postgres/database.ts';
 import { composeAccounts, VERSION } from '../src/compose.ts';
@@ -18,7 +19,10 @@ const app = await buildHttpApp(
       database: { ping: unused, postgis: unused, pendingMigrations: unused },
       environment: { missingVariables: () => [] },
     },
-    readApi: { events: new Proxy({}, { get: () => unused }) as EventReader },
+    readApi: {
+      events: new Proxy({}, { get: () => unused }) as EventReader,
+      exporter: new Proxy({}, { get: () => unused }) as EventExporter,
+    },
     tiles: { tiles: { vectorTile: unused } },
     ogc: { events: new Proxy({}, { get: () => unused }) as EventReader, clock: { now: () => new Date() } },
     ingest: {

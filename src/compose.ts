@@ -36,7 +36,11 @@ import { queryCanceller } from './adapters/postgres/query-cancellation.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
-import { pageCache, postgresEventReader } from './adapters/postgres/read-model/index.ts';
+import {
+  pageCache,
+  postgresEventExporter,
+  postgresEventReader,
+} from './adapters/postgres/read-model/index.ts';
 import type { ReadYourWrites } from './adapters/http/read-your-writes.ts';
 import {
   openReplicaSet,
@@ -265,9 +269,13 @@ export async function composeServices(
     for (const [name, set] of replicas?.pools ?? []) metrics.watchPool(name, set.pool);
     // One read model for /api/v1, its vector tiles and /ogc (they share its answer cache and
     // remembered scopes): on the primary, or routed over the replicas.
-    const reader = replicas
-      ? routedReader(replicas, primaryReader, readerOn, (target) => metrics.readTarget.inc({ target }))
-      : primaryReader;
+    const countRead = (target: string) => metrics.readTarget.inc({ target });
+    const reader = replicas ? routedReader(replicas, primaryReader, readerOn, countRead) : primaryReader;
+    // The exports of /api/v1 read where its pages do.
+    const primaryExporter = postgresEventExporter(readPool);
+    const exporter = replicas
+      ? routedReader(replicas, primaryExporter, ({ pool }) => postgresEventExporter(pool), countRead)
+      : primaryExporter;
     const routes = httpPool
       ? poolDeps(config, httpPool, boss, policy)
       : { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
@@ -282,7 +290,7 @@ export async function composeServices(
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
           replicas,
         },
-        readApi: { events: reader },
+        readApi: { events: reader, exporter },
         tiles: { tiles: reader },
         ogc: { events: reader, clock: systemClock },
         ingest: {
@@ -318,6 +326,7 @@ export async function composeServices(
         bodyLimitBytes: config.bodyLimitBytes,
         trustProxy: config.trustProxy,
         timeouts: budgets,
+        corsOrigins: config.corsOrigins,
       },
     );
     // After the app's hooks, which tell the pages who is calling.

@@ -11,19 +11,19 @@
 // --only measures the listed endpoints only (the 10M run: the naive baselines alone would take an
 // hour there); the requests asked are the same as in a full run (same seed, same order).
 
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import Supercluster from 'supercluster';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
 import { clusterLevel } from '../../src/domain/clustering.ts';
 import { seededRandom } from '../../test/helpers/v1-fixture.ts';
+import { benchPolicyFile, startChronomapApi } from '../api-server.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
 import { CITIES } from './cities.ts';
 import { describeCpu, startCpuCount } from './cpu-time.ts';
@@ -146,23 +146,6 @@ async function fetchOk(target: string): Promise<void> {
   }
 }
 
-/**
- * The shipped policy with the anonymous rate limit lifted: the benchmark is one IP firing thousands
- * of requests. `counting` keeps the anonymous windows (each request still upserts its counters in
- * PostgreSQL, as deployed); without it the windows are removed, so the API skips the counters and
- * the figures are the read path's alone.
- */
-function benchPolicyFile(counting: boolean): string {
-  const policy = parseYaml(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8'));
-  const window = (seconds: number) => ({ seconds, limit: 1_000_000_000 });
-  policy.rateLimits.anonymous = counting
-    ? { burst: window(10), hourly: window(3600), daily: window(86400) }
-    : {};
-  const file = path.join(os.tmpdir(), `chronomap-bench-quotas-${process.pid}-${counting}.yaml`);
-  writeFileSync(file, stringifyYaml(policy));
-  return file;
-}
-
 /** The API processes started; an interrupted run (Ctrl-C, kill) takes them along. */
 const servers = new Set<ChildProcess>();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -176,40 +159,14 @@ async function startServer(
   databaseUrl: string,
   counting: boolean,
 ): Promise<{ base: string; child: ChildProcess; processes: number }> {
-  const child = spawn(path.join(projectRoot, 'bin', 'chronomap'), ['api'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      QUOTAS_CONFIG: benchPolicyFile(counting),
-      ...(options.processes ? { API_PROCESSES: options.processes } : {}),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const started = await startChronomapApi({
+    DATABASE_URL: databaseUrl,
+    QUOTAS_CONFIG: benchPolicyFile(counting),
+    ...(options.processes ? { API_PROCESSES: options.processes } : {}),
   });
-  let processes = 1;
-  const base = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`the API did not start:\n${seen}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = seen.match(/listening on (http:\/\/[^\s]+)/);
-      if (match?.[1]) {
-        processes = Number(seen.match(/\((\d+) processes/)?.[1] ?? 1);
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-    });
-    child.on('exit', (code) => reject(new Error(`the API exited with ${code}:\n${seen}`)));
-  });
-  servers.add(child);
-  child.on('exit', () => servers.delete(child));
-  return { base, child, processes };
+  servers.add(started.child);
+  started.child.on('exit', () => servers.delete(started.child));
+  return started;
 }
 
 async function main(): Promise<void> {
@@ -552,10 +509,25 @@ async function main(): Promise<void> {
               'limit=100, catalog + dates, one URL repeated (answer cache hits), rate-limit counters on',
           },
           {
+            // The same, compressed: what @fastify/compress costs per answer (docs/performance.md).
+            server: base,
+            path: '/api/v1/events',
+            scenario:
+              'limit=100, catalog + dates, one URL repeated (answer cache hits), Accept-Encoding: gzip, rate-limit counters on',
+            headers: { 'accept-encoding': 'gzip' },
+          },
+          {
             server: base,
             path: '/api/v1/events',
             scenario: 'limit=100, catalog + dates, one URL, Cache-Control: no-cache, rate-limit counters on',
             headers: noCache,
+          },
+          {
+            server: base,
+            path: '/api/v1/events',
+            scenario:
+              'limit=100, catalog + dates, one URL, Cache-Control: no-cache, Accept-Encoding: gzip, rate-limit counters on',
+            headers: { ...noCache, 'accept-encoding': 'gzip' },
           },
           {
             server: base,

@@ -89,6 +89,14 @@ const worldTile = await client.GET('/api/v1/tiles/{z}/{x}/{y}', {
 });
 if (!worldTile.response.ok) throw new Error(`world tile: ${worldTile.response.status}`);
 
+// Exports of the filtered events: GeoJSON (parsed) and CSV (as text).
+const geojsonExport = await client.GET('/api/v1/events.geojson', { params: { query: {} }, parseAs: 'text' });
+if (!geojsonExport.response.ok) throw new Error(`geojson export: ${geojsonExport.response.status}`);
+const exported = JSON.parse(String(geojsonExport.data)) as { type: string; features: unknown[] };
+const csvExport = await client.GET('/api/v1/events.csv', { params: { query: {} }, parseAs: 'text' });
+if (!csvExport.response.ok) throw new Error(`csv export: ${csvExport.response.status}`);
+const csvRows = String(csvExport.data).trimEnd().split('\n').length - 1;
+
 // An upload: multipart/form-data with the file as a Blob, as a logged-in user.
 const csv = 'title,date,latitude,longitude\nA,2024-01-02,52.5,13.4\nB,2024-01-03,48.85,2.35\n';
 const uploaded = ok(
@@ -120,6 +128,7 @@ process.stdout.write(
     sources: sourceStats.totalEvents,
     dataSources: dataSources.catalogs.map((catalog) => catalog.slug).sort(),
     inferred: { dataset: inferred.dataset.id, fields: inferred.fields.length },
+    exports: { type: exported.type, features: exported.features.length, csvRows },
     tiles: {
       tilejson: tileJson.tilejson,
       status: worldTile.response.status,

@@ -26,7 +26,11 @@ export type SortKey =
   | { field: 'data'; path: string[] };
 export type Sort = { key: SortKey; descending: boolean; text: string };
 
-export type Page = { page: number; limit: number };
+/** The position after an event in a sort (keyset paging, event-cursor.ts): its id and sort value. */
+export type KeysetPosition = { id: number; value: string | number | boolean | null };
+
+/** A page by number, or, with `after`, the `limit` events after a position (keyset paging). */
+export type Page = { page: number; limit: number; after?: KeysetPosition };
 
 export type GroupBy = 'catalog' | 'dataset';
 

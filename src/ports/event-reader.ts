@@ -49,6 +49,13 @@ export type DataSource = {
 
 export type DatasetSummary = { id: number; slug: string; title: string; dateFields: string[] };
 
+/**
+ * A page of /events: the events as JSON text, the filter's total, and the data signature the answer
+ * was read at (scope version and data versions of the datasets it read: equal signatures mean equal
+ * answers; null when its statements saw different ones). HTTP derives the page's ETag from it.
+ */
+export type EventsPage = { eventsJson: string; totalDocs: number; signature: string | null };
+
 export interface EventReader {
   /**
    * One page of events (each an EventView) as the JSON text of an array, built by the database so
@@ -61,7 +68,7 @@ export interface EventReader {
     page: Page,
     /** `fresh`: read the database, not a stored answer (the client sent `Cache-Control: no-cache`). */
     options?: { fresh?: boolean },
-  ): Promise<{ eventsJson: string; totalDocs: number }>;
+  ): Promise<EventsPage>;
   countEvents(viewer: Viewer, filter: EventFilter): Promise<number>;
   /** Matching events per dataset (datasets without matches are left out). */
   countByDataset(viewer: Viewer, filter: EventFilter): Promise<DatasetCount[]>;

@@ -11,6 +11,7 @@ import { composeAccounts } from '../../src/compose.ts';
 import { policyFile, TEST_SESSION_SECRET } from '../helpers/accounts.ts';
 import { testApp, testConfig } from '../helpers/app.ts';
 import { testDatabase } from '../helpers/database.ts';
+import { runningStatements } from '../helpers/running-statements.ts';
 
 // Every statement has a budget (statement_timeout per pool), a request's statements stop when its
 // client goes away, and a database that cannot be reached is a 503 with the error body.
@@ -44,20 +45,7 @@ t.test('the statements of a request whose client disconnects are cancelled', asy
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
-  const running = async () =>
-    Number(
-      await db.pool.oneFirst(sql.unsafe`
-        select count(*)::int from pg_stat_activity
-        where datname = current_database() and state = 'active'
-          and query like '%chronomap-sleep-probe%' and pid <> pg_backend_pid()`),
-    );
-  const waitFor = async (wanted: (n: number) => boolean) => {
-    for (let i = 0; i < 100; i += 1) {
-      if (wanted(await running())) return true;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    return false;
-  };
+  const { waitFor } = runningStatements(db.pool, 'chronomap-sleep-probe');
 
   // 8 s of sleep inside the 10 s default budget: only the cancel can end it within the 5 s we wait.
   const client = request({ host: '127.0.0.1', port, path: sleepRoute('8') });

@@ -116,6 +116,11 @@ t.test(
     t.same(result.inferred.dataset, inferDataset);
     t.ok(result.inferred.fields > 0, 'fields inferred');
     t.same(
+      result.exports,
+      { type: 'FeatureCollection', features: total, csvRows: total },
+      'the exports hold every visible event (the fixture has no newline inside a cell)',
+    );
+    t.same(
       result.tiles,
       {
         tilejson: '3.0.0',

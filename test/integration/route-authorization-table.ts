@@ -57,7 +57,18 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /explore/state.js': publicRead('/explore/state.js'),
   'GET /explore/tiles.js': publicRead('/explore/tiles.js'),
   'GET /explore/timeline.js': publicRead('/explore/timeline.js'),
+  // @fastify/cors's catch-all preflight route: answered on the public read paths only (public-web.ts).
+  'OPTIONS *': {
+    expect: [204, 204, 204, 204],
+    rule: 'public: CORS preflight of /api/v1 and /ogc (404 on every other path)',
+    request: () => ({
+      url: '/api/v1/events',
+      headers: { origin: 'https://maps.example.org', 'access-control-request-method': 'GET' },
+    }),
+  },
   'GET /api/v1/data-sources': publicRead('/api/v1/data-sources'),
+  'GET /api/v1/events.csv': publicRead('/api/v1/events.csv?catalog=news'),
+  'GET /api/v1/events.geojson': publicRead('/api/v1/events.geojson'),
   'GET /api/v1/events': publicRead('/api/v1/events'),
   'GET /api/v1/events/bounds': publicRead('/api/v1/events/bounds'),
   'GET /api/v1/events/geo': publicRead(

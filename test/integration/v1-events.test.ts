@@ -119,7 +119,12 @@ t.test('read API on the fixture', async (t) => {
   t.test('/events: the spec shape, every field typed, pagination with all eight fields', async (t) => {
     const { status, body } = await getJson(app, '/api/v1/events', { limit: '7', page: '2' });
     t.equal(status, 200);
-    t.same(Object.keys(body).sort(), ['events', 'pagination']);
+    t.same(Object.keys(body).sort(), ['events', 'nextCursor', 'pagination']);
+    t.type(
+      body.nextCursor,
+      'string',
+      'the cursor of the next page (keyset paging: v1-events-cursor.test.ts)',
+    );
     t.equal(body.events.length, 7);
     for (const event of body.events) checkEventShape(t, event);
     t.same(body.pagination, {

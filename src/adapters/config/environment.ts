@@ -54,6 +54,8 @@ export type Config = {
   metricsBind: { host: string; port: number } | undefined;
   /** Prometheus metrics at GET /api/metrics for `Authorization: Bearer <METRICS_TOKEN>`; unset: not served there. */
   metricsToken: string | undefined;
+  /** Origins that may read the public API cross-origin (CORS_ORIGINS, comma-separated); null: any. */
+  corsOrigins: string[] | null;
 };
 
 /**
@@ -130,6 +132,7 @@ export function loadConfig(env: Env = process.env): Config {
     readCacheBytes: read('READ_CACHE_MB', integerBetween(0, 65536), 32) * 1024 * 1024,
     metricsBind: read('METRICS_BIND', hostAndPort, undefined),
     metricsToken: read('METRICS_TOKEN', minLength(16), undefined),
+    corsOrigins: read('CORS_ORIGINS', originList, null),
   };
 
   for (const variable of missingVariables(config)) {
@@ -241,6 +244,25 @@ const postgresUrl = urlWith(
 );
 const httpUrl = (raw: string) =>
   urlWith(['http:', 'https:'], 'an http:// or https:// URL')(raw).replace(/\/+$/, '');
+
+/**
+ * CORS_ORIGINS: `https://a.example, http://localhost:5173`: origins exactly as browsers send them
+ * (scheme, host, optional port; no path). `*` alone means any origin, as when unset.
+ */
+function originList(raw: string): string[] | null {
+  const origins = raw
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
+  if (origins.length === 1 && origins[0] === '*') return null;
+  for (const origin of origins) {
+    const url = urlWith(['http:', 'https:'], 'a list of http(s) origins')(origin);
+    if (new URL(url).origin !== origin)
+      throw new Error(`"${origin}" is not an origin: scheme://host[:port] without a path or trailing slash`);
+  }
+  if (origins.length === 0) throw new Error('must name at least one origin');
+  return origins;
+}
 
 /** A raster tile URL template: http(s) with {z}, {x} and {y}, e.g. https://tiles.example.org/{z}/{x}/{y}.png. */
 function tileUrlTemplate(raw: string): string {

@@ -7,6 +7,8 @@ import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
 import { DOCUMENTED_KEYWORDS, OPENAPI_DOCUMENT_BASE, OPENAPI_DOCUMENT_HOOKS } from './openapi-document.ts';
+import { installHttpCaching } from './http-caching.ts';
+import { installPublicWeb } from './public-web.ts';
 import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
 import { installReadYourWrites, type ReadYourWrites } from './read-your-writes.ts';
@@ -19,6 +21,7 @@ import { type ReadApiDeps, V1_SHARED_SCHEMAS, v1EventRoutes } from './routes/v1-
 import { type TileRoutesDeps, v1TileRoutes } from './routes/v1-tiles.ts';
 import { ogcFeatureRoutes } from './routes/ogc-features.ts';
 import type { OgcDeps } from '../../application/ogc-features.ts';
+import { v1ExportRoutes } from './routes/v1-exports.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
@@ -66,6 +69,8 @@ export type HttpOptions = {
   trustProxy?: boolean;
   /** Slow clients (docs/api.md, "Budgets, caps and limits"); defaults in config/budget-config.ts. */
   timeouts?: Partial<HttpTimeouts>;
+  /** Origins that may read the public paths cross-origin (CORS_ORIGINS; public-web.ts); unset: any. */
+  corsOrigins?: string[] | null;
 };
 
 export type HttpTimeouts = {
@@ -159,6 +164,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.queryScopes) installClientGoneCancellation(app, deps.queryScopes);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
   if (deps.accounts) await installAccountHooks(app, deps.accounts);
+  // Before any route too: CORS, compression and HTTP caching go by URL prefix (public-web.ts,
+  // http-caching.ts), so every public route registered below, whoever writes it, gets them.
+  await installPublicWeb(app, { corsOrigins: options.corsOrigins ?? null });
+  installHttpCaching(app);
 
   await app.register(swagger, {
     openapi: {
@@ -213,6 +222,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
   if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
   if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
+  if (deps.readApi?.exporter) await app.register(v1ExportRoutes, { exporter: deps.readApi.exporter });
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });
     await app.register(ingestJobRoutes, { ingest: deps.ingest });

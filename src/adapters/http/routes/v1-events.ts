@@ -20,8 +20,10 @@ import {
 } from '../../../domain/read-query.ts';
 import { EVENT_SORT_FIELDS } from '../../../domain/sort.ts';
 import { MAX_BUCKETS } from '../../../domain/histogram.ts';
+import type { EventExporter } from '../../../ports/event-exporter.ts';
 import type { EventReader, Viewer } from '../../../ports/event-reader.ts';
 import { errorResponses } from '../error-body.ts';
+import { setVersionTag } from '../http-caching.ts';
 import { documented } from '../openapi-document.ts';
 
 // The stable public read API, /api/v1, exactly in the spec's shapes. Parameters are declared here
@@ -31,7 +33,11 @@ import { documented } from '../openapi-document.ts';
 // facts (slugs, enums, dates, the JSON of bounds) are `documented` only, because the parser reads
 // them more leniently (trimmed, an empty value as absent).
 
-export type ReadApiDeps = { events: EventReader };
+export type ReadApiDeps = {
+  events: EventReader;
+  /** The exports (routes/v1-exports.ts); without it they are not registered. */
+  exporter?: EventExporter;
+};
 
 /**
  * A body the database built as JSON text: sent as is, without the response serializer (the route's
@@ -137,7 +143,11 @@ const Event = Type.Object({
 
 const NullablePage = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1 });
 const Pagination = Type.Object({
-  page: Id,
+  page: Type.Unsafe<number | null>({
+    type: ['integer', 'null'],
+    minimum: 1,
+    description: 'The page number; null for a page asked by `cursor`.',
+  }),
   limit: Id,
   totalDocs: Count,
   totalPages: Count,
@@ -225,7 +235,7 @@ type ReadRoute = {
   /** Error statuses besides 200 (default 400 and 500), all with the spec's error body. */
   errors?: number[];
   /** The body: an object (serialised by the response schema) or JSON text the database built. */
-  answer: (viewer: Viewer, query: RawQuery, request: FastifyRequest) => Promise<unknown>;
+  answer: (viewer: Viewer, query: RawQuery, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 };
 
 function readRoutes(deps: ReadApiDeps): ReadRoute[] {
@@ -241,7 +251,18 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       query: {
         ...filterParameters,
         page: Type.Optional(
-          Type.Integer({ default: 1, minimum: 1, maximum: 1_000_000, description: '1-indexed.' }),
+          Type.Integer({
+            minimum: 1,
+            maximum: 1_000_000,
+            description: '1-indexed; default 1. Not with `cursor`.',
+          }),
+        ),
+        cursor: Type.Optional(
+          Type.String({
+            description:
+              'Keyset paging: the `nextCursor` of the previous answer (opaque). The events after that one in the same `sort` ' +
+              '(id, eventTimestamp, dataset or isValid, with or without -), unaffected by events inserted or deleted meanwhile.',
+          }),
         ),
         limit: Type.Optional(
           Type.Integer({
@@ -260,10 +281,24 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
           }),
         ),
       },
-      response: Type.Object({ events: Type.Array(Event), pagination: Pagination }),
+      response: Type.Object({
+        events: Type.Array(Event),
+        pagination: Pagination,
+        nextCursor: Type.Unsafe<string | null>({
+          type: ['string', 'null'],
+          description:
+            'Ask `cursor=<this>` (same filters and sort) for the events after this page; null on the last page, and for sorts by a data field.',
+        }),
+      }),
       // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
       // (stored ones are verified against the database anyway; see postgres/read-model/page-cache.ts).
-      answer: (viewer, query, request) => listEvents(deps, viewer, query, { fresh: asksNoCache(request) }),
+      // The ETag comes from the data signature the page was read at (http-caching.ts): a cache hit
+      // revalidates with no query beyond the cache's own check.
+      answer: async (viewer, query, request, reply) => {
+        const { json, signature } = await listEvents(deps, viewer, query, { fresh: asksNoCache(request) });
+        if (signature !== null) setVersionTag(reply, signature);
+        return json;
+      },
     },
     {
       path: '/api/v1/events/geo',
@@ -480,7 +515,7 @@ export const v1EventRoutes: FastifyPluginAsync<ReadApiDeps> = async (app, deps) 
         },
       },
       async (request, reply) => {
-        const body = await route.answer(viewerOf(request), request.query as RawQuery, request);
+        const body = await route.answer(viewerOf(request), request.query as RawQuery, request, reply);
         return typeof body === 'string' ? sendJsonText(reply, body) : body;
       },
     );

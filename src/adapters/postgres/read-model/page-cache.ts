@@ -27,8 +27,8 @@ type Entry = {
 };
 
 export type PageCache = {
-  /** The stored answer for `key` when its signature still holds (one round trip), else undefined. */
-  lookup(key: string): Promise<CachedPage | undefined>;
+  /** The stored answer for `key` with its signature when that still holds (one round trip), else undefined. */
+  lookup(key: string): Promise<(CachedPage & { signature: string }) | undefined>;
   /** Stores an answer read with `signature` (from dataSignature, in the answer's own statement). */
   store(key: string, page: CachedPage, datasetIds: number[] | null, signature: string): void;
   /** Entries, their approximate bytes, and lookups answered (hits) or not (misses). */
@@ -103,7 +103,7 @@ export function pageCache(pool: DatabasePool, maxBytes: number): PageCache {
         entries.set(key, entry);
       }
       hits += 1;
-      return entry.page;
+      return { ...entry.page, signature: entry.signature };
     },
 
     store(key, page, datasetIds, signature) {

@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
 import { pageAnswer } from '../../../domain/answer-path.ts';
 import type { Sort } from '../../../domain/read-query.ts';
-import type { EventReader } from '../../../ports/event-reader.ts';
+import type { EventReader, EventsPage } from '../../../ports/event-reader.ts';
 import { type DatabasePool, prepared, row } from '../database.ts';
 import { type Sql, sqlText, typed } from '../sql-text.ts';
 import { type CachedPage, dataSignature, type PageCache } from './page-cache.ts';
 import { countParts } from './parts.ts';
-import { orderBy, rawConditions, unionParts } from './rows.ts';
+import { keysetCondition, orderBy, rawConditions, unionParts } from './rows.ts';
 import type { ScopeResolver } from './scope.ts';
 
 // The /events page and its total: the path (box rows, one prepared statement on the generic- or
@@ -39,22 +39,26 @@ export function pageReads(
         const hit = await cache?.lookup(key);
         if (hit) return hit;
       }
-      const window = sqlText`limit ${page.limit} offset ${(page.page - 1) * page.limit}`;
+      // A numbered page skips the rows before it; a keyset page starts after its position instead.
+      const window = page.after
+        ? sqlText`limit ${page.limit}`
+        : sqlText`limit ${page.limit} offset ${(page.page - 1) * page.limit}`;
+      const after = page.after ? sqlText`and ${keysetCondition(sort, page.after)}` : sqlText``;
       return scopes.withVerifiedScope(viewer, filter, async (scope, verify, known) => {
         const data = dataSignature(known.ids);
         // Stored only when every statement saw the remembered scope and the same data versions.
         const answered = (
           value: CachedPage,
           rows: Array<{ scope: string | null; data: string }>,
-        ): { value: CachedPage; signatures: Array<string | null> } => {
+        ): { value: EventsPage; signatures: Array<string | null> } => {
           const signature = rows[0]?.data;
-          if (
-            key !== null &&
-            signature !== undefined &&
-            rows.every((r) => r.scope === known.signature && r.data === signature)
-          )
-            cache?.store(key, value, known.ids, signature);
-          return { value, signatures: rows.map((r) => r.scope) };
+          const consistent =
+            signature !== undefined && rows.every((r) => r.scope === known.signature && r.data === signature);
+          if (key !== null && consistent) cache?.store(key, value, known.ids, signature);
+          return {
+            value: { ...value, signature: consistent ? signature : null },
+            signatures: rows.map((r) => r.scope),
+          };
         };
         const answer = pageAnswer(scope, filter, sort);
         if (answer.kind === 'box-rows') {
@@ -68,7 +72,7 @@ export function pageReads(
               select e.id, e.event_timestamp, e.dataset_id from events e
               where ${rawConditions(scope, filter, filter.dates)}
             ), page as materialized (
-              select e.id from box e order by ${orderBy(sort)} ${window}
+              select e.id from box e where true ${after} order by ${orderBy(sort)} ${window}
             )
             select (${pageJson(sort)}) as events, (select count(*) from box)::int8 as total,
                    ${verify} as scope, ${data} as data`);
@@ -80,7 +84,7 @@ export function pageReads(
         const events = sqlText`
           with page as materialized (
             select e.id from events e
-            where ${rawConditions(scope, filter, filter.dates)}
+            where ${rawConditions(scope, filter, filter.dates)} ${after}
             order by ${orderBy(sort)} ${window}
           )
           ${pageJson(sort)}`;

@@ -1,5 +1,10 @@
 import { cellBounds, GRID_LEVEL, gridRange, ROLLUP_LEVEL } from '../../../domain/clustering.ts';
-import { type EventFilter, longitudeRanges, type Sort } from '../../../domain/read-query.ts';
+import {
+  type EventFilter,
+  type KeysetPosition,
+  longitudeRanges,
+  type Sort,
+} from '../../../domain/read-query.ts';
 import { sql } from '../database.ts';
 import { joinSql, type Sql, sqlText } from '../sql-text.ts';
 import type { Scope } from './scope.ts';
@@ -122,6 +127,30 @@ export function orderBy(sort: Sort): Fragment {
   // Ties are broken by id in the same direction, so that pages are stable and the default sort
   // walks the (event_timestamp desc, id desc) index.
   return sqlText`${expression} ${direction}, e.id ${direction}`;
+}
+
+/**
+ * The events after a position in the sort (keyset paging; src/domain/event-cursor.ts), as one row
+ * comparison that the sort's index answers. The position's sort value is read again from its event
+ * by id, so it is exact to the microsecond (the cursor carries milliseconds); the cursor's value is
+ * used only when that event has been deleted since.
+ */
+export function keysetCondition(sort: Sort, after: KeysetPosition): Fragment {
+  const comparison = sort.descending ? sqlText`<` : sqlText`>`;
+  const field = sort.key.field;
+  if (field === 'id') return sqlText`e.id ${comparison} ${after.id}`;
+  const column =
+    field === 'eventTimestamp'
+      ? { name: sqlText`event_timestamp`, type: sqlText`timestamptz` }
+      : field === 'dataset'
+        ? { name: sqlText`dataset_id`, type: sqlText`int8` }
+        : field === 'isValid'
+          ? { name: sqlText`is_valid`, type: sqlText`boolean` }
+          : null;
+  if (column === null) throw new Error(`no keyset paging by ${field}`);
+  const value = after.value === null ? null : String(after.value);
+  return sqlText`(e.${column.name}, e.id) ${comparison}
+    (coalesce((select k.${column.name} from events k where k.id = ${after.id}), ${value}::${column.type}), ${after.id}::int8)`;
 }
 
 /** The lon/lat box of a cell (a hair larger; the exact test is on the cell indices). */
