@@ -93,7 +93,9 @@ export function lookUp(index: Gazetteer, address: string): GeocodeOutcome & { co
   return { failure: 'no matching place' };
 }
 
-export function offlineGazetteer(options: { minConfidence: number } = { minConfidence: 0.4 }): Geocoder {
+export function offlineGazetteer(
+  options: { minConfidence: number } = { minConfidence: 0.4 },
+): Omit<Geocoder, 'explain'> {
   return {
     name: 'offline-geonames',
     async geocode(addresses) {

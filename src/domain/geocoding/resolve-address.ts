@@ -136,8 +136,9 @@ export function resolveAddress(lookup: GazetteerLookup, address: string): Resolu
   const candidates: ScoredCandidate[] = [];
   let rejectedAll = false;
   for (const [position, part] of parts.entries()) {
-    // A later part that names a country or region is a constraint, not the place ("X, Georgia").
-    if (position > 0 && constraints[position] !== null) continue;
+    // A later part that names a country is a constraint, not the place ("X, Georgia"); one that
+    // names a region may be the place ("Calle Mayor 1, Madrid, Spain").
+    if (position > 0 && (constraints[position]?.countries.length ?? 0) > 0) continue;
     const matches = lookup.places(part.key);
     if (matches.length === 0) continue;
     const given = constraints.filter((c, i): c is Constraint => c !== null && i !== position);

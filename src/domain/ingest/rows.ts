@@ -1,5 +1,6 @@
 import type { Location, NewEvent } from '../events.ts';
 import { typedValue } from '../events.ts';
+import type { LocatedByGeocoder } from '../geocoding/located-by.ts';
 import { MAX_CELL_CHARS, MAX_ROW_DATA_CHARS } from './limits.ts';
 import { type FieldMapping, parseCoordinatePair, parseDateValue } from './schema.ts';
 
@@ -185,19 +186,27 @@ export function checkRow(
   return { ok: true, millis, location };
 }
 
-/** One row to an event (see checkRow); `geocoded` locates a row that has no coordinates of its own. */
+/**
+ * One row to an event (see checkRow); `geocoded` locates a row that has no coordinates of its own,
+ * and `locatedBy` says how (kept on the event only when the geocoded location is the one used).
+ */
 export function rowToEvent(
   headers: readonly string[],
   values: readonly string[],
   columns: ColumnPositions,
   uniqueId: string,
   geocoded: Location | null,
+  locatedBy: LocatedByGeocoder | null = null,
 ): RowConversion {
   const check = checkRow(headers, values, columns);
   if (!check.ok) return check;
   const { millis } = check;
   let location = check.location;
-  if (!location && geocoded) location = geocoded;
+  let located: LocatedByGeocoder | null = null;
+  if (!location && geocoded) {
+    location = geocoded;
+    located = locatedBy;
+  }
   // Without a prototype, no column name can reach Object.prototype (assertUsableHeader refuses them too).
   const data: Record<string, unknown> = Object.create(null);
   for (let i = 0; i < headers.length; i++) {
@@ -210,7 +219,15 @@ export function rowToEvent(
   const title = columns.title >= 0 ? (values[columns.title] ?? '').trim() || null : null;
   return {
     ok: true,
-    event: { uniqueId, title, data, location, eventTimestamp: new Date(millis).toISOString(), isValid: true },
+    event: {
+      uniqueId,
+      title,
+      data,
+      location,
+      eventTimestamp: new Date(millis).toISOString(),
+      isValid: true,
+      ...(located ? { locatedBy: located } : {}),
+    },
   };
 }
 

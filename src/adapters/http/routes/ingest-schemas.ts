@@ -106,7 +106,11 @@ export const IngestProgress = Type.Object(
         errors: Type.Number(),
         duplicates: Duplicates,
         schemaValidation: Type.Optional(Loose('validRows, invalidRows, drift, requiresApproval')),
-        results: Type.Optional(Loose('created, updated, duplicates, invalid, geocoded')),
+        results: Type.Optional(
+          Loose(
+            'created, updated, duplicates, invalid, geocoded (rows); geocoding: { addresses, located, notFound, lowConfidence } (distinct addresses)',
+          ),
+        ),
       }),
     ),
   },
@@ -133,7 +137,11 @@ export const ImportProgress = Type.Object(
         duplicates: Duplicates,
         schemaValidation: Type.Optional(Loose('validRows, invalidRows, drift')),
         geocodingProgress: Type.Optional(Type.Object({ current: Type.Number(), total: Type.Number() })),
-        results: Type.Optional(Loose('created, updated, duplicates, invalid, geocoded')),
+        results: Type.Optional(
+          Loose(
+            'created, updated, duplicates, invalid, geocoded (rows); geocoding: { addresses, located, notFound, lowConfidence } (distinct addresses)',
+          ),
+        ),
       }),
     ),
   },
