@@ -1,5 +1,6 @@
 import type { Location, NewEvent } from '../events.ts';
 import { typedValue } from '../events.ts';
+import { type AddressPlan, compileAddress, composeAddress } from '../geocoding/address-template.ts';
 import type { LocatedByGeocoder } from '../geocoding/located-by.ts';
 import { MAX_CELL_CHARS, MAX_ROW_DATA_CHARS } from './limits.ts';
 import { type FieldMapping, parseCoordinatePair, parseDateValue } from './schema.ts';
@@ -110,19 +111,23 @@ export type ColumnPositions = {
   latitude: number;
   longitude: number;
   coordinates: number;
+  /** The first column the address reads (-1: no address); `addressPlan` composes it. */
   address: number;
+  addressPlan: AddressPlan | null;
   title: number;
   id: number;
 };
 
 export function columnPositions(headers: readonly string[], mapping: FieldMapping): ColumnPositions {
   const at = (name: string | undefined) => (name === undefined ? -1 : headers.indexOf(name));
+  const addressPlan = mapping.address === undefined ? null : compileAddress(mapping.address, headers);
   return {
     timestamp: at(mapping.timestamp),
     latitude: at(mapping.latitude),
     longitude: at(mapping.longitude),
     coordinates: at(mapping.coordinates),
-    address: at(mapping.address),
+    address: addressPlan?.columns.find((column) => column >= 0) ?? -1,
+    addressPlan,
     title: at(mapping.title),
     id: at(mapping.id),
   };
@@ -243,7 +248,7 @@ export function addressToGeocode(values: readonly string[], columns: ColumnPosit
     (columns.latitude >= 0 && (values[columns.latitude] ?? '').trim() !== '') ||
     (columns.coordinates >= 0 && (values[columns.coordinates] ?? '').trim() !== '');
   if (hasOwn) return null;
-  const address = normaliseAddress(values[columns.address] ?? '');
+  const address = normaliseAddress(columns.addressPlan ? composeAddress(columns.addressPlan, values) : '');
   return address === '' ? null : address;
 }
 

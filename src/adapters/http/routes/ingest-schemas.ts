@@ -215,6 +215,18 @@ export const SchemaPreview = Type.Object({
         },
       ),
       sample: Type.Array(Type.Array(Type.String())),
+      addressProposal: Type.Optional(
+        Type.Object(
+          {
+            fieldMapping: Type.Object({ address: Type.Array(Type.String()) }),
+            example: Type.Union([Type.String(), Type.Null()]),
+          },
+          {
+            description:
+              'City-, region- and country-like columns to geocode together: send `fieldMapping` back in the settings to use them.',
+          },
+        ),
+      ),
       problem: Type.Optional(Type.String()),
     }),
   ),
