@@ -243,6 +243,7 @@ export async function composeServices(
           hierarchy: accounts.collections.repository,
           schedules: routes.scheduleDeps,
           dashboardCsrfSecret: accounts.csrfSecret,
+          geocoder: buildGeocoder(config.ingest.geocoder, pool),
         },
         accounts,
         explore: {

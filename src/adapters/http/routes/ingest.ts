@@ -19,6 +19,7 @@ import { DomainError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../../domain/quotas.ts';
+import type { Geocoder } from '../../../ports/geocoder.ts';
 import type { FileFormat } from '../../../ports/ingest-job-store.ts';
 import type { Quotas } from '../../../ports/quotas.ts';
 import { ingestProgressPage } from '../../admin/ingest-progress.ts';
@@ -39,6 +40,8 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
   schedules: ScheduleDeps;
   /** Keys the dashboard's CSRF tokens (the admin progress page's logout form). */
   dashboardCsrfSecret: string;
+  /** The configured geocoder chain, for POST /api/geocoding/test (none: geocoding is off). */
+  geocoder?: Geocoder | null;
 };
 
 const FORMATS: Record<string, FileFormat> = {
