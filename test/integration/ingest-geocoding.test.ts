@@ -7,6 +7,7 @@ import {
   authHeaders,
   ingestApp,
   jobRow,
+  preview,
   upload,
   type UploadedDoc,
   waitForFile,
@@ -71,6 +72,87 @@ t.test('the offline gazetteer locates rows by their place names', async (t) => {
     { title: 'c', lat: 53 },
     { title: 'd', lat: null },
   ]);
+});
+
+// Issue 20's European cities, with separate city/region/country columns, one ambiguous name, one
+// unknown place and one row with coordinates of its own.
+const COLUMNS_CSV = [
+  'time,title,city,region,country,latitude,longitude',
+  '2026-01-01T00:00:00Z,cologne,Cologne,,Germany,,',
+  '2026-01-02T00:00:00Z,seville,Seville,Andalusia,Spain,,',
+  '2026-01-03T00:00:00Z,munich,München,Bayern,DE,,',
+  '2026-01-04T00:00:00Z,springfield,Springfield,,US,,',
+  '2026-01-05T00:00:00Z,nowhere,Qwxzzy,,Germany,,',
+  '2026-01-06T00:00:00Z,own,Cologne,,Germany,10.5,20.5',
+].join('\n');
+
+type ListedEvent = {
+  data: { title: string };
+  location: { latitude: number; longitude: number } | null;
+  locatedBy: Record<string, unknown> | null;
+};
+
+t.test('an address from several columns; each event says how it was located', async (t) => {
+  const { app, catalogId } = await ingestApp(t);
+  const proposed = (await preview(app, { name: 'cities.csv', content: COLUMNS_CSV })).json() as {
+    sheets: { mapping: Record<string, unknown>; addressProposal?: unknown }[];
+  };
+  t.match(proposed.sheets[0], {
+    mapping: { address: 'city' },
+    addressProposal: {
+      fieldMapping: { address: ['city', 'region', 'country'] },
+      example: 'Cologne, Germany',
+    },
+  });
+  const settings = JSON.stringify({ fieldMapping: { address: ['city', 'region', 'country'] } });
+  const doc = (
+    (await upload(app, catalogId, { name: 'cities.csv', content: COLUMNS_CSV }, { settings })).json() as {
+      doc: UploadedDoc;
+    }
+  ).doc;
+  const progress = await waitForFile(app, doc.id);
+  t.equal(progress.status, 'completed');
+  t.match(progress.jobs[0]?.results, {
+    created: 6,
+    geocoded: 3,
+    geocoding: { addresses: 5, located: 3, notFound: 1, lowConfidence: 1 },
+  });
+  const answer = await app.inject({ method: 'GET', url: '/api/v1/events?limit=10&sort=eventTimestamp' });
+  t.equal(answer.statusCode, 200);
+  const listed = answer.json() as { events: ListedEvent[] };
+  const byTitle = new Map(listed.events.map((e) => [e.data.title, e]));
+  t.match(byTitle.get('cologne'), {
+    location: { latitude: 50.93333 },
+    locatedBy: {
+      method: 'geocoded',
+      address: 'Cologne, Germany',
+      provider: 'offline-geonames',
+      matchedName: 'Köln',
+      matchedCountry: 'DE',
+      confidence: Number,
+    },
+  });
+  t.match(byTitle.get('seville')?.locatedBy, { matchedName: 'Sevilla', matchedCountry: 'ES' });
+  t.match(byTitle.get('munich')?.locatedBy, { matchedName: 'Munich', matchedRegion: 'Bavaria' });
+  t.same(byTitle.get('springfield'), { ...byTitle.get('springfield'), location: null, locatedBy: null });
+  t.same(byTitle.get('nowhere')?.locatedBy, null);
+  t.same(byTitle.get('own')?.locatedBy, { method: 'coordinates' });
+});
+
+t.test('a template address; the low-confidence threshold is configurable', async (t) => {
+  // A threshold above what the offline gazetteer ever answers refuses every place as low confidence.
+  const { app, catalogId } = await ingestApp(t, { geocoder: { kind: 'offline', minConfidence: 0.99 } });
+  const settings = JSON.stringify({ fieldMapping: { address: '{city}, {country}' } });
+  const doc = (
+    (await upload(app, catalogId, { name: 'cities.csv', content: COLUMNS_CSV }, { settings })).json() as {
+      doc: UploadedDoc;
+    }
+  ).doc;
+  const progress = await waitForFile(app, doc.id);
+  t.match(progress.jobs[0]?.results, {
+    geocoded: 0,
+    geocoding: { addresses: 5, located: 0, notFound: 1, lowConfidence: 4 },
+  });
 });
 
 t.test('geocoding off: rows without coordinates are stored without a location', async (t) => {
