@@ -168,9 +168,11 @@ export function resolveAddress(lookup: GazetteerLookup, address: string): Resolu
     inside.sort((a, b) => b.score - a.score);
     const best = inside[0] as ScoredCandidate;
     const total = inside.reduce((sum, c) => sum + c.score, 0);
-    // "145 km E of Hihifo" is near Hihifo, not in it; a later part is a less direct answer; a part
-    // that names nothing known (an unrecognised region) could not be checked.
-    const base = (position === 0 && !part.near ? 0.95 : 0.75) * 0.95 ** unknownParts;
+    // "145 km E of Hihifo" is near Hihifo, not in it; a later part is a less direct answer, and one
+    // that also names a region ("X, Madrid, Spain") may mean the region rather than its town, so it
+    // stays under the default threshold; a part that names nothing known could not be checked.
+    const direct = position === 0 && !part.near ? 0.95 : 0.75;
+    const base = (position > 0 && constraints[position] !== null ? 0.45 : direct) * 0.95 ** unknownParts;
     candidates.sort(byAcceptedThenScore);
     if (best.latitude === 0 && best.longitude === 0)
       return { best: null, failure: 'resolved to (0,0)', candidates: bounded(candidates) };
