@@ -1,8 +1,15 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import t, { type Test } from 'tap';
 import { Type } from 'typebox';
+import { pgBossIngestQueue } from '../../src/adapters/jobs/ingest-worker.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
+import { postgresIngestStore } from '../../src/adapters/postgres/ingest-store.ts';
+import { createIngestFile } from '../../src/application/ingest/create-ingest-file.ts';
+import { parseIngestSettings } from '../../src/domain/ingest/settings.ts';
+import { unlimitedQuotas } from '../helpers/quotas.ts';
 import {
   authHeaders,
   ingestApp,
@@ -154,6 +161,51 @@ t.test('a template address; the low-confidence threshold is configurable', async
     geocoding: { addresses: 5, located: 0, notFound: 1, lowConfidence: 4 },
   });
 });
+
+t.test(
+  'an automated import whose places are mostly ambiguous or unknown waits in needs-review',
+  async (t) => {
+    const setup = await ingestApp(t);
+    const csv = [
+      'time,title,city,country',
+      '2026-01-01T00:00:00Z,a,Springfield,US',
+      '2026-01-02T00:00:00Z,b,Qwxzzy,Germany',
+      '2026-01-03T00:00:00Z,c,Cologne,Germany',
+    ].join('\n');
+    const relative = `auto-${Math.random().toString(36).slice(2)}.csv`;
+    mkdirSync(path.join(setup.dataDir, 'ingest'), { recursive: true });
+    writeFileSync(path.join(setup.dataDir, 'ingest', relative), csv);
+    const created = await createIngestFile(
+      {
+        store: postgresIngestStore(setup.db.pool),
+        queue: pgBossIngestQueue(setup.services.boss),
+        quotas: unlimitedQuotas,
+      },
+      {
+        originalName: 'feed.csv',
+        storedPath: relative,
+        sizeBytes: csv.length,
+        mimeType: 'text/csv',
+        format: 'csv',
+        source: 'scheduled',
+        catalogId: setup.catalogId,
+        userId: null,
+        settings: parseIngestSettings({ fieldMapping: { address: ['city', 'country'] } }, 'new'),
+        sheets: ['only'],
+      },
+    );
+    const review = await waitForFile(setup.app, created.file.id);
+    t.equal(
+      review.status,
+      'needs-review',
+      'a low-confidence place counts as a failure, as a missing one does',
+    );
+    t.match(review.jobs[0]?.schemaValidation, {
+      requiresApproval: true,
+      reasons: ['geocoding failure rate 67% over 30%'],
+    });
+  },
+);
 
 t.test('geocoding off: rows without coordinates are stored without a location', async (t) => {
   const { app, catalogId } = await ingestApp(t);
