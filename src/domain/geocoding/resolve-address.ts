@@ -129,9 +129,21 @@ export function confidenceOf(bestScore: number, totalScore: number, base: number
   return Math.round(base * (bestScore / totalScore) * 1000) / 1000;
 }
 
+/** Bounds on what is resolved: the work grows with the square of the parts (a hostile cell). */
+export const MAX_RESOLVED_ADDRESS_CHARS = 500;
+export const MAX_ADDRESS_PARTS = 12;
+
 export function resolveAddress(lookup: GazetteerLookup, address: string): Resolution {
+  if (address.length > MAX_RESOLVED_ADDRESS_CHARS)
+    return {
+      best: null,
+      failure: `address longer than ${MAX_RESOLVED_ADDRESS_CHARS} characters`,
+      candidates: [],
+    };
   const parts = addressParts(address);
   if (parts.length === 0) return { best: null, failure: 'empty address', candidates: [] };
+  if (parts.length > MAX_ADDRESS_PARTS)
+    return { best: null, failure: `more than ${MAX_ADDRESS_PARTS} comma-separated parts`, candidates: [] };
   const constraints = parts.map((part) => constraintOf(lookup, part));
   const candidates: ScoredCandidate[] = [];
   let rejectedAll = false;

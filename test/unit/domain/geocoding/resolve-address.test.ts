@@ -146,3 +146,8 @@ t.test('a later part is a less direct answer; nothing known is not found', async
   t.same(resolveAddress(lookup, 'Atlantis').failure, 'no matching place');
   t.same(resolveAddress(lookup, ' , ').failure, 'empty address');
 });
+
+t.test('a hostile address is refused before any work', async (t) => {
+  t.match(resolveAddress(lookup, `${'Köln, '.repeat(20)}Germany`).failure, /more than 12/);
+  t.match(resolveAddress(lookup, 'x'.repeat(501)).failure, /longer than 500/);
+});
