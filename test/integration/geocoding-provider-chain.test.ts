@@ -182,6 +182,15 @@ t.test('a Retry-After longer than the longest wait fails the stage for a later r
   t.equal(server.seen.length, 1);
 });
 
+t.test('an address too long for a URL is not sent', async (t) => {
+  const server = await fakeServer(t, () => ({ status: 200, body: nominatimPlace(1, 1, 0.9) }));
+  const geocoder = onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache());
+  const long = 'Street '.repeat(200);
+  const results = await geocoder.geocode([long]);
+  t.same(results.get(long), { failure: 'address longer than 500 characters' });
+  t.equal(server.seen.length, 0);
+});
+
 t.test('a Photon-compatible server', async (t) => {
   const server = await fakeServer(t, () => ({
     status: 200,

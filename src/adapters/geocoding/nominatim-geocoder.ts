@@ -1,5 +1,5 @@
 import type { GeocodeMatch } from '../../domain/geocoding/located-by.ts';
-import type { ScoredCandidate } from '../../domain/geocoding/resolve-address.ts';
+import { MAX_RESOLVED_ADDRESS_CHARS, type ScoredCandidate } from '../../domain/geocoding/resolve-address.ts';
 import type { GeocodeCache } from '../../ports/geocode-cache.ts';
 import type { GeocodeOptions, GeocodeOutcome, Geocoder } from '../../ports/geocoder.ts';
 
@@ -235,6 +235,11 @@ export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCac
       const results = await cache.get(name, addresses);
       for (const address of addresses) {
         if (results.has(address)) continue;
+        // Not sent: a server refuses such a URL, and the refusal would fail the whole stage.
+        if (address.length > MAX_RESOLVED_ADDRESS_CHARS) {
+          results.set(address, { failure: `address longer than ${MAX_RESOLVED_ADDRESS_CHARS} characters` });
+          continue;
+        }
         const outcome = onlineOutcome(await ask(address, 1, scheduled), name, options.minConfidence);
         results.set(address, outcome);
         // Cached one by one: a later failure in the batch does not lose what was already paid for.
