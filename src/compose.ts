@@ -304,6 +304,7 @@ export async function composeServices(
           maxFileSizeBytes: config.ingest.maxFileSizeBytes,
           hierarchy: accounts.collections.repository,
           schedules: routes.scheduleDeps,
+          geocoder: buildGeocoder(config.ingest.geocoder, pool),
         },
         accounts,
         explore: {

@@ -1,4 +1,5 @@
 import { ValidationError } from './errors.ts';
+import type { LocatedByGeocoder } from './geocoding/located-by.ts';
 
 export type Location = { longitude: number; latitude: number };
 
@@ -10,6 +11,8 @@ export type NewEvent = {
   location: Location | null;
   eventTimestamp: string;
   isValid: boolean;
+  /** Set when a geocoder located the event (its own coordinates otherwise, or no location). */
+  locatedBy?: LocatedByGeocoder | null;
 };
 
 /** Largest `data` of one event, as JSON in UTF-8 (POST/PATCH /api/events; imports bound rows: ingest/limits.ts). */

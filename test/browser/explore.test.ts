@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { keepScreenshot, launchChromium } from '../helpers/browser.ts';
 import { policyFile, unlimitedAnonymousReads } from '../helpers/accounts.ts';
+import { sql } from '../../src/adapters/postgres/database.ts';
 import { testApp } from '../helpers/app.ts';
 import { type ExpectedFilter, expectedEvents, loadReadFixture, SAME_SPOT } from '../helpers/v1-fixture.ts';
 
@@ -75,6 +76,12 @@ const countIn = (summary: string) => Number(/([\d,]+) events/.exec(summary)?.[1]
 t.test('the Explore page in Chromium', async (t) => {
   const { app, db } = await testApp(t, { config: { quotasFile: policyFile(t, unlimitedAnonymousReads) } });
   const fixture = await loadReadFixture(db.pool);
+  // Every event near Berlin was located by the geocoder (issue 20): its details say so.
+  await db.pool.query(sql.unsafe`
+    update events set located_by = jsonb_build_object(
+      'method', 'geocoded', 'address', 'Berlin, Germany', 'provider', 'offline-geonames',
+      'matchedName', 'Berlin', 'matchedRegion', 'Berlin', 'matchedCountry', 'DE', 'confidence', 0.95)
+    where st_dwithin(location, st_setsrid(st_makepoint(13.4, 52.5), 4326), 2)`);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
@@ -271,6 +278,10 @@ t.test('the Explore page in Chromium', async (t) => {
     await page.locator('#detail:not([hidden])').waitFor();
     t.match(await page.textContent('#detail'), /Dataset\s*(Fires|Protests|Exhibitions)/);
     t.match(await page.textContent('#detail'), /mag/);
+    t.match(
+      await page.textContent('#detail'),
+      /Located by\s*geocoded from “Berlin, Germany” as Berlin, Berlin, DE \(offline-geonames, confidence 0\.95\)/,
+    );
     await shot(page, 'explore-detail');
     await page.keyboard.press('Escape');
     t.ok(await page.isHidden('#detail'), 'Escape closes the details');

@@ -1,12 +1,20 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import t, { type Test } from 'tap';
 import { Type } from 'typebox';
+import { pgBossIngestQueue } from '../../src/adapters/jobs/ingest-worker.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
+import { postgresIngestStore } from '../../src/adapters/postgres/ingest-store.ts';
+import { createIngestFile } from '../../src/application/ingest/create-ingest-file.ts';
+import { parseIngestSettings } from '../../src/domain/ingest/settings.ts';
+import { unlimitedQuotas } from '../helpers/quotas.ts';
 import {
   authHeaders,
   ingestApp,
   jobRow,
+  preview,
   upload,
   type UploadedDoc,
   waitForFile,
@@ -72,6 +80,132 @@ t.test('the offline gazetteer locates rows by their place names', async (t) => {
     { title: 'd', lat: null },
   ]);
 });
+
+// Issue 20's European cities, with separate city/region/country columns, one ambiguous name, one
+// unknown place and one row with coordinates of its own.
+const COLUMNS_CSV = [
+  'time,title,city,region,country,latitude,longitude',
+  '2026-01-01T00:00:00Z,cologne,Cologne,,Germany,,',
+  '2026-01-02T00:00:00Z,seville,Seville,Andalusia,Spain,,',
+  '2026-01-03T00:00:00Z,munich,München,Bayern,DE,,',
+  '2026-01-04T00:00:00Z,springfield,Springfield,,US,,',
+  '2026-01-05T00:00:00Z,nowhere,Qwxzzy,,Germany,,',
+  '2026-01-06T00:00:00Z,own,Cologne,,Germany,10.5,20.5',
+].join('\n');
+
+type ListedEvent = {
+  data: { title: string };
+  location: { latitude: number; longitude: number } | null;
+  locatedBy: Record<string, unknown> | null;
+};
+
+t.test('an address from several columns; each event says how it was located', async (t) => {
+  const { app, catalogId } = await ingestApp(t);
+  const proposed = (await preview(app, { name: 'cities.csv', content: COLUMNS_CSV })).json() as {
+    sheets: { mapping: Record<string, unknown>; addressProposal?: unknown }[];
+  };
+  t.match(proposed.sheets[0], {
+    mapping: { address: 'city' },
+    addressProposal: {
+      fieldMapping: { address: ['city', 'region', 'country'] },
+      example: 'Cologne, Germany',
+    },
+  });
+  const settings = JSON.stringify({ fieldMapping: { address: ['city', 'region', 'country'] } });
+  const doc = (
+    (await upload(app, catalogId, { name: 'cities.csv', content: COLUMNS_CSV }, { settings })).json() as {
+      doc: UploadedDoc;
+    }
+  ).doc;
+  const progress = await waitForFile(app, doc.id);
+  t.equal(progress.status, 'completed');
+  t.match(progress.jobs[0]?.results, {
+    created: 6,
+    geocoded: 3,
+    geocoding: { addresses: 5, located: 3, notFound: 1, lowConfidence: 1 },
+  });
+  const answer = await app.inject({ method: 'GET', url: '/api/v1/events?limit=10&sort=eventTimestamp' });
+  t.equal(answer.statusCode, 200);
+  const listed = answer.json() as { events: ListedEvent[] };
+  const byTitle = new Map(listed.events.map((e) => [e.data.title, e]));
+  t.match(byTitle.get('cologne'), {
+    location: { latitude: 50.93333 },
+    locatedBy: {
+      method: 'geocoded',
+      address: 'Cologne, Germany',
+      provider: 'offline-geonames',
+      matchedName: 'Köln',
+      matchedCountry: 'DE',
+      confidence: Number,
+    },
+  });
+  t.match(byTitle.get('seville')?.locatedBy, { matchedName: 'Sevilla', matchedCountry: 'ES' });
+  t.match(byTitle.get('munich')?.locatedBy, { matchedName: 'Munich', matchedRegion: 'Bavaria' });
+  t.same(byTitle.get('springfield'), { ...byTitle.get('springfield'), location: null, locatedBy: null });
+  t.same(byTitle.get('nowhere')?.locatedBy, null);
+  t.same(byTitle.get('own')?.locatedBy, { method: 'coordinates' });
+});
+
+t.test('a template address; the low-confidence threshold is configurable', async (t) => {
+  // A threshold above what the offline gazetteer ever answers refuses every place as low confidence.
+  const { app, catalogId } = await ingestApp(t, { geocoder: { kind: 'offline', minConfidence: 0.99 } });
+  const settings = JSON.stringify({ fieldMapping: { address: '{city}, {country}' } });
+  const doc = (
+    (await upload(app, catalogId, { name: 'cities.csv', content: COLUMNS_CSV }, { settings })).json() as {
+      doc: UploadedDoc;
+    }
+  ).doc;
+  const progress = await waitForFile(app, doc.id);
+  t.match(progress.jobs[0]?.results, {
+    geocoded: 0,
+    geocoding: { addresses: 5, located: 0, notFound: 1, lowConfidence: 4 },
+  });
+});
+
+t.test(
+  'an automated import whose places are mostly ambiguous or unknown waits in needs-review',
+  async (t) => {
+    const setup = await ingestApp(t);
+    const csv = [
+      'time,title,city,country',
+      '2026-01-01T00:00:00Z,a,Springfield,US',
+      '2026-01-02T00:00:00Z,b,Qwxzzy,Germany',
+      '2026-01-03T00:00:00Z,c,Cologne,Germany',
+    ].join('\n');
+    const relative = `auto-${Math.random().toString(36).slice(2)}.csv`;
+    mkdirSync(path.join(setup.dataDir, 'ingest'), { recursive: true });
+    writeFileSync(path.join(setup.dataDir, 'ingest', relative), csv);
+    const created = await createIngestFile(
+      {
+        store: postgresIngestStore(setup.db.pool),
+        queue: pgBossIngestQueue(setup.services.boss),
+        quotas: unlimitedQuotas,
+      },
+      {
+        originalName: 'feed.csv',
+        storedPath: relative,
+        sizeBytes: csv.length,
+        mimeType: 'text/csv',
+        format: 'csv',
+        source: 'scheduled',
+        catalogId: setup.catalogId,
+        userId: null,
+        settings: parseIngestSettings({ fieldMapping: { address: ['city', 'country'] } }, 'new'),
+        sheets: ['only'],
+      },
+    );
+    const review = await waitForFile(setup.app, created.file.id);
+    t.equal(
+      review.status,
+      'needs-review',
+      'a low-confidence place counts as a failure, as a missing one does',
+    );
+    t.match(review.jobs[0]?.schemaValidation, {
+      requiresApproval: true,
+      reasons: ['geocoding failure rate 67% over 30%'],
+    });
+  },
+);
 
 t.test('geocoding off: rows without coordinates are stored without a location', async (t) => {
   const { app, catalogId } = await ingestApp(t);

@@ -343,6 +343,11 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
       return { url: '/api/ingest/preview', payload: upload.payload, headers: upload.headers };
     },
   },
+  'POST /api/geocoding/test': {
+    expect: [401, 403, 403, 200],
+    rule: ADMIN,
+    request: () => ({ url: '/api/geocoding/test', payload: { address: 'Cologne, Germany' } }),
+  },
   'GET /api/ingest-files/:id': {
     expect: [401, 404, 200, 200],
     rule: IMPORT,

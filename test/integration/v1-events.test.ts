@@ -32,7 +32,17 @@ function checkEventShape(t: Test, event: Record<string, unknown>) {
   t.type(event.eventTimestamp, 'string');
   t.ok(!Number.isNaN(Date.parse(event.eventTimestamp as string)));
   t.type(event.isValid, 'boolean');
-  t.same(Object.keys(event).sort(), ['data', 'dataset', 'eventTimestamp', 'id', 'isValid', 'location']);
+  // Events of the fixture have their own coordinates (or none): nothing geocoded them.
+  t.same(event.locatedBy, event.location ? { method: 'coordinates' } : null);
+  t.same(Object.keys(event).sort(), [
+    'data',
+    'dataset',
+    'eventTimestamp',
+    'id',
+    'isValid',
+    'locatedBy',
+    'location',
+  ]);
 }
 
 /** The parameters of the API and the equivalent filter on the fixture. */

@@ -3,7 +3,7 @@
 // in view from /api/v1/events. Everything it knows comes from the public API; its state is the URL.
 
 import { getJson, isAbort, Requests } from './api.js';
-import { element, eventName, formatCount, formatDateTime, shortCount } from './format.js';
+import { element, eventName, formatCount, formatDateTime, locatedByText, shortCount } from './format.js';
 import { apiBounds, apiZoom, readState, writeState } from './state.js';
 import { Timeline } from './timeline.js';
 import { drawnTiles, hideTiles, showTiles, TILE_LAYERS, TILE_SOURCE, tileZoom } from './tiles.js';
@@ -348,6 +348,7 @@ function showDetail(event, from = null) {
         ? `${event.location.latitude.toFixed(4)}, ${event.location.longitude.toFixed(4)}`
         : 'no location',
     ],
+    ...(locatedByText(event.locatedBy) ? [['Located by', locatedByText(event.locatedBy)]] : []),
     ...Object.entries(event.data).map(([key, value]) => [
       key,
       typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value),

@@ -50,3 +50,19 @@ export function element(tag, attributes = {}, children = []) {
   node.append(...children);
   return node;
 }
+
+/**
+ * How an event was located, for its details (`locatedBy` of /api/v1/events; docs/ingestion.md,
+ * "Reading a geocoding result"); null when it has no location.
+ * @param {any} locatedBy
+ * @returns {string | null}
+ */
+export function locatedByText(locatedBy) {
+  if (!locatedBy) return null;
+  if (locatedBy.method === 'coordinates') return 'its own coordinates';
+  const matched = [locatedBy.matchedName, locatedBy.matchedRegion, locatedBy.matchedCountry]
+    .filter((part) => typeof part === 'string' && part !== '')
+    .join(', ');
+  const confidence = typeof locatedBy.confidence === 'number' ? locatedBy.confidence.toFixed(2) : '?';
+  return `geocoded from “${locatedBy.address}” as ${matched || 'a place'} (${locatedBy.provider}, confidence ${confidence})`;
+}

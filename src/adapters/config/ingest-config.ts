@@ -1,12 +1,31 @@
+import { DEFAULT_MIN_CONFIDENCE } from '../../domain/geocoding/confidence.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/ingest/failures.ts';
 
 // Ingestion settings from the environment (spec: Retry configuration), read with the same checks
 // as the rest of the configuration so that a bad value fails at start-up naming the variable.
 
+/** An online provider (docs/ingestion.md, "Geocoding"); the optional parts default to the public Nominatim's policy. */
+export type OnlineGeocoderConfig = {
+  url: string;
+  /** Interactive imports: requests per second. */
+  requestsPerSecond: number;
+  timeoutMs: number;
+  minConfidence: number;
+  /** Scheduled and scraper imports: requests per minute (public Nominatim: 4). */
+  scheduledRequestsPerMinute?: number;
+  userAgent?: string;
+  maxRetryAfterMs?: number;
+};
+
 export type GeocoderConfig =
   | { kind: 'off' }
-  | { kind: 'offline' }
-  | { kind: 'nominatim'; url: string; requestsPerSecond: number; timeoutMs: number; minConfidence: number };
+  /** The offline gazetteer, then (when set) an online provider for what it could not resolve. */
+  | {
+      kind: 'offline';
+      minConfidence?: number;
+      fallback?: { kind: 'nominatim' | 'photon' } & OnlineGeocoderConfig;
+    }
+  | ({ kind: 'nominatim' | 'photon' } & OnlineGeocoderConfig);
 
 export type IngestConfig = {
   retry: RetryPolicy;
@@ -54,8 +73,26 @@ const flag = (raw: string) => {
 };
 
 const geocoderKind = (raw: string) => {
-  if (raw !== 'off' && raw !== 'offline' && raw !== 'nominatim')
-    throw new Error(`must be one of off, offline, nominatim (got "${raw}")`);
+  if (raw !== 'off' && raw !== 'offline' && raw !== 'nominatim' && raw !== 'photon')
+    throw new Error(`must be one of off, offline, nominatim, photon (got "${raw}")`);
+  return raw;
+};
+
+const onlineKind = (raw: string) => {
+  if (raw !== 'off' && raw !== 'nominatim' && raw !== 'photon')
+    throw new Error(`must be one of off, nominatim, photon (got "${raw}")`);
+  return raw;
+};
+
+const confidence = (raw: string) => {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1)
+    throw new Error(`must be a number from 0 to 1 (got "${raw}")`);
+  return value;
+};
+
+const userAgent = (raw: string) => {
+  if (!/^[\x20-\x7e]{3,200}$/.test(raw)) throw new Error('must be 3 to 200 printable ASCII characters');
   return raw;
 };
 
@@ -66,9 +103,35 @@ const httpUrl = (raw: string) => {
   return raw.replace(/\/+$/, '');
 };
 
-export function loadIngestConfig(read: Read): IngestConfig {
+/** GEOCODER=offline|nominatim|photon|off, GEOCODER_FALLBACK (after offline) and the online provider's settings. */
+function loadGeocoderConfig(read: Read): GeocoderConfig {
   const kind = read('GEOCODER', geocoderKind, 'offline');
-  const url = read('GEOCODER_URL', httpUrl, 'https://nominatim.openstreetmap.org');
+  if (kind === 'off') return { kind };
+  const minConfidence = read('GEOCODER_MIN_CONFIDENCE', confidence, DEFAULT_MIN_CONFIDENCE);
+  const onlineKindOf = kind === 'offline' ? read('GEOCODER_FALLBACK', onlineKind, 'off') : kind;
+  if (onlineKindOf === 'off') return { kind: 'offline', minConfidence };
+  const online = {
+    kind: onlineKindOf as 'nominatim' | 'photon',
+    url: read(
+      'GEOCODER_URL',
+      httpUrl,
+      onlineKindOf === 'photon' ? 'https://photon.komoot.io' : 'https://nominatim.openstreetmap.org',
+    ),
+    requestsPerSecond: read('GEOCODER_RATE_LIMIT', positiveInteger(1000), 1),
+    scheduledRequestsPerMinute: read('GEOCODER_SCHEDULED_RATE_PER_MINUTE', positiveInteger(60_000), 4),
+    timeoutMs: read('GEOCODER_TIMEOUT_MS', positiveInteger(600_000), 10_000),
+    maxRetryAfterMs: read('GEOCODER_MAX_RETRY_AFTER_MS', positiveInteger(3_600_000), 60_000),
+    userAgent: read('GEOCODER_USER_AGENT', userAgent, DEFAULT_GEOCODER_USER_AGENT),
+    minConfidence,
+  };
+  return kind === 'offline' ? { kind, minConfidence, fallback: online } : online;
+}
+
+/** Identifies the software; an operator of the public Nominatim should add a contact (GEOCODER_USER_AGENT). */
+export const DEFAULT_GEOCODER_USER_AGENT =
+  'Chronomap/0.1 (self-hosted event map; https://github.com/chronomap)';
+
+export function loadIngestConfig(read: Read): IngestConfig {
   return {
     retry: {
       baseDelayMs: read('RETRY_BASE_DELAY_MS', positiveInteger(86_400_000), DEFAULT_RETRY_POLICY.baseDelayMs),
@@ -86,15 +149,6 @@ export function loadIngestConfig(read: Read): IngestConfig {
       timeoutMs: read('INGEST_FETCH_TIMEOUT_MS', positiveInteger(3_600_000), 60_000),
       allowPrivateAddresses: read('INGEST_FETCH_ALLOW_PRIVATE', flag, false),
     },
-    geocoder:
-      kind === 'nominatim'
-        ? {
-            kind,
-            url,
-            requestsPerSecond: read('GEOCODER_RATE_LIMIT', positiveInteger(1000), 1),
-            timeoutMs: read('GEOCODER_TIMEOUT_MS', positiveInteger(600_000), 10_000),
-            minConfidence: 0.5,
-          }
-        : { kind },
+    geocoder: loadGeocoderConfig(read),
   };
 }

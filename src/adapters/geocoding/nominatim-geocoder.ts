@@ -1,19 +1,40 @@
+import type { GeocodeMatch } from '../../domain/geocoding/located-by.ts';
+import { MAX_RESOLVED_ADDRESS_CHARS, type ScoredCandidate } from '../../domain/geocoding/resolve-address.ts';
 import type { GeocodeCache } from '../../ports/geocode-cache.ts';
-import type { Geocoder } from '../../ports/geocoder.ts';
-import type { GeocodeOutcome } from '../../ports/geocoder.ts';
+import type { GeocodeOptions, GeocodeOutcome, Geocoder } from '../../ports/geocoder.ts';
 
-// A Nominatim-compatible HTTP geocoder (`/search?q=...&format=jsonv2`). Each distinct address is
-// asked once (cache table), requests are spaced to the configured rate, and the answer's
-// `importance` is its confidence. Transient failures (429, 5xx, timeouts, a garbled answer) throw
-// with the HTTP status so that the workflow retries the stage; answers already cached stay cached.
+// An online geocoder: a Nominatim-compatible server (`/search?q=...&format=jsonv2`, its `importance`
+// is the confidence) or a Photon-compatible one (`/api?q=...`, GeoJSON; Photon gives no score, so its
+// first answer counts as PHOTON_CONFIDENCE). Each distinct address is asked once (cache table).
+// The public Nominatim's usage policy is the default: an identifying User-Agent, at most one request
+// a second for imports a person started and four a minute for scheduled and scraper imports, and a
+// 429's Retry-After honoured; a private server can be given other rates. Transient failures (429
+// past the longest wait, 5xx, timeouts, a garbled answer) throw with the HTTP status so that the
+// workflow retries the stage; answers already cached stay cached.
 
-export type NominatimOptions = {
+export type OnlineGeocoderOptions = {
+  flavour: 'nominatim' | 'photon';
   url: string;
+  /** Requests per second for interactive imports (public Nominatim: 1). */
   requestsPerSecond: number;
+  /** Requests per minute for scheduled and scraper imports (public Nominatim: 4). */
+  scheduledRequestsPerMinute: number;
   timeoutMs: number;
   minConfidence: number;
-  userAgent?: string;
+  userAgent: string;
+  /** Longest Retry-After waited for in place; a longer one fails the stage, which is retried later. */
+  maxRetryAfterMs: number;
 };
+
+/** Public Nominatim's usage policy (https://operations.osmfoundation.org/policies/nominatim/). */
+export const PUBLIC_NOMINATIM_POLICY = {
+  requestsPerSecond: 1,
+  scheduledRequestsPerMinute: 4,
+  maxRetryAfterMs: 60_000,
+};
+
+const PHOTON_CONFIDENCE = 0.6;
+const EXPLAIN_LIMIT = 5;
 
 export class GeocoderHttpError extends Error {
   readonly status: number;
@@ -27,55 +48,140 @@ export class GeocoderHttpError extends Error {
   }
 }
 
-type NominatimPlace = { lat?: unknown; lon?: unknown; importance?: unknown };
+type OnlinePlace = {
+  latitude: number;
+  longitude: number;
+  confidence: number;
+  name: string | null;
+  country: string | null;
+  region: string | null;
+};
 
-export function parseNominatimAnswer(body: unknown, minConfidence: number): GeocodeOutcome {
-  if (!Array.isArray(body))
-    throw new GeocoderHttpError(
-      502,
-      'the geocoder answered something other than a JSON array',
-      'INVALID_RESPONSE',
-    );
-  const first = body[0] as NominatimPlace | undefined;
-  if (!first) return { failure: 'not found' };
-  const latitude = Number(first.lat);
-  const longitude = Number(first.lon);
+const invalid = (message: string) => new GeocoderHttpError(502, message, 'INVALID_RESPONSE');
+const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+const countryCode = (value: unknown) => text(value)?.toUpperCase().slice(0, 2) ?? null;
+
+function checkedCoordinates(latitude: number, longitude: number): void {
   if (
     !Number.isFinite(latitude) ||
     !Number.isFinite(longitude) ||
     Math.abs(latitude) > 90 ||
     Math.abs(longitude) > 180
-  ) {
-    throw new GeocoderHttpError(
-      502,
-      'the geocoder answered a place without valid coordinates',
-      'INVALID_RESPONSE',
-    );
-  }
-  if (latitude === 0 && longitude === 0) return { failure: 'resolved to (0,0)' };
-  const confidence = typeof first.importance === 'number' ? Math.max(0, Math.min(1, first.importance)) : 0;
-  if (confidence < minConfidence) return { failure: `low confidence (${confidence})` };
-  return { location: { latitude, longitude }, confidence };
+  )
+    throw invalid('the geocoder answered a place without valid coordinates');
 }
 
-export function nominatimGeocoder(options: NominatimOptions, cache: GeocodeCache): Geocoder {
-  const name = `nominatim:${options.url}`;
-  const spacingMs = 1000 / options.requestsPerSecond;
+/** The places of a Nominatim `jsonv2` answer, best first. */
+export function nominatimPlaces(body: unknown): OnlinePlace[] {
+  if (!Array.isArray(body)) throw invalid('the geocoder answered something other than a JSON array');
+  return body.slice(0, EXPLAIN_LIMIT).map((raw: unknown) => {
+    const place = (raw ?? {}) as Record<string, unknown>;
+    const latitude = Number(place.lat);
+    const longitude = Number(place.lon);
+    checkedCoordinates(latitude, longitude);
+    const address = (place.address ?? {}) as Record<string, unknown>;
+    const importance = typeof place.importance === 'number' ? place.importance : 0;
+    return {
+      latitude,
+      longitude,
+      confidence: Math.max(0, Math.min(1, importance)),
+      name: text(place.name) ?? text(place.display_name),
+      country: countryCode(address.country_code),
+      region: text(address.state),
+    };
+  });
+}
+
+/** The places of a Photon answer (GeoJSON FeatureCollection), best first. */
+export function photonPlaces(body: unknown): OnlinePlace[] {
+  const features = (body as { features?: unknown } | null)?.features;
+  if (!Array.isArray(features)) throw invalid('the geocoder answered something other than GeoJSON features');
+  return features.slice(0, EXPLAIN_LIMIT).map((raw: unknown, position) => {
+    const feature = (raw ?? {}) as {
+      geometry?: { coordinates?: unknown };
+      properties?: Record<string, unknown>;
+    };
+    const coordinates = Array.isArray(feature.geometry?.coordinates) ? feature.geometry.coordinates : [];
+    const longitude = Number(coordinates[0]);
+    const latitude = Number(coordinates[1]);
+    checkedCoordinates(latitude, longitude);
+    const properties = feature.properties ?? {};
+    return {
+      latitude,
+      longitude,
+      confidence: position === 0 ? PHOTON_CONFIDENCE : PHOTON_CONFIDENCE / 2,
+      name: text(properties.name),
+      country: countryCode(properties.countrycode),
+      region: text(properties.state),
+    };
+  });
+}
+
+/** The best place as an outcome: (0,0) and a confidence under the threshold are failures. */
+export function onlineOutcome(
+  places: OnlinePlace[],
+  provider: string,
+  minConfidence: number,
+): GeocodeOutcome {
+  const first = places[0];
+  if (!first) return { failure: 'not found' };
+  if (first.latitude === 0 && first.longitude === 0) return { failure: 'resolved to (0,0)' };
+  const match: GeocodeMatch = {
+    provider,
+    matchedName: first.name,
+    matchedCountry: first.country,
+    matchedRegion: first.region,
+  };
+  if (first.confidence < minConfidence)
+    return {
+      failure: `low confidence (${first.confidence})`,
+      lowConfidence: true,
+      confidence: first.confidence,
+      match,
+    };
+  return {
+    location: { latitude: first.latitude, longitude: first.longitude },
+    confidence: first.confidence,
+    match,
+  };
+}
+
+/** Milliseconds a Retry-After header asks for (seconds or an HTTP date); null when absent or garbled. */
+export function retryAfterMs(header: string | null, now: number): number | null {
+  if (!header) return null;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCache): Geocoder {
+  const name = `${options.flavour}:${options.url}`;
+  // One timeline per server: the next moment a request may leave, whatever the import's kind.
   let nextSlot = 0;
-  const waitForSlot = async () => {
+  const waitForSlot = async (scheduled: boolean) => {
+    const spacingMs = scheduled
+      ? 60_000 / options.scheduledRequestsPerMinute
+      : 1000 / options.requestsPerSecond;
     const now = Date.now();
     const slot = Math.max(now, nextSlot);
     nextSlot = slot + spacingMs;
-    if (slot > now) await new Promise((resolve) => setTimeout(resolve, slot - now));
+    if (slot > now) await sleep(slot - now);
+    // A timer that fired late (a busy process) must not shorten the gap to the next request: the
+    // spacing counts from when this one actually leaves.
+    nextSlot = Math.max(nextSlot, Date.now() + spacingMs);
   };
 
-  const ask = async (address: string): Promise<GeocodeOutcome> => {
-    await waitForSlot();
-    const url = `${options.url}/search?format=jsonv2&limit=1&q=${encodeURIComponent(address)}`;
-    let response: Response;
+  const searchUrl = (address: string, limit: number) =>
+    options.flavour === 'photon'
+      ? `${options.url}/api?limit=${limit}&q=${encodeURIComponent(address)}`
+      : `${options.url}/search?format=jsonv2&addressdetails=1&limit=${limit}&q=${encodeURIComponent(address)}`;
+
+  const request = async (url: string): Promise<Response> => {
     try {
-      response = await fetch(url, {
-        headers: { 'user-agent': options.userAgent ?? 'chronomap-ingest', accept: 'application/json' },
+      return await fetch(url, {
+        headers: { 'user-agent': options.userAgent, accept: 'application/json' },
         signal: AbortSignal.timeout(options.timeoutMs),
         redirect: 'error',
       });
@@ -94,38 +200,70 @@ export function nominatimGeocoder(options: NominatimOptions, cache: GeocodeCache
         },
       );
     }
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw new GeocoderHttpError(
-        response.status,
-        `the geocoder answered ${response.status} ${response.statusText}`,
-      );
+  };
+
+  const ask = async (address: string, limit: number, scheduled: boolean): Promise<OnlinePlace[]> => {
+    for (;;) {
+      await waitForSlot(scheduled);
+      const response = await request(searchUrl(address, limit));
+      if (response.status === 429) {
+        await response.body?.cancel();
+        const wait = retryAfterMs(response.headers.get('retry-after'), Date.now());
+        // Nothing leaves for this server before the time it asked for.
+        if (wait !== null) nextSlot = Math.max(nextSlot, Date.now() + wait);
+        if (wait !== null && wait <= options.maxRetryAfterMs) continue;
+        throw new GeocoderHttpError(429, 'the geocoder answered 429 Too Many Requests');
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new GeocoderHttpError(
+          response.status,
+          `the geocoder answered ${response.status} ${response.statusText}`,
+        );
+      }
+      let body: unknown;
+      try {
+        body = await response.json();
+      } catch {
+        throw invalid('the geocoder answered something that is not JSON');
+      }
+      return options.flavour === 'photon' ? photonPlaces(body) : nominatimPlaces(body);
     }
-    let body: unknown;
-    try {
-      body = await response.json();
-    } catch {
-      throw new GeocoderHttpError(
-        502,
-        'the geocoder answered something that is not JSON',
-        'INVALID_RESPONSE',
-      );
-    }
-    return parseNominatimAnswer(body, options.minConfidence);
   };
 
   return {
     name,
-    async geocode(addresses) {
+    async geocode(addresses, geocodeOptions?: GeocodeOptions) {
+      const scheduled = geocodeOptions?.scheduled ?? false;
       const results = await cache.get(name, addresses);
       for (const address of addresses) {
         if (results.has(address)) continue;
-        const outcome = await ask(address);
+        // Not sent: a server refuses such a URL, and the refusal would fail the whole stage.
+        if (address.length > MAX_RESOLVED_ADDRESS_CHARS) {
+          results.set(address, { failure: `address longer than ${MAX_RESOLVED_ADDRESS_CHARS} characters` });
+          continue;
+        }
+        const outcome = onlineOutcome(await ask(address, 1, scheduled), name, options.minConfidence);
         results.set(address, outcome);
         // Cached one by one: a later failure in the batch does not lose what was already paid for.
         await cache.put(name, new Map([[address, outcome]]));
       }
       return results;
+    },
+    async explain(address) {
+      const places = await ask(address, EXPLAIN_LIMIT, false);
+      const candidates: ScoredCandidate[] = places.map((p) => ({
+        name: p.name ?? '',
+        country: p.country ?? '',
+        region: p.region,
+        latitude: p.latitude,
+        longitude: p.longitude,
+        population: 0,
+        matchedText: address,
+        score: p.confidence,
+        rejected: null,
+      }));
+      return [{ provider: name, outcome: onlineOutcome(places, name, options.minConfidence), candidates }];
     },
   };
 }

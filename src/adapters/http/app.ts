@@ -1,3 +1,4 @@
+import { geocodingRoutes } from './routes/geocoding.ts';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -226,6 +227,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.ingest) {
     await app.register(ingestRoutes, { ingest: deps.ingest });
     await app.register(ingestJobRoutes, { ingest: deps.ingest });
+    await app.register(geocodingRoutes, { geocoder: deps.ingest.geocoder ?? null });
     await app.register(scheduledIngestRoutes, {
       ingest: deps.ingest,
       ...(deps.scrapers ? { triggerScraperWebhook: deps.scrapers.triggerWebhook } : {}),

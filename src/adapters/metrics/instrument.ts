@@ -7,17 +7,19 @@ import type { ChronomapMetrics } from './registry.ts';
 // Decorators the composition root puts around adapters, so that the use cases report nothing
 // themselves: each counts at the port's edge what passed through it.
 
-/** Counts the distinct addresses asked of a geocoder, by outcome. */
+/** Counts the distinct addresses asked of a geocoder, by outcome (located, low confidence, not found). */
 export function meteredGeocoder(geocoder: Geocoder, metrics: ChronomapMetrics): Geocoder {
   return {
     name: geocoder.name,
-    async geocode(addresses) {
+    explain: (address) => geocoder.explain(address),
+    async geocode(addresses, options) {
       try {
-        const answers = await geocoder.geocode(addresses);
+        const answers = await geocoder.geocode(addresses, options);
         for (const outcome of answers.values())
           metrics.geocoderCalls.inc({
-            provider: geocoder.name,
-            outcome: 'location' in outcome ? 'located' : 'not_found',
+            provider: outcome.match?.provider ?? geocoder.name,
+            outcome:
+              'location' in outcome ? 'located' : outcome.lowConfidence ? 'low_confidence' : 'not_found',
           });
         return answers;
       } catch (error) {

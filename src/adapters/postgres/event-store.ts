@@ -50,9 +50,11 @@ export async function storeEvents(
     handling === 'skip'
       ? sql.fragment`do nothing`
       : sql.fragment`do update set title = excluded.title, data = excluded.data, location = excluded.location,
+          located_by = excluded.located_by,
           event_timestamp = excluded.event_timestamp, is_valid = excluded.is_valid, updated_at = now()
-        where (events.title, events.data, events.event_timestamp, events.is_valid)
-              is distinct from (excluded.title, excluded.data, excluded.event_timestamp, excluded.is_valid)
+        where (events.title, events.data, events.event_timestamp, events.is_valid, events.located_by)
+              is distinct from (excluded.title, excluded.data, excluded.event_timestamp, excluded.is_valid,
+                                excluded.located_by)
            or not (events.location is not distinct from excluded.location)`;
   return connection.one(sql.type(Stored)`
     with input as (
@@ -65,15 +67,17 @@ export async function storeEvents(
           event.location?.latitude ?? null,
           event.eventTimestamp,
           event.isValid,
+          event.locatedBy ? JSON.stringify(event.locatedBy) : null,
         ]),
-        ['text', 'text', 'text', 'float8', 'float8', 'timestamptz', 'bool'],
-      )} as t(unique_id, title, data, longitude, latitude, event_timestamp, is_valid)
+        ['text', 'text', 'text', 'float8', 'float8', 'timestamptz', 'bool', 'text'],
+      )} as t(unique_id, title, data, longitude, latitude, event_timestamp, is_valid, located_by)
     ), stored as (
-      insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp, is_valid)
+      insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp, is_valid,
+                          located_by)
       select ${datasetId}, d.catalog_id, i.unique_id, i.title, i.data::jsonb,
              case when i.longitude is null then null
                   else ST_SetSRID(ST_MakePoint(i.longitude, i.latitude), 4326) end,
-             i.event_timestamp, i.is_valid
+             i.event_timestamp, i.is_valid, i.located_by::jsonb
       from input i cross join (select catalog_id from datasets where id = ${datasetId}) d
       on conflict (dataset_id, unique_id) ${onConflict}
       returning (xmax = 0) as inserted

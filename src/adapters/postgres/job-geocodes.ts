@@ -19,9 +19,10 @@ export function postgresJobGeocodes(pool: DatabasePool): JobGeocodes {
               latitude: Nullable(Type.Number()),
               confidence: Nullable(Type.Number()),
               failure: Nullable(Type.String()),
+              detail: Nullable(Type.Unknown()),
             }),
           ),
-        )`select address, longitude, latitude, confidence, failure from ingest_job_geocodes where ingest_job_id = ${jobId}`,
+        )`select address, longitude, latitude, confidence, failure, detail from ingest_job_geocodes where ingest_job_id = ${jobId}`,
       );
       const map = new Map<string, GeocodeOutcome>();
       for (const r of rows) map.set(r.address, outcomeFromRow(r));
@@ -32,7 +33,7 @@ export function postgresJobGeocodes(pool: DatabasePool): JobGeocodes {
       await pool.transaction(async (tx) => {
         if (results.size) {
           await tx.query(sql.unsafe`
-            insert into ingest_job_geocodes (ingest_job_id, address, longitude, latitude, confidence, failure)
+            insert into ingest_job_geocodes (ingest_job_id, address, longitude, latitude, confidence, failure, detail)
             select ${jobId}, * from ${outcomeRows(results)}
             on conflict (ingest_job_id, address) do nothing`);
         }

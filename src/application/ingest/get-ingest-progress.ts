@@ -9,6 +9,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { IngestFile, IngestJob } from '../../ports/ingest-job-store.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
 import { accessibleFile, type ImportAccessDeps } from './import-access.ts';
+import type { GeocodeOutput } from './stages/outputs.ts';
 
 // The progress view of an ingest file (spec: GET /api/ingest/{ingestId}/progress) and the earlier
 // import-named variant.
@@ -49,13 +50,30 @@ async function jobRecords(store: IngestStore, jobs: IngestJob[]): Promise<JobRec
           : null,
         results:
           created?.status === 'completed' || created?.status === 'in_progress'
-            ? { ...created.counters }
+            ? { ...created.counters, ...geocodingResults(geocode?.output) }
             : null,
         geocoding: geocode ? { total: geocode.rowsTotal, done: geocode.rowsProcessed } : null,
         rowsTotal: analyzed?.rowsTotal ?? 0,
       };
     }),
   );
+}
+
+/**
+ * The geocoding part of an import's results: distinct addresses located, not found, and found but
+ * under the confidence threshold (docs/ingestion.md, "Reading a geocoding result").
+ */
+function geocodingResults(output: unknown): { geocoding?: Record<string, number> } {
+  const geocoded = output as GeocodeOutput | undefined;
+  if (!geocoded || geocoded.addresses === 0) return {};
+  return {
+    geocoding: {
+      addresses: geocoded.addresses,
+      located: geocoded.found,
+      notFound: geocoded.notFound ?? geocoded.failed,
+      lowConfidence: geocoded.lowConfidence ?? 0,
+    },
+  };
 }
 
 /** The caller's view of an ingest file's progress: 401 anonymous, 404 missing or not theirs. */

@@ -1,3 +1,9 @@
+import {
+  compileAddress,
+  composeAddress,
+  isAddressTemplate,
+  proposeAddressColumns,
+} from '../../domain/geocoding/address-template.ts';
 import { IngestFailure, permanent } from '../../domain/ingest/failures.ts';
 import { assertUsableHeader, detectSchema, type FieldMapping } from '../../domain/ingest/schema.ts';
 import type { SourceFiles } from '../../ports/source-files.ts';
@@ -8,6 +14,20 @@ import type { FileFormat } from '../../ports/ingest-job-store.ts';
 
 const SAMPLE_ROWS = 1000;
 const SHOWN_ROWS = 5;
+
+/**
+ * City-, region- and country-like columns proposed as the address (to send back as
+ * `fieldMapping.address`), with the first row's address as an example; none when the mapping
+ * already reads several columns or the file has no such columns.
+ */
+function addressProposal(header: string[], rows: string[][], mapping: FieldMapping) {
+  if (Array.isArray(mapping.address) || (mapping.address && isAddressTemplate(mapping.address))) return null;
+  const columns = proposeAddressColumns(header);
+  if (!columns) return null;
+  const plan = compileAddress(columns, header);
+  const example = rows.map((row) => composeAddress(plan, row)).find((address) => address !== '') ?? null;
+  return { fieldMapping: { address: columns }, example };
+}
 
 export async function previewIngestSchema(
   deps: { files: SourceFiles },
@@ -37,6 +57,7 @@ export async function previewIngestSchema(
         if (rows.length >= SAMPLE_ROWS) break;
       }
       const schema = detectSchema(header ?? [], rows, mapping);
+      const proposal = addressProposal(header ?? [], rows, schema.mapping);
       previews.push({
         index,
         name,
@@ -44,6 +65,7 @@ export async function previewIngestSchema(
         fields: schema.fields,
         mapping: schema.mapping,
         sample: [header ?? [], ...rows.slice(0, SHOWN_ROWS)],
+        ...(proposal ? { addressProposal: proposal } : {}),
         ...(header ? {} : { problem: 'the file is empty' }),
       });
     } catch (error) {

@@ -1,5 +1,7 @@
 import type { Location, NewEvent } from '../events.ts';
 import { typedValue } from '../events.ts';
+import { type AddressPlan, compileAddress, composeAddress } from '../geocoding/address-template.ts';
+import type { LocatedByGeocoder } from '../geocoding/located-by.ts';
 import { MAX_CELL_CHARS, MAX_ROW_DATA_CHARS } from './limits.ts';
 import { type FieldMapping, parseCoordinatePair, parseDateValue } from './schema.ts';
 
@@ -109,19 +111,23 @@ export type ColumnPositions = {
   latitude: number;
   longitude: number;
   coordinates: number;
+  /** The first column the address reads (-1: no address); `addressPlan` composes it. */
   address: number;
+  addressPlan: AddressPlan | null;
   title: number;
   id: number;
 };
 
 export function columnPositions(headers: readonly string[], mapping: FieldMapping): ColumnPositions {
   const at = (name: string | undefined) => (name === undefined ? -1 : headers.indexOf(name));
+  const addressPlan = mapping.address === undefined ? null : compileAddress(mapping.address, headers);
   return {
     timestamp: at(mapping.timestamp),
     latitude: at(mapping.latitude),
     longitude: at(mapping.longitude),
     coordinates: at(mapping.coordinates),
-    address: at(mapping.address),
+    address: addressPlan?.columns.find((column) => column >= 0) ?? -1,
+    addressPlan,
     title: at(mapping.title),
     id: at(mapping.id),
   };
@@ -185,19 +191,27 @@ export function checkRow(
   return { ok: true, millis, location };
 }
 
-/** One row to an event (see checkRow); `geocoded` locates a row that has no coordinates of its own. */
+/**
+ * One row to an event (see checkRow); `geocoded` locates a row that has no coordinates of its own,
+ * and `locatedBy` says how (kept on the event only when the geocoded location is the one used).
+ */
 export function rowToEvent(
   headers: readonly string[],
   values: readonly string[],
   columns: ColumnPositions,
   uniqueId: string,
   geocoded: Location | null,
+  locatedBy: LocatedByGeocoder | null = null,
 ): RowConversion {
   const check = checkRow(headers, values, columns);
   if (!check.ok) return check;
   const { millis } = check;
   let location = check.location;
-  if (!location && geocoded) location = geocoded;
+  let located: LocatedByGeocoder | null = null;
+  if (!location && geocoded) {
+    location = geocoded;
+    located = locatedBy;
+  }
   // Without a prototype, no column name can reach Object.prototype (assertUsableHeader refuses them too).
   const data: Record<string, unknown> = Object.create(null);
   for (let i = 0; i < headers.length; i++) {
@@ -210,7 +224,15 @@ export function rowToEvent(
   const title = columns.title >= 0 ? (values[columns.title] ?? '').trim() || null : null;
   return {
     ok: true,
-    event: { uniqueId, title, data, location, eventTimestamp: new Date(millis).toISOString(), isValid: true },
+    event: {
+      uniqueId,
+      title,
+      data,
+      location,
+      eventTimestamp: new Date(millis).toISOString(),
+      isValid: true,
+      ...(located ? { locatedBy: located } : {}),
+    },
   };
 }
 
@@ -226,7 +248,7 @@ export function addressToGeocode(values: readonly string[], columns: ColumnPosit
     (columns.latitude >= 0 && (values[columns.latitude] ?? '').trim() !== '') ||
     (columns.coordinates >= 0 && (values[columns.coordinates] ?? '').trim() !== '');
   if (hasOwn) return null;
-  const address = normaliseAddress(values[columns.address] ?? '');
+  const address = normaliseAddress(columns.addressPlan ? composeAddress(columns.addressPlan, values) : '');
   return address === '' ? null : address;
 }
 

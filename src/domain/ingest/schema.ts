@@ -1,4 +1,5 @@
 import { permanent } from './failures.ts';
+import { addressColumns } from '../geocoding/address-template.ts';
 import { MAX_CELL_CHARS, PROTOTYPE_KEYS } from './limits.ts';
 
 // Schema detection: field types from the values, and which columns hold the timestamp, the
@@ -15,7 +16,8 @@ export type FieldMapping = {
   longitude?: string | undefined;
   /** One column with "lat, lon" (or "lat lon") pairs. */
   coordinates?: string | undefined;
-  address?: string | undefined;
+  /** One column, several (joined with commas) or a template "{city}, {country}" (geocoding/address-template.ts). */
+  address?: string | string[] | undefined;
   title?: string | undefined;
   id?: string | undefined;
 };
@@ -324,13 +326,20 @@ export function detectSchema(
     (filled[index] ?? 0) > 0 && (hits[index] ?? 0) / (filled[index] ?? 1) >= 0.9;
 
   const mapping: FieldMapping = {};
-  const assign = (key: keyof FieldMapping, header: string | undefined) => {
+  const assign = (key: Exclude<keyof FieldMapping, 'address'> | 'address', header: string | undefined) => {
     if (header === undefined) return;
     mapping[key] = header;
     taken.add(header);
   };
   for (const [key, header] of Object.entries(overrides) as [keyof FieldMapping, string | undefined][]) {
+    if (key === 'address') continue;
     if (header !== undefined && headers.includes(header)) assign(key, header);
+  }
+  // An address from several columns or a template is taken when every column it reads is there.
+  const address = overrides.address;
+  if (address !== undefined && addressColumns(address).every((column) => headers.includes(column))) {
+    mapping.address = typeof address === 'string' ? address : [...address];
+    for (const column of addressColumns(address)) taken.add(column);
   }
   if (!mapping.timestamp) {
     assign(

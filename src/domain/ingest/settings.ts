@@ -1,3 +1,4 @@
+import { MAX_ADDRESS_COLUMNS, MAX_ADDRESS_TEMPLATE_CHARS } from '../geocoding/address-template.ts';
 import { ValidationError } from '../errors.ts';
 import { type DuplicateHandling, ID_STRATEGIES, type IdStrategy } from './rows.ts';
 import type { FieldMapping, SchemaMode } from './schema.ts';
@@ -58,6 +59,25 @@ function parseTarget(value: unknown, field: string): DatasetTarget {
   throw new ValidationError(`${field} must be a dataset id, "new" or {newDataset: {title}}`, { field });
 }
 
+/** fieldMapping.address: a column name, a template "{city}, {country}", or 1 to 8 column names. */
+function parseAddressSpec(value: unknown): string | string[] {
+  const field = 'settings.fieldMapping.address';
+  if (typeof value === 'string' && value !== '' && value.length <= MAX_ADDRESS_TEMPLATE_CHARS) return value;
+  if (
+    Array.isArray(value) &&
+    value.length >= 1 &&
+    value.length <= MAX_ADDRESS_COLUMNS &&
+    value.every(
+      (column) => typeof column === 'string' && column !== '' && column.length <= MAX_ADDRESS_TEMPLATE_CHARS,
+    )
+  )
+    return value as string[];
+  throw new ValidationError(
+    `${field} must be a column name, a template such as "{city}, {country}" (at most ${MAX_ADDRESS_TEMPLATE_CHARS} characters) or an array of 1 to ${MAX_ADDRESS_COLUMNS} column names`,
+    { field },
+  );
+}
+
 /** Settings from the upload's `settings` field (JSON) and its `dataset` field. */
 export function parseIngestSettings(raw: unknown, dataset: unknown): IngestSettings {
   const input: Raw = raw === undefined || raw === null ? {} : isObject(raw) ? raw : notObject();
@@ -89,12 +109,16 @@ export function parseIngestSettings(raw: unknown, dataset: unknown): IngestSetti
           },
         );
       }
+      if (key === 'address') {
+        mapping.address = parseAddressSpec(value);
+        continue;
+      }
       if (typeof value !== 'string' || value === '') {
         throw new ValidationError(`settings.fieldMapping.${key} must be a column name`, {
           field: `settings.fieldMapping.${key}`,
         });
       }
-      mapping[key as keyof FieldMapping] = value;
+      mapping[key as Exclude<keyof FieldMapping, 'address'>] = value;
     }
   }
   if (input.geocoding !== undefined && typeof input.geocoding !== 'boolean') {

@@ -75,3 +75,46 @@ t.test('API_PROCESSES: one per core up to four by default, one in tests, else 1 
   for (const bad of ['0', '65', 'two', '1.5'])
     t.throws(() => loadConfig({ API_PROCESSES: bad }), /API_PROCESSES: must be an integer from 1 to 64/, bad);
 });
+
+t.test(
+  'the geocoder: offline by default, an online fallback with the public policy, a threshold',
+  async (t) => {
+    t.same(loadConfig({}).ingest.geocoder, { kind: 'offline', minConfidence: 0.5 });
+    t.same(loadConfig({ GEOCODER: 'off' }).ingest.geocoder, { kind: 'off' });
+    t.match(loadConfig({ GEOCODER_FALLBACK: 'nominatim', GEOCODER_MIN_CONFIDENCE: '0.7' }).ingest.geocoder, {
+      kind: 'offline',
+      minConfidence: 0.7,
+      fallback: {
+        kind: 'nominatim',
+        url: 'https://nominatim.openstreetmap.org',
+        requestsPerSecond: 1,
+        scheduledRequestsPerMinute: 4,
+        maxRetryAfterMs: 60_000,
+        userAgent: /^Chronomap\//,
+        minConfidence: 0.7,
+      },
+    });
+    t.match(
+      loadConfig({
+        GEOCODER: 'photon',
+        GEOCODER_URL: 'http://photon.internal:2322/',
+        GEOCODER_RATE_LIMIT: '50',
+        GEOCODER_SCHEDULED_RATE_PER_MINUTE: '600',
+      }).ingest.geocoder,
+      {
+        kind: 'photon',
+        url: 'http://photon.internal:2322',
+        requestsPerSecond: 50,
+        scheduledRequestsPerMinute: 600,
+      },
+    );
+    t.throws(
+      () => loadConfig({ GEOCODER_MIN_CONFIDENCE: '2' }),
+      /GEOCODER_MIN_CONFIDENCE: must be a number from 0 to 1/,
+    );
+    t.throws(
+      () => loadConfig({ GEOCODER_FALLBACK: 'google' }),
+      /GEOCODER_FALLBACK: must be one of off, nominatim, photon/,
+    );
+  },
+);

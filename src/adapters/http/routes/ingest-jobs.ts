@@ -28,7 +28,14 @@ const ConfigPatch = Type.Object(
         Object.fromEntries(
           ['timestamp', 'latitude', 'longitude', 'coordinates', 'address', 'title', 'id'].map((k) => [
             k,
-            Type.Optional(Type.String({ minLength: 1 })),
+            Type.Optional(
+              k === 'address'
+                ? Type.Union([
+                    Type.String({ minLength: 1, maxLength: 300 }),
+                    Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { minItems: 1, maxItems: 8 }),
+                  ])
+                : Type.String({ minLength: 1 }),
+            ),
           ]),
         ),
         { additionalProperties: false },

@@ -106,7 +106,11 @@ export const IngestProgress = Type.Object(
         errors: Type.Integer(),
         duplicates: Duplicates,
         schemaValidation: Type.Optional(Loose('validRows, invalidRows, drift, requiresApproval')),
-        results: Type.Optional(Loose('created, updated, duplicates, invalid, geocoded')),
+        results: Type.Optional(
+          Loose(
+            'created, updated, duplicates, invalid, geocoded (rows); geocoding: { addresses, located, notFound, lowConfidence } (distinct addresses)',
+          ),
+        ),
       }),
     ),
   },
@@ -133,7 +137,11 @@ export const ImportProgress = Type.Object(
         duplicates: Duplicates,
         schemaValidation: Type.Optional(Loose('validRows, invalidRows, drift')),
         geocodingProgress: Type.Optional(Type.Object({ current: Type.Number(), total: Type.Number() })),
-        results: Type.Optional(Loose('created, updated, duplicates, invalid, geocoded')),
+        results: Type.Optional(
+          Loose(
+            'created, updated, duplicates, invalid, geocoded (rows); geocoding: { addresses, located, notFound, lowConfidence } (distinct addresses)',
+          ),
+        ),
       }),
     ),
   },
@@ -207,6 +215,18 @@ export const SchemaPreview = Type.Object({
         },
       ),
       sample: Type.Array(Type.Array(Type.String())),
+      addressProposal: Type.Optional(
+        Type.Object(
+          {
+            fieldMapping: Type.Object({ address: Type.Array(Type.String()) }),
+            example: Type.Union([Type.String(), Type.Null()]),
+          },
+          {
+            description:
+              'City-, region- and country-like columns to geocode together: send `fieldMapping` back in the settings to use them.',
+          },
+        ),
+      ),
       problem: Type.Optional(Type.String()),
     }),
   ),

@@ -15,6 +15,7 @@ import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../../domain/quotas.ts';
 import type { FileStore } from '../../../ports/file-store.ts';
+import type { Geocoder } from '../../../ports/geocoder.ts';
 import type { FileFormat } from '../../../ports/ingest-job-store.ts';
 import type { Quotas } from '../../../ports/quotas.ts';
 import { requireUser } from '../authentication.ts';
@@ -33,6 +34,8 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
   /** The catalog > dataset facts the access rules ask about (the collections' repository). */
   hierarchy: ImportAccessDeps['hierarchy'];
   schedules: ScheduleDeps;
+  /** The configured geocoder chain, for POST /api/geocoding/test (none: geocoding is off). */
+  geocoder?: Geocoder | null;
 };
 
 const FORMATS: Record<string, FileFormat> = {

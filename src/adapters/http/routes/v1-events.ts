@@ -128,6 +128,33 @@ export const filterParameters = {
 const Query = (properties: Record<string, TSchema>) =>
   Type.Object(properties, { additionalProperties: false });
 
+// How the event was located (docs/ingestion.md, "Reading a geocoding result").
+const LocatedBy = Type.Union(
+  [
+    Type.Object(
+      { method: Type.Literal('coordinates') },
+      { description: 'Located by its own coordinates (from the file or the API).' },
+    ),
+    Type.Object(
+      {
+        method: Type.Literal('geocoded'),
+        address: Type.String({ description: 'The address that was looked up.' }),
+        provider: Type.String({ description: '`offline-geonames`, or `nominatim:<url>` / `photon:<url>`.' }),
+        matchedName: Type.Union([Type.String(), Type.Null()]),
+        matchedCountry: Type.Union([Type.String(), Type.Null()], { description: 'ISO 3166-1 alpha-2.' }),
+        matchedRegion: Type.Union([Type.String(), Type.Null()]),
+        confidence: Type.Number({ minimum: 0, maximum: 1 }),
+      },
+      { description: 'Located by the geocoder from an address.' },
+    ),
+    Type.Null({ description: 'No location.' }),
+  ],
+  {
+    description:
+      'How the event was located: its own coordinates, the geocoder (with what it matched), or not at all.',
+  },
+);
+
 const Event = Type.Object({
   id: Id,
   dataset: Type.Object({
@@ -137,6 +164,7 @@ const Event = Type.Object({
   }),
   data: Type.Object({}, { additionalProperties: true }),
   location: NullableObject({ longitude: Longitude, latitude: Latitude }),
+  locatedBy: LocatedBy,
   eventTimestamp: Timestamp,
   isValid: Type.Boolean(),
 });

@@ -135,12 +135,14 @@ function pageJson(sort: Sort): Fragment {
              || ',"location":' || case when e.location is null then 'null'
                   else '{"longitude":' || to_json(st_x(e.location))::text
                        || ',"latitude":' || to_json(st_y(e.location))::text || '}' end
+             || ',"locatedBy":' || case when e.located_by is not null then e.located_by::text
+                  when e.location is not null then '{"method":"coordinates"}' else 'null' end
              || ',"eventTimestamp":"' || to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
              || '","isValid":' || case when e.is_valid then 'true' else 'false' end || '}',
              ',' order by ${orderBy(sort)}) || ']', '[]')
     from page p
-    cross join lateral (select e.id, e.dataset_id, e.data, e.location, e.event_timestamp, e.is_valid
-                        from events e where e.id = p.id offset 0) e
+    cross join lateral (select e.id, e.dataset_id, e.data, e.location, e.located_by, e.event_timestamp,
+                               e.is_valid from events e where e.id = p.id offset 0) e
     cross join lateral (select d.title, c.slug from datasets d join catalogs c on c.id = d.catalog_id
                         where d.id = e.dataset_id offset 0) d`;
 }

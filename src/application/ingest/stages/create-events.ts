@@ -1,4 +1,5 @@
 import type { Location, NewEvent } from '../../../domain/events.ts';
+import { type LocatedByGeocoder, locatedByGeocoder } from '../../../domain/geocoding/located-by.ts';
 import {
   addressToGeocode,
   type ColumnPositions,
@@ -181,12 +182,16 @@ async function createEvents(
       else if (duplicate) batchDuplicates += 1;
       else {
         let geocoded: Location | null = null;
+        let locatedBy: LocatedByGeocoder | null = null;
         if (geocodes) {
           const address = addressToGeocode(values, cols);
           const outcome = address ? geocodes.get(address) : undefined;
-          if (outcome && 'location' in outcome) geocoded = outcome.location;
+          if (address && outcome && 'location' in outcome) {
+            geocoded = outcome.location;
+            locatedBy = locatedByGeocoder(address, outcome);
+          }
         }
-        const result = rowToEvent(header, values, cols, key.id, geocoded);
+        const result = rowToEvent(header, values, cols, key.id, geocoded, locatedBy);
         if (result.ok) {
           if (geocoded && result.event.location === geocoded) batchGeocoded += 1;
           batch.push(result.event);

@@ -1,3 +1,4 @@
+import { addressColumns } from '../../../domain/geocoding/address-template.ts';
 import { needsUser } from '../../../domain/ingest/failures.ts';
 import { detectSchema } from '../../../domain/ingest/schema.ts';
 import { readHeaderAndSample } from '../job-rows.ts';
@@ -21,12 +22,15 @@ export async function detectSchemaStage(
     rowsTotal: sampleRows,
     rowsProcessed: sampleRows,
   });
-  for (const [key, column] of Object.entries(job.config.fieldMapping)) {
-    if (column && !header.includes(column)) {
-      throw needsUser(
-        'MAPPING_INVALID',
-        `settings.fieldMapping.${key} names column "${column}", which the file does not have`,
-      );
+  for (const [key, spec] of Object.entries(job.config.fieldMapping)) {
+    if (!spec) continue;
+    for (const column of key === 'address' ? addressColumns(spec) : [spec as string]) {
+      if (!header.includes(column)) {
+        throw needsUser(
+          'MAPPING_INVALID',
+          `settings.fieldMapping.${key} names column "${column}", which the file does not have`,
+        );
+      }
     }
   }
   if (!schema.mapping.timestamp) {

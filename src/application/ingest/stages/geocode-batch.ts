@@ -16,7 +16,7 @@ import { outputOf, type StageContext, type TaskResult } from './stage-context.ts
 export type GeocodeDeps = { files: SourceFiles; geocoder: Geocoder | null; store: JobGeocodes };
 
 const GEOCODE_BATCH = 200;
-const NOTHING: GeocodeOutput = { addresses: 0, found: 0, failed: 0 };
+const NOTHING: GeocodeOutput = { addresses: 0, found: 0, failed: 0, notFound: 0, lowConfidence: 0 };
 
 export async function geocodeBatch(
   deps: GeocodeDeps,
@@ -38,9 +38,11 @@ export async function geocodeBatch(
   const todo = [...addresses].filter((address) => !done.has(address));
   const batchesTotal = Math.ceil(addresses.size / GEOCODE_BATCH);
   let processed = done.size;
+  // Scheduled and scraper imports run unattended: an online provider asks at its slower rate.
+  const scheduled = context.file.source !== 'upload';
   for (let i = 0; i < todo.length; i += GEOCODE_BATCH) {
     const batch = todo.slice(i, i + GEOCODE_BATCH);
-    const results = await deps.geocoder.geocode(batch);
+    const results = await deps.geocoder.geocode(batch, { scheduled });
     processed += batch.length;
     await deps.store.saveJobGeocodes(job.id, results, {
       rowsTotal: addresses.size,
@@ -52,8 +54,16 @@ export async function geocodeBatch(
     });
   }
   const all = await deps.store.jobGeocodes(job.id);
-  const failed = [...all.values()].filter((outcome) => 'failure' in outcome).length;
-  const output: GeocodeOutput = { addresses: addresses.size, found: addresses.size - failed, failed };
+  const failures = [...all.values()].filter((outcome) => 'failure' in outcome);
+  const failed = failures.length;
+  const lowConfidence = failures.filter((outcome) => 'failure' in outcome && outcome.lowConfidence).length;
+  const output: GeocodeOutput = {
+    addresses: addresses.size,
+    found: addresses.size - failed,
+    failed,
+    notFound: failed - lowConfidence,
+    lowConfidence,
+  };
   const reason = context.file.source === 'upload' ? null : geocodingReviewReason(addresses.size, failed);
   if (reason && !job.approvedAt) return { needsReview: [reason], output };
   return { output };

@@ -37,7 +37,17 @@ export type ReviewOutput = { reasons: string[] };
 
 export type SchemaVersionOutput = { version: number; created: boolean };
 
-export type GeocodeOutput = { addresses: number; found: number; failed: number };
+/**
+ * Distinct addresses: `found` located, `failed` not (of which `lowConfidence` found a place but under
+ * the confidence threshold, `notFound` found none).
+ */
+export type GeocodeOutput = {
+  addresses: number;
+  found: number;
+  failed: number;
+  notFound?: number;
+  lowConfidence?: number;
+};
 
 export type EventCounters = {
   created: number;
