@@ -38,6 +38,7 @@ import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embed
 import { postgresEventReader } from './adapters/postgres/read-model/index.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
+import { postgresImportListings } from './adapters/postgres/import-listings.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
@@ -244,6 +245,7 @@ export async function composeServices(
           schedules: routes.scheduleDeps,
           dashboardCsrfSecret: accounts.csrfSecret,
         },
+        imports: { listings: postgresImportListings(routesPool) },
         accounts,
         explore: {
           root: projectRoot,

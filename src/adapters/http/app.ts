@@ -16,6 +16,7 @@ import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
 import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
+import { type ImportsApiDeps, importsApiRoutes } from './routes/imports-api.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
 import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
 import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
@@ -34,6 +35,8 @@ export type HttpDeps = {
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
   accounts?: AccountsDeps;
   scrapers?: ScraperUseCases;
+  /** Import lists, the wizard's routes, data exports, legal notices and the admin job views (with ingest). */
+  imports?: ImportsApiDeps;
   /** The Explore page at `/` (without it `/` answers the JSON index only). */
   explore?: Omit<ExploreOptions, 'version' | 'index'>;
   /** The scraper-repos, scrapers and scraper-runs collections; they need the accounts hooks. */
@@ -190,6 +193,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
       ingest: deps.ingest,
       ...(deps.scrapers ? { triggerScraperWebhook: deps.scrapers.triggerWebhook } : {}),
     });
+    if (deps.imports) await app.register(importsApiRoutes, { ingest: deps.ingest, imports: deps.imports });
   }
   if (deps.accounts) await registerAccountRoutes(app, deps.accounts);
   if (deps.accounts && deps.scraperCollections) {

@@ -1,0 +1,17 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ImportListings } from '../../../ports/import-listings.ts';
+import type { IngestHttpDeps } from './ingest.ts';
+import { importListRoutes } from './import-lists.ts';
+
+// The routes of issue 21's API half, registered together: the import lists (my imports, scheduled
+// imports, the wizard's catalogs), the wizard's configure/validate steps, the admin views of the
+// schedule manager and the job queues, legal notices, newsletter, preview, data exports.
+
+export type ImportsApiDeps = { listings: ImportListings };
+
+export const importsApiRoutes: FastifyPluginAsync<{
+  ingest: IngestHttpDeps;
+  imports: ImportsApiDeps;
+}> = async (app, { ingest, imports }) => {
+  await app.register(importListRoutes, { ingest, listings: imports.listings });
+};

@@ -1,0 +1,32 @@
+import { at, get, type MatrixRow, SCHEDULE } from './route-authorization-helpers.ts';
+
+// Rows of the route authorization matrix for the import lists, the wizard's routes and the other
+// endpoint families of issue 21 (data exports, legal notices, newsletter, preview, admin views).
+
+const LISTS = "logged-in users; lists only the caller's imports (admins: all)";
+
+export function importListRows(): Record<string, MatrixRow> {
+  const rows: Record<string, MatrixRow> = {
+    'GET /api/ingest-files': { expect: [401, 200, 200, 200], rule: LISTS, request: get('/api/ingest-files') },
+    'GET /api/catalogs/with-datasets': {
+      expect: [401, 200, 200, 200],
+      rule: "logged-in users; the caller's own catalogs (admins: all)",
+      request: get('/api/catalogs/with-datasets'),
+    },
+  };
+  for (const base of ['/api/scheduled-ingests', '/api/scheduled-imports']) {
+    rows[`GET ${base}`] = { expect: [401, 200, 200, 200], rule: LISTS, request: get(base) };
+    rows[`GET ${base}/:id/runs`] = {
+      expect: [401, 404, 200, 200],
+      rule: SCHEDULE,
+      request: at((fx) => `${base}/${fx.schedule}/runs`),
+    };
+    rows[`DELETE ${base}/:id`] = {
+      expect: [401, 404, 200, 200],
+      rule: SCHEDULE,
+      destructive: true,
+      request: async (fx) => ({ url: `${base}/${await fx.freshSchedule()}` }),
+    };
+  }
+  return rows;
+}
