@@ -39,6 +39,9 @@ import { postgresEventReader } from './adapters/postgres/read-model/index.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { postgresImportListings } from './adapters/postgres/import-listings.ts';
+import { postgresIngestDrafts } from './adapters/postgres/ingest-drafts.ts';
+import { previewFetchLimits } from './adapters/fetch/preview-fetch-limits.ts';
+import { removeExpiredDrafts } from './application/ingest/import-wizard.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
@@ -189,6 +192,15 @@ export async function composeServices(
         { name: 'stuck scraper runs', run: () => cleanUpStuckRuns(scrapers) },
         scheduledIngestsTask(scheduleDeps, workerLog),
         deferredCountsTask({ store: ingestStore, countsRefresh: ingestQueue }, workerLog),
+        {
+          name: 'expired uploads',
+          run: () =>
+            removeExpiredDrafts({
+              drafts: postgresIngestDrafts(pool),
+              files: sourceFiles,
+              clock: systemClock,
+            }),
+        },
       ],
       {
         onTaskError: (task, error) =>
@@ -244,8 +256,24 @@ export async function composeServices(
           hierarchy: accounts.collections.repository,
           schedules: routes.scheduleDeps,
           dashboardCsrfSecret: accounts.csrfSecret,
+          wizard: {
+            drafts: postgresIngestDrafts(routesPool),
+            store: routes.ingestStore,
+            queue: ingestQueue,
+            quotas: routes.quotas,
+            hierarchy: accounts.collections.repository,
+            files: sourceFiles,
+            clock: systemClock,
+          },
         },
-        imports: { listings: postgresImportListings(routesPool) },
+        imports: {
+          listings: postgresImportListings(routesPool),
+          urlPreview: {
+            fetcher: guardedUrlFetcher(previewFetchLimits(config.ingest.fetch)),
+            fileStore: localFileStore(ingestRoot),
+            files: sourceFiles,
+          },
+        },
         accounts,
         explore: {
           root: projectRoot,

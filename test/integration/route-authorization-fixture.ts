@@ -41,6 +41,8 @@ export type MatrixFixture = {
   file: number;
   job: number;
   schedule: number;
+  /** An upload of the owner's waiting for the import wizard's configuration (`start=false`). */
+  draft: number;
   repo: number;
   scraper: number;
   run: number;
@@ -117,6 +119,17 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
   });
   if (uploaded.statusCode !== 201) throw new Error(`upload failed: ${uploaded.body}`);
   const fileDoc = uploaded.json().doc as { id: number; jobs: { id: number }[] };
+  const waiting = multipart(
+    { catalog: String(catalog), start: 'false' },
+    { name: 'matrix.csv', content: CSV },
+  );
+  const drafted = await app.inject({
+    method: 'POST',
+    url: '/api/ingest-files',
+    payload: waiting.payload,
+    headers: { ...waiting.headers, authorization: `Bearer ${tokens.owner}` },
+  });
+  if (drafted.statusCode !== 201) throw new Error(`draft upload failed: ${drafted.body}`);
   const freshSchedule = async () => {
     const scheduled = await app.inject({
       method: 'POST',
@@ -173,6 +186,7 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
     file: fileDoc.id,
     job: fileDoc.jobs[0]?.id ?? 0,
     schedule,
+    draft: drafted.json().draft.id as number,
     repo,
     scraper: scraper.id,
     run: run.id,

@@ -1,4 +1,4 @@
-import { at, get, type MatrixRow, SCHEDULE } from './route-authorization-helpers.ts';
+import { at, body, get, IMPORT, type MatrixRow, SCHEDULE, USER } from './route-authorization-helpers.ts';
 
 // Rows of the route authorization matrix for the import lists, the wizard's routes and the other
 // endpoint families of issue 21 (data exports, legal notices, newsletter, preview, admin views).
@@ -12,6 +12,27 @@ export function importListRows(): Record<string, MatrixRow> {
       expect: [401, 200, 200, 200],
       rule: "logged-in users; the caller's own catalogs (admins: all)",
       request: get('/api/catalogs/with-datasets'),
+    },
+    'POST /api/ingest/configure': {
+      expect: [401, 404, 200, 200],
+      rule: `${IMPORT} (the upload's)`,
+      request: body(
+        () => '/api/ingest/configure',
+        (fx) => ({ draft: fx.draft, settings: { geocoding: false } }),
+      ),
+    },
+    'POST /api/ingest/validate-preview': {
+      expect: [401, 404, 200, 200],
+      rule: `${IMPORT} (the upload's)`,
+      request: body(
+        () => '/api/ingest/validate-preview',
+        (fx) => ({ draft: fx.draft }),
+      ),
+    },
+    'POST /api/ingest/preview-url': {
+      expect: [401, 400, 400, 400],
+      rule: `${USER} (400 here: nothing listens at the URL)`,
+      request: () => ({ url: '/api/ingest/preview-url', payload: { url: 'http://127.0.0.1:9/feed.csv' } }),
     },
   };
   for (const base of ['/api/scheduled-ingests', '/api/scheduled-imports']) {

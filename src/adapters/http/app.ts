@@ -15,6 +15,7 @@ import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
+import { WIZARD_SCHEMAS } from './routes/ingest-wizard-docs.ts';
 import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 import { type ImportsApiDeps, importsApiRoutes } from './routes/imports-api.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
@@ -133,6 +134,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   app.addSchema(ErrorBody);
   app.addSchema(HealthReportSchema);
   for (const schema of INGEST_SHARED_SCHEMAS) app.addSchema(schema);
+  for (const schema of WIZARD_SCHEMAS) app.addSchema(schema);
   installErrorHandling(app);
   installInputGuards(app);
   installRequireUser(app);
