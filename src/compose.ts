@@ -41,6 +41,7 @@ import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
 import { postgresImportListings } from './adapters/postgres/import-listings.ts';
 import { postgresIngestDrafts } from './adapters/postgres/ingest-drafts.ts';
 import { previewFetchLimits } from './adapters/fetch/preview-fetch-limits.ts';
+import { pgBossJobQueueStatus } from './adapters/jobs/job-queue-status.ts';
 import { removeExpiredDrafts } from './application/ingest/import-wizard.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
@@ -272,6 +273,12 @@ export async function composeServices(
             fetcher: guardedUrlFetcher(previewFetchLimits(config.ingest.fetch)),
             fileStore: localFileStore(ingestRoot),
             files: sourceFiles,
+          },
+          adminJobs: {
+            jobs: pgBossJobQueueStatus(boss, routesPool),
+            cron: cronerSchedule,
+            clock: systemClock,
+            production: config.nodeEnv === 'production',
           },
         },
         accounts,

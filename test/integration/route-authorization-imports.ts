@@ -1,4 +1,13 @@
-import { at, body, get, IMPORT, type MatrixRow, SCHEDULE, USER } from './route-authorization-helpers.ts';
+import {
+  ADMIN,
+  at,
+  body,
+  get,
+  IMPORT,
+  type MatrixRow,
+  SCHEDULE,
+  USER,
+} from './route-authorization-helpers.ts';
 
 // Rows of the route authorization matrix for the import lists, the wizard's routes and the other
 // endpoint families of issue 21 (data exports, legal notices, newsletter, preview, admin views).
@@ -33,6 +42,22 @@ export function importListRows(): Record<string, MatrixRow> {
       expect: [401, 400, 400, 400],
       rule: `${USER} (400 here: nothing listens at the URL)`,
       request: () => ({ url: '/api/ingest/preview-url', payload: { url: 'http://127.0.0.1:9/feed.csv' } }),
+    },
+    'GET /api/admin/schedule-service': {
+      expect: [401, 403, 403, 200],
+      rule: ADMIN,
+      request: get('/api/admin/schedule-service'),
+    },
+    'POST /api/admin/schedule-service': {
+      expect: [401, 403, 403, 202],
+      rule: ADMIN,
+      request: get('/api/admin/schedule-service'),
+    },
+    'GET /api/admin/jobs': { expect: [401, 403, 403, 200], rule: ADMIN, request: get('/api/admin/jobs') },
+    'POST /api/admin/jobs/run': {
+      expect: [401, 403, 403, 200],
+      rule: `${ADMIN}; not in production`,
+      request: get('/api/admin/jobs/run'),
     },
   };
   for (const base of ['/api/scheduled-ingests', '/api/scheduled-imports']) {
