@@ -42,6 +42,8 @@ import { postgresImportListings } from './adapters/postgres/import-listings.ts';
 import { postgresIngestDrafts } from './adapters/postgres/ingest-drafts.ts';
 import { previewFetchLimits } from './adapters/fetch/preview-fetch-limits.ts';
 import { pgBossJobQueueStatus } from './adapters/jobs/job-queue-status.ts';
+import { postgresSiteSettings } from './adapters/postgres/site-settings.ts';
+import { guardedNewsletterPoster } from './adapters/fetch/newsletter-poster.ts';
 import { removeExpiredDrafts } from './application/ingest/import-wizard.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
@@ -279,6 +281,14 @@ export async function composeServices(
             cron: cronerSchedule,
             clock: systemClock,
             production: config.nodeEnv === 'production',
+          },
+          notices: {
+            settings: postgresSiteSettings(routesPool),
+            newsletter: guardedNewsletterPoster({
+              timeoutMs: 5_000,
+              allowPrivateAddresses: config.ingest.fetch.allowPrivateAddresses,
+            }),
+            repository: accounts.collections.repository,
           },
         },
         accounts,

@@ -5,6 +5,7 @@ import {
   get,
   IMPORT,
   type MatrixRow,
+  publicRead,
   SCHEDULE,
   USER,
 } from './route-authorization-helpers.ts';
@@ -58,6 +59,32 @@ export function importListRows(): Record<string, MatrixRow> {
       expect: [401, 403, 403, 200],
       rule: `${ADMIN}; not in production`,
       request: get('/api/admin/jobs/run'),
+    },
+    'GET /api/legal-notices': publicRead('/api/legal-notices'),
+    'PATCH /api/legal-notices': {
+      expect: [401, 403, 403, 200],
+      rule: ADMIN,
+      request: () => ({ url: '/api/legal-notices', payload: { registrationDisclaimer: 'Be kind.' } }),
+    },
+    'GET /api/newsletter/settings': {
+      expect: [401, 403, 403, 200],
+      rule: ADMIN,
+      request: get('/api/newsletter/settings'),
+    },
+    'PATCH /api/newsletter/settings': {
+      expect: [401, 403, 403, 200],
+      rule: ADMIN,
+      request: () => ({ url: '/api/newsletter/settings', payload: { serviceUrl: null } }),
+    },
+    'POST /api/newsletter/subscribe': {
+      expect: [404, 404, 404, 404],
+      rule: 'public, rate limited (404 here: no newsletter service configured)',
+      request: () => ({ url: '/api/newsletter/subscribe', payload: { email: 'reader@example.org' } }),
+    },
+    'GET /api/preview': {
+      expect: [401, 403, 403, 302],
+      rule: ADMIN,
+      request: at((fx) => `/api/preview?dataset=${fx.dataset}`),
     },
   };
   for (const base of ['/api/scheduled-ingests', '/api/scheduled-imports']) {

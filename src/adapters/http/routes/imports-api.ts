@@ -4,6 +4,8 @@ import type { IngestHttpDeps } from './ingest.ts';
 import { importListRoutes } from './import-lists.ts';
 import { ingestWizardRoutes } from './ingest-wizard.ts';
 import { adminJobRoutes } from './admin-jobs.ts';
+import { siteNoticeRoutes } from './site-notices.ts';
+import type { SiteNoticeDeps } from '../../../application/site-notices.ts';
 import type { AdminJobsDeps } from '../../../application/admin-jobs.ts';
 import type { UrlPreviewDeps } from '../../../application/ingest/preview-url.ts';
 
@@ -15,6 +17,7 @@ export type ImportsApiDeps = {
   listings: ImportListings;
   urlPreview: UrlPreviewDeps;
   adminJobs: AdminJobsDeps;
+  notices: SiteNoticeDeps;
 };
 
 export const importsApiRoutes: FastifyPluginAsync<{
@@ -23,6 +26,7 @@ export const importsApiRoutes: FastifyPluginAsync<{
 }> = async (app, { ingest, imports }) => {
   await app.register(importListRoutes, { ingest, listings: imports.listings });
   await app.register(adminJobRoutes, { adminJobs: imports.adminJobs });
+  await app.register(siteNoticeRoutes, { notices: imports.notices });
   if (ingest.wizard)
     await app.register(ingestWizardRoutes, { wizard: ingest.wizard, urlPreview: imports.urlPreview });
 };
