@@ -44,6 +44,10 @@ import { previewFetchLimits } from './adapters/fetch/preview-fetch-limits.ts';
 import { pgBossJobQueueStatus } from './adapters/jobs/job-queue-status.ts';
 import { postgresSiteSettings } from './adapters/postgres/site-settings.ts';
 import { guardedNewsletterPoster } from './adapters/fetch/newsletter-poster.ts';
+import { postgresDataExportStore, postgresUserDataReader } from './adapters/postgres/data-exports.ts';
+import { localExportArchive } from './adapters/files/export-archive.ts';
+import { pgBossDataExportQueue, startDataExportWorker } from './adapters/jobs/data-export-jobs.ts';
+import { removeExpiredExports, type DataExportDeps } from './application/data-exports.ts';
 import { removeExpiredDrafts } from './application/ingest/import-wizard.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
@@ -154,7 +158,15 @@ export async function composeServices(
     if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);
   };
   const { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers } = poolDeps(config, pool, boss, policy);
+  const dataExportsOn = (on: DatabasePool): DataExportDeps => ({
+    exports: postgresDataExportStore(on),
+    queue: pgBossDataExportQueue(boss),
+    reader: postgresUserDataReader(on),
+    archive: localExportArchive(path.join(config.dataDir, 'exports')),
+    clock: systemClock,
+  });
   if (roles.workers) {
+    await startDataExportWorker(boss, dataExportsOn(pool));
     await startScheduleWorkers(
       boss,
       {
@@ -195,6 +207,7 @@ export async function composeServices(
         { name: 'stuck scraper runs', run: () => cleanUpStuckRuns(scrapers) },
         scheduledIngestsTask(scheduleDeps, workerLog),
         deferredCountsTask({ store: ingestStore, countsRefresh: ingestQueue }, workerLog),
+        { name: 'expired data exports', run: () => removeExpiredExports(dataExportsOn(pool)) },
         {
           name: 'expired uploads',
           run: () =>
@@ -290,6 +303,7 @@ export async function composeServices(
             }),
             repository: accounts.collections.repository,
           },
+          dataExports: dataExportsOn(routesPool),
         },
         accounts,
         explore: {

@@ -43,6 +43,8 @@ export type MatrixFixture = {
   schedule: number;
   /** An upload of the owner's waiting for the import wizard's configuration (`start=false`). */
   draft: number;
+  /** A data export of the owner's (failed, so it blocks no new request). */
+  dataExport: number;
   repo: number;
   scraper: number;
   run: number;
@@ -187,6 +189,9 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
     job: fileDoc.jobs[0]?.id ?? 0,
     schedule,
     draft: drafted.json().draft.id as number,
+    dataExport: await insertId(
+      sql.unsafe`insert into data_exports (user_id, status) values (${users.owner.id}, 'failed') returning id`,
+    ),
     repo,
     scraper: scraper.id,
     run: run.id,

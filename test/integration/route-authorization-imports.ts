@@ -86,6 +86,21 @@ export function importListRows(): Record<string, MatrixRow> {
       rule: ADMIN,
       request: at((fx) => `/api/preview?dataset=${fx.dataset}`),
     },
+    'POST /api/data-exports/request': {
+      expect: [401, 202, 202, 202],
+      rule: USER,
+      request: () => ({ url: '/api/data-exports/request' }),
+    },
+    'GET /api/data-exports/:id': {
+      expect: [401, 404, 200, 404],
+      rule: 'its owner only (admins too get 404: personal data)',
+      request: at((fx) => `/api/data-exports/${fx.dataExport}`),
+    },
+    'GET /api/data-exports/:id/download': {
+      expect: [401, 404, 409, 404],
+      rule: 'its owner only (409 here: the export failed)',
+      request: at((fx) => `/api/data-exports/${fx.dataExport}/download`),
+    },
   };
   for (const base of ['/api/scheduled-ingests', '/api/scheduled-imports']) {
     rows[`GET ${base}`] = { expect: [401, 200, 200, 200], rule: LISTS, request: get(base) };

@@ -5,6 +5,8 @@ import { importListRoutes } from './import-lists.ts';
 import { ingestWizardRoutes } from './ingest-wizard.ts';
 import { adminJobRoutes } from './admin-jobs.ts';
 import { siteNoticeRoutes } from './site-notices.ts';
+import { dataExportRoutes } from './data-exports.ts';
+import type { DataExportDeps } from '../../../application/data-exports.ts';
 import type { SiteNoticeDeps } from '../../../application/site-notices.ts';
 import type { AdminJobsDeps } from '../../../application/admin-jobs.ts';
 import type { UrlPreviewDeps } from '../../../application/ingest/preview-url.ts';
@@ -18,6 +20,7 @@ export type ImportsApiDeps = {
   urlPreview: UrlPreviewDeps;
   adminJobs: AdminJobsDeps;
   notices: SiteNoticeDeps;
+  dataExports: DataExportDeps;
 };
 
 export const importsApiRoutes: FastifyPluginAsync<{
@@ -27,6 +30,7 @@ export const importsApiRoutes: FastifyPluginAsync<{
   await app.register(importListRoutes, { ingest, listings: imports.listings });
   await app.register(adminJobRoutes, { adminJobs: imports.adminJobs });
   await app.register(siteNoticeRoutes, { notices: imports.notices });
+  await app.register(dataExportRoutes, { exports: imports.dataExports });
   if (ingest.wizard)
     await app.register(ingestWizardRoutes, { wizard: ingest.wizard, urlPreview: imports.urlPreview });
 };
