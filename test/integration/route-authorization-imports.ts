@@ -61,6 +61,7 @@ export function importListRows(): Record<string, MatrixRow> {
       request: get('/api/admin/jobs/run'),
     },
     'GET /api/legal-notices': publicRead('/api/legal-notices'),
+    'GET /scraper-helper.tgz': publicRead('/scraper-helper.tgz'),
     'PATCH /api/legal-notices': {
       expect: [401, 403, 403, 200],
       rule: ADMIN,

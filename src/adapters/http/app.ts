@@ -10,6 +10,7 @@ import { installRequireUser } from './require-user.ts';
 import { recordRoutes } from './route-registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
+import { projectRoot } from '../config/environment.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, v1EventRoutes } from './routes/v1-events.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
@@ -20,6 +21,7 @@ import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
 import { type ImportsApiDeps, importsApiRoutes } from './routes/imports-api.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
 import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
+import { scraperHelperRoutes } from '../web/scraper-helper.ts';
 import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
 import { accountScraperRoutes } from '../admin/account-scrapers.ts';
 import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
@@ -185,6 +187,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   // `/` is the Explore page for browsers; a client asking for JSON still gets this index.
   if (deps.explore) await exploreRoutes(app, { ...deps.explore, version: deps.version, index });
   else app.get('/', { schema: { hide: true } }, async () => index);
+  // The scraper helper package for `npx` on a machine without a Chronomap checkout (docs/scrapers.md).
+  await app.register(scraperHelperRoutes, { root: deps.explore?.root ?? projectRoot });
 
   await app.register(healthRoutes, { health: deps.health });
   if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
