@@ -70,6 +70,7 @@ module.exports = {
         'migrations/; postgres/embedded-cluster.ts keeps the private PostgreSQL cluster under the data directory; ' +
         'postgres/backup.ts writes and reads the backup folder the operator names (chronomap backup/restore); ' +
         'geocoding/gazetteer-data.ts builds and reads the compact gazetteer file under node_modules/.cache; ' +
+        "web/scraper-helper.ts packs the scraper helper package's files into the tarball it serves; " +
         'scrapers/git-manifest-reader.ts clones a repo into a temporary directory to read its manifest; web/explore.ts ' +
         "serves the Explore page's static files and MapLibre from node_modules; src/main.ts checks the file seed-demo " +
         'is given exists.',
@@ -79,7 +80,7 @@ module.exports = {
         pathNot:
           '^src/(main\\.ts$|adapters/files/|adapters/config/(environment|access-policy)\\.ts$|' +
           'adapters/postgres/(migrator|embedded-cluster|backup)\\.ts$|adapters/scrapers/git-manifest-reader\\.ts$|' +
-          'adapters/geocoding/gazetteer-data\\.ts$|' +
+          'adapters/geocoding/gazetteer-data\\.ts$|adapters/web/scraper-helper\\.ts$|' +
           'adapters/web/explore\\.ts$)',
       },
       to: { dependencyTypes: ['core'], path: '^(node:)?fs(/promises)?$' },

@@ -36,7 +36,9 @@ const app = await buildHttpApp(
       maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
       hierarchy: { hierarchy: unused },
       schedules: new Proxy({}, { get: () => unused }) as never,
+      wizard: new Proxy({}, { get: () => unused }) as never,
     },
+    imports: new Proxy({}, { get: () => new Proxy({}, { get: () => unused }) }) as never,
     // Adapters only keep the pool; nothing queries it while the document is generated.
     accounts: composeAccounts(loadConfig({ NODE_ENV: 'test' }), {} as DatabasePool),
     scraperCollections: {

@@ -50,6 +50,17 @@ import {
 } from './adapters/postgres/read-replicas.ts';
 import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
 import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
+import { postgresImportListings } from './adapters/postgres/import-listings.ts';
+import { postgresIngestDrafts } from './adapters/postgres/ingest-drafts.ts';
+import { previewFetchLimits } from './adapters/fetch/preview-fetch-limits.ts';
+import { pgBossJobQueueStatus } from './adapters/jobs/job-queue-status.ts';
+import { postgresSiteSettings } from './adapters/postgres/site-settings.ts';
+import { guardedNewsletterPoster } from './adapters/fetch/newsletter-poster.ts';
+import { postgresDataExportStore, postgresUserDataReader } from './adapters/postgres/data-exports.ts';
+import { localExportArchive } from './adapters/files/export-archive.ts';
+import { pgBossDataExportQueue, startDataExportWorker } from './adapters/jobs/data-export-jobs.ts';
+import { removeExpiredExports, type DataExportDeps } from './application/data-exports.ts';
+import { removeExpiredDrafts } from './application/ingest/import-wizard.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
@@ -170,12 +181,20 @@ export async function composeServices(
   metrics.watchQueues(pool);
   answerPrimaryMetricsRequests(metrics.registry);
   const { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers } = poolDeps(config, pool, boss, policy);
+  const dataExportsOn = (on: DatabasePool): DataExportDeps => ({
+    exports: postgresDataExportStore(on),
+    queue: pgBossDataExportQueue(boss),
+    reader: postgresUserDataReader(on),
+    archive: localExportArchive(path.join(config.dataDir, 'exports')),
+    clock: systemClock,
+  });
   if (roles.workers) {
     const meteredScrapers = {
       ...scrapers,
       runner: scrapers.runner && meteredRunnerClient(scrapers.runner, metrics),
     };
     const geocoder = buildGeocoder(config.ingest.geocoder, pool);
+    await startDataExportWorker(boss, dataExportsOn(pool));
     await startScheduleWorkers(
       boss,
       {
@@ -216,6 +235,12 @@ export async function composeServices(
         { name: 'stuck scraper runs', run: () => cleanUpStuckRuns(scrapers) },
         scheduledIngestsTask(scheduleDeps, workerLog),
         deferredCountsTask({ store: ingestStore, countsRefresh: ingestQueue }, workerLog),
+        { name: 'expired data exports', run: () => removeExpiredExports(dataExportsOn(pool)) },
+        {
+          name: 'expired uploads',
+          run: () =>
+            removeExpiredDrafts({ drafts: postgresIngestDrafts(pool), fileStore, clock: systemClock }),
+        },
       ],
       {
         onTaskError: (task, error) =>
@@ -305,6 +330,39 @@ export async function composeServices(
           hierarchy: accounts.collections.repository,
           schedules: routes.scheduleDeps,
           geocoder: buildGeocoder(config.ingest.geocoder, pool),
+          wizard: {
+            drafts: postgresIngestDrafts(routesPool),
+            store: routes.ingestStore,
+            queue: ingestQueue,
+            quotas: routes.quotas,
+            hierarchy: accounts.collections.repository,
+            files: sourceFiles,
+            fileStore,
+            clock: systemClock,
+          },
+        },
+        imports: {
+          listings: postgresImportListings(routesPool),
+          urlPreview: {
+            fetcher: guardedUrlFetcher(previewFetchLimits(config.ingest.fetch)),
+            fileStore,
+            files: sourceFiles,
+          },
+          adminJobs: {
+            jobs: pgBossJobQueueStatus(boss, routesPool),
+            cron: cronerSchedule,
+            clock: systemClock,
+            production: config.nodeEnv === 'production',
+          },
+          notices: {
+            settings: postgresSiteSettings(routesPool),
+            newsletter: guardedNewsletterPoster({
+              timeoutMs: 5_000,
+              allowPrivateAddresses: config.ingest.fetch.allowPrivateAddresses,
+            }),
+            repository: accounts.collections.repository,
+          },
+          dataExports: dataExportsOn(routesPool),
         },
         accounts,
         explore: {

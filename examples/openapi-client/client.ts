@@ -134,7 +134,11 @@ process.stdout.write(
       status: worldTile.response.status,
       type: worldTile.response.headers.get('content-type'),
     },
-    upload: { status: uploaded.doc.status, catalog: uploaded.doc.catalog, message: uploaded.message },
+    // A 201 is an import (`doc`) or, for `start=false`, a draft waiting for its configuration.
+    upload:
+      'doc' in uploaded
+        ? { status: uploaded.doc.status, catalog: uploaded.doc.catalog, message: uploaded.message }
+        : { draft: uploaded.draft.id },
     refused: { status: refused.response.status, error: refused.error?.error ?? null },
   })}\n`,
 );

@@ -80,6 +80,17 @@ export function importVisibility(viewer: Exclude<Viewer, null>): ImportVisibilit
   return { kind: 'uploaded-or-catalog-owned', userId: viewer.id };
 }
 
+/**
+ * The catalogs a caller may import into, for the import wizard's list (GET /api/catalogs/with-datasets):
+ * admins every catalog, everybody else the catalogs they own (canWriteCatalog).
+ */
+export type CatalogWriteScope = { kind: 'all' } | { kind: 'owned'; userId: number };
+
+export function catalogWriteScope(viewer: Exclude<Viewer, null>): CatalogWriteScope {
+  if (isAdmin(viewer)) return { kind: 'all' };
+  return { kind: 'owned', userId: viewer.id };
+}
+
 /** A scheduled import: read, change, trigger and delete by its creator, the catalog owner, admins. */
 export type ScheduleAccessFacts = { createdBy: number | null; catalog: CatalogAccessFacts | null };
 

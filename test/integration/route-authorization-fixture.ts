@@ -41,6 +41,10 @@ export type MatrixFixture = {
   file: number;
   job: number;
   schedule: number;
+  /** An upload of the owner's waiting for the import wizard's configuration (`start=false`). */
+  draft: number;
+  /** A data export of the owner's (failed, so it blocks no new request). */
+  dataExport: number;
   repo: number;
   scraper: number;
   run: number;
@@ -50,6 +54,8 @@ export type MatrixFixture = {
   freshDataset(): Promise<number>;
   freshEvent(): Promise<number>;
   freshRepo(): Promise<number>;
+  /** A new scheduled import of the owner's (for the routes that delete one). */
+  freshSchedule(): Promise<number>;
   freshUser(): Promise<{ id: number; email: string; token: string }>;
 };
 
@@ -115,13 +121,28 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
   });
   if (uploaded.statusCode !== 201) throw new Error(`upload failed: ${uploaded.body}`);
   const fileDoc = uploaded.json().doc as { id: number; jobs: { id: number }[] };
-  const scheduled = await app.inject({
+  const waiting = multipart(
+    { catalog: String(catalog), start: 'false' },
+    { name: 'matrix.csv', content: CSV },
+  );
+  const drafted = await app.inject({
     method: 'POST',
-    url: '/api/scheduled-ingests',
-    payload: { name: 'Feed', url: 'https://example.org/feed.csv', catalog },
-    headers: { authorization: `Bearer ${tokens.owner}` },
+    url: '/api/ingest-files',
+    payload: waiting.payload,
+    headers: { ...waiting.headers, authorization: `Bearer ${tokens.owner}` },
   });
-  if (scheduled.statusCode !== 201) throw new Error(`schedule failed: ${scheduled.body}`);
+  if (drafted.statusCode !== 201) throw new Error(`draft upload failed: ${drafted.body}`);
+  const freshSchedule = async () => {
+    const scheduled = await app.inject({
+      method: 'POST',
+      url: '/api/scheduled-ingests',
+      payload: { name: 'Feed', url: 'https://example.org/feed.csv', catalog },
+      headers: { authorization: `Bearer ${tokens.owner}` },
+    });
+    if (scheduled.statusCode !== 201) throw new Error(`schedule failed: ${scheduled.body}`);
+    return scheduled.json().doc.id as number;
+  };
+  const schedule = await freshSchedule();
 
   await switchScrapers(db.pool, true);
   const scraperDeps = composeScraperDeps(testConfig(), db.pool, services.boss);
@@ -166,7 +187,11 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
     event,
     file: fileDoc.id,
     job: fileDoc.jobs[0]?.id ?? 0,
-    schedule: scheduled.json().doc.id as number,
+    schedule,
+    draft: drafted.json().draft.id as number,
+    dataExport: await insertId(
+      sql.unsafe`insert into data_exports (user_id, status) values (${users.owner.id}, 'failed') returning id`,
+    ),
     repo,
     scraper: scraper.id,
     run: run.id,
@@ -175,6 +200,7 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
     freshDataset,
     freshEvent,
     freshRepo,
+    freshSchedule,
     async freshUser() {
       const user = await createUser('user', 1);
       return { ...user, token: await login(user.email) };

@@ -13,6 +13,7 @@ import {
   USER,
 } from './route-authorization-helpers.ts';
 import { htmlRows, scheduleRows } from './route-authorization-pages.ts';
+import { importListRows } from './route-authorization-imports.ts';
 
 // The route authorization matrix: for every route the app registers, what an anonymous caller, a
 // stranger (another logged-in user), the owner of the fixture's resources and an admin get. The
@@ -429,6 +430,8 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   // Scheduled imports (both names).
   ...scheduleRows('/api/scheduled-ingests'),
   ...scheduleRows('/api/scheduled-imports'),
+  // Import lists, the wizard's routes and issue 21's other endpoint families.
+  ...importListRows(),
 
   // Scrapers.
   'GET /api/scraper-repos': {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -45,7 +45,10 @@ for (const block of fenced) {
 t.test('the tutorial has its commands, the page it scrapes and the values it needs', async (t) => {
   t.ok(commands.length >= 10, `${commands.length} sh blocks`);
   t.ok(shownOutputs.length >= 3, 'and the output of some of them');
-  t.match(commands[0], /^npx @chronomap\/scraper init my-scraper$/m);
+  t.match(
+    commands[0],
+    /^npx --yes --package "\$CHRONOMAP_URL\/scraper-helper\.tgz" chronomap-scraper init my-scraper$/m,
+  );
   t.match(page, /<li class="event"/);
   t.same(settings, [
     'CHRONOMAP_URL',
@@ -100,20 +103,10 @@ t.test('every command of the tutorial, from init to events on the map', async (t
     trustLevel: 3,
   });
 
-  // `npx @chronomap/scraper` resolves the package installed where it runs (the package is this
-  // repository's runner/helpers/node; the test does not reach the npm registry).
+  // The first command is the real npx, fetching the helper package from this service's
+  // /scraper-helper.tgz as on a fresh machine (no registry: the package has no dependencies).
   const home = mkdtempSync(path.join(tmpdir(), 'chronomap-tutorial-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
-  mkdirSync(path.join(home, 'node_modules', '@chronomap'), { recursive: true });
-  mkdirSync(path.join(home, 'node_modules', '.bin'));
-  symlinkSync(
-    path.join(projectRoot, 'runner', 'helpers', 'node'),
-    path.join(home, 'node_modules', '@chronomap', 'scraper'),
-  );
-  symlinkSync(
-    '../@chronomap/scraper/bin/chronomap-scraper.js',
-    path.join(home, 'node_modules', '.bin', 'chronomap-scraper'),
-  );
 
   const values: Record<string, string> = {
     CHRONOMAP_URL: base,
@@ -133,7 +126,7 @@ t.test('every command of the tutorial, from init to events on the map', async (t
         PATH: `${path.join(projectRoot, 'node_modules', '.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
         HOME: home,
         GIT_SSL_CAINFO: git.caFile,
-        npm_config_offline: 'true',
+        npm_config_cache: path.join(home, '.npm'),
         npm_config_update_notifier: 'false',
         // The local run imports the helper from this checkout: leave no __pycache__ in it.
         PYTHONDONTWRITEBYTECODE: '1',

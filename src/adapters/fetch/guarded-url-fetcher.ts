@@ -20,7 +20,7 @@ export type FetchLimits = { maxBytes: number; timeoutMs: number; allowPrivateAdd
 const blockedError = (host: string, address: string) =>
   permanent('SSRF_BLOCKED', `${host} resolves to ${address}, a private or reserved address: not fetched`);
 
-function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses) => {
       if (error) return callback(error, '', 4);

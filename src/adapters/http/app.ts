@@ -17,6 +17,7 @@ import { installHttpMetrics, metricsRoute } from '../metrics/http-metrics.ts';
 import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
+import { projectRoot } from '../config/environment.ts';
 import { HealthReportSchema, healthRoutes } from './routes/health.ts';
 import { type ReadApiDeps, V1_SHARED_SCHEMAS, v1EventRoutes } from './routes/v1-events.ts';
 import { type TileRoutesDeps, v1TileRoutes } from './routes/v1-tiles.ts';
@@ -26,9 +27,12 @@ import { v1ExportRoutes } from './routes/v1-exports.ts';
 import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
 import { ingestJobRoutes } from './routes/ingest-jobs.ts';
 import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
+import { WIZARD_SCHEMAS } from './routes/ingest-wizard-docs.ts';
 import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
+import { type ImportsApiDeps, importsApiRoutes } from './routes/imports-api.ts';
 import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
 import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
+import { scraperHelperRoutes } from '../web/scraper-helper.ts';
 import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
 import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 
@@ -49,6 +53,8 @@ export type HttpDeps = {
   /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
   accounts?: AccountsDeps;
   scrapers?: ScraperUseCases;
+  /** Import lists, the wizard's routes, data exports, legal notices and the admin job views (with ingest). */
+  imports?: ImportsApiDeps;
   /** The Explore page at `/` (without it `/` answers the JSON index only). */
   explore?: Omit<ExploreOptions, 'version' | 'index'>;
   /** The scraper-repos, scrapers and scraper-runs collections; they need the accounts hooks. */
@@ -156,7 +162,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   recordRoutes(app);
   app.addSchema(ErrorBody);
   app.addSchema(HealthReportSchema);
-  for (const schema of [...INGEST_SHARED_SCHEMAS, ...V1_SHARED_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...INGEST_SHARED_SCHEMAS, ...V1_SHARED_SCHEMAS, ...WIZARD_SCHEMAS])
+    app.addSchema(schema);
   installErrorHandling(app);
   installInputGuards(app);
   installRequireUser(app);
@@ -217,6 +224,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   // `/` is the Explore page for browsers; a client asking for JSON still gets this index.
   if (deps.explore) await exploreRoutes(app, { ...deps.explore, version: deps.version, index });
   else app.get('/', { schema: { hide: true } }, async () => index);
+  // The scraper helper package for `npx` on a machine without a Chronomap checkout (docs/scrapers.md).
+  await app.register(scraperHelperRoutes, { root: deps.explore?.root ?? projectRoot });
 
   await app.register(healthRoutes, { health: deps.health });
   if (deps.metrics) metricsRoute(app, deps.metrics.metrics, deps.metrics.token);
@@ -232,6 +241,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
       ingest: deps.ingest,
       ...(deps.scrapers ? { triggerScraperWebhook: deps.scrapers.triggerWebhook } : {}),
     });
+    if (deps.imports) await app.register(importsApiRoutes, { ingest: deps.ingest, imports: deps.imports });
   }
   if (deps.accounts) await registerAccountRoutes(app, deps.accounts);
   if (deps.accounts && deps.scraperCollections) {

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
-import { datasetSlug } from '../../domain/ingest/settings.ts';
+import { datasetSlug, readableSlugCandidates } from '../../domain/ingest/settings.ts';
 import type { DeferredCounts } from '../../ports/deferred-counts.ts';
 import type { IngestDatasets } from '../../ports/ingest-datasets.ts';
 import type { SchemaVersions } from '../../ports/schema-versions.ts';
@@ -9,14 +10,25 @@ import { Count, Exists } from './ingest-rows.ts';
 // The datasets imports write to: their creation and checks, their schema versions, and their read-API
 // counts deferred during a bulk import.
 
+/** Six random hex digits: the last resort when every numbered readable slug is taken. */
+const randomSuffix = () => randomBytes(3).toString('hex');
+
 export function postgresIngestDatasets(pool: DatabasePool): IngestDatasets {
   return {
     async createDataset(catalogId, title, userId) {
-      const slug = datasetSlug(title, Math.random().toString(36).slice(2, 8));
-      return pool.one(sql.type(row(Type.Object({ id: Type.Number(), title: Type.String() })))`
-        insert into datasets (catalog_id, slug, title, created_by)
-        values (${catalogId}, ${slug}, ${title}, ${userId})
-        returning id, title`);
+      // The first free readable slug (earthquakes, earthquakes-2, ...); a taken one is skipped
+      // without an error, so concurrent imports of the same name each get their own.
+      for (const slug of [...readableSlugCandidates(title), datasetSlug(title, randomSuffix())]) {
+        const created = await pool.maybeOne(sql.type(
+          row(Type.Object({ id: Type.Number(), title: Type.String() })),
+        )`
+          insert into datasets (catalog_id, slug, title, created_by)
+          values (${catalogId}, ${slug}, ${title}, ${userId})
+          on conflict (slug) do nothing
+          returning id, title`);
+        if (created) return created;
+      }
+      throw new Error(`no free slug for dataset "${title}"`);
     },
 
     async datasetInCatalog(datasetId, catalogId) {

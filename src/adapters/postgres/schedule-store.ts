@@ -5,7 +5,7 @@ import { type DatabasePool, row, sql } from './database.ts';
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
 
-const ScheduleRow = row(
+export const ScheduleRow = row(
   Type.Object({
     id: Type.Number(),
     name: Type.String(),
@@ -25,22 +25,24 @@ const ScheduleRow = row(
   }),
 );
 
-const RunRow = row(
-  Type.Object({
-    id: Type.Number(),
-    scheduled_ingest_id: Type.Number(),
-    due_at: Type.String(),
-    triggered_by: Type.String(),
-    status: Type.String(),
-    ingest_file_id: Nullable(Type.Number()),
-    error: Nullable(Type.String()),
-  }),
-);
+/** The columns of a scheduled_ingest_runs row that toRun reads. */
+export const RunFields = Type.Object({
+  id: Type.Number(),
+  scheduled_ingest_id: Type.Number(),
+  due_at: Type.String(),
+  triggered_by: Type.String(),
+  status: Type.String(),
+  ingest_file_id: Nullable(Type.Number()),
+  error: Nullable(Type.String()),
+});
+const RunRow = row(RunFields);
 
 const columns = sql.fragment`id, name, url, schedule, enabled, catalog_id, dataset_id, settings, created_by, next_run_at,
   last_run_at, last_status, last_error, created_at, updated_at`;
+/** The columns toSchedule reads, for other queries of scheduled_ingests (import-listings.ts). */
+export const scheduleColumns = columns;
 
-function toSchedule(r: Record<string, unknown>): ScheduledIngest {
+export function toSchedule(r: Record<string, unknown>): ScheduledIngest {
   return {
     id: r.id as number,
     name: r.name as string,
@@ -60,7 +62,7 @@ function toSchedule(r: Record<string, unknown>): ScheduledIngest {
   };
 }
 
-function toRun(r: Record<string, unknown>): ScheduledRun {
+export function toRun(r: Record<string, unknown>): ScheduledRun {
   return {
     id: r.id as number,
     scheduledIngestId: r.scheduled_ingest_id as number,

@@ -33,10 +33,10 @@ export type NewSchedule = Pick<
   'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'
 >;
 
-const ACTIVE: QuotaAmount[] = [{ quota: 'activeSchedules', amount: 1 }];
+export const ACTIVE: QuotaAmount[] = [{ quota: 'activeSchedules', amount: 1 }];
 
 /** Runs by itself: enabled, with a cron schedule (webhook-only schedules do not count). */
-function isActive(schedule: { schedule: string | null; enabled: boolean }): boolean {
+export function isActive(schedule: { schedule: string | null; enabled: boolean }): boolean {
   return schedule.enabled && schedule.schedule !== null && schedule.schedule !== '';
 }
 

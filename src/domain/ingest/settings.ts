@@ -161,8 +161,8 @@ function notObject(): never {
   throw new ValidationError('settings must be a JSON object', { field: 'settings' });
 }
 
-/** A dataset slug from a title: lower case ASCII words joined by dashes, with a suffix for uniqueness. */
-export function datasetSlug(title: string, suffix: string): string {
+/** The readable part of a dataset slug: lower case ASCII words of the title joined by dashes. */
+export function datasetSlugBase(title: string): string {
   const base = title
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -171,7 +171,23 @@ export function datasetSlug(title: string, suffix: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 80)
     .replace(/-+$/, '');
-  return `${base || 'dataset'}-${suffix}`;
+  return base || 'dataset';
+}
+
+/** A dataset slug from a title, with a suffix for uniqueness. */
+export function datasetSlug(title: string, suffix: string): string {
+  return `${datasetSlugBase(title)}-${suffix}`;
+}
+
+/**
+ * The slugs a new dataset tries in turn, so the first import of "earthquakes.csv" is `earthquakes`,
+ * the next `earthquakes-2` and so on (slugs are unique): readable names a person can type into the
+ * read API's filters, instead of a random suffix. After `attempts` numbered tries the caller falls
+ * back to a random suffix.
+ */
+export function readableSlugCandidates(title: string, attempts = 20): string[] {
+  const base = datasetSlugBase(title);
+  return [base, ...Array.from({ length: attempts - 1 }, (_, i) => `${base}-${i + 2}`)];
 }
 
 /** "usgs-earthquakes.csv" -> "usgs-earthquakes"; a sheet name is appended for workbooks. */

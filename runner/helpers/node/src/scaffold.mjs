@@ -5,6 +5,23 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const templates = fileURLToPath(new URL('../templates/', import.meta.url));
+const packageRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * Where a Node scaffold's `npm install` gets this package (it is not on the npm registry): the
+ * tarball URL a Chronomap service wrote into the package it served (`chronomap.helperUrl`), else
+ * `$CHRONOMAP_URL/scraper-helper.tgz`, else this copy on disk (a checkout of Chronomap).
+ */
+export function helperDependency(env = process.env) {
+  try {
+    const own = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'));
+    if (typeof own.chronomap?.helperUrl === 'string') return own.chronomap.helperUrl;
+  } catch {
+    // No readable package.json: fall through to the other sources.
+  }
+  if (env.CHRONOMAP_URL) return `${env.CHRONOMAP_URL.replace(/\/+$/, '')}/scraper-helper.tgz`;
+  return `file:${packageRoot.replace(/\/+$/, '')}`;
+}
 
 const RUNTIMES = {
   python: {
@@ -49,6 +66,7 @@ export function scaffold(directory, runtime = 'python') {
     writeRow: kind.writeRow,
     libraries: kind.libraries,
     localRun: kind.localRun,
+    helperDependency: helperDependency(),
   };
   const fill = (text) => text.replace(/\{\{(\w+)\}\}/g, (_, key) => values[key]);
   const files = {

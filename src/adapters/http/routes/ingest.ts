@@ -9,6 +9,8 @@ import { previewIngestSchema } from '../../../application/ingest/preview-ingest-
 import type { IngestDeps } from '../../../application/ingest/run-ingest-job.ts';
 import type { ScheduleDeps } from '../../../application/ingest/scheduled-ingests.ts';
 import { uploadIngestFile } from '../../../application/ingest/upload-ingest-file.ts';
+import { draftIngestFile, type WizardDeps } from '../../../application/ingest/import-wizard.ts';
+import { draftDoc } from './ingest-wizard-docs.ts';
 import type { Viewer } from '../../../domain/access.ts';
 import { DomainError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
@@ -36,6 +38,8 @@ export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'ret
   schedules: ScheduleDeps;
   /** The configured geocoder chain, for POST /api/geocoding/test (none: geocoding is off). */
   geocoder?: Geocoder | null;
+  /** The import wizard's uploads that wait for their configuration (`start=false`). */
+  wizard?: WizardDeps;
 };
 
 const FORMATS: Record<string, FileFormat> = {
@@ -94,13 +98,17 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           'ingest job per sheet. Needs a logged-in user (401 otherwise); counts against fileUploadsPerDay and, per sheet, ' +
           'importJobsPerDay, all or nothing (403 quota_exceeded, nothing taken). The quotas, the request rate limit and the ' +
           "size limit of the uploader's trust level (maxFileSizeMB) are checked before a byte of the body is read (403, 429, " +
-          '413) and the size again while the file streams (413, partial file deleted).',
+          '413) and the size again while the file streams (413, partial file deleted). With the field `start=false` the ' +
+          'file waits for POST /api/ingest/configure instead (201 `{draft}`: the import wizard, docs/ingestion.md).',
         consumes: ['multipart/form-data'],
         documentedBody: UploadForm,
         // The handler checks the caller (signedIn) so that its 401 can close the connection.
         security: USER_SECURITY,
         response: {
-          201: Type.Object({ doc: Type.Ref('IngestFileDoc'), message: Type.String() }),
+          201: Type.Union([
+            Type.Object({ doc: Type.Ref('IngestFileDoc'), message: Type.String() }),
+            Type.Object({ draft: Type.Ref('IngestDraftDoc'), message: Type.String() }),
+          ]),
           ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       },
@@ -116,6 +124,22 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           throw new ValidationError('catalog must be a catalog id', { field: 'catalog' });
         }
         const settings = fields.settings ? parseJsonField(fields.settings, 'settings') : undefined;
+        if (fields.start === 'false' && ingest.wizard) {
+          // The import wizard's upload: the file waits for POST /api/ingest/configure (ingest-wizard.ts).
+          const draft = await draftIngestFile(ingest.wizard, viewerOf(request), {
+            catalogId,
+            originalName: stored.name,
+            storedPath: stored.storedPath,
+            sizeBytes: stored.bytes,
+            mimeType: stored.mime || null,
+            format: stored.format,
+            sheets: await sheetsOf(ingest, stored),
+            configuration: { settings, dataset: fields.dataset },
+          });
+          return reply
+            .status(201)
+            .send({ draft: draftDoc(draft), message: 'Uploaded; configure and start it' });
+        }
         const created = await uploadIngestFile(
           { store: ingest.store, queue: ingest.queue, quotas: ingest.quotas, hierarchy: ingest.hierarchy },
           viewerOf(request),

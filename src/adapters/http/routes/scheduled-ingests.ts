@@ -21,7 +21,7 @@ import { QueuedScraperRunDoc, queuedScraperRunDoc, type ScraperUseCases } from '
 // credential.
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
-const ScheduleDoc = Type.Object({
+export const ScheduleDoc = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
   url: Type.String(),
@@ -52,10 +52,15 @@ const Saved = Type.Object({
       description: 'The webhook token (64 hex); shown only when issued, never stored in clear.',
     }),
   ),
+  webhookUrl: Type.Optional(
+    Type.String({
+      description: 'The path to POST to trigger a run: /api/webhooks/trigger/{webhookToken}; shown once.',
+    }),
+  ),
 });
 const NoQuery = Type.Object({}, { additionalProperties: false });
 
-const scheduleDoc = (s: ScheduledIngest) => ({
+export const scheduleDoc = (s: ScheduledIngest) => ({
   id: s.id,
   name: s.name,
   url: s.url,
@@ -78,7 +83,8 @@ const runDoc = (r: ScheduledRun) => ({
   triggeredBy: r.triggeredBy,
   status: r.status,
 });
-const withToken = (token: string | null) => (token ? { webhookToken: token } : {});
+const withToken = (token: string | null) =>
+  token ? { webhookToken: token, webhookUrl: `/api/webhooks/trigger/${token}` } : {};
 
 export type ScheduledIngestRouteOptions = {
   ingest: IngestHttpDeps;

@@ -1,0 +1,30 @@
+import type { PgBoss } from 'pg-boss';
+import { buildDataExport, type DataExportDeps } from '../../application/data-exports.ts';
+import type { DataExportQueue } from '../../ports/data-exports.ts';
+
+// The `data-export` queue: one job per requested export (application/data-exports.ts). Not retried
+// by pg-boss: a failed build is recorded on the export, and the user may request another.
+
+export const DATA_EXPORT_QUEUE = 'data-export';
+
+export const DATA_EXPORT_QUEUES = [
+  { name: DATA_EXPORT_QUEUE, options: { retryLimit: 0, expireInSeconds: 3600 } },
+];
+
+export function pgBossDataExportQueue(boss: PgBoss): DataExportQueue {
+  return {
+    async enqueueDataExport(exportId) {
+      await boss.send(DATA_EXPORT_QUEUE, { exportId });
+    },
+  };
+}
+
+export async function startDataExportWorker(boss: PgBoss, deps: DataExportDeps): Promise<string> {
+  return boss.work<{ exportId: number }>(
+    DATA_EXPORT_QUEUE,
+    { localConcurrency: 1, pollingIntervalSeconds: 1 },
+    async ([job]) => {
+      if (job) await buildDataExport(deps, job.data.exportId);
+    },
+  );
+}
