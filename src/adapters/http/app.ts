@@ -22,6 +22,7 @@ import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes
 import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
 import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
 import { accountScraperRoutes } from '../admin/account-scrapers.ts';
+import { importPages } from '../admin/import-pages.ts';
 import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
@@ -204,6 +205,13 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
     await app.register(accountScraperRoutes, {
       ...deps.scraperCollections,
       login: deps.accounts.login,
+      csrfSecret: deps.accounts.csrfSecret,
+    });
+  }
+  if (deps.accounts && deps.ingest && deps.imports) {
+    await app.register(importPages, {
+      ingest: deps.ingest,
+      listings: deps.imports.listings,
       csrfSecret: deps.accounts.csrfSecret,
     });
   }
