@@ -68,7 +68,7 @@ export const WIZARD_SCRIPT = `
   const slugOf = (title) => title.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60);
   async function loadCatalogs(selected) {
     const answer = await api('GET', '/api/catalogs/with-datasets');
-    state.catalogs = answer.catalogs;
+    state.catalogs = answer.docs;
     fillCatalogs(selected ?? (state.catalogs[0] ? state.catalogs[0].id : 'new'));
   }
   async function catalogId() {

@@ -151,7 +151,8 @@ function jobActions(
             : ''
       }
       ${
-        failed
+        // A schema change is approved, not retried (a retry would stop at it again).
+        failed && log?.code !== 'SCHEMA_DRIFT'
           ? html`<form method="post" action="${HOME}/jobs/${job.id}/retry" class="inline">
               ${csrfInput(token)}<button type="submit" class="small secondary">Retry</button>
             </form>`
