@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { launchChromium, screenshots } from '../helpers/browser.ts';
+import { reloadUntil } from '../helpers/page-polling.ts';
 import { countEvents, ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
 
 // The import pages in a real browser (Debian's Chromium, JavaScript on, the pages' CSP as served):
@@ -22,16 +22,6 @@ const BIRDS = [
   '2025-05-04T09:40:00Z,40.42,-3.70,Swift,b4',
   '2025-05-05T10:50:00Z,41.90,12.50,Starling,b5',
 ].join('\n');
-
-/** Reloads until `selector` is on the page (My imports shows actions as the server renders them). */
-async function reloadUntil(page: Page, selector: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await page.locator(selector).count()) === 0) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${selector}`);
-    await sleep(300);
-    await page.reload();
-  }
-}
 
 function scriptErrorsOf(page: Page): string[] {
   const errors: string[] = [];
