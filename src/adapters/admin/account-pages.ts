@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Viewer } from '../../domain/access.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { RateLimitedError } from '../../domain/rate-limits.ts';
 import {
   acceptForms,
@@ -64,6 +64,22 @@ export type AccountPages = {
     csrf?: Csrf,
   ): void;
 };
+
+/** A record id from the path: anything but a positive integer a bigint holds is the 404 page. */
+function recordId(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const id = /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(id)) throw new NotFoundError(`no record ${raw.slice(0, 20)}`);
+  return id;
+}
+
+/** A text field of a form, trimmed, refused past `max` characters (the API's limits). */
+export function formText(form: Form, name: string, max: number): string {
+  const value = (form[name] ?? '').trim();
+  if (value.length > max)
+    throw new ValidationError(`${name} must be at most ${max} characters`, { field: name });
+  return value;
+}
 
 const PAGE_STATUS: Partial<Record<DomainError['kind'], number>> = {
   not_found: 404,
@@ -147,7 +163,7 @@ export function accountPages(app: FastifyInstance, csrfSecret: string, home: str
       if (!caller) return reply;
       const form = verifiedForm(formCsrf, request);
       const target = typeof back === 'string' ? back : back(caller);
-      const id = Number((request.params as { id?: string }).id ?? 0);
+      const id = recordId((request.params as { id?: string }).id);
       try {
         const notice = await handler(caller, id, form, reply);
         // A handler that answered with a page of its own (a credential shown once) is done.

@@ -15,7 +15,7 @@ import { RESETTABLE_STAGES, STAGE_DISPLAY_NAMES } from '../../domain/ingest/stag
 import type { ImportListings } from '../../ports/import-listings.ts';
 import type { IngestJob } from '../../ports/ingest-job-store.ts';
 import type { IngestHttpDeps } from '../http/routes/ingest.ts';
-import { accountPages, csrfInput, hidden, type User } from './account-pages.ts';
+import { accountPages, csrfInput, formText, hidden, type User } from './account-pages.ts';
 import { csrfProtection, type Form } from './csrf.ts';
 import { type Html, html, trusted } from './html.ts';
 import { fileSection, PROGRESS_SCRIPT_HASH, PROGRESS_SCRIPT_TAG, PROGRESS_STYLE } from './ingest-progress.ts';
@@ -219,7 +219,7 @@ export function myImportsView(
 function configFromForm(form: Form) {
   const fieldMapping: Record<string, string> = {};
   for (const key of MAPPING_KEYS) {
-    const value = (form[`mapping.${key}`] ?? '').trim();
+    const value = formText(form, `mapping.${key}`, 255);
     if (value) fieldMapping[key] = value;
   }
   const settings = parseIngestSettings(
@@ -283,7 +283,7 @@ export const myImportsPages: FastifyPluginAsync<MyImportsDeps> = async (app, dep
   });
 
   pages.action(`${HOME}/jobs/:id/reset`, HOME, async (user, id, form) => {
-    const result = await resetIngestJob(ingest, user, id, form.stage ?? '');
+    const result = await resetIngestJob(ingest, user, id, formText(form, 'stage', 40));
     return `Reset: ${result.message}.`;
   });
 

@@ -14,7 +14,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import { parseIngestSettings } from '../../domain/ingest/settings.ts';
 import type { ScheduledRunRecord } from '../../ports/import-listings.ts';
 import type { ScheduledIngest } from '../../ports/schedule-store.ts';
-import { accountPages, csrfInput, headRow, hidden, type User } from './account-pages.ts';
+import { accountPages, csrfInput, formText, headRow, hidden, type User } from './account-pages.ts';
 import type { Form } from './csrf.ts';
 import { type Html, html, trusted } from './html.ts';
 import type { MyImportsDeps } from './my-imports.ts';
@@ -150,12 +150,14 @@ const number = (value: string | undefined, field: string): number => {
 };
 
 function newScheduleFrom(form: Form) {
-  const [catalog, dataset] = (form.target ?? '').split(':');
-  const timestamp = (form['mapping.timestamp'] ?? '').trim();
-  const cron = (form.schedule ?? '').trim();
+  const [catalog, dataset] = formText(form, 'target', 40).split(':');
+  const timestamp = formText(form, 'mapping.timestamp', 255);
+  const cron = formText(form, 'schedule', 120);
+  const name = formText(form, 'name', 255);
+  if (!name) throw new ValidationError('give the schedule a name', { field: 'name' });
   return {
-    name: (form.name ?? '').trim(),
-    url: (form.url ?? '').trim(),
+    name,
+    url: formText(form, 'url', 2048),
     schedule: cron === '' ? null : cron,
     enabled: true,
     catalogId: number(catalog, 'catalog'),
@@ -209,8 +211,8 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
   });
 
   pages.action(`${HOME}/:id/edit`, HOME, async (user, id, form) => {
-    const cron = (form.schedule ?? '').trim();
-    const name = (form.name ?? '').trim();
+    const cron = formText(form, 'schedule', 120);
+    const name = formText(form, 'name', 255);
     const { schedule } = await updateScheduledIngest(schedules, user, id, {
       ...(name ? { name } : {}),
       schedule: cron === '' ? null : cron,
