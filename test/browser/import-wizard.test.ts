@@ -126,6 +126,29 @@ t.test('a new user goes from registration through the wizard to their events on 
     'each in the dataset named after the file',
   );
   t.same(errors, [], 'no script errors (the CSP allows the page scripts)');
+
+  // On a phone: nothing wider than the screen, and the first step is reached by keyboard alone.
+  const phone = await (
+    await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true })
+  ).newPage();
+  await phone.goto(`${base}/account/imports/new`);
+  await phone.fill('input[name=email]', email);
+  await phone.fill('input[name=password]', password);
+  await phone.press('input[name=password]', 'Enter');
+  await phone.waitForSelector('#catalog option', { state: 'attached' });
+  t.match(
+    await phone.evaluate<string>("document.querySelector('#catalog').selectedOptions[0].textContent"),
+    /^Bird sightings/,
+    'their catalog is offered first',
+  );
+  t.ok(
+    await phone.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth'),
+    'no sideways scrolling on a phone',
+  );
+  await phone.focus('#catalog');
+  await phone.keyboard.press('Tab');
+  t.equal(await phone.evaluate<string>('document.activeElement.id'), 'dataset', 'Tab moves through the form');
+  await screenshots(t, phone)('import-wizard-phone');
 });
 
 t.test('a drifted second upload waits in My imports until its schema change is approved', async (t) => {
