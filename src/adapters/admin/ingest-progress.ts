@@ -44,7 +44,8 @@ td.num { text-align:right; font-variant-numeric:tabular-nums; }
 .badge.skipped { background:#e4e7eb; color:#52606d; }
 `);
 
-// Polls the JSON endpoint of every running file and updates its numbers; stops when all settled.
+// Polls the JSON endpoint of every running file and updates its numbers; stops when all settled
+// (or reloads a page marked data-reload-when-settled, whose actions depend on the outcome).
 const SCRIPT = `
 (() => {
   const settled = ${JSON.stringify(SETTLED)};
@@ -82,7 +83,9 @@ const SCRIPT = `
   async function tick() {
     const running = [...document.querySelectorAll('section.ingest-file')].filter((s) => !settled.includes(s.dataset.status));
     if (running.length === 0) return;
-    await Promise.all(running.map((s) => poll(s).catch(() => false)));
+    const done = await Promise.all(running.map((s) => poll(s).catch(() => false)));
+    // A page with actions per state (My imports) renders them anew once a file settles.
+    if (done.some(Boolean) && document.querySelector('[data-reload-when-settled]')) return location.reload();
     setTimeout(tick, 1000);
   }
   setTimeout(tick, 1000);

@@ -212,6 +212,7 @@ export function myImportsView(
               })}`,
           )
     }
+    <div data-reload-when-settled hidden></div>
     ${PROGRESS_SCRIPT_TAG}`;
 }
 
