@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { launchChromium, screenshots } from '../helpers/browser.ts';
 import { reloadUntil } from '../helpers/page-polling.ts';
+import { xlsx } from '../fixtures/ingest/workbooks.ts';
 import { countEvents, ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
 
 // The import pages in a real browser (Debian's Chromium, JavaScript on, the pages' CSP as served):
@@ -196,3 +197,80 @@ t.test('a drifted second upload waits in My imports until its schema change is a
   t.equal(await countEvents(db.pool, dataset), 10, 'both files are in the dataset');
   t.same(errors, []);
 });
+
+t.test(
+  'a workbook: one dataset per sheet, a column missing from one sheet shown before the start',
+  async (t) => {
+    const { app, user } = await ingestApp(t);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const browser = await launchChromium(t);
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    const errors = scriptErrorsOf(page);
+    await page.goto(`${base}/account/imports/new`);
+    await page.fill('input[name=email]', user.email);
+    await page.fill('input[name=password]', user.password);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#catalog option', { state: 'attached' });
+    t.match(
+      await page.evaluate<string>("document.querySelector('#catalog').selectedOptions[0].textContent"),
+      /^Imports \(imports\)/,
+      "the owner's catalog",
+    );
+    const book = xlsx([
+      {
+        name: 'Quakes',
+        rows: [
+          ['when', 'lat', 'lon', 'headline'],
+          ['2026-01-01T00:00:00Z', 52.5, 13.4, 'Berlin'],
+        ],
+      },
+      {
+        name: 'Floods',
+        rows: [
+          ['when', 'lat', 'lon'],
+          ['2026-01-02T00:00:00Z', 48.8, 2.3],
+          ['2026-01-03T00:00:00Z', 45.4, 12.3],
+        ],
+      },
+    ]);
+    await page.setInputFiles('#file', {
+      name: 'events.xlsx',
+      mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      buffer: book,
+    });
+    await page.click('#upload');
+    await page.waitForSelector('section[data-step="3"]:not([hidden])', { timeout: 30_000 });
+    t.ok(await page.isVisible('#sheet'), 'a sheet picker for a workbook');
+    t.same(await page.locator('#sheet option').allTextContents(), [
+      'Quakes (4 columns)',
+      'Floods (3 columns)',
+    ]);
+    await page.selectOption('#map-timestamp', 'when');
+    await page.selectOption('#map-title', 'headline');
+    await page.click('#validate');
+    await page.waitForSelector('#invalid:not([hidden])');
+    t.match(
+      await page.textContent('#problems'),
+      /MISSING_COLUMN.*"headline".*sheet 1/s,
+      'named, with its sheet',
+    );
+    t.ok(await page.isDisabled('#start'), 'no start while a problem stands');
+    await page.selectOption('#sheet', '1');
+    t.same(
+      await page.locator('#schema tbody td:first-child').allTextContents(),
+      ['when', 'lat', 'lon'],
+      "the other sheet's columns",
+    );
+    await page.selectOption('#map-timestamp', 'when');
+    await page.click('#validate');
+    await page.waitForSelector('#valid:not([hidden])');
+    await page.click('#start');
+    await page.waitForSelector('section[data-step="4"]:not([hidden])', { timeout: 30_000 });
+    const fileId = Number(await page.evaluate<string>('document.body.dataset.ingestFile'));
+    const done = await waitForFile(app, fileId);
+    t.equal(done.status, 'completed');
+    t.equal(done.jobs.length, 2, 'one job per sheet');
+    t.same(errors, []);
+  },
+);
