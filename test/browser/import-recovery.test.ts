@@ -102,7 +102,19 @@ t.test('a failed import is retried by its owner and re-queued by an admin', asyn
 });
 
 t.test('scheduled imports: create, run now, edit, disable, enable, delete', async (t) => {
-  const { app, user } = await ingestApp(t);
+  // "The web" is a server on loopback, which this app's fetcher may reach (a test-only setting).
+  const stations = http.createServer((request, response) => {
+    if (request.url !== '/stations.csv') return response.writeHead(404).end('no such file');
+    response
+      .writeHead(200, { 'content-type': 'text/csv' })
+      .end('observed,lat,lon,station\n2026-03-01T00:00:00Z,52.5,13.4,Berlin\n');
+  });
+  await new Promise<void>((resolve) => stations.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => stations.close());
+  const web = `http://127.0.0.1:${(stations.address() as AddressInfo).port}`;
+  const { app, user } = await ingestApp(t, {
+    fetch: { maxBytes: 1024 * 1024, timeoutMs: 3000, allowPrivateAddresses: true },
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const browser = await launchChromium(t);
@@ -111,7 +123,19 @@ t.test('scheduled imports: create, run now, edit, disable, enable, delete', asyn
 
   await page.click('summary:has-text("New scheduled import")');
   await page.fill('input[name=name]', 'Weather stations');
-  await page.fill('input[name=url]', 'https://example.org/stations.csv');
+  await page.fill('input[name=url]', `${web}/missing.csv`);
+  await page.click('#preview-url');
+  await page.waitForSelector('#url-preview.error');
+  t.match(
+    await page.textContent('#url-preview'),
+    /URL_FETCH_FAILED|404/,
+    'a file that is not there, in words',
+  );
+  await page.fill('input[name=url]', `${web}/stations.csv`);
+  await page.click('#preview-url');
+  await page.waitForSelector('#url-preview.preview');
+  t.match(await page.textContent('#url-preview'), /observed \(date\), lat \(number\)/, "the file's columns");
+  t.equal(await page.inputValue('input[name="mapping.timestamp"]'), 'observed', 'its time column detected');
   await page.fill('input[name=schedule]', '0 6 * * *');
   await page.click('button:has-text("Create")');
   const webhook = await page.textContent('[data-field=webhook-url]');
@@ -124,6 +148,12 @@ t.test('scheduled imports: create, run now, edit, disable, enable, delete', asyn
   await card.locator('button', { hasText: 'Run now' }).click();
   t.match(await page.textContent('.flash.ok'), /^Run \d+ queued\.$/);
   t.match(await card.locator('table.runs tbody tr').first().textContent(), /manual/, 'the run is listed');
+  await reloadUntil(page, 'section.schedule table.runs .badge.imported');
+  t.match(
+    await card.locator('table.runs tbody tr').first().textContent(),
+    /manual\s+imported\s+#\d+/,
+    'its outcome and the import it made',
+  );
 
   await card.locator('summary', { hasText: 'Edit' }).click();
   await card.locator('input[name=schedule]').fill('30 7 * * 1');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { listCatalogsWithDatasets } from '../../application/ingest/list-imports.ts';
 import {
@@ -26,6 +27,52 @@ import { flashFrom } from './replies.ts';
 // answers the post: it is a credential, so it never travels in a redirect's URL.
 
 const HOME = '/account/scheduled-imports';
+
+// Progressive enhancement of the create form: "Preview" asks POST /api/ingest/preview-url (the SSRF
+// guard's fetch) for the file's columns, offers them for the time column and fills in the detected
+// one. Without JavaScript the button stays hidden and the form works as it is.
+const PREVIEW_SCRIPT = `
+(() => {
+  const form = document.querySelector('form[data-schedule-create]');
+  if (!form) return;
+  const button = form.querySelector('#preview-url');
+  const out = form.querySelector('#url-preview');
+  const time = form.elements.namedItem('mapping.timestamp');
+  button.hidden = false;
+  button.addEventListener('click', async () => {
+    out.hidden = false;
+    out.className = 'muted';
+    out.textContent = 'Fetching the file…';
+    try {
+      const response = await fetch('/api/ingest/preview-url', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ url: form.elements.namedItem('url').value.trim() }),
+      });
+      const body = await response.json();
+      if (!response.ok) {
+        out.className = 'flash error';
+        out.textContent = (body.code ? body.code + ': ' : '') + (body.message || 'the preview failed');
+        return;
+      }
+      const sheet = body.sheets[0];
+      out.className = 'preview';
+      out.textContent = body.fileName + ': ' + sheet.fields.map((f) => f.name + ' (' + f.type + ')').join(', ');
+      form.querySelector('#url-columns').replaceChildren(...sheet.fields.map((f) => Object.assign(document.createElement('option'), { value: f.name })));
+      if (sheet.mapping.timestamp && !time.value) time.value = sheet.mapping.timestamp;
+    } catch (error) {
+      out.className = 'flash error';
+      out.textContent = 'The preview failed: ' + error.message;
+    }
+  });
+})();
+`;
+const STYLE = trusted(`
+.badge.imported { background:var(--ok-bg); color:var(--ok); }
+.badge.fetching { background:#dceefb; color:#0b4f8a; }
+#url-preview.preview { font-size:.9em; color:var(--muted); }
+`);
+const PREVIEW_HASH = `sha256-${createHash('sha256').update(PREVIEW_SCRIPT).digest('base64')}`;
 const RUNS_SHOWN = 5;
 
 const when = (iso: string | null) => (iso ? `${iso.replace('T', ' ').slice(0, 16)} UTC` : '—');
@@ -102,7 +149,7 @@ function createForm(
 ): Html {
   return html`<details class="card" ${catalogs.length ? '' : trusted('open')}>
     <summary>New scheduled import</summary>
-    <form method="post" action="${HOME}" class="stack">
+    <form method="post" action="${HOME}" class="stack" data-schedule-create>
       ${csrfInput(token)}
       <label>Name <input type="text" name="name" maxlength="255" required /></label>
       <label
@@ -128,7 +175,13 @@ function createForm(
           )}
         </select></label
       >
-      <label>Time column (optional; detected otherwise) <input type="text" name="mapping.timestamp" /></label>
+      <p><button type="button" id="preview-url" class="secondary small" hidden>Preview the file</button></p>
+      <p id="url-preview" role="status" hidden></p>
+      <label
+        >Time column (optional; detected otherwise)
+        <input type="text" name="mapping.timestamp" list="url-columns" maxlength="255"
+      /></label>
+      <datalist id="url-columns"></datalist>
       <div><button type="submit">Create</button></div>
       ${catalogs.length ? '' : html`<p class="muted">You have no catalog yet: <a href="/account/imports/new">import a file</a> first.</p>`}
     </form>
@@ -178,12 +231,16 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
       cards.push(scheduleCard(token, schedule, runs));
     }
     const { catalogs } = await listCatalogsWithDatasets(schedules, user);
-    return html`<h1>Scheduled imports</h1>
+    return html`<style>
+        ${STYLE}
+      </style>
+      <h1>Scheduled imports</h1>
       <p class="muted">
         Files on the web fetched on a schedule, by hand or by a webhook, and imported like an upload.
       </p>
       ${createForm(token, catalogs)}
-      ${cards.length ? cards : html`<div class="card"><p>No scheduled imports yet.</p></div>`}`;
+      ${cards.length ? cards : html`<div class="card"><p>No scheduled imports yet.</p></div>`}
+      ${trusted(`<script>${PREVIEW_SCRIPT}</script>`)}`;
   };
 
   app.get(HOME, hidden, async (request, reply) => {
@@ -194,6 +251,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
       user,
       token,
       flash: flashFrom(request),
+      scriptHash: PREVIEW_HASH,
     });
   });
 
@@ -201,7 +259,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
   const showWebhook = async (reply: FastifyReply, user: User, schedule: ScheduledIngest, webhook: string) => {
     const token = pages.csrf.token(reply.request, reply);
     const body = html`${webhookShownOnce(schedule, webhook)} ${await listPage(user, token)}`;
-    return pages.render(reply, 200, 'Scheduled imports', body, { user, token });
+    return pages.render(reply, 200, 'Scheduled imports', body, { user, token, scriptHash: PREVIEW_HASH });
   };
 
   pages.action(HOME, HOME, async (user, _id, form, reply) => {
