@@ -306,6 +306,52 @@ export async function composeServices(
       : { ingestStore, quotaSeam, quotas, scheduleDeps, scrapers };
     const routesPool = httpPool ?? pool;
     const accounts = composeAccounts(config, routesPool, routes.quotaSeam);
+    const ingestDeps = {
+      store: routes.ingestStore,
+      queue: ingestQueue,
+      quotas: routes.quotas,
+      clock: systemClock,
+      retry: config.ingest.retry,
+      fileStore,
+      files: sourceFiles,
+      maxFileSizeBytes: config.ingest.maxFileSizeBytes,
+      hierarchy: accounts.collections.repository,
+      schedules: routes.scheduleDeps,
+      geocoder: buildGeocoder(config.ingest.geocoder, pool),
+      wizard: {
+        drafts: postgresIngestDrafts(routesPool),
+        store: routes.ingestStore,
+        queue: ingestQueue,
+        quotas: routes.quotas,
+        hierarchy: accounts.collections.repository,
+        files: sourceFiles,
+        fileStore,
+        clock: systemClock,
+      },
+    };
+    const importDeps = {
+      listings: postgresImportListings(routesPool),
+      urlPreview: {
+        fetcher: guardedUrlFetcher(previewFetchLimits(config.ingest.fetch)),
+        fileStore,
+        files: sourceFiles,
+      },
+      adminJobs: {
+        jobs: pgBossJobQueueStatus(boss, routesPool),
+        cron: cronerSchedule,
+        clock: systemClock,
+        production: config.nodeEnv === 'production',
+      },
+      notices: {
+        settings: postgresSiteSettings(routesPool),
+        newsletter: guardedNewsletterPoster({
+          timeoutMs: 5_000,
+          allowPrivateAddresses: config.ingest.fetch.allowPrivateAddresses,
+        }),
+        repository: accounts.collections.repository,
+      },
+      dataExports: dataExportsOn(routesPool),
+    };
     http = await buildHttpApp(
       {
         version: VERSION,
@@ -318,52 +364,8 @@ export async function composeServices(
         readApi: { events: reader, exporter },
         tiles: { tiles: reader },
         ogc: { events: reader, clock: systemClock },
-        ingest: {
-          store: routes.ingestStore,
-          queue: ingestQueue,
-          quotas: routes.quotas,
-          clock: systemClock,
-          retry: config.ingest.retry,
-          fileStore,
-          files: sourceFiles,
-          maxFileSizeBytes: config.ingest.maxFileSizeBytes,
-          hierarchy: accounts.collections.repository,
-          schedules: routes.scheduleDeps,
-          geocoder: buildGeocoder(config.ingest.geocoder, pool),
-          wizard: {
-            drafts: postgresIngestDrafts(routesPool),
-            store: routes.ingestStore,
-            queue: ingestQueue,
-            quotas: routes.quotas,
-            hierarchy: accounts.collections.repository,
-            files: sourceFiles,
-            fileStore,
-            clock: systemClock,
-          },
-        },
-        imports: {
-          listings: postgresImportListings(routesPool),
-          urlPreview: {
-            fetcher: guardedUrlFetcher(previewFetchLimits(config.ingest.fetch)),
-            fileStore,
-            files: sourceFiles,
-          },
-          adminJobs: {
-            jobs: pgBossJobQueueStatus(boss, routesPool),
-            cron: cronerSchedule,
-            clock: systemClock,
-            production: config.nodeEnv === 'production',
-          },
-          notices: {
-            settings: postgresSiteSettings(routesPool),
-            newsletter: guardedNewsletterPoster({
-              timeoutMs: 5_000,
-              allowPrivateAddresses: config.ingest.fetch.allowPrivateAddresses,
-            }),
-            repository: accounts.collections.repository,
-          },
-          dataExports: dataExportsOn(routesPool),
-        },
+        ingest: ingestDeps,
+        imports: importDeps,
         accounts,
         explore: {
           root: projectRoot,
@@ -392,6 +394,7 @@ export async function composeServices(
     await http.register(adminPages, {
       ...accounts,
       ingest: { store: routes.ingestStore, clock: systemClock },
+      imports: { ingest: ingestDeps, listings: importDeps.listings },
       scraperCollections: { repository: accounts.collections.repository, scrapers: routes.scrapers },
     });
   }

@@ -89,5 +89,32 @@ export function htmlRows(): Record<string, MatrixRow> {
     'POST /account/scrapers/repos/:id/delete': form((fx) => `/account/scrapers/repos/${fx.repo}/delete`),
     'POST /account/scrapers/repos/:id/sync': form((fx) => `/account/scrapers/repos/${fx.repo}/sync`),
     'POST /account/scrapers/scrapers/:id/run': form((fx) => `/account/scrapers/scrapers/${fx.scraper}/run`),
+    ...importPageRows(page, form),
+  };
+}
+
+/** The import pages: any logged-in user sees their own imports (admins: all); others' records are 404. */
+function importPageRows(
+  page: (url: string, expect: MatrixRow['expect'], rule: string) => MatrixRow,
+  form: (url: string | ((fx: MatrixFixture) => string), anonymous?: number) => MatrixRow,
+): Record<string, MatrixRow> {
+  const own = "logged-in users; only the caller's imports (admins: all)";
+  const job = (action: string) => form((fx) => `/account/imports/jobs/${fx.job}/${action}`);
+  const schedule = (action: string) => form((fx) => `/account/scheduled-imports/${fx.schedule}/${action}`);
+  return {
+    'GET /account/imports/new': page('/account/imports/new', [303, 200, 200, 200], 'any logged-in user'),
+    'GET /account/imports': page('/account/imports', [303, 200, 200, 200], own),
+    'POST /account/imports/jobs/:id/approve': job('approve'),
+    'POST /account/imports/jobs/:id/retry': job('retry'),
+    'POST /account/imports/jobs/:id/reset': job('reset'),
+    'POST /account/imports/jobs/:id/configure': job('configure'),
+    'POST /dashboard/ingest/jobs/:id/requeue': form((fx) => `/dashboard/ingest/jobs/${fx.job}/requeue`),
+    'GET /account/scheduled-imports': page('/account/scheduled-imports', [303, 200, 200, 200], own),
+    'POST /account/scheduled-imports': form('/account/scheduled-imports'),
+    'POST /account/scheduled-imports/:id/edit': schedule('edit'),
+    'POST /account/scheduled-imports/:id/enable': schedule('enable'),
+    'POST /account/scheduled-imports/:id/disable': schedule('disable'),
+    'POST /account/scheduled-imports/:id/trigger': schedule('trigger'),
+    'POST /account/scheduled-imports/:id/delete': schedule('delete'),
   };
 }

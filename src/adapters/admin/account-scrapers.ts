@@ -1,5 +1,5 @@
 import { hasScraperAccess } from '../../domain/access.ts';
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { findDocuments } from '../../application/collection-documents.ts';
 import type { LoginDeps } from '../../application/log-in.ts';
 import { requestRepoSync } from '../../application/scrapers/request-repo-sync.ts';
@@ -14,7 +14,8 @@ import type { Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { RateLimitedError } from '../../domain/rate-limits.ts';
 import type { Doc } from '../../ports/collection-repository.ts';
-import { acceptForms, CSRF_FIELD, CsrfError, csrfProtection, type Form, verifiedForm } from './csrf.ts';
+import { installPageErrors } from './account-pages.ts';
+import { acceptForms, CSRF_FIELD, csrfProtection, type Form, verifiedForm } from './csrf.ts';
 import { flashFrom, htmlReply, redirect } from './replies.ts';
 import { type Html, html } from './html.ts';
 import { type Flash, page } from './layout.ts';
@@ -248,32 +249,9 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
       }),
     );
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof CsrfError) {
-      return render(
-        reply,
-        403,
-        'Form expired',
-        messageView(
-          'This form has expired',
-          'The form was not sent from this page, or it is too old. Go back, reload the page and try again.',
-          [HOME, 'Back to your scrapers'],
-        ),
-      );
-    }
-    const status = error instanceof DomainError ? 400 : (error.statusCode ?? 500);
-    if (status >= 500) request.log.error({ err: error }, 'account page request failed');
-    return render(
-      reply,
-      status >= 500 ? 500 : status,
-      'Error',
-      messageView(
-        'Something went wrong',
-        status >= 500 ? 'An unexpected error occurred; it has been logged.' : error.message,
-        [HOME, 'Back to your scrapers'],
-      ),
-    );
-  });
+  installPageErrors(app, render, [HOME, 'Back to your scrapers'], (error) =>
+    error instanceof DomainError ? 400 : undefined,
+  );
 
   /** The logged-in user with scraper access, or a redirect to the login (or a 403 page). */
   const scraperUser = (request: FastifyRequest, reply: FastifyReply): User | null => {

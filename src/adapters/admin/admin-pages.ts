@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 import { accountScraperRoutes } from './account-scrapers.ts';
+import { importPages } from './import-pages.ts';
+import type { MyImportsDeps } from './my-imports.ts';
 import { type DashboardDeps, dashboardRoutes } from './dashboard.ts';
 import { type IngestProgressPageDeps, ingestProgressPage } from './ingest-progress.ts';
 
@@ -13,6 +15,8 @@ export type AdminPagesDeps = DashboardDeps & {
   ingest?: Omit<IngestProgressPageDeps, 'csrfSecret'>;
   /** The /account scraper pages; without them /account is not served. */
   scraperCollections?: ScraperCollectionDeps;
+  /** The import wizard, my imports and the scheduled imports pages (/account/imports...). */
+  imports?: Omit<MyImportsDeps, 'csrfSecret'>;
 };
 
 export const adminPages: FastifyPluginAsync<AdminPagesDeps> = async (app, deps) => {
@@ -21,4 +25,5 @@ export const adminPages: FastifyPluginAsync<AdminPagesDeps> = async (app, deps) 
   if (deps.ingest) await app.register(ingestProgressPage, { ...deps.ingest, csrfSecret });
   if (deps.scraperCollections)
     await app.register(accountScraperRoutes, { ...deps.scraperCollections, login, csrfSecret });
+  if (deps.imports) await app.register(importPages, { ...deps.imports, csrfSecret });
 };

@@ -6,8 +6,10 @@ import {
 } from '../../application/ingest/list-ingest-progress.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { IngestStore } from '../../ports/ingest-store.ts';
-import { csrfProtection } from './csrf.ts';
-import { htmlReply } from './replies.ts';
+import { failedJobsToRequeue } from '../../application/ingest/requeue-failed-job.ts';
+import type { FailedJobSummary } from '../../ports/ingest-job-store.ts';
+import { CSRF_FIELD, csrfProtection } from './csrf.ts';
+import { flashFrom, htmlReply } from './replies.ts';
 import { type Html, html, trusted } from './html.ts';
 import { page } from './layout.ts';
 import { messageView } from './views.ts';
@@ -23,7 +25,7 @@ export type IngestProgressPageDeps = { store: IngestStore; clock: Clock; csrfSec
 const SETTLED = ['completed', 'failed', 'partial', 'needs-review'];
 const FILES_SHOWN = 20;
 
-const STYLE = trusted(`
+export const PROGRESS_STYLE = trusted(`
 .ingest-file header { display:flex; align-items:baseline; gap:.75rem; flex-wrap:wrap; }
 .ingest-file h2 { margin:0; }
 .bar { display:flex; align-items:center; gap:.75rem; margin:.75rem 0; }
@@ -42,7 +44,8 @@ td.num { text-align:right; font-variant-numeric:tabular-nums; }
 .badge.skipped { background:#e4e7eb; color:#52606d; }
 `);
 
-// Polls the JSON endpoint of every running file and updates its numbers; stops when all settled.
+// Polls the JSON endpoint of every running file and updates its numbers; stops when all settled
+// (or reloads a page marked data-reload-when-settled, whose actions depend on the outcome).
 const SCRIPT = `
 (() => {
   const settled = ${JSON.stringify(SETTLED)};
@@ -80,15 +83,17 @@ const SCRIPT = `
   async function tick() {
     const running = [...document.querySelectorAll('section.ingest-file')].filter((s) => !settled.includes(s.dataset.status));
     if (running.length === 0) return;
-    await Promise.all(running.map((s) => poll(s).catch(() => false)));
+    const done = await Promise.all(running.map((s) => poll(s).catch(() => false)));
+    // A page with actions per state (My imports) renders them anew once a file settles.
+    if (done.some(Boolean) && document.querySelector('[data-reload-when-settled]')) return location.reload();
     setTimeout(tick, 1000);
   }
   setTimeout(tick, 1000);
 })();
 `;
 // The Content-Security-Policy allows exactly this script, by the hash of its text.
-const SCRIPT_HASH = `sha256-${createHash('sha256').update(SCRIPT).digest('base64')}`;
-const SCRIPT_TAG = trusted(`<script>${SCRIPT}</script>`);
+export const PROGRESS_SCRIPT_HASH = `sha256-${createHash('sha256').update(SCRIPT).digest('base64')}`;
+export const PROGRESS_SCRIPT_TAG = trusted(`<script>${SCRIPT}</script>`);
 
 function when(iso: string | null, now: number): string {
   if (!iso) return '–';
@@ -109,7 +114,12 @@ function bar(kind: 'overall' | 'stage', value: number, label: string, extra: Htm
   </div>`;
 }
 
-function fileSection(file: IngestFileProgress, now: number): Html {
+/** One file with its bars; `jobExtra` adds a job's own lines (my imports: its errors and actions). */
+export function fileSection(
+  file: IngestFileProgress,
+  now: number,
+  jobExtra: (jobId: number) => Html | '' = () => '',
+): Html {
   return html`<section class="card ingest-file" data-file-id="${file.id}" data-status="${file.status}">
     <header>
       <h2>${file.originalName}</h2>
@@ -168,14 +178,49 @@ function fileSection(file: IngestFileProgress, now: number): Html {
               )}
             </tbody>
           </table>
+          ${jobExtra(job.id)}
         </div>`,
     )}
   </section>`;
 }
 
-export function ingestProgressView(files: IngestFileProgress[], now: number): Html {
+/** The admin's manual re-queue (spec: FAILED → resumes at the failed task once the cause is fixed). */
+export function failedJobsView(token: string, jobs: FailedJobSummary[]): Html {
+  if (jobs.length === 0) return html``;
+  return html`<h2 id="failed-jobs">Failed jobs (all users)</h2>
+    <table class="failed-jobs">
+      <thead>
+        <tr>
+          <th>Job</th>
+          <th>File</th>
+          <th>Failed at stage</th>
+          <th>Error</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${jobs.map(
+          (job) =>
+            html`<tr data-job-id="${job.id}">
+              <td>${job.id}</td>
+              <td>${job.fileName}</td>
+              <td>${job.errorLog?.failedStage ?? '–'}</td>
+              <td>${job.errorLog?.lastError ?? 'no error recorded'}</td>
+              <td class="nowrap">
+                <form method="post" action="/dashboard/ingest/jobs/${job.id}/requeue" class="inline">
+                  <input type="hidden" name="${CSRF_FIELD}" value="${token}" />
+                  <button type="submit" class="small">Re-queue</button>
+                </form>
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
+}
+
+export function ingestProgressView(files: IngestFileProgress[], now: number, failed: Html | '' = ''): Html {
   return html`<style>
-      ${STYLE}
+      ${PROGRESS_STYLE}
     </style>
     <h1>Imports</h1>
     ${
@@ -183,13 +228,13 @@ export function ingestProgressView(files: IngestFileProgress[], now: number): Ht
         ? html`<div class="card"><p>You have not uploaded any file yet (POST /api/ingest-files).</p></div>`
         : files.map((file) => fileSection(file, now))
     }
-    ${SCRIPT_TAG}`;
+    ${failed} ${PROGRESS_SCRIPT_TAG}`;
 }
 
 export const ingestProgressPage: FastifyPluginAsync<IngestProgressPageDeps> = async (app, deps) => {
   const csrf = csrfProtection(deps.csrfSecret);
   const send = (reply: FastifyReply, status: number, body: string) =>
-    htmlReply(reply, status, SCRIPT_HASH).send(body);
+    htmlReply(reply, status, PROGRESS_SCRIPT_HASH).send(body);
 
   app.get('/dashboard/ingest', { schema: { hide: true } }, async (request, reply) => {
     const viewer = request.viewer;
@@ -206,6 +251,7 @@ export const ingestProgressPage: FastifyPluginAsync<IngestProgressPageDeps> = as
       );
     }
     const files = await listIngestProgress(deps, viewer.id, FILES_SHOWN);
+    const failed = failedJobsView(token, await failedJobsToRequeue(deps, viewer));
     return send(
       reply,
       200,
@@ -214,7 +260,8 @@ export const ingestProgressPage: FastifyPluginAsync<IngestProgressPageDeps> = as
         active: '/dashboard/ingest',
         user: viewer,
         csrf: token,
-        body: ingestProgressView(files, deps.clock.now().getTime()),
+        flash: flashFrom(request),
+        body: ingestProgressView(files, deps.clock.now().getTime(), failed),
       }),
     );
   });

@@ -25,34 +25,48 @@ export type LoginPages = {
   render: (reply: FastifyReply, status: number, body: Html, flash: Flash) => FastifyReply;
 };
 
+/**
+ * Where to go after logging in when a page sent the visitor here (`?next=/account/imports`): only a
+ * path of this area's own pages, never another host (`//host`, `/\\host`) or a scheme.
+ */
+export function safeNext(value: unknown, home: string): string | null {
+  if (typeof value !== 'string' || value.length > 100) return null;
+  const area = home.slice(0, home.indexOf('/', 1) + 1);
+  return area.length > 1 && value.startsWith(area) && /^\/[a-z]+(\/[a-z0-9-]+)*$/.test(value) ? value : null;
+}
+
 export function registerLoginPages(app: FastifyInstance, pages: LoginPages): void {
   const hidden = { schema: { hide: true } };
   const { paths } = pages;
-  const form = (token: string, email = '') =>
-    loginView(token, email, { action: paths.login, heading: pages.heading });
+  const form = (token: string, email = '', next: string | null = null) =>
+    loginView(token, email, { action: paths.login, heading: pages.heading, next });
 
   app.get(paths.login, hidden, async (request, reply) => {
-    if (request.viewer && !pages.refuse?.(request.viewer)) return redirect(reply, paths.home);
-    return pages.render(reply, 200, form(pages.csrf.token(request, reply)), flashFrom(request));
+    const next = safeNext((request.query as Record<string, unknown>).next, paths.home);
+    if (request.viewer && !pages.refuse?.(request.viewer)) return redirect(reply, next ?? paths.home);
+    return pages.render(reply, 200, form(pages.csrf.token(request, reply), '', next), flashFrom(request));
   });
 
   app.post(paths.login, hidden, async (request, reply) => {
     const body = verifiedForm(pages.csrf, request);
     const email = (body.email ?? '').trim();
+    const next = safeNext(body.next, paths.home);
     try {
       const result = await logIn(pages.login, { email, password: body.password ?? '', clientIp: request.ip });
       const refusal = pages.refuse?.(result.user) ?? null;
       if (refusal) {
         await pages.login.sessions.revoke(result.sessionId);
-        return pages.render(reply, 403, form(pages.csrf.token(request, reply), email), { error: refusal });
+        return pages.render(reply, 403, form(pages.csrf.token(request, reply), email, next), {
+          error: refusal,
+        });
       }
       setTokenCookie(request, reply, result.token, result.exp);
-      return redirect(reply, paths.home);
+      return redirect(reply, next ?? paths.home);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       const throttled = error instanceof RateLimitedError;
       if (throttled) reply.header('Retry-After', String(error.decision.retryAfterSeconds));
-      return pages.render(reply, throttled ? 429 : 401, form(pages.csrf.token(request, reply), email), {
+      return pages.render(reply, throttled ? 429 : 401, form(pages.csrf.token(request, reply), email, next), {
         error: error.message,
       });
     }

@@ -16,12 +16,16 @@ const visibility = (isPublic: unknown) =>
 export function loginView(
   csrf: string,
   email = '',
-  target = { action: '/dashboard/login', heading: 'Dashboard login' },
+  target: { action: string; heading: string; next?: string | null } = {
+    action: '/dashboard/login',
+    heading: 'Dashboard login',
+  },
 ): Html {
   return html`<div class="login card">
     <h1>${target.heading}</h1>
     <form method="post" action="${target.action}" class="stack">
       ${csrfField(csrf)}
+      ${target.next ? html`<input type="hidden" name="next" value="${target.next}" />` : ''}
       <label
         >Email <input type="email" name="email" value="${email}" autocomplete="username" required autofocus
       /></label>
