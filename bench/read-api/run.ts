@@ -12,19 +12,19 @@
 // hour there); the requests asked are the same as in a full run (same seed, same order).
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import Supercluster from 'supercluster';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
 import { clusterLevel } from '../../src/domain/clustering.ts';
 import { seededRandom } from '../../test/helpers/v1-fixture.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
+import { benchPolicyFile } from './bench-policy.ts';
 import { CITIES } from './cities.ts';
 import { describeCpu, startCpuCount } from './cpu-time.ts';
 
@@ -144,23 +144,6 @@ async function fetchOk(target: string): Promise<void> {
   if (response.status !== 200) {
     throw new Error(`${target} answered ${response.status}: ${Buffer.from(body).toString().slice(0, 300)}`);
   }
-}
-
-/**
- * The shipped policy with the anonymous rate limit lifted: the benchmark is one IP firing thousands
- * of requests. `counting` keeps the anonymous windows (each request still upserts its counters in
- * PostgreSQL, as deployed); without it the windows are removed, so the API skips the counters and
- * the figures are the read path's alone.
- */
-function benchPolicyFile(counting: boolean): string {
-  const policy = parseYaml(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8'));
-  const window = (seconds: number) => ({ seconds, limit: 1_000_000_000 });
-  policy.rateLimits.anonymous = counting
-    ? { burst: window(10), hourly: window(3600), daily: window(86400) }
-    : {};
-  const file = path.join(os.tmpdir(), `chronomap-bench-quotas-${process.pid}-${counting}.yaml`);
-  writeFileSync(file, stringifyYaml(policy));
-  return file;
 }
 
 /** The API processes started; an interrupted run (Ctrl-C, kill) takes them along. */
