@@ -1,13 +1,15 @@
 // Read replicas on the 1M-event data set (docs/performance.md, "Read replicas"): /api/v1/events
-// cache-miss throughput at 50 connections with the primary alone and with one hot standby,
-// alternated in the same run (A B B A ...), then the standby stopped in the middle of a load (failed
-// requests, p99 around the stop) and started again (used again).
+// cache-miss throughput at 50 connections with the primary alone and with hot standbys (one, or
+// two with --replicas 2), alternated in the same run (A B B A ...), then a standby stopped in the
+// middle of a load (failed requests, p99 around the stop) and started again (used again).
 //
 //   node bench/replicas/run.ts [--rounds 2] [--duration 15] [--connections 50] [--processes 2]
-//                              [--failover-duration 24]
+//                              [--failover-duration 24] [--replicas 1]
 //
 // The cores: the primary's PostgreSQL is pinned to CPU 0 and the standby's to CPU 1 (taskset), so
-// the database tier has one core alone and two cores with the replica; the API processes and this
+// the database tier has one core alone and two cores with the replica (with --replicas 2 the
+// second standby shares CPU 0 with the primary, so that the reads, which the router sends to the
+// standbys only, are spread over both cores); the API processes and this
 // load generator are not pinned and share both cores with them. The data: the primary is an
 // embedded cluster of its own under .data/bench-replicas (kept between runs); when its database is
 // empty the run generates the 1M events with bench/read-api/generate.ts first (about 4 minutes).
@@ -19,6 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
+import type { EmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
 import { seededRandom } from '../../test/helpers/v1-fixture.ts';
 import { scalar } from '../../test/helpers/replication.ts';
@@ -43,6 +46,7 @@ const { values: options } = parseArgs({
     connections: { type: 'string', default: '50' },
     processes: { type: 'string', default: '2' },
     'failover-duration': { type: 'string', default: '24' },
+    replicas: { type: 'string', default: '1' },
   },
 });
 const DURATION = Number(options.duration);
@@ -151,18 +155,23 @@ async function main(): Promise<void> {
     (r) => r.slug as string,
   );
 
-  let standby = await startStandby(primary);
-  const standbyUrl = standby.url(DATABASE);
-  const pinned = { primary: pinCluster(primary, 0), standby: pinCluster(standby, 1) };
-  log(
-    `${total} events; primary on CPU 0 (${pinned.primary} processes), standby on CPU 1 (${pinned.standby})`,
-  );
+  // standby-1 on CPU 1; a second one (--replicas 2) on CPU 0 beside the primary.
+  const standbys = [];
+  for (let i = 0; i < Number(options.replicas); i++) {
+    const made = await startStandby(primary, `standby-${i + 1}`);
+    log(`standby-${i + 1} on CPU ${(i + 1) % 2} (${pinCluster(made, (i + 1) % 2)} processes)`);
+    standbys.push(made);
+  }
+  let standby = standbys[0] as EmbeddedCluster;
+  const standbyUrls = standbys.map((cluster) => cluster.url(DATABASE));
+  log(`${total} events; primary on CPU 0 (${pinCluster(primary, 0)} processes)`);
+  const allCommits = async () => Promise.all([primaryUrl, ...standbyUrls].map(commits));
   const processes = Number(options.processes);
   const single = await startApi({ name: 'primary only', primaryUrl, processes });
   const replicated = await startApi({
-    name: 'with 1 replica',
+    name: `with ${standbys.length} replica(s)`,
     primaryUrl,
-    replicaUrl: standbyUrl,
+    replicaUrl: standbyUrls.join(','),
     processes,
   });
   const health = await (await fetch(`${replicated.base}/api/health`)).json();
@@ -174,11 +183,11 @@ async function main(): Promise<void> {
   const order = [single, replicated, replicated, single];
   for (let round = 0; round < Number(options.rounds); round++) {
     for (const api of order.slice((round % 2) * 2, (round % 2) * 2 + 2).concat()) {
-      const before = { primary: await commits(primaryUrl), standby: await commits(standbyUrl) };
+      const before = await allCommits();
       const calls = await readCalls(api);
       const loadBefore = loadAverage();
       const { result } = await load(api, paths, DURATION);
-      const after = { primary: await commits(primaryUrl), standby: await commits(standbyUrl) };
+      const after = await allCommits();
       const callsAfter = await readCalls(api);
       const rss = residentMemory(api.child.pid as number);
       const phase = {
@@ -188,8 +197,8 @@ async function main(): Promise<void> {
         p50: result.latency.p50,
         p99: result.latency.p99,
         failed: result.non2xx + result.errors,
-        primaryCommits: after.primary - before.primary,
-        standbyCommits: after.standby - before.standby,
+        primaryCommits: (after[0] ?? 0) - (before[0] ?? 0),
+        standbyCommits: after.slice(1).map((n, i) => n - (before[i + 1] ?? 0)),
         readCalls: Object.fromEntries(
           Object.entries(callsAfter).map(([target, n]) => [target, n - (calls[target] ?? 0)]),
         ),
@@ -249,7 +258,7 @@ async function main(): Promise<void> {
   const replicaHealth = await (await fetch(`${replicated.base}/api/health`)).json();
 
   for (const api of [single, replicated]) api.child.kill('SIGTERM');
-  await standby.stop();
+  await Promise.all([standby, ...standbys.slice(1)].map((cluster) => cluster.stop()));
   const report = {
     at: new Date().toISOString(),
     cpus: os.cpus().length,
@@ -258,6 +267,7 @@ async function main(): Promise<void> {
     connections: CONNECTIONS,
     duration: DURATION,
     apiProcesses: processes,
+    replicas: standbys.length,
     health,
     phases,
     failover: failoverFigures,

@@ -29,8 +29,8 @@ export async function startPrimary(): Promise<EmbeddedCluster> {
 }
 
 /** A fresh standby (the previous run's is removed first: it may be far behind). */
-export async function startStandby(primary: EmbeddedCluster): Promise<EmbeddedCluster> {
-  const standbyDir = path.join(BENCH_DIR, 'standby');
+export async function startStandby(primary: EmbeddedCluster, name: string): Promise<EmbeddedCluster> {
+  const standbyDir = path.join(BENCH_DIR, name);
   if (existsSync(standbyDir)) {
     await stopCluster(standbyDir);
     rmSync(standbyDir, { recursive: true, force: true });
