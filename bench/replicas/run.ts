@@ -23,10 +23,9 @@ import autocannon from 'autocannon';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import type { EmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
-import { seededRandom } from '../../test/helpers/v1-fixture.ts';
 import { scalar } from '../../test/helpers/replication.ts';
 import { withClient } from '../read-api/bench-database.ts';
-import { CITIES } from '../read-api/cities.ts';
+import { eventsQuestions } from './questions.ts';
 import {
   type Api,
   DATABASE,
@@ -57,36 +56,6 @@ const loadAverage = () =>
     .loadavg()
     .map((v) => v.toFixed(2))
     .join(' ');
-
-/**
- * Distinct /events questions, so that no two requests of a phase are alike: a catalog and a
- * one-year window, or a city's bounds at zoom 10 and a dataset, or page 2-5 of a catalog.
- */
-function questions(catalogs: string[], datasets: string[], count: number): string[] {
-  const random = seededRandom(22);
-  const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)] as T;
-  const paths: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const search = new URLSearchParams();
-    const kind = i % 3;
-    if (kind === 0) {
-      const start = Date.parse('2016-01-01T00:00:00Z') + Math.floor(random() * 9 * 365 * 86_400_000);
-      search.set('catalog', pick(catalogs));
-      search.set('startDate', new Date(start).toISOString());
-      search.set('endDate', new Date(start + 365 * 86_400_000).toISOString());
-    } else if (kind === 1) {
-      const [, lon, lat] = pick(CITIES);
-      const bounds = { north: lat + 0.2, south: lat - 0.2, east: lon + 0.3, west: lon - 0.3 };
-      search.set('bounds', JSON.stringify(bounds));
-      search.set('datasets', pick(datasets));
-    } else {
-      search.set('catalog', pick(catalogs));
-      search.set('page', String(2 + (i % 4)));
-    }
-    paths.push(`/api/v1/events?${search}`);
-  }
-  return paths;
-}
 
 type Load = {
   result: Awaited<ReturnType<typeof autocannon>>;
@@ -177,7 +146,7 @@ async function main(): Promise<void> {
   const health = await (await fetch(`${replicated.base}/api/health`)).json();
   log(`/api/health with the replica: ${JSON.stringify(health)}`);
 
-  const paths = questions(catalogs, datasets, 20_000);
+  const paths = eventsQuestions(catalogs, datasets, 20_000);
   for (const api of [single, replicated]) await load(api, paths, 3); // warm both the same way
   const phases: Record<string, unknown>[] = [];
   const order = [single, replicated, replicated, single];
