@@ -11,8 +11,14 @@ declare module 'autocannon' {
     connections: number;
     duration: number;
     headers?: Record<string, string>;
-    /** Each request's `setupRequest` may change it (its `path`) before it is sent. */
-    requests?: Array<{ setupRequest: (request: object) => object }>;
+    /**
+     * Each request's `setupRequest` may change it (its `path`) before it is sent; `onResponse` sees
+     * its status. `context` is the connection's own object (one request in flight per connection).
+     */
+    requests?: Array<{
+      setupRequest: (request: object, context: Record<string, number>) => object;
+      onResponse?: (status: number, body: string, context: Record<string, number>) => void;
+    }>;
   }): Promise<Result>;
 }
 

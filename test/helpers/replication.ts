@@ -38,16 +38,8 @@ export async function startReplicationPair(): Promise<ReplicationPair> {
   const primaryDir = path.join(dir, 'primary');
   const standbyDir = path.join(dir, 'standby');
   const primary = await ensureEmbeddedCluster({ dataDir: primaryDir, durability: 'disposable' });
-  const owner = postgresUser();
-  mkdirSync(standbyDir, { mode: 0o700 });
-  if (owner) chownSync(standbyDir, owner.uid, owner.gid);
-  execFileSync(
-    path.join(postgresBinDir(), 'pg_basebackup'),
-    ['-h', primary.socketDir, '-U', 'postgres', '-D', standbyDir, '-R', '-c', 'fast', '-X', 'stream'],
-    { stdio: 'pipe', cwd: '/', ...(owner ?? {}) },
-  );
   const startStandby = () => ensureEmbeddedCluster({ dataDir: standbyDir, durability: 'disposable' });
-  let standby = await startStandby();
+  let standby = await createStandby(primary, standbyDir);
   return {
     primary,
     get standby() {
@@ -75,6 +67,23 @@ export async function startReplicationPair(): Promise<ReplicationPair> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A hot standby of `primary` in `standbyDir` (which must not exist yet): `pg_basebackup -R -c fast`
+ * over the primary's socket, then started on a socket of its own. The read-replica benchmark
+ * (bench/replicas/run.ts) makes its standby of the 1M-event primary the same way.
+ */
+export async function createStandby(primary: EmbeddedCluster, standbyDir: string): Promise<EmbeddedCluster> {
+  const owner = postgresUser();
+  mkdirSync(standbyDir, { mode: 0o700 });
+  if (owner) chownSync(standbyDir, owner.uid, owner.gid);
+  execFileSync(
+    path.join(postgresBinDir(), 'pg_basebackup'),
+    ['-h', primary.socketDir, '-U', 'postgres', '-D', standbyDir, '-R', '-c', 'fast', '-X', 'stream'],
+    { stdio: 'pipe', cwd: '/', ...(owner ?? {}) },
+  );
+  return ensureEmbeddedCluster({ dataDir: standbyDir, durability: 'disposable' });
 }
 
 export async function scalar(url: string, text: string): Promise<string> {
