@@ -167,7 +167,8 @@ export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCac
     const now = Date.now();
     const slot = Math.max(now, nextSlot);
     nextSlot = slot + spacingMs;
-    if (slot > now) await sleep(slot - now);
+    // Timers may fire a millisecond early: wait until the slot has really come.
+    while (Date.now() < slot) await sleep(slot - Date.now());
     // A timer that fired late (a busy process) must not shorten the gap to the next request: the
     // spacing counts from when this one actually leaves.
     nextSlot = Math.max(nextSlot, Date.now() + spacingMs);

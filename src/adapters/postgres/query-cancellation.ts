@@ -12,9 +12,10 @@ import { type Interceptor, sql } from 'slonik';
 // connection of its own, so a full pool cannot hold the cancel up. Outside a scope (workers, start-up)
 // the interceptor does nothing but a lookup.
 //
-// Between a statement's end and the cancel arriving, the backend could start another request's
-// statement; the window is a few microseconds on a busy pool and the victim would get a 503
-// (QUERY_TIMEOUT), never wrong data.
+// A cancel must not land on another request's statement: a connection whose backend was sent a
+// cancel is not given back to the pool until the cancel has been sent and the backend has run one
+// `select 1` (which absorbs a cancel still pending there). Without this, a browser aborting many map
+// tiles at once made innocent requests on the same backends fail with 503.
 
 export type QueryScope = { running: Map<string, number>; gone: boolean };
 
@@ -53,6 +54,8 @@ export function queryCanceller(databaseUrl: string): QueryCanceller {
   const backendPids = new WeakMap<object, number>();
   /** The checkouts in use: Slonik connection id -> backend process id. */
   const pids = new Map<string, number>();
+  /** Backend process id -> the cancel being sent to it. */
+  const cancelsInFlight = new Map<number, Promise<void>>();
   const forget = (queryId: string) => {
     storage.getStore()?.running.delete(queryId);
     return null;
@@ -70,8 +73,16 @@ export function queryCanceller(databaseUrl: string): QueryCanceller {
       pids.set(context.connectionId, pid);
       return null;
     },
-    beforePoolConnectionRelease: async (context) => {
+    beforePoolConnectionRelease: async (context, connection) => {
+      const pid = pids.get(context.connectionId);
       pids.delete(context.connectionId);
+      const pending = pid === undefined ? undefined : cancelsInFlight.get(pid);
+      if (pid !== undefined && pending) {
+        await pending;
+        // Outside any request's scope, so that the gone client's scope does not refuse it.
+        await storage.exit(() => connection.query(sql.unsafe`select 1`)).catch(() => null);
+        if (cancelsInFlight.get(pid) === pending) cancelsInFlight.delete(pid);
+      }
       return null;
     },
     beforeQueryExecution: (context) => {
@@ -94,15 +105,20 @@ export function queryCanceller(databaseUrl: string): QueryCanceller {
       scope.gone = true;
       const targets = [...new Set(scope.running.values())];
       if (targets.length === 0) return;
-      const client = new pg.Client({ connectionString: databaseUrl });
-      try {
-        await client.connect();
-        await client.query('select pg_cancel_backend(pid) from unnest($1::int[]) as pid', [targets]);
-      } catch {
-        // Best effort: statement_timeout still ends the statements.
-      } finally {
-        await client.end().catch(() => {});
-      }
+      const sending = (async () => {
+        const client = new pg.Client({ connectionString: databaseUrl });
+        try {
+          await client.connect();
+          await client.query('select pg_cancel_backend(pid) from unnest($1::int[]) as pid', [targets]);
+        } catch {
+          // Best effort: statement_timeout still ends the statements.
+        } finally {
+          await client.end().catch(() => {});
+        }
+      })();
+      // Each of these connections drains the cancel before it goes back to the pool (above).
+      for (const pid of targets) cancelsInFlight.set(pid, sending);
+      await sending;
     },
   };
 }
