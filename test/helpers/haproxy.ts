@@ -37,6 +37,26 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** API processes, or scraper runners (chronomap-runner). */
+export type BackendKind = 'api' | 'runner';
+
+const API_BALANCING = `  balance roundrobin
+  option httpchk GET /api/health
+  http-check expect status 200
+  http-request disable-l7-retry unless METH_GET`;
+
+// Runners: a run holds its POST /run open until it ends, so the server timeout is the longest run;
+// new runs go to the runner with the fewest open runs; a run's later stop and status calls carry
+// its id (X-Chronomap-Run-Id) and stick to the runner that took it. Nothing is replayed: a run
+// sent twice would run twice.
+const RUNNER_BALANCING = `  balance leastconn
+  timeout server 2h
+  option httpchk GET /health
+  http-check expect status 200
+  http-request disable-l7-retry
+  stick-table type string len 64 size 100k expire 3h
+  stick on req.hdr(x-chronomap-run-id)`;
+
 /**
  * The configuration: health checks every 300 ms, a server is DOWN after 2 failed checks and UP after 2
  * good ones. A request whose connection is refused is retried on the other server (`redispatch`);
@@ -45,7 +65,12 @@ export function freePort(): Promise<number> {
  * gets the 502 (`disable-l7-retry`). The client address is set by HAProxy (any X-Forwarded-For the
  * client sent is dropped), so the API (TRUST_PROXY=true) counts anonymous rate limits per client.
  */
-export function haproxyConfig(port: number, statsPort: number, backends: Backend[]): string {
+export function haproxyConfig(
+  port: number,
+  statsPort: number,
+  backends: Backend[],
+  kind: BackendKind = 'api',
+): string {
   return `global
   maxconn 2000
 
@@ -66,10 +91,7 @@ frontend api
   default_backend apis
 
 backend apis
-  balance roundrobin
-  option httpchk GET /api/health
-  http-check expect status 200
-  http-request disable-l7-retry unless METH_GET
+${kind === 'api' ? API_BALANCING : RUNNER_BALANCING}
   default-server inter 300ms fastinter 200ms downinter 300ms fall 2 rise 2
   http-response set-header X-Served-By %s
 ${backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port} check`).join('\n')}
@@ -82,11 +104,15 @@ frontend stats
 }
 
 /** Starts HAProxy in the foreground (its own process group) and waits until every server is UP. */
-export async function startHaproxy(t: Test, backends: Backend[]): Promise<Haproxy> {
+export async function startHaproxy(
+  t: Test,
+  backends: Backend[],
+  kind: BackendKind = 'api',
+): Promise<Haproxy> {
   const dir = mkdtempSync(path.join(tmpdir(), 'chronomap-haproxy-'));
   const [port, statsPort] = [await freePort(), await freePort()];
   const file = path.join(dir, 'haproxy.cfg');
-  writeFileSync(file, haproxyConfig(port, statsPort, backends));
+  writeFileSync(file, haproxyConfig(port, statsPort, backends, kind));
   const check = await runToEnd(HAPROXY, ['-c', '-f', file]);
   if (check.code !== 0) throw new Error(`haproxy -c: ${check.output}`);
   const child: ChildProcess = spawn(HAPROXY, ['-db', '-f', file], {
