@@ -76,8 +76,12 @@ export async function startJobQueue(
     // Only workers run pg-boss's maintenance and cron; API processes just send jobs.
     supervise: role === 'worker',
     schedule: role === 'worker',
-    // Finds jobs of workers that died (stopped heartbeats) within seconds rather than a minute.
+    // Finds jobs of workers that died (stopped heartbeats) within seconds rather than a minute. Both
+    // intervals: a supervision pass fails dead jobs only when the queue's monitor interval has
+    // passed too (pg-boss's default 60 s made a SIGKILLed worker's import wait ~50 s to resume:
+    // docs/scaling-processes.md).
     superviseIntervalSeconds: 10,
+    monitorIntervalSeconds: 10,
     migrate: true,
   });
   boss.on('error', onError);

@@ -12,26 +12,31 @@ import {
 
 type Answer = { status: number; body: unknown };
 
+/** The header naming the run of a runner call (lower case, as Node sends it). */
+export const RUN_ID_HEADER = 'x-chronomap-run-id';
+
 export function httpRunnerClient(baseUrl: string, apiKey: string): RunnerClient {
-  const call = (method: string, path: string, body?: unknown, signal?: AbortSignal) =>
-    requestJson(method, `${baseUrl}${path}`, apiKey, body, signal);
+  // Every call about a run names it in a header as well: a load balancer in front of several runners
+  // routes a run's stop and status to the runner that took the run (docs/scaling-processes.md).
+  const call = (method: string, path: string, runId: string, body?: unknown, signal?: AbortSignal) =>
+    requestJson(method, `${baseUrl}${path}`, { apiKey, runId }, body, signal);
 
   return {
     async run(request: RunnerRunRequest, signal?: AbortSignal): Promise<RunnerRunResult> {
-      const answer = await call('POST', '/run', toWire(request), signal);
+      const answer = await call('POST', '/run', request.runId, toWire(request), signal);
       if (answer.status !== 200) throw refusal(answer);
       return fromWire(answer.body);
     },
 
     async stop(runId) {
-      const answer = await call('POST', `/stop/${encodeURIComponent(runId)}`);
+      const answer = await call('POST', `/stop/${encodeURIComponent(runId)}`, runId);
       if (answer.status === 200) return 'stopping';
       if (answer.status === 404) return 'not_found';
       throw refusal(answer);
     },
 
     async status(runId) {
-      const answer = await call('GET', `/status/${encodeURIComponent(runId)}`);
+      const answer = await call('GET', `/status/${encodeURIComponent(runId)}`, runId);
       if (answer.status !== 200) throw refusal(answer);
       const body = answer.body as { active?: unknown; phase?: unknown };
       return {
@@ -97,7 +102,7 @@ function refusal(answer: Answer): RunnerError {
 function requestJson(
   method: string,
   url: string,
-  apiKey: string,
+  names: { apiKey: string; runId: string },
   body: unknown,
   signal: AbortSignal | undefined,
 ): Promise<Answer> {
@@ -105,8 +110,9 @@ function requestJson(
     const target = new URL(url);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string | number> = {
-      authorization: `Bearer ${apiKey}`,
+      authorization: `Bearer ${names.apiKey}`,
       accept: 'application/json',
+      [RUN_ID_HEADER]: names.runId,
     };
     if (payload) {
       headers['content-type'] = 'application/json';
