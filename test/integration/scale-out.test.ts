@@ -29,7 +29,7 @@ import {
 // API process killed with SIGKILL mid-load is routed around (no failed request after HAProxy marks
 // it down, and none lost before: HAProxy retries a request that got no answer); a worker killed
 // mid-import leaves the import to the other one, which completes it; the anonymous rate limit and
-// the upload quota hold across both API processes. Findings: docs/scaling-processes.md.
+// the upload quota hold across both API processes. Findings: docs/scaling.md, "Many processes behind a load balancer".
 t.setTimeout(6 * 60_000);
 
 const MINUTE = 60_000;

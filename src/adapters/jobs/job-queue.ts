@@ -79,7 +79,7 @@ export async function startJobQueue(
     // Finds jobs of workers that died (stopped heartbeats) within seconds rather than a minute. Both
     // intervals: a supervision pass fails dead jobs only when the queue's monitor interval has
     // passed too (pg-boss's default 60 s made a SIGKILLed worker's import wait ~50 s to resume:
-    // docs/scaling-processes.md).
+    // docs/scaling.md, "Many processes behind a load balancer").
     superviseIntervalSeconds: 10,
     monitorIntervalSeconds: 10,
     migrate: true,

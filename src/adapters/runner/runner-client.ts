@@ -17,7 +17,7 @@ export const RUN_ID_HEADER = 'x-chronomap-run-id';
 
 export function httpRunnerClient(baseUrl: string, apiKey: string): RunnerClient {
   // Every call about a run names it in a header as well: a load balancer in front of several runners
-  // routes a run's stop and status to the runner that took the run (docs/scaling-processes.md).
+  // routes a run's stop and status to the runner that took the run (docs/scaling.md, "Many processes behind a load balancer").
   const call = (method: string, path: string, runId: string, body?: unknown, signal?: AbortSignal) =>
     requestJson(method, `${baseUrl}${path}`, { apiKey, runId }, body, signal);
 
