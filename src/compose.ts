@@ -395,6 +395,7 @@ export async function composeServices(
       ...accounts,
       ingest: { store: routes.ingestStore, clock: systemClock },
       imports: { ingest: ingestDeps, listings: importDeps.listings },
+      legalNotices: { settings: postgresSiteSettings(routesPool) },
       scraperCollections: { repository: accounts.collections.repository, scrapers: routes.scrapers },
     });
   }

@@ -6,10 +6,19 @@ import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { launchChromium, screenshots } from '../helpers/browser.ts';
 import { reloadUntil } from '../helpers/page-polling.ts';
 import { xlsx } from '../fixtures/ingest/workbooks.ts';
-import { countEvents, ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
+import { REGISTRATION_MESSAGE } from '../../src/application/register-account.ts';
+import {
+  countEvents,
+  ingestApp,
+  signIn,
+  upload,
+  type UploadedDoc,
+  waitForFile,
+} from '../fixtures/ingest/client.ts';
 
 // The import pages in a real browser (Debian's Chromium, JavaScript on, the pages' CSP as served):
-// a new user registers, logs in, goes through the wizard (a new catalog, the upload with its
+// a new user registers on the registration page (its legal notices, a refused weak password, the
+// enumeration-safe answer for a taken address) and, logged in by it, goes through the wizard (a new catalog, the upload with its
 // progress bar, the detected columns, the mapping, a validation, the start) and finds their events
 // on the Explore page; an owner's second upload that drops a column stops for its schema change,
 // which My imports shows and approves. With CHRONOMAP_SCREENSHOTS=1 the run also refreshes
@@ -36,7 +45,7 @@ function scriptErrorsOf(page: Page): string[] {
 }
 
 t.test('a new user goes from registration through the wizard to their events on the map', async (t) => {
-  const { app, db } = await ingestApp(t);
+  const { app, db, user } = await ingestApp(t);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const browser = await launchChromium(t, { webgl: true });
@@ -45,17 +54,63 @@ t.test('a new user goes from registration through the wizard to their events on 
   const errors = scriptErrorsOf(page);
   const shot = screenshots(t, page);
 
+  // The notices an admin set are what the registration page shows.
+  const admin = await signIn(app, db.pool, { role: 'admin' });
+  const notices = {
+    termsUrl: 'https://example.org/terms',
+    privacyUrl: 'https://example.org/privacy',
+    registrationDisclaimer: 'Imported events are public when their catalog is.',
+    contactEmail: 'team@example.org',
+  };
+  const set = await app.inject({
+    method: 'PATCH',
+    url: '/api/legal-notices',
+    headers: { authorization: `Bearer ${admin.token}` },
+    payload: notices,
+  });
+  t.equal(set.statusCode, 200, 'legal notices set');
+
   const email = `birder-${process.pid}@example.org`;
   const password = 'a long and careful password';
-  const registered = await page.request.post(`${base}/api/auth/register`, { data: { email, password } });
-  t.equal(registered.status(), 200, 'registered through the API');
-
   await page.goto(`${base}/account/imports/new`);
   t.equal(new URL(page.url()).pathname, '/account/login', 'sent to the login page');
+  await page.click('text=Create an account');
+  t.equal(new URL(page.url()).pathname, '/account/register', 'which links to the registration page');
+  t.equal(await page.textContent('h1'), 'Create an account');
+  t.equal(await page.getAttribute('a[href="https://example.org/terms"]', 'href'), notices.termsUrl, 'terms');
+  t.equal(
+    await page.getAttribute('a[href="https://example.org/privacy"]', 'href'),
+    notices.privacyUrl,
+    'privacy',
+  );
+  t.equal(await page.textContent('#registration-disclaimer'), notices.registrationDisclaimer, 'disclaimer');
+  t.ok(await page.$('a[href="mailto:team@example.org"]'), 'contact e-mail');
+
+  // The server checks what the browser's form validation would stop: a short password is refused in words.
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', 'short');
+  await page.evaluate('document.querySelector(\'form[action="/account/register"]\').noValidate = true');
+  await page.click('button[type=submit]');
+  t.match(await page.textContent('.flash.error'), /at least 10 characters/, 'a weak password is refused');
+  t.equal(await page.inputValue('input[name=email]'), email, 'the e-mail is kept');
+
+  // An address already registered gets the API's enumeration-safe answer and no session.
+  await page.fill('input[name=email]', user.email);
+  await page.fill('input[name=password]', 'another long password');
+  await page.click('button[type=submit]');
+  t.equal(await page.textContent('.flash.ok'), REGISTRATION_MESSAGE, "the API's answer for a taken address");
+  t.equal(new URL(page.url()).pathname, '/account/register', 'not logged in');
+
   await page.fill('input[name=email]', email);
   await page.fill('input[name=password]', password);
+  await shot('import-wizard-register');
   await page.click('button[type=submit]');
-  t.equal(new URL(page.url()).pathname, '/account/imports/new', 'and back to the wizard');
+  t.equal(
+    new URL(page.url()).pathname,
+    '/account/imports/new',
+    'registered, logged in and sent to the wizard',
+  );
+  t.match(await page.textContent('.flash.ok'), /your account is ready/);
   t.equal(await page.textContent('h1'), 'Import a file');
 
   // A new user has no catalog: the wizard offers a new one. Uploading without a file says so.

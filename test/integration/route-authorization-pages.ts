@@ -85,6 +85,12 @@ export function htmlRows(): Record<string, MatrixRow> {
     ),
     'POST /account/login': form('/account/login', 403),
     'POST /account/logout': form('/account/logout', 403),
+    'GET /account/register': page(
+      '/account/register',
+      [200, 303, 303, 303],
+      'public (logged-in callers are sent on to the import wizard)',
+    ),
+    'POST /account/register': form('/account/register', 403),
     'GET /account/scrapers': page('/account/scrapers', [303, 200, 200, 200], 'scraper access (level 3+)'),
     'POST /account/scrapers/repos/:id/delete': form((fx) => `/account/scrapers/repos/${fx.repo}/delete`),
     'POST /account/scrapers/repos/:id/sync': form((fx) => `/account/scrapers/repos/${fx.repo}/sync`),

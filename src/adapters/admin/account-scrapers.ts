@@ -283,6 +283,7 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
     csrf,
     paths: { login: LOGIN, logout: '/account/logout', home: HOME },
     heading: 'Log in',
+    registerPath: '/account/register',
     render: (reply, status, body, flash) => render(reply, status, 'Log in', body, { flash }),
   });
 

@@ -5,6 +5,7 @@ import { importPages } from './import-pages.ts';
 import type { MyImportsDeps } from './my-imports.ts';
 import { type DashboardDeps, dashboardRoutes } from './dashboard.ts';
 import { type IngestProgressPageDeps, ingestProgressPage } from './ingest-progress.ts';
+import { registerPage, type RegisterPageDeps } from './register-page.ts';
 
 // The server-rendered pages (/dashboard, /dashboard/ingest, /account) as one adapter of their own.
 // The composition root mounts it on the HTTP app after the app's hooks (who is calling, rate
@@ -17,6 +18,8 @@ export type AdminPagesDeps = DashboardDeps & {
   scraperCollections?: ScraperCollectionDeps;
   /** The import wizard, my imports and the scheduled imports pages (/account/imports...). */
   imports?: Omit<MyImportsDeps, 'csrfSecret'>;
+  /** The legal notices the registration page shows; without them /account/register is not served. */
+  legalNotices?: RegisterPageDeps['notices'];
 };
 
 export const adminPages: FastifyPluginAsync<AdminPagesDeps> = async (app, deps) => {
@@ -26,4 +29,6 @@ export const adminPages: FastifyPluginAsync<AdminPagesDeps> = async (app, deps) 
   if (deps.scraperCollections)
     await app.register(accountScraperRoutes, { ...deps.scraperCollections, login, csrfSecret });
   if (deps.imports) await app.register(importPages, { ...deps.imports, csrfSecret });
+  if (deps.legalNotices)
+    await app.register(registerPage, { login, flags, notices: deps.legalNotices, csrfSecret });
 };

@@ -19,6 +19,8 @@ export type LoginPages = {
   csrf: Csrf;
   paths: { login: string; logout: string; home: string };
   heading: string;
+  /** The area's registration page, linked from its login form. */
+  registerPath?: string;
   /** Why a user may not use this area (their new session ends at once), or null when they may. */
   refuse?: (user: Exclude<Viewer, null>) => string | null;
   /** The area's page around a login form. */
@@ -39,7 +41,12 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
   const hidden = { schema: { hide: true } };
   const { paths } = pages;
   const form = (token: string, email = '', next: string | null = null) =>
-    loginView(token, email, { action: paths.login, heading: pages.heading, next });
+    loginView(token, email, {
+      action: paths.login,
+      heading: pages.heading,
+      next,
+      ...(pages.registerPath ? { register: pages.registerPath } : {}),
+    });
 
   app.get(paths.login, hidden, async (request, reply) => {
     const next = safeNext((request.query as Record<string, unknown>).next, paths.home);

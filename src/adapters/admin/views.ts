@@ -16,7 +16,7 @@ const visibility = (isPublic: unknown) =>
 export function loginView(
   csrf: string,
   email = '',
-  target: { action: string; heading: string; next?: string | null } = {
+  target: { action: string; heading: string; next?: string | null; register?: string } = {
     action: '/dashboard/login',
     heading: 'Dashboard login',
   },
@@ -34,6 +34,7 @@ export function loginView(
       /></label>
       <button type="submit">Log in</button>
     </form>
+    ${target.register ? html`<p>New here? <a href="${target.register}">Create an account</a></p>` : ''}
   </div>`;
 }
 
