@@ -39,7 +39,12 @@ export interface ScheduleStore {
   get(id: number): Promise<ScheduledIngest | null>;
   update(
     id: number,
-    change: Partial<Pick<ScheduledIngest, 'name' | 'schedule' | 'enabled' | 'nextRunAt' | 'datasetId'>> & {
+    change: Partial<
+      Pick<
+        ScheduledIngest,
+        'name' | 'url' | 'schedule' | 'enabled' | 'nextRunAt' | 'catalogId' | 'datasetId' | 'settings'
+      >
+    > & {
       webhookTokenHash?: string | null;
     },
   ): Promise<ScheduledIngest | null>;

@@ -104,7 +104,7 @@ t.test('a failed import is retried by its owner and re-queued by an admin', asyn
 t.test('scheduled imports: create, run now, edit, disable, enable, delete', async (t) => {
   // "The web" is a server on loopback, which this app's fetcher may reach (a test-only setting).
   const stations = http.createServer((request, response) => {
-    if (request.url !== '/stations.csv') return response.writeHead(404).end('no such file');
+    if (request.url?.split('?')[0] !== '/stations.csv') return response.writeHead(404).end('no such file');
     response
       .writeHead(200, { 'content-type': 'text/csv' })
       .end('observed,lat,lon,station\n2026-03-01T00:00:00Z,52.5,13.4,Berlin\n');
@@ -157,9 +157,23 @@ t.test('scheduled imports: create, run now, edit, disable, enable, delete', asyn
 
   await card.locator('summary', { hasText: 'Edit' }).click();
   await card.locator('input[name=schedule]').fill('30 7 * * 1');
+  const feedUrl = await card.locator('input[name=url]').inputValue();
+  await card.locator('input[name=url]').fill(`${feedUrl}?edited=1`);
+  await card.locator('input[name="mapping.timestamp"]').fill('observed');
   await card.locator('button', { hasText: 'Save' }).click();
   t.equal(await page.textContent('.flash.ok'), 'Saved Weather stations.');
   t.match(await card.textContent(), /30 7 \* \* 1/);
+  t.match(await card.locator('code').first().textContent(), /\?edited=1$/, 'the URL is edited');
+  await card.locator('summary', { hasText: 'Edit' }).click();
+  t.equal(
+    await card.locator('input[name="mapping.timestamp"]').inputValue(),
+    'observed',
+    'the time column is kept',
+  );
+  await card.locator('input[name=url]').fill('ftp://example.org/a.csv');
+  await card.locator('button', { hasText: 'Save' }).click();
+  t.match(await page.textContent('.flash.error'), /http/, 'a bad URL is refused in words');
+  t.match(await card.locator('code').first().textContent(), /\?edited=1$/, 'and nothing changed');
   await card.locator('summary', { hasText: 'Edit' }).click();
   await card.locator('input[name=schedule]').fill('not a cron');
   await card.locator('button', { hasText: 'Save' }).click();

@@ -12,7 +12,8 @@ import { postgresScheduleStore } from '../../src/adapters/postgres/schedule-stor
 import { unlimitedQuotas } from '../helpers/quotas.ts';
 import { webhookTokens } from '../../src/adapters/security/webhook-tokens.ts';
 import { runScheduleManager } from '../../src/application/ingest/scheduled-ingests.ts';
-import { authHeaders, countEvents, ingestApp, waitForFile } from '../fixtures/ingest/client.ts';
+import { postgresEventStore } from '../../src/adapters/postgres/event-store.ts';
+import { authHeaders, countEvents, ingestApp, signIn, waitForFile } from '../fixtures/ingest/client.ts';
 
 // Scheduled URL imports against a real HTTP server on loopback (allowed by the test configuration's
 // explicit flag): the schedule manager queues each due time once however many managers run, the
@@ -254,4 +255,64 @@ t.test('bad schedules and URLs are refused with the field named', async (t) => {
   t.equal(nonsense.statusCode, 400);
   const ftp = await post({ url: 'ftp://example.org/a.csv' });
   t.match(ftp.json(), { details: 'field: url' });
+});
+
+t.test('PATCH edits URL, settings and target, all or nothing, for the owner and admins only', async (t) => {
+  const { app, db, catalogId, saved } = await withSchedule(t, 'Editable');
+  const url = `/api/scheduled-ingests/${saved.doc.id}`;
+  const events = postgresEventStore(db.pool);
+  const dataset = await events.ensureDataset(catalogId, { slug: 'edit-target', title: 'T', isPublic: true });
+  const stranger = await signIn(app, db.pool);
+  const admin = await signIn(app, db.pool, { role: 'admin' });
+  const theirs = await events.ensureCatalog({ slug: 'strangers', title: 'S', isPublic: false });
+  await db.pool.query(sql.unsafe`update catalogs set created_by = ${stranger.id} where id = ${theirs}`);
+  const patch = (payload: object, headers: Record<string, string> = authHeaders(app)) =>
+    app.inject({ method: 'PATCH', url, payload, headers });
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const stored = async () =>
+    (await app.inject({ method: 'GET', url, headers: authHeaders(app) })).json() as Record<string, unknown>;
+
+  const edited = await patch({
+    url: 'https://example.org/new.csv',
+    settings: { fieldMapping: { timestamp: 'when' }, duplicateHandling: 'update' },
+    dataset,
+  });
+  t.equal(edited.statusCode, 200, edited.body);
+  t.match(edited.json(), {
+    doc: {
+      url: 'https://example.org/new.csv',
+      dataset,
+      catalog: catalogId,
+      settings: { fieldMapping: { timestamp: 'when' }, duplicateHandling: 'update' },
+    },
+  });
+
+  t.equal((await patch({ url: 'https://example.org/x.csv' }, {})).statusCode, 401, 'anonymous');
+  const foreign = await patch({ url: 'https://example.org/x.csv' }, bearer(stranger.token));
+  t.equal(foreign.statusCode, 404, 'not theirs is not found');
+  t.match(foreign.json(), { code: 'SCHEDULE_NOT_FOUND' });
+  const byAdmin = await patch({ url: 'https://example.org/admin.csv' }, bearer(admin.token));
+  t.equal(byAdmin.statusCode, 200, byAdmin.body);
+  t.equal((await stored()).url, 'https://example.org/admin.csv');
+  await patch({ url: 'https://example.org/new.csv' });
+  const before = await stored();
+
+  const refused: [object, RegExp | string][] = [
+    [{ url: 'ftp://example.org/a.csv', name: 'renamed' }, 'field: url'],
+    [{ url: 'https://user:secret@example.org/a.csv' }, 'field: url'],
+    [{ url: 'not a url', enabled: false }, 'field: url'],
+    [{ settings: { unknown: 1 }, url: 'https://example.org/changed.csv' }, 'field: settings.unknown'],
+    [{ settings: { duplicateHandling: 'merge' } }, 'field: settings.duplicateHandling'],
+    [{ settings: [] }, /settings/],
+    [{ dataset: 999999999, url: 'https://example.org/changed.csv' }, /DATASET_NOT_IN_CATALOG|999999999/],
+  ];
+  for (const [payload, details] of refused) {
+    const response = await patch(payload);
+    t.equal(response.statusCode, 400, `${JSON.stringify(payload)}: ${response.body}`);
+    t.match(response.json(), { error: 'Bad Request', message: String }, 'the spec error body');
+    t.match(JSON.stringify(response.json()), details);
+  }
+  const intoTheirs = await patch({ catalog: theirs, url: 'https://example.org/changed.csv' });
+  t.equal(intoTheirs.statusCode, 404, 'a catalog the caller cannot see is not found');
+  t.same(await stored(), before, 'nothing changed by any refused edit');
 });

@@ -8,6 +8,7 @@ import {
 } from '../../application/ingest/manage-scheduled-ingests.ts';
 import {
   createScheduledIngest,
+  getScheduledIngest,
   triggerScheduledIngest,
   updateScheduledIngest,
 } from '../../application/ingest/scheduled-ingests.ts';
@@ -22,7 +23,7 @@ import type { MyImportsDeps } from './my-imports.ts';
 import { flashFrom } from './replies.ts';
 
 // /account/scheduled-imports: the caller's scheduled URL imports (admins: all) with their last
-// runs and outcome, a form to create one, and edit (name, cron schedule), enable/disable, trigger
+// runs and outcome, a form to create one, and edit (name, URL, cron schedule, time column), enable/disable, trigger
 // now and delete. The webhook URL of a new (or re-enabled) schedule is shown once, on the page that
 // answers the post: it is a credential, so it never travels in a redirect's URL.
 
@@ -132,8 +133,19 @@ function scheduleCard(token: string, schedule: ScheduledIngest, runs: ScheduledR
           >Name <input type="text" name="name" value="${schedule.name}" maxlength="255" required
         /></label>
         <label
+          >URL of the file <input type="text" name="url" value="${schedule.url}" maxlength="2048" required
+        /></label>
+        <label
           >Cron schedule (UTC, five fields; empty: manual and webhook only)
           <input type="text" name="schedule" value="${schedule.schedule ?? ''}" maxlength="120"
+        /></label>
+        <label
+          >Time column (optional; detected otherwise)
+          <input
+            type="text"
+            name="mapping.timestamp"
+            value="${schedule.settings.fieldMapping.timestamp ?? ''}"
+            maxlength="255"
         /></label>
         <div><button type="submit" class="small">Save</button></div>
       </form>
@@ -271,9 +283,20 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
   pages.action(`${HOME}/:id/edit`, HOME, async (user, id, form) => {
     const cron = formText(form, 'schedule', 120);
     const name = formText(form, 'name', 255);
+    const url = formText(form, 'url', 2048);
+    const timestamp = formText(form, 'mapping.timestamp', 255);
+    // The form edits the time column only: the other settings (set through the API) are kept.
+    const current = await getScheduledIngest(schedules, user, id);
+    const { timestamp: _old, ...otherColumns } = current.settings.fieldMapping;
+    const mapping = parseIngestSettings(
+      { fieldMapping: { ...otherColumns, ...(timestamp ? { timestamp } : {}) } },
+      undefined,
+    ).fieldMapping;
     const { schedule } = await updateScheduledIngest(schedules, user, id, {
       ...(name ? { name } : {}),
+      ...(url ? { url } : {}),
       schedule: cron === '' ? null : cron,
+      settings: { ...current.settings, fieldMapping: mapping },
     });
     return `Saved ${schedule.name}.`;
   });

@@ -96,6 +96,11 @@ export function postgresScheduleStore(pool: DatabasePool): ScheduleStore {
     async update(id, change) {
       const sets = [
         change.name !== undefined ? sql.fragment`name = ${change.name}` : null,
+        change.url !== undefined ? sql.fragment`url = ${change.url}` : null,
+        change.catalogId !== undefined ? sql.fragment`catalog_id = ${change.catalogId}` : null,
+        change.settings !== undefined
+          ? sql.fragment`settings = ${sql.jsonb(change.settings as never)}`
+          : null,
         change.schedule !== undefined ? sql.fragment`schedule = ${change.schedule}` : null,
         change.enabled !== undefined ? sql.fragment`enabled = ${change.enabled}` : null,
         change.nextRunAt !== undefined ? sql.fragment`next_run_at = ${change.nextRunAt}` : null,

@@ -45,6 +45,14 @@ function nextRun(deps: ScheduleDeps, schedule: string | null, enabled: boolean):
   return deps.cron.nextAfter(schedule, deps.clock.now())?.toISOString() ?? null;
 }
 
+async function assertDatasetInCatalog(deps: ScheduleDeps, datasetId: number | null, catalogId: number) {
+  if (datasetId !== null && !(await deps.store.datasetInCatalog(datasetId, catalogId))) {
+    throw new DomainError('validation', `dataset ${datasetId} is not in catalog ${catalogId}`, {
+      code: 'DATASET_NOT_IN_CATALOG',
+    });
+  }
+}
+
 /** Returns the schedule and its webhook token, which is shown this once. */
 export async function createScheduledIngest(
   deps: ScheduleDeps,
@@ -54,11 +62,7 @@ export async function createScheduledIngest(
   const { userId } = await authorizeImportTarget(deps, viewer, input.catalogId);
   const url = assertFetchableUrl(input.url);
   if (input.schedule) deps.cron.validate(input.schedule);
-  if (input.datasetId !== null && !(await deps.store.datasetInCatalog(input.datasetId, input.catalogId))) {
-    throw new DomainError('validation', `dataset ${input.datasetId} is not in catalog ${input.catalogId}`, {
-      code: 'DATASET_NOT_IN_CATALOG',
-    });
-  }
+  await assertDatasetInCatalog(deps, input.datasetId, input.catalogId);
   // A schedule that runs by itself holds one activeSchedules unit while it is enabled.
   const active = isActive(input) ? ACTIVE : [];
   if (active.length) await deps.quotas.take(userId, active);
@@ -100,15 +104,46 @@ export async function getScheduledIngest(
   return schedule;
 }
 
-/** Disabling revokes the webhook token; enabling issues a new one (returned this once). */
+export type ScheduleChange = Partial<
+  Pick<ScheduledIngest, 'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'>
+>;
+
+/**
+ * A new catalog or dataset is checked as on creation: write access to the catalog (404 one the
+ * caller cannot see, 403 one they cannot change) and a dataset of that catalog. Moving to another
+ * catalog without naming a dataset means "a new dataset there" (the old one is not in it).
+ */
+async function changedTarget(
+  deps: ScheduleDeps,
+  viewer: Viewer,
+  current: ScheduledIngest,
+  change: ScheduleChange,
+): Promise<{ catalogId: number; datasetId: number | null } | null> {
+  if (change.catalogId === undefined && change.datasetId === undefined) return null;
+  const catalogId = change.catalogId ?? current.catalogId;
+  const moved = catalogId !== current.catalogId;
+  const datasetId = change.datasetId !== undefined ? change.datasetId : moved ? null : current.datasetId;
+  await authorizeImportTarget(deps, viewer, catalogId);
+  await assertDatasetInCatalog(deps, datasetId, catalogId);
+  return { catalogId, datasetId };
+}
+
+/**
+ * Changes any of name, URL (the creation's URL checks), schedule, settings (parsed by the caller
+ * with parseIngestSettings), target and enabled, all or nothing. Disabling revokes the webhook
+ * token; enabling issues a new one (returned this once).
+ */
 export async function updateScheduledIngest(
   deps: ScheduleDeps,
   viewer: Viewer,
   id: number,
-  change: { name?: string; schedule?: string | null; enabled?: boolean },
+  change: ScheduleChange,
 ): Promise<{ schedule: ScheduledIngest; webhookToken: string | null }> {
   const current = await getScheduledIngest(deps, viewer, id);
+  // Everything is checked before anything changes (quota, token, row): a bad field changes nothing.
+  const url = change.url === undefined ? undefined : assertFetchableUrl(change.url);
   if (change.schedule) deps.cron.validate(change.schedule);
+  const target = await changedTarget(deps, viewer, current, change);
   const enabled = change.enabled ?? current.enabled;
   const schedule = change.schedule === undefined ? current.schedule : change.schedule;
   let token: { token: string; hash: string } | null = null;
@@ -126,6 +161,9 @@ export async function updateScheduledIngest(
   const updated = await deps.schedules
     .update(id, {
       ...(change.name !== undefined ? { name: change.name } : {}),
+      ...(url !== undefined ? { url } : {}),
+      ...(change.settings !== undefined ? { settings: change.settings } : {}),
+      ...(target ?? {}),
       schedule,
       enabled,
       nextRunAt: nextRun(deps, schedule, enabled),

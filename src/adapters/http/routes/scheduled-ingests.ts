@@ -179,31 +179,53 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
         config: USER_ONLY,
         schema: {
           tags,
-          summary: 'Rename, reschedule, disable or enable a scheduled import',
-          description: 'Disabling revokes the webhook token; enabling issues a new one, returned once.',
+          summary: 'Change a scheduled import: name, URL, schedule, settings, target, enabled',
+          description:
+            'Only the fields sent change, all or nothing: a bad field (400) or target (403/404) changes nothing. ' +
+            '`url` gets the checks of creation (http or https, no credentials); `settings` is validated and ' +
+            'replaces the stored settings as a whole; a new `catalog` or `dataset` needs write access to the catalog, ' +
+            'as on creation (404 for a catalog the caller cannot see, 403 for one they cannot change), and a new ' +
+            '`catalog` without `dataset` imports into a new dataset there. ' +
+            'Disabling revokes the webhook token; enabling issues a new one, returned once.',
           params: IdParams,
           querystring: NoQuery,
           body: Type.Object(
             {
               name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+              url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
               schedule: Type.Optional(
                 Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()]),
               ),
               enabled: Type.Optional(Type.Boolean()),
+              catalog: Type.Optional(RecordId),
+              dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
+              settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
             },
             { additionalProperties: false },
           ),
-          response: { 200: Saved, ...errorResponses(400, 401, 404) },
+          response: { 200: Saved, ...errorResponses(400, 401, 403, 404) },
         },
       },
       async (request) => {
         const { id } = request.params as { id: number };
-        const { schedule, webhookToken } = await updateScheduledIngest(
-          deps,
-          viewerOf(request),
-          id,
-          request.body as never,
-        );
+        const body = request.body as {
+          name?: string;
+          url?: string;
+          schedule?: string | null;
+          enabled?: boolean;
+          catalog?: number;
+          dataset?: number | null;
+          settings?: Record<string, unknown>;
+        };
+        const { schedule, webhookToken } = await updateScheduledIngest(deps, viewerOf(request), id, {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.url !== undefined ? { url: body.url } : {}),
+          ...(body.schedule !== undefined ? { schedule: body.schedule } : {}),
+          ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
+          ...(body.catalog !== undefined ? { catalogId: body.catalog } : {}),
+          ...(body.dataset !== undefined ? { datasetId: body.dataset } : {}),
+          ...(body.settings !== undefined ? { settings: parseIngestSettings(body.settings, undefined) } : {}),
+        });
         return { doc: scheduleDoc(schedule), message: 'Updated', ...withToken(webhookToken) };
       },
     );
