@@ -7,14 +7,9 @@
 // The database needs events (e.g. `bin/chronomap seed-demo`, or bench/read-api's generated one).
 // The anonymous rate limit is lifted for the run (one IP fires thousands of requests).
 
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { benchPolicyFile, startChronomapApi } from '../api-server.ts';
 
 const { values: options } = parseArgs({
   options: {
@@ -26,36 +21,10 @@ const { values: options } = parseArgs({
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) throw new Error('set DATABASE_URL to a Chronomap database with events');
 
-const policy = parseYaml(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8'));
-policy.rateLimits.anonymous = {};
-const policyFile = path.join(os.tmpdir(), `chronomap-ogc-bench-${process.pid}.yaml`);
-writeFileSync(policyFile, stringifyYaml(policy));
-
-const child = spawn(path.join(projectRoot, 'bin', 'chronomap'), ['api'], {
-  env: {
-    ...process.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    API_PROCESSES: '1',
-    QUOTAS_CONFIG: policyFile,
-  },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
-const base = await new Promise<string>((resolve, reject) => {
-  let seen = '';
-  const timer = setTimeout(() => reject(new Error(`the API did not start:\n${seen}`)), 60_000);
-  const onData = (chunk: Buffer) => {
-    seen += chunk.toString();
-    const match = seen.match(/listening on (http:\/\/[^\s]+)/);
-    if (match?.[1]) {
-      clearTimeout(timer);
-      resolve(match[1]);
-    }
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  child.on('exit', (code) => reject(new Error(`the API exited with ${code}:\n${seen}`)));
+// One API process, the anonymous rate limit lifted (bench/api-server.ts).
+const { base, child } = await startChronomapApi({
+  API_PROCESSES: '1',
+  QUOTAS_CONFIG: benchPolicyFile(false),
 });
 
 const dataset = encodeURIComponent(options.dataset);
