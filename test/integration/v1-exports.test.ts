@@ -4,6 +4,7 @@ import type { Test } from 'tap';
 import t from 'tap';
 import { sql } from '../../src/adapters/postgres/database.ts';
 import { EXPORT_BATCH_SIZE } from '../../src/adapters/postgres/read-model/export.ts';
+import { MAX_CSV_DATA_COLUMNS } from '../../src/adapters/postgres/read-model/export-columns.ts';
 import { policyFile, unlimitedAnonymousReads } from '../helpers/accounts.ts';
 import { testApp } from '../helpers/app.ts';
 import { listenOnLoopback } from '../helpers/http-client.ts';
@@ -154,20 +155,45 @@ t.test('bad parameters are 400s with the error body', async (t) => {
   }
 });
 
+t.test('a CSV of more data keys than MAX_CSV_DATA_COLUMNS is a 400 that says what to do', async (t) => {
+  const { db, fixture, client } = await setUp(t);
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, event_timestamp)
+    select ${fixture.datasetIds.fires ?? 0}, ${fixture.catalogIds.news ?? 0}, 'wide-' || i, 'wide',
+           jsonb_build_object('key_' || i, i), timestamptz '2020-01-01'
+    from generate_series(1, ${MAX_CSV_DATA_COLUMNS}) i`);
+  const csv = await client.request('/api/v1/events.csv?datasets=fires');
+  t.equal(csv.status, 400);
+  t.match(JSON.parse(csv.body.toString('utf8')), {
+    error: 'Bad Request',
+    message:
+      /more different data keys than the 1000 columns a CSV export holds; narrow the datasets or export GeoJSON/,
+  });
+  t.equal(
+    (await client.request('/api/v1/events.csv?datasets=protests')).status,
+    200,
+    'another dataset still exports',
+  );
+  t.equal(
+    (await client.request('/api/v1/events.geojson?datasets=fires')).status,
+    200,
+    'and GeoJSON has no such limit',
+  );
+});
+
 t.test('a client that disconnects mid-export leaves no statement running', async (t) => {
   const { db, fixture, client } = await setUp(t);
-  // Three batches and a bit, 20 MB each (more than the socket buffers hold). While the client does
-  // not read, the export holds at most two batches
-  // (one in the response's buffer, one in the stream before it) and waits; the third batch's
-  // statement starts only when the client reads again.
+  // Five ranges and a bit, 10 MB each. While the client does not read, the loopback socket's buffers
+  // take about one range, the export holds the one being written and the two read ahead, and waits;
+  // the next range's statement starts only when the client reads again.
   await db.pool.query(sql.unsafe`
     insert into events (dataset_id, catalog_id, unique_id, title, data, event_timestamp)
     select ${fixture.datasetIds.fires ?? 0}, ${fixture.catalogIds.news ?? 0}, 'bulk-' || i, 'bulk',
            jsonb_build_object('pad', repeat('x', 2000)), timestamptz '2020-01-01' + i * interval '1 minute'
-    from generate_series(1, ${EXPORT_BATCH_SIZE * 3 + 100}) i`);
-  const { running, waitFor } = runningStatements(db.pool, 'with batch as materialized');
-  // While this client does not read, the datasets table is locked; then it reads, so the third
-  // batch's statement (which joins datasets) starts and waits for the lock, running, until the
+    from generate_series(1, ${EXPORT_BATCH_SIZE * 5 + 100}) i`);
+  const { running, waitFor } = runningStatements(db.pool, 'export_line');
+  // While this client does not read, the datasets table is locked; then it reads, so the next
+  // range's statement (which joins datasets) starts and waits for the lock, running, until the
   // cancel ends it.
   const url = new URL(client.base);
   const locker = await db.pool.connect(async (connection) => {
@@ -182,7 +208,7 @@ t.test('a client that disconnects mid-export leaves no statement running', async
     t.equal(response.statusCode, 200);
     response.pause();
     response.on('error', () => {});
-    await new Promise((resolve) => setTimeout(resolve, 500)); // the export fills its two buffers
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the export fills its buffers
     await connection.query(sql.unsafe`begin`);
     await connection.query(sql.unsafe`lock table datasets in access exclusive mode`);
     response.on('data', () => {});

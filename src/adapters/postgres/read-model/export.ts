@@ -1,46 +1,48 @@
 import { Type } from 'typebox';
-import { invalid, type EventFilter, type KeysetPosition, type Sort } from '../../../domain/read-query.ts';
+import type { EventFilter, KeysetPosition, Sort } from '../../../domain/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/event-exporter.ts';
 import type { Viewer } from '../../../ports/event-reader.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
+import { datasetKeys } from './export-columns.ts';
 import { keysetCondition, orderBy, rawConditions } from './rows.ts';
 import { type Scope, scopeResolver } from './scope.ts';
 
-// The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events in batches of
-// EXPORT_BATCH_SIZE, each batch one statement (with the pool's statement budget) that starts after
-// the last event of the one before (keyset paging, rows.ts keysetCondition) and returns the batch
-// already written as GeoJSON features or CSV lines, so Node only passes text on. The next batch is
-// read while one is written; no connection is held while the client is slow (a slow client holds no
-// backend), and memory is a few batches whatever the size.
-// Every statement runs in the request's query scope, so a client that disconnects cancels the one
+// The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events in ranges of about
+// EXPORT_BATCH_SIZE events, each range read by one statement (with the pool's statement budget) that
+// returns it already written as GeoJSON features or CSV lines, so Node only passes text on.
+// The ranges' bounds come first, several at a time, from a statement that reads only the sort keys
+// (`boundaries`): the positions of every EXPORT_BATCH_SIZE-th event. Knowing them, the export reads
+// EXPORT_PARALLEL_READS ranges at once on their own connections, so the text is built on as many
+// cores as the database has while Node writes. Memory is those ranges and the one being written,
+// whatever the export's size; the next read starts only when the client has taken a range
+// (backpressure), so a slow client holds no backend.
+// A range is (one position, the next one], both ends as keyset conditions (rows.ts): an event
+// written into a range after its bounds were found is in it, none is read twice. A range that has
+// grown past RANGE_READ_LIMIT since is read on from where its first read stopped.
+// Every statement runs in the request's query scope, so a client that disconnects cancels the ones
 // running and no other starts (postgres/query-cancellation.ts).
 
 /**
- * Events per statement: ~1.5 MB of GeoJSON; large enough that per-statement costs vanish, small
- * enough that the few copies of a batch in flight (the row, the string, the socket's buffer) stay
- * well under the memory target (docs/performance.md, "Exports").
+ * Events per range: ~1.5 MB of GeoJSON; large enough that per-statement costs vanish, small enough
+ * that the ranges in flight stay well under the memory target (docs/performance.md, "Exports").
  */
 export const EXPORT_BATCH_SIZE = 5_000;
 
-/**
- * The budget of the CSV export's one pass over the filtered events for its columns (the keys of
- * their data), longer than the read pool's per-statement budget: it reads every row of the export
- * once, as the batches will (a second or so per million events).
- */
-export const CSV_KEYS_STATEMENT_TIMEOUT_MS = 60_000;
+/** Ranges read at once: the 2 cores of the reference machine (docs/performance.md, "Exports"). */
+export const EXPORT_PARALLEL_READS = 2;
 
-/** CSV columns of the `data` keys at most (beyond: a 400 that says to narrow or use GeoJSON). */
-export const MAX_CSV_DATA_COLUMNS = 1000;
+/** Range bounds found by one `boundaries` statement. */
+export const EXPORT_BOUNDS_PER_STATEMENT = 8;
+
+/** Events one read of a range returns at most (a range holds EXPORT_BATCH_SIZE unless written into). */
+export const RANGE_READ_LIMIT = EXPORT_BATCH_SIZE * 2;
 
 /** The CSV columns before the data keys. */
 export const CSV_FIXED_COLUMNS = ['id', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'];
 
-const BatchRow = row(
-  Type.Object({ chunk: Type.String(), n: Type.Number(), last: Type.Union([Type.String(), Type.Null()]) }),
-);
-const KeysRow = row(Type.Object({ keys: Type.Array(Type.String()) }));
-const SettingRow = row(Type.Object({ setting: Type.String() }));
+const BatchRow = row(Type.Object({ chunk: Type.String(), n: Type.Number() }));
+const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
 
 const TIMESTAMP = sqlText`to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
@@ -124,61 +126,117 @@ function positionOf(sort: Sort): Sql {
   return sqlText`json_build_array(e.id, ${value})::text`;
 }
 
-export function postgresEventExporter(pool: DatabasePool): EventExporter {
-  const scopes = scopeResolver(pool, {});
+/** A range of the export: the events after `from` (all when null) up to and with `to` (all when null). */
+type Range = { from: KeysetPosition | null; to: KeysetPosition | null };
 
-  async function dataKeys(scope: Scope, filter: EventFilter): Promise<string[]> {
-    const { keys } = await pool.transaction(async (transaction) => {
-      await transaction.query(
-        typed(
-          SettingRow,
-        )`select set_config('statement_timeout', ${String(CSV_KEYS_STATEMENT_TIMEOUT_MS)}, true) as setting`,
-      );
-      return transaction.one(typed(KeysRow)`
-        select coalesce(array_agg(k order by k), '{}') as keys
-        from (select distinct jsonb_object_keys(e.data) as k from events e
-              where ${rawConditions(scope, filter, filter.dates)} and jsonb_typeof(e.data) = 'object') s`);
-    });
-    if (keys.length > MAX_CSV_DATA_COLUMNS)
-      throw invalid(
-        'datasets',
-        `the events' data has ${keys.length} different keys, more than the ${MAX_CSV_DATA_COLUMNS} columns a CSV export holds; narrow the datasets or export GeoJSON`,
-      );
-    return keys;
-  }
+/** Tuning of the reads; the defaults are the constants above (tests make them small). */
+export type ExportReadOptions = { batchSize: number; boundsPerStatement: number; rangeReadLimit: number };
+
+export function postgresEventExporter(
+  pool: DatabasePool,
+  options: ExportReadOptions = {
+    batchSize: EXPORT_BATCH_SIZE,
+    boundsPerStatement: EXPORT_BOUNDS_PER_STATEMENT,
+    rangeReadLimit: RANGE_READ_LIMIT,
+  },
+): EventExporter {
+  const scopes = scopeResolver(pool, {});
+  const columns = datasetKeys(pool);
+  const { batchSize, boundsPerStatement, rangeReadLimit } = options;
 
   async function* batches(scope: Scope, filter: EventFilter, sort: Sort, text: RowText) {
-    const reversed = { ...sort, descending: !sort.descending };
-    const read = (after: KeysetPosition | null) => {
-      const keyset = after ? sqlText`and ${keysetCondition(sort, after)}` : sqlText``;
-      return pool.one(typed(BatchRow)`
-        with batch as materialized (
-          select e.id, e.dataset_id, e.catalog_id, e.event_timestamp, e.is_valid, e.location, e.data
-          from events e
-          where ${rawConditions(scope, filter, filter.dates)} ${keyset}
-          order by ${orderBy(sort)} limit ${EXPORT_BATCH_SIZE}
-        )
-        select coalesce(string_agg(${text.line}, ${text.separator} order by ${orderBy(sort)}), '') as chunk,
-               count(*)::int4 as n,
-               (select ${positionOf(sort)} from batch e order by ${orderBy(reversed)} limit 1) as last
-        from batch e
-        join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
-        ${text.lateral}`);
+    const conditions = rawConditions(scope, filter, filter.dates);
+    const after = (position: KeysetPosition | null) =>
+      position ? sqlText`and ${keysetCondition(sort, position)}` : sqlText``;
+
+    /** The positions of every batchSize-th event after `start`: boundsPerStatement of them at most, none past `end`. */
+    const boundaries = async (start: KeysetPosition | null, end: KeysetPosition | null) => {
+      const upTo = end ? sqlText`and not ${keysetCondition(sort, end)}` : sqlText``;
+      const { positions } = await pool.one(typed(BoundsRow)`
+        select coalesce(array_agg(position order by ordinal), '{}') as positions
+        from (select ${positionOf(sort)} as position, row_number() over (order by ${orderBy(sort)}) as ordinal
+              from (select e.id, e.event_timestamp, e.dataset_id, e.is_valid from events e
+                    where ${conditions} ${after(start)} ${upTo}
+                    order by ${orderBy(sort)} limit ${batchSize * boundsPerStatement}) e) export_bounds
+        where ordinal % ${batchSize} = 0`);
+      return positions.map((position) => {
+        const [id, value] = JSON.parse(position) as [number, string | number | boolean | null];
+        return { id, value } satisfies KeysetPosition;
+      });
     };
-    // The next batch is read while this one is written: PostgreSQL and the socket work at once
-    // instead of in turn (one batch more in memory). If the consumer stops, the read in flight is
-    // cancelled with the request (query-cancellation.ts); its failure is then nobody's to report.
-    let next: ReturnType<typeof read> | null = read(null);
-    while (next) {
-      const batch = await next;
-      next = null;
-      if (batch.n === 0) return;
-      if (batch.n === EXPORT_BATCH_SIZE && batch.last !== null) {
-        const [id, value] = JSON.parse(batch.last) as [number, string | number | boolean | null];
-        next = read({ id, value });
-        next.catch(() => {});
+
+    /** One read of a range: its first rangeReadLimit events as text, in the sort's order. */
+    const read = (range: Range) => {
+      const upTo = range.to ? sqlText`and not ${keysetCondition(sort, range.to)}` : sqlText``;
+      return pool.one(typed(BatchRow)`
+        select coalesce(string_agg(e.export_line, ${text.separator} order by ${orderBy(sort)}), '') as chunk,
+               count(*)::int4 as n
+        from (select e.id, e.event_timestamp, e.dataset_id, e.is_valid, ${text.line} as export_line
+              from events e join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
+              ${text.lateral}
+              where ${conditions} ${after(range.from)} ${upTo}
+              order by ${orderBy(sort)} limit ${rangeReadLimit}) e`);
+    };
+
+    /** The ranges from `start` to `end`, as far as one boundaries statement sees, and where the rest begins. */
+    const rangesAfter = async (start: KeysetPosition | null, end: KeysetPosition | null) => {
+      const positions = await boundaries(start, end);
+      const edges = [start, ...positions];
+      const ranges: Range[] = positions.map((to, index) => ({ from: edges[index] ?? null, to }));
+      // Fewer bounds than asked: what is left after the last one is less than a batch, the final range.
+      if (positions.length < boundsPerStatement)
+        return { ranges: [...ranges, { from: edges.at(-1) ?? null, to: end }], rest: undefined };
+      return { ranges, rest: positions.at(-1) ?? null };
+    };
+
+    /**
+     * A range that a read found at rangeReadLimit events (written into since its bounds were found,
+     * so it may hold more): its read is dropped and the range is split and read again, in order.
+     */
+    async function* readSplit(range: Range): AsyncGenerator<string> {
+      let start = range.from;
+      for (;;) {
+        const { ranges, rest } = await rangesAfter(start, range.to);
+        for (const part of ranges) {
+          const batch = await read(part);
+          if (batch.n >= rangeReadLimit) yield* readSplit(part);
+          else if (batch.n > 0) yield batch.chunk;
+        }
+        if (rest === undefined) return;
+        start = rest;
       }
-      yield batch.chunk;
+    }
+
+    // The reads in flight, in the export's order; a failed one is reported when its turn comes (or
+    // nobody's to report, once the client is gone and the reads are cancelled with the request).
+    const reads: Array<{ range: Range; result: ReturnType<typeof read> }> = [];
+    let waiting: Range[] = [];
+    let lookup: ReturnType<typeof rangesAfter> | null = rangesAfter(null, null);
+    const topUp = async () => {
+      while (reads.length < EXPORT_PARALLEL_READS) {
+        if (waiting.length === 0) {
+          if (lookup === null) return;
+          const found = await lookup;
+          waiting = found.ranges;
+          // The next bounds are looked up at once, so that they are there when these ranges are read.
+          lookup = found.rest === undefined ? null : rangesAfter(found.rest, null);
+          lookup?.catch(() => {});
+          continue;
+        }
+        const range = waiting.shift() as Range;
+        const result = read(range);
+        result.catch(() => {});
+        reads.push({ range, result });
+      }
+    };
+
+    await topUp();
+    for (let next = reads.shift(); next; next = reads.shift()) {
+      const batch = await next.result;
+      // The next reads start before this range is written, so PostgreSQL builds them meanwhile.
+      await topUp();
+      if (batch.n >= rangeReadLimit) yield* readSplit(next.range);
+      else if (batch.n > 0) yield batch.chunk;
     }
   }
 
@@ -190,7 +248,7 @@ export function postgresEventExporter(pool: DatabasePool): EventExporter {
         const features = { line: FEATURE, separator: sqlText`E',\n'`, lateral: sqlText`` };
         return geojsonExport(batches(scope, filter, sort, features));
       }
-      const keys = await dataKeys(scope, filter);
+      const keys = await columns.keysOf(scope);
       return {
         head: csvHeader(keys),
         batches: batches(scope, filter, sort, csvLine(keys)),
