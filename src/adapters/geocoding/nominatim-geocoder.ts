@@ -156,11 +156,15 @@ export function retryAfterMs(header: string | null, now: number): number | null 
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Date.now()'s step. */
+const CLOCK_RESOLUTION_MS = 1;
+
 export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCache): Geocoder {
   const name = `${options.flavour}:${options.url}`;
   // One timeline per server: the next moment a request may leave, whatever the import's kind.
   let nextSlot = 0;
-  const waitForSlot = async (scheduled: boolean) => {
+  /** Waits for this request's turn; gives the spacing to keep after it. */
+  const waitForSlot = async (scheduled: boolean): Promise<number> => {
     const spacingMs = scheduled
       ? 60_000 / options.scheduledRequestsPerMinute
       : 1000 / options.requestsPerSecond;
@@ -169,9 +173,19 @@ export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCac
     nextSlot = slot + spacingMs;
     // Timers may fire a millisecond early: wait until the slot has really come.
     while (Date.now() < slot) await sleep(slot - Date.now());
-    // A timer that fired late (a busy process) must not shorten the gap to the next request: the
-    // spacing counts from when this one actually leaves.
-    nextSlot = Math.max(nextSlot, Date.now() + spacingMs);
+    return spacingMs;
+  };
+
+  /**
+   * Marks a request leaving now: none leaves for this server before `spacingMs` from now. Called
+   * right before `fetch`, with nothing asynchronous in between: a timer that fired late (a busy
+   * process) must not shorten the gap to the next request, so the spacing counts from when this
+   * one leaves, plus the clock's resolution, since a millisecond clock cannot tell whether it
+   * leaves at the start or the end of this millisecond (seen in CI: 999 ms between two requests
+   * by the clock of the caller's fetch).
+   */
+  const leaving = (spacingMs: number) => {
+    nextSlot = Math.max(nextSlot, Date.now() + spacingMs + CLOCK_RESOLUTION_MS);
   };
 
   const searchUrl = (address: string, limit: number) =>
@@ -179,8 +193,9 @@ export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCac
       ? `${options.url}/api?limit=${limit}&q=${encodeURIComponent(address)}`
       : `${options.url}/search?format=jsonv2&addressdetails=1&limit=${limit}&q=${encodeURIComponent(address)}`;
 
-  const request = async (url: string): Promise<Response> => {
+  const request = async (url: string, spacingMs: number): Promise<Response> => {
     try {
+      leaving(spacingMs);
       return await fetch(url, {
         headers: { 'user-agent': options.userAgent, accept: 'application/json' },
         signal: AbortSignal.timeout(options.timeoutMs),
@@ -205,8 +220,8 @@ export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCac
 
   const ask = async (address: string, limit: number, scheduled: boolean): Promise<OnlinePlace[]> => {
     for (;;) {
-      await waitForSlot(scheduled);
-      const response = await request(searchUrl(address, limit));
+      const spacingMs = await waitForSlot(scheduled);
+      const response = await request(searchUrl(address, limit), spacingMs);
       if (response.status === 429) {
         await response.body?.cancel();
         const wait = retryAfterMs(response.headers.get('retry-after'), Date.now());
