@@ -143,7 +143,7 @@ t.test('the Explore page in Chromium', async (t) => {
   let shared = '';
 
   t.test('first view: clusters add up to the histogram', async (t) => {
-    await settled(page, () => page.goto(`${base}/`), true);
+    await settled(page, () => page.goto(`${base}/?mode=markers`), true);
     t.equal(await page.title(), 'Explore · Chronomap');
     t.ok(await page.isVisible('#map canvas.maplibregl-canvas'), 'MapLibre drew its canvas');
     const first = await agrees(t, page, {}, 'first view');
@@ -272,7 +272,7 @@ t.test('the Explore page in Chromium', async (t) => {
   });
 
   t.test('a point shows its event, a spot lists its events', async (t) => {
-    await settled(page, () => page.goto(`${base}/?lng=13.4&lat=52.5&zoom=8`), true);
+    await settled(page, () => page.goto(`${base}/?lng=13.4&lat=52.5&zoom=8&mode=markers`), true);
     const point = page.locator('#map button.point').first();
     await point.click();
     await page.locator('#detail:not([hidden])').waitFor();
@@ -287,7 +287,7 @@ t.test('the Explore page in Chromium', async (t) => {
     t.ok(await page.isHidden('#detail'), 'Escape closes the details');
     await settled(
       page,
-      () => page.goto(`${base}/?lng=${SAME_SPOT.longitude}&lat=${SAME_SPOT.latitude}&zoom=17`),
+      () => page.goto(`${base}/?lng=${SAME_SPOT.longitude}&lat=${SAME_SPOT.latitude}&zoom=17&mode=markers`),
       true,
     );
     await page.locator('#map button.cluster').first().click();
@@ -298,7 +298,7 @@ t.test('the Explore page in Chromium', async (t) => {
 
   t.test('a phone-sized screen', async (t) => {
     const phone = await open({ width: 390, height: 844 }, true);
-    await settled(phone.page, () => phone.page.goto(`${base}/`), true);
+    await settled(phone.page, () => phone.page.goto(`${base}/?mode=markers`), true);
     const map = await phone.page.locator('#map').boundingBox();
     t.ok(map && map.width >= 380 && map.height > 300, 'the map takes the width of the screen');
     const now = await snapshot(phone.page);
@@ -364,6 +364,56 @@ t.test('the Explore page in Chromium', async (t) => {
     );
     t.same(wide.problems, []);
   });
+
+  t.test(
+    'automatic mode, the default: vector tiles with count labels, markers once the keyboard is used',
+    async (t) => {
+      const auto = await open({ width: 1280, height: 800 });
+      await settled(auto.page, () => auto.page.goto(`${base}/?lng=0&lat=0&zoom=0`), true);
+      t.equal(await auto.page.inputValue('#map-mode'), 'auto', 'no mode in the URL is automatic');
+      t.equal(await auto.page.getAttribute('#map', 'data-drawing'), 'tiles', 'drawn from vector tiles');
+      t.equal(await auto.page.locator('#map [data-count]').count(), 0, 'no HTML markers');
+      const located = fixture.events.filter((event) => event.longitude !== null).length;
+      t.equal(
+        await auto.page.evaluate<number>('window.explore.status.clusterTotal'),
+        located,
+        'the world tile counts every located event once',
+      );
+      // Each cluster drawn has its count drawn on it, from a label image the page made (no glyph server).
+      const labels = await auto.page.evaluate<{
+        clusters: string[];
+        labels: string[];
+        images: string[];
+      }>(`(() => {
+      const map = window.explore.map;
+      const ids = (layer) => map.queryRenderedFeatures({ layers: [layer] }).map((f) => 'count:' + f.properties.count).sort();
+      return {
+        clusters: ids('event-tiles-clusters'),
+        labels: ids('event-tiles-labels'),
+        images: map.listImages().filter((id) => id.startsWith('count:')),
+      };
+    })()`);
+      t.ok(labels.clusters.length > 3, `${labels.clusters.length} clusters drawn`);
+      t.same(labels.labels, labels.clusters, 'each with its label drawn');
+      t.same(
+        labels.clusters.filter((id) => !labels.images.includes(id)),
+        [],
+        'from a label image of its count',
+      );
+      keepScreenshot(t, await auto.page.screenshot(), 'explore-auto');
+
+      // The keyboard: Tab switches the drawing to markers, which Tab then reaches.
+      await settled(auto.page, () => auto.page.keyboard.press('Tab'));
+      t.equal(await auto.page.getAttribute('#map', 'data-drawing'), 'markers', 'markers once Tab is pressed');
+      t.ok((await mapCounts(auto.page)).markers > 3, 'HTML markers drawn');
+      t.notOk(
+        await auto.page.evaluate<boolean>("Boolean(window.explore.map.getSource('event-tiles'))"),
+        'the tile source is removed',
+      );
+      t.equal(new URL(auto.page.url()).searchParams.get('mode'), null, 'still automatic: nothing in the URL');
+      t.same(auto.problems, []);
+    },
+  );
 
   t.test('no errors in the page', async (t) => {
     t.same(problems, []);

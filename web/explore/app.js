@@ -120,6 +120,20 @@ function dates() {
   return { startDate: state.startDate, endDate: state.endDate };
 }
 
+/** Whether the page was used with the keyboard (Tab): then automatic mode draws markers. */
+let keyboardUsed = false;
+
+/**
+ * How the map draws the events now. Automatic mode draws vector tiles, faster than markers in every
+ * view measured (docs/explore.md), until the keyboard is used: then markers, since Tab and screen
+ * readers reach HTML buttons and not what is drawn on the canvas.
+ * @returns {'markers' | 'tiles'}
+ */
+function drawing() {
+  if (state.mode === 'auto') return keyboardUsed ? 'markers' : 'tiles';
+  return state.mode;
+}
+
 /** @type {any[]} */
 let markers = [];
 
@@ -209,7 +223,8 @@ async function refreshMap() {
     busy('map', false);
     return;
   }
-  if (state.mode === 'tiles') {
+  byId('map').dataset.drawing = drawing();
+  if (drawing() === 'tiles') {
     mapRequests.next();
     refreshTiles();
     return;
@@ -569,8 +584,14 @@ byId('next-page').addEventListener('click', () => {
 const modeSelect = /** @type {HTMLSelectElement} */ (byId('map-mode'));
 modeSelect.value = state.mode;
 modeSelect.addEventListener('change', () => {
-  state.mode = modeSelect.value === 'tiles' ? 'tiles' : 'markers';
+  const chosen = modeSelect.value;
+  state.mode = chosen === 'tiles' || chosen === 'markers' ? chosen : 'auto';
   schedule(['map']);
+});
+document.addEventListener('keydown', (event) => {
+  if (event.key !== 'Tab' || keyboardUsed) return;
+  keyboardUsed = true;
+  if (state.mode === 'auto') schedule(['map']);
 });
 byId('close-detail').addEventListener('click', closeDetail);
 document.addEventListener('keydown', (event) => {
@@ -586,13 +607,13 @@ if (map) {
   map.on('idle', () => {
     document.body.setAttribute('data-map-idle', '');
     // In vector-tile mode the events are drawn when the map is idle (the benchmark's mark).
-    if (state.mode === 'tiles') performance.mark('explore:tiles-drawn');
+    if (drawing() === 'tiles') performance.mark('explore:tiles-drawn');
   });
   map.on('render', () => document.body.removeAttribute('data-map-idle'));
   // Vector-tile mode: a point shows its event (looked up within a tile pixel of where it is drawn),
   // a cluster zooms in or, at exact locations, lists its events.
   map.on('click', (/** @type {any} */ event) => {
-    if (state.mode !== 'tiles') return;
+    if (drawing() !== 'tiles') return;
     const [feature] = map.queryRenderedFeatures(event.point, { layers: TILE_LAYERS });
     if (!feature) return;
     const [lng, lat] = feature.geometry.coordinates;

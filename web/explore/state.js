@@ -6,7 +6,7 @@
  *   lng: number, lat: number, zoom: number,
  *   catalog: string, datasets: string[],
  *   startDate: string, endDate: string, page: number,
- *   mode: 'markers' | 'tiles',
+ *   mode: 'auto' | 'markers' | 'tiles',
  * }} ExploreState
  */
 
@@ -20,9 +20,10 @@ export const DEFAULT_STATE = {
   startDate: '',
   endDate: '',
   page: 1,
-  // How the map draws the events: 'markers' (HTML markers from /api/v1/events/geo) or 'tiles'
-  // (vector tiles MapLibre reads itself); the default is the faster one (docs/explore.md).
-  mode: 'markers',
+  // How the map draws the events: 'markers' (HTML markers from /api/v1/events/geo), 'tiles'
+  // (vector tiles MapLibre reads itself) or 'auto': tiles, the faster in every view measured, until
+  // the keyboard is used, then markers, which Tab reaches (docs/api-v1.md, "The Explore page").
+  mode: 'auto',
 };
 
 const SLUG = /^[a-z0-9][a-z0-9-]*$/;

@@ -4,11 +4,73 @@
 // zoom z; MapLibre's vector tiles are 512 px, so it draws them from map zoom z to z + 1, where the
 // marker mode asks /events/geo for zoom z + 1: the tiles' clusters are one level coarser (cells of
 // about 128 px instead of 64), the counts the same.
+// Count labels without a glyph server: a symbol layer whose icon is the label's text, drawn on a
+// canvas by the page the first time MapLibre asks for it (its missing-image resolver), so the tiles show
+// the same "1.2k" as the markers with nothing more to serve or download.
 
 import { query } from './api.js';
 
 export const TILE_SOURCE = 'event-tiles';
-export const TILE_LAYERS = ['event-tiles-clusters', 'event-tiles-points'];
+export const TILE_LAYERS = ['event-tiles-clusters', 'event-tiles-labels', 'event-tiles-points'];
+/** Images of count labels are named `count:<label>`. */
+const LABEL_IMAGE = 'count:';
+
+/**
+ * The label of a cluster's count as a MapLibre expression: shortCount of format.js (1234 -> "1.2k").
+ * @param {any} count
+ */
+export function shortCountExpression(count) {
+  const tenths = (/** @type {number} */ unit) => ['/', ['round', ['/', count, unit / 10]], 10];
+  return [
+    'case',
+    ['>=', count, 1e7],
+    ['concat', ['to-string', ['round', ['/', count, 1e6]]], 'M'],
+    ['>=', count, 1e6],
+    [
+      'concat',
+      ['number-format', tenths(1e6), { locale: 'en-US', 'min-fraction-digits': 1, 'max-fraction-digits': 1 }],
+      'M',
+    ],
+    ['>=', count, 1e4],
+    ['concat', ['to-string', ['round', ['/', count, 1e3]]], 'k'],
+    ['>=', count, 1e3],
+    [
+      'concat',
+      ['number-format', tenths(1e3), { locale: 'en-US', 'min-fraction-digits': 1, 'max-fraction-digits': 1 }],
+      'k',
+    ],
+    ['to-string', count],
+  ];
+}
+
+/**
+ * Draws the image of a count label (white bold text with a dark halo) when MapLibre first needs it.
+ * @param {any} map
+ * @param {string} id the image MapLibre is missing
+ */
+function drawLabelImage(map, id) {
+  if (!id.startsWith(LABEL_IMAGE) || map.hasImage(id)) return;
+  const text = id.slice(LABEL_IMAGE.length);
+  const ratio = Math.max(1, Math.round(window.devicePixelRatio || 1));
+  const canvas = document.createElement('canvas');
+  const context = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
+  const font = `bold ${12 * ratio}px system-ui, sans-serif`;
+  context.font = font;
+  canvas.width = Math.ceil(context.measureText(text).width + 6 * ratio);
+  canvas.height = 18 * ratio;
+  context.font = font;
+  context.textAlign = 'center';
+  context.textBaseline = 'middle';
+  context.lineWidth = 3 * ratio;
+  context.strokeStyle = 'rgba(124, 45, 18, 0.9)';
+  context.strokeText(text, canvas.width / 2, canvas.height / 2);
+  context.fillStyle = '#ffffff';
+  context.fillText(text, canvas.width / 2, canvas.height / 2);
+  map.addImage(id, context.getImageData(0, 0, canvas.width, canvas.height), { pixelRatio: ratio });
+}
+
+/** @type {WeakSet<object>} maps that draw label images already */
+const labelling = new WeakSet();
 
 /**
  * @param {import('./api.js').Params} params the filters (catalog, datasets, startDate, endDate)
@@ -40,6 +102,22 @@ export function showTiles(map, params) {
       'circle-opacity': 0.8,
       'circle-stroke-color': '#ffffff',
       'circle-stroke-width': 1.5,
+    },
+  });
+  if (!labelling.has(map)) {
+    // Called before the layout gives up on the image, unlike the styleimagemissing event.
+    map.setMissingStyleImageResolver((/** @type {string} */ id) => drawLabelImage(map, id));
+    labelling.add(map);
+  }
+  map.addLayer({
+    id: 'event-tiles-labels',
+    type: 'symbol',
+    ...common,
+    filter: ['==', ['get', 'type'], 'event-cluster'],
+    layout: {
+      'icon-image': ['concat', LABEL_IMAGE, shortCountExpression(['get', 'count'])],
+      'icon-allow-overlap': true,
+      'icon-ignore-placement': true,
     },
   });
   map.addLayer({

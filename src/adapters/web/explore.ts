@@ -221,6 +221,7 @@ function explorePage(settings: PageSettings) {
               </fieldset>
               <label for="map-mode">Map drawing</label>
               <select id="map-mode" name="mode">
+                <option value="auto">Automatic</option>
                 <option value="markers">Markers (GeoJSON)</option>
                 <option value="tiles">Vector tiles</option>
               </select>
