@@ -20,25 +20,32 @@ const LABEL_IMAGE = 'count:';
  * @param {any} count
  */
 export function shortCountExpression(count) {
-  const tenths = (/** @type {number} */ unit) => ['/', ['round', ['/', count, unit / 10]], 10];
+  /** The count in `unit`s with `suffix`: whole, or to one decimal ("1.0k" as shortCount writes it). */
+  const scaled = (
+    /** @type {number} */ unit,
+    /** @type {string} */ suffix,
+    /** @type {boolean} */ decimal,
+  ) => [
+    'concat',
+    decimal
+      ? [
+          'number-format',
+          ['/', ['round', ['/', count, unit / 10]], 10],
+          { locale: 'en-US', 'min-fraction-digits': 1, 'max-fraction-digits': 1 },
+        ]
+      : ['to-string', ['round', ['/', count, unit]]],
+    suffix,
+  ];
   return [
     'case',
     ['>=', count, 1e7],
-    ['concat', ['to-string', ['round', ['/', count, 1e6]]], 'M'],
+    scaled(1e6, 'M', false),
     ['>=', count, 1e6],
-    [
-      'concat',
-      ['number-format', tenths(1e6), { locale: 'en-US', 'min-fraction-digits': 1, 'max-fraction-digits': 1 }],
-      'M',
-    ],
+    scaled(1e6, 'M', true),
     ['>=', count, 1e4],
-    ['concat', ['to-string', ['round', ['/', count, 1e3]]], 'k'],
+    scaled(1e3, 'k', false),
     ['>=', count, 1e3],
-    [
-      'concat',
-      ['number-format', tenths(1e3), { locale: 'en-US', 'min-fraction-digits': 1, 'max-fraction-digits': 1 }],
-      'k',
-    ],
+    scaled(1e3, 'k', true),
     ['to-string', count],
   ];
 }
