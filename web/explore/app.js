@@ -86,6 +86,9 @@ try {
     dragRotate: false,
     pitchWithRotate: false,
     renderWorldCopies: true,
+    // Count labels (symbols) appear at once: MapLibre's default 300 ms fade-in kept the map busy
+    // after every move in vector-tile drawing (bench/explore/run.ts: 278 against 19 ms for Europe).
+    fadeDuration: 0,
   });
   map.touchZoomRotate.disableRotation();
   map.keyboard.disableRotation();
