@@ -112,18 +112,27 @@ function csvLine(keys: string[]): RowText {
   return { line: sqlText`${fixed} ${joinSql(cells, ' ')} || E'\r\n'`, separator: sqlText`''`, lateral };
 }
 
+/** The sort's column besides `e.id` (null when the sort is by id). */
+function sortColumn(sort: Sort): Sql | null {
+  const field = sort.key.field;
+  if (field === 'eventTimestamp') return sqlText`e.event_timestamp`;
+  if (field === 'dataset') return sqlText`e.dataset_id`;
+  if (field === 'isValid') return sqlText`e.is_valid`;
+  return null;
+}
+
 /** The JSON of the position after a row: `[id, sort value]`. */
 function positionOf(sort: Sort): Sql {
-  const field = sort.key.field;
-  const value =
-    field === 'eventTimestamp'
-      ? sqlText`e.event_timestamp`
-      : field === 'dataset'
-        ? sqlText`e.dataset_id`
-        : field === 'isValid'
-          ? sqlText`e.is_valid`
-          : sqlText`null`;
-  return sqlText`json_build_array(e.id, ${value})::text`;
+  return sqlText`json_build_array(e.id, ${sortColumn(sort) ?? sqlText`null`})::text`;
+}
+
+/**
+ * The columns a position needs (`e.id` and the sort's column): no more, so that the sort's index
+ * can answer the boundaries statement alone when no other condition needs the row.
+ */
+function sortColumns(sort: Sort): Sql {
+  const column = sortColumn(sort);
+  return column ? sqlText`e.id, ${column}` : sqlText`e.id`;
 }
 
 /** A range of the export: the events after `from` (all when null) up to and with `to` (all when null). */
@@ -153,12 +162,12 @@ export function postgresEventExporter(
     const boundaries = async (start: KeysetPosition | null, end: KeysetPosition | null) => {
       const upTo = end ? sqlText`and not ${keysetCondition(sort, end)}` : sqlText``;
       const { positions } = await pool.one(typed(BoundsRow)`
-        select coalesce(array_agg(position order by ordinal), '{}') as positions
-        from (select ${positionOf(sort)} as position, row_number() over (order by ${orderBy(sort)}) as ordinal
-              from (select e.id, e.event_timestamp, e.dataset_id, e.is_valid from events e
+        select coalesce(array_agg(${positionOf(sort)} order by e.ordinal), '{}') as positions
+        from (select e.*, row_number() over (order by ${orderBy(sort)}) as ordinal
+              from (select ${sortColumns(sort)} from events e
                     where ${conditions} ${after(start)} ${upTo}
-                    order by ${orderBy(sort)} limit ${batchSize * boundsPerStatement}) e) export_bounds
-        where ordinal % ${batchSize} = 0`);
+                    order by ${orderBy(sort)} limit ${batchSize * boundsPerStatement}) e) e
+        where e.ordinal % ${batchSize} = 0 /* export_bounds */`);
       return positions.map((position) => {
         const [id, value] = JSON.parse(position) as [number, string | number | boolean | null];
         return { id, value } satisfies KeysetPosition;
