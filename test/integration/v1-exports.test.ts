@@ -103,11 +103,29 @@ t.test('CSV: RFC 4180, UTF-8 byte-exact, one column per data key, formula cells 
     null,
     '2024-05-02T00:00:00Z',
   );
+  const third = await insert(
+    { list: ['a,b', 2], nul: null, plus: '+1', tab: '\tcmd', minus: '-' },
+    [-0.5, -45.25],
+    '2024-05-03T00:00:00Z',
+  );
+  const line = (fields: Array<string | number>) => `${fields.join(',')}\r\n`;
   const expected =
-    'id,eventTimestamp,dataset,catalog,longitude,latitude,emoji,flag,formula,data.id,minus,n,name,nested,note\r\n' +
-    `${first},2024-05-01T10:00:00.000Z,tricky,science,8.54,47.37,東京 🎌,true,'=SUM(A1:A2),,,-3.5,` +
-    '"Zürich ""Altstadt"", Bahnhof","{""a"": [1, ""x""]}","line1\nline2"\r\n' +
-    `${second},2024-05-02T00:00:00.000Z,tricky,science,,,,,'@cmd,collides,'-5,,plain,,\r\n`;
+    line([
+      'id,eventTimestamp,dataset,catalog,longitude,latitude',
+      'emoji,flag,formula,data.id,list,minus,n,name,nested,note,nul,plus,tab',
+    ]) +
+    line([
+      first,
+      '2024-05-01T10:00:00.000Z,tricky,science,8.54,47.37',
+      "東京 🎌,true,'=SUM(A1:A2),,,,-3.5",
+      '"Zürich ""Altstadt"", Bahnhof","{""a"": [1, ""x""]}","line1\nline2",,,',
+    ]) +
+    line([second, '2024-05-02T00:00:00.000Z,tricky,science,,', ",,'@cmd,collides,,'-5,,plain,,,,,"]) +
+    line([
+      third,
+      '2024-05-03T00:00:00.000Z,tricky,science,-0.5,-45.25',
+      `,,,,"[""a,b"", 2]",'-,,,,,,'+1,'\tcmd`,
+    ]);
   const response = await client.request('/api/v1/events.csv?datasets=tricky');
   t.equal(response.status, 200);
   t.equal(response.headers['content-type'], 'text/csv; charset=utf-8; header=present');

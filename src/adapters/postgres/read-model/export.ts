@@ -29,6 +29,14 @@ import { type Scope, scopeResolver } from './scope.ts';
  */
 export const EXPORT_BATCH_SIZE = 5_000;
 
+/**
+ * Events per piece of text a range comes back in (about 80 kB of GeoJSON): pieces that small stay
+ * in V8's young generation and PostgreSQL's messages in the driver's small buffers; one string per
+ * 5,000-event range (1.6 MB) went to the large-object space and let the process grow by up to 66
+ * MB during an export (docs/performance.md, "Exports").
+ */
+export const EXPORT_CHUNK_EVENTS = 250;
+
 /** Ranges read at once: the 2 cores of the reference machine (docs/performance.md, "Exports"). */
 export const EXPORT_PARALLEL_READS = 2;
 
@@ -41,7 +49,7 @@ export const RANGE_READ_LIMIT = EXPORT_BATCH_SIZE * 2;
 /** The CSV columns before the data keys. */
 export const CSV_FIXED_COLUMNS = ['id', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'];
 
-const BatchRow = row(Type.Object({ chunk: Type.String(), n: Type.Number() }));
+const ChunkRow = row(Type.Object({ chunk: Type.String(), n: Type.Number() }));
 const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
 
 const TIMESTAMP = sqlText`to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -59,26 +67,24 @@ function quoted(text: Sql): Sql {
   return sqlText`case when ${text} ~ '[",\r\n]' then '"' || replace(${text}, '"', '""') || '"' else ${text} end`;
 }
 
-/**
- * A text value that a spreadsheet would run as a formula (it starts with =, +, -, @, tab or CR) gets
- * a leading apostrophe (OWASP's advice for CSV injection). Only strings: numbers, negative ones
- * included, are written as stored.
- */
-function protectedText(text: Sql): Sql {
-  return sqlText`case when left(${text}, 1) in ('=', '+', '-', '@', chr(9), chr(13))
-    then ${quoted(sqlText`('''' || ${text})`)} else ${quoted(text)} end`;
-}
-
-/** Fixed SQL text made in code (column aliases j0, t0, ...), never from input. */
+/** Fixed SQL text made in code (column aliases t0, t1, ...), never from input. */
 const raw = (text: string): Sql => sqlText(Object.assign([text], { raw: [text] }) as TemplateStringsArray);
 
-/** The CSV field of one data value (`v<i>` the jsonb value, `t<i>` its text, from the lateral `v`). */
-function csvCell(index: number): Sql {
-  const json = raw(`v.j${index}`);
+/**
+ * The CSV field of one data value, from `t<i>`, its text (`->>`) in the lateral `v`: missing or
+ * null empty; objects and arrays as their JSON; quoted when it holds a quote, comma, CR or LF. A
+ * text value that a spreadsheet would run as a formula (it starts with =, +, -, @, tab or CR) gets
+ * a leading apostrophe (OWASP's advice for CSV injection). Only strings: numbers, negative ones
+ * included, are written as stored. Only a leading `-` needs the value's type (no other JSON value's
+ * text starts with one of the others), so the jsonb value is looked up again only then: one lookup
+ * per cell instead of two (docs/performance.md, "Exports").
+ */
+function csvCell(key: string, index: number): Sql {
   const text = raw(`v.t${index}`);
-  return sqlText`case jsonb_typeof(${json}) when 'string' then ${protectedText(text)}
-    when 'object' then ${quoted(sqlText`${json}::text`)} when 'array' then ${quoted(sqlText`${json}::text`)}
-    else coalesce(${text}, '') end`;
+  return sqlText`case when ${text} is null then ''
+    when left(${text}, 1) in ('=', '+', '@', chr(9), chr(13))
+      or (left(${text}, 1) = '-' and jsonb_typeof(e.data -> ${key}) = 'string')
+    then ${quoted(sqlText`('''' || ${text})`)} else ${quoted(text)} end`;
 }
 
 /** The header's names: the data keys as they are, unless one is a fixed column's name (then `data.<key>`). */
@@ -101,12 +107,9 @@ type RowText = { line: Sql; separator: Sql; lateral: Sql };
 function csvLine(keys: string[]): RowText {
   const fixed = sqlText`e.id || ',' || ${TIMESTAMP} || ',' || d.slug || ',' || c.slug || ','
     || coalesce(to_json(st_x(e.location))::text, '') || ',' || coalesce(to_json(st_y(e.location))::text, '')`;
-  const cells = keys.map((_, index) => sqlText`|| ',' || ${csvCell(index)}`);
+  const cells = keys.map((key, index) => sqlText`|| ',' || ${csvCell(key, index)}`);
   // Each key is looked up once per row (offset 0 keeps the subquery from being inlined into every use).
-  const columns = keys.map(
-    (key, index) =>
-      sqlText`e.data -> ${key} as ${raw(`j${index}`)}, e.data ->> ${key} as ${raw(`t${index}`)}`,
-  );
+  const columns = keys.map((key, index) => sqlText`e.data ->> ${key} as ${raw(`t${index}`)}`);
   const lateral =
     keys.length === 0 ? sqlText`` : sqlText`cross join lateral (select ${joinSql(columns, ', ')} offset 0) v`;
   return { line: sqlText`${fixed} ${joinSql(cells, ' ')} || E'\r\n'`, separator: sqlText`''`, lateral };
@@ -175,16 +178,19 @@ export function postgresEventExporter(
     };
 
     /** One read of a range: its first rangeReadLimit events as text, in the sort's order. */
-    const read = (range: Range) => {
+    const read = async (range: Range): Promise<{ chunks: string[]; n: number }> => {
       const upTo = range.to ? sqlText`and not ${keysetCondition(sort, range.to)}` : sqlText``;
-      return pool.one(typed(BatchRow)`
-        select coalesce(string_agg(e.export_line, ${text.separator} order by ${orderBy(sort)}), '') as chunk,
-               count(*)::int4 as n
-        from (select e.id, e.event_timestamp, e.dataset_id, e.is_valid, ${text.line} as export_line
+      const rows = await pool.any(typed(ChunkRow)`
+        select string_agg(e.export_line, ${text.separator} order by e.ordinal) as chunk, count(*)::int4 as n
+        from (select ${text.line} as export_line, row_number() over (order by ${orderBy(sort)}) as ordinal,
+                     (row_number() over (order by ${orderBy(sort)}) - 1) / ${EXPORT_CHUNK_EVENTS} as piece
               from events e join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
               ${text.lateral}
               where ${conditions} ${after(range.from)} ${upTo}
-              order by ${orderBy(sort)} limit ${rangeReadLimit}) e`);
+              order by ${orderBy(sort)} limit ${rangeReadLimit}) e
+        group by e.piece
+        order by e.piece`);
+      return { chunks: rows.map((found) => found.chunk), n: rows.reduce((sum, found) => sum + found.n, 0) };
     };
 
     /** The ranges from `start` to `end`, as far as one boundaries statement sees, and where the rest begins. */
@@ -209,7 +215,7 @@ export function postgresEventExporter(
         for (const part of ranges) {
           const batch = await read(part);
           if (batch.n >= rangeReadLimit) yield* readSplit(part);
-          else if (batch.n > 0) yield batch.chunk;
+          else yield* batch.chunks;
         }
         if (rest === undefined) return;
         start = rest;
@@ -245,7 +251,7 @@ export function postgresEventExporter(
       // The next reads start before this range is written, so PostgreSQL builds them meanwhile.
       await topUp();
       if (batch.n >= rangeReadLimit) yield* readSplit(next.range);
-      else if (batch.n > 0) yield batch.chunk;
+      else yield* batch.chunks;
     }
   }
 
