@@ -56,7 +56,7 @@ export function shortCountExpression(count) {
  * @param {string} id the image MapLibre is missing
  */
 function drawLabelImage(map, id) {
-  if (!id.startsWith(LABEL_IMAGE) || map.hasImage(id)) return;
+  if (!id.startsWith(LABEL_IMAGE)) return;
   const text = id.slice(LABEL_IMAGE.length);
   const ratio = Math.max(1, Math.round(window.devicePixelRatio || 1));
   const canvas = document.createElement('canvas');
@@ -75,9 +75,6 @@ function drawLabelImage(map, id) {
   context.fillText(text, canvas.width / 2, canvas.height / 2);
   map.addImage(id, context.getImageData(0, 0, canvas.width, canvas.height), { pixelRatio: ratio });
 }
-
-/** @type {WeakSet<object>} maps that draw label images already */
-const labelling = new WeakSet();
 
 /**
  * @param {import('./api.js').Params} params the filters (catalog, datasets, startDate, endDate)
@@ -111,11 +108,9 @@ export function showTiles(map, params) {
       'circle-stroke-width': 1.5,
     },
   });
-  if (!labelling.has(map)) {
-    // Called before the layout gives up on the image, unlike the styleimagemissing event.
-    map.setMissingStyleImageResolver((/** @type {string} */ id) => drawLabelImage(map, id));
-    labelling.add(map);
-  }
+  // Called before the layout gives up on the image, unlike the styleimagemissing event (setting it
+  // again replaces it).
+  map.setMissingStyleImageResolver((/** @type {string} */ id) => drawLabelImage(map, id));
   map.addLayer({
     id: 'event-tiles-labels',
     type: 'symbol',

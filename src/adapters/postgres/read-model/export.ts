@@ -160,15 +160,16 @@ export function postgresEventExporter(
     const conditions = rawConditions(scope, filter, filter.dates);
     const after = (position: KeysetPosition | null) =>
       position ? sqlText`and ${keysetCondition(sort, position)}` : sqlText``;
+    const upTo = (position: KeysetPosition | null) =>
+      position ? sqlText`and not ${keysetCondition(sort, position)}` : sqlText``;
 
     /** The positions of every batchSize-th event after `start`: boundsPerStatement of them at most, none past `end`. */
     const boundaries = async (start: KeysetPosition | null, end: KeysetPosition | null) => {
-      const upTo = end ? sqlText`and not ${keysetCondition(sort, end)}` : sqlText``;
       const { positions } = await pool.one(typed(BoundsRow)`
         select coalesce(array_agg(${positionOf(sort)} order by e.ordinal), '{}') as positions
         from (select e.*, row_number() over (order by ${orderBy(sort)}) as ordinal
               from (select ${sortColumns(sort)} from events e
-                    where ${conditions} ${after(start)} ${upTo}
+                    where ${conditions} ${after(start)} ${upTo(end)}
                     order by ${orderBy(sort)} limit ${batchSize * boundsPerStatement}) e) e
         where e.ordinal % ${batchSize} = 0 /* export_bounds */`);
       return positions.map((position) => {
@@ -179,17 +180,15 @@ export function postgresEventExporter(
 
     /** One read of a range: its first rangeReadLimit events as text, in the sort's order. */
     const read = async (range: Range): Promise<{ chunks: string[]; n: number }> => {
-      const upTo = range.to ? sqlText`and not ${keysetCondition(sort, range.to)}` : sqlText``;
       const rows = await pool.any(typed(ChunkRow)`
         select string_agg(e.export_line, ${text.separator} order by e.ordinal) as chunk, count(*)::int4 as n
-        from (select ${text.line} as export_line, row_number() over (order by ${orderBy(sort)}) as ordinal,
-                     (row_number() over (order by ${orderBy(sort)}) - 1) / ${EXPORT_CHUNK_EVENTS} as piece
+        from (select ${text.line} as export_line, row_number() over (order by ${orderBy(sort)}) as ordinal
               from events e join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
               ${text.lateral}
-              where ${conditions} ${after(range.from)} ${upTo}
+              where ${conditions} ${after(range.from)} ${upTo(range.to)}
               order by ${orderBy(sort)} limit ${rangeReadLimit}) e
-        group by e.piece
-        order by e.piece`);
+        group by (e.ordinal - 1) / ${EXPORT_CHUNK_EVENTS}
+        order by min(e.ordinal)`);
       return { chunks: rows.map((found) => found.chunk), n: rows.reduce((sum, found) => sum + found.n, 0) };
     };
 
