@@ -28,10 +28,10 @@ module.exports = {
       name: 'http-does-not-import-admin',
       comment:
         'The arrow runs admin → http: the server pages use the HTTP adapter (cookies, the template tag), the ' +
-        'HTTP app never knows the pages; the composition root mounts them (src/adapters/admin/admin-pages.ts).',
+        'HTTP app never knows the pages; the composition root mounts them (src/adapters/pages/pages.ts).',
       severity: 'error',
       from: { path: '^src/adapters/(http|web)/' },
-      to: { path: '^src/adapters/admin/' },
+      to: { path: '^src/adapters/pages/' },
     },
     {
       name: 'adapters-do-not-import-the-root',
@@ -45,11 +45,11 @@ module.exports = {
     {
       name: 'read-model-only-through-its-port',
       comment:
-        'The read model (src/adapters/postgres/read-model/) is the EventReader port: the composition root builds ' +
+        'The read model (src/adapters/postgres/read/) is the EventReader port: the composition root builds ' +
         'it from index.ts and everyone else asks the port, so its SQL, caches and pools stay its own business.',
       severity: 'error',
-      from: { pathNot: '^src/(compose\\.ts$|adapters/postgres/read-model/)' },
-      to: { path: '^src/adapters/postgres/read-model/' },
+      from: { pathNot: '^src/(compose\\.ts$|adapters/postgres/read/)' },
+      to: { path: '^src/adapters/postgres/read/' },
     },
     {
       name: 'read-model-entry-is-its-index',
@@ -57,8 +57,8 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/compose\\.ts$' },
       to: {
-        path: '^src/adapters/postgres/read-model/',
-        pathNot: '^src/adapters/postgres/read-model/index\\.ts$',
+        path: '^src/adapters/postgres/read/',
+        pathNot: '^src/adapters/postgres/read/index\\.ts$',
       },
     },
     {

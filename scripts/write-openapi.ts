@@ -1,11 +1,11 @@
 // Writes docs/openapi.json from the route schemas, so the committed contract follows the code.
-// The test run fails when the two differ (test/integration/openapi.test.ts).
+// The test run fails when the two differ (test/integration/service/openapi.test.ts).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../src/adapters/config/environment.ts';
 import { buildHttpApp } from '../src/adapters/http/app.ts';
-import type { EventExporter } from '../src/ports/event-exporter.ts';
-import type { EventReader } from '../src/ports/event-reader.ts';
+import type { EventExporter } from '../src/ports/read/event-exporter.ts';
+import type { EventReader } from '../src/ports/read/event-reader.ts';
 import type { DatabasePool } from '../src/adapters/postgres/database.ts';
 import { composeAccounts, VERSION } from '../src/compose.ts';
 

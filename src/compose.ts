@@ -13,9 +13,9 @@ import {
   projectRoot,
   resolveSessionSecret,
 } from './adapters/config/environment.ts';
-import type { AccountsDeps } from './adapters/http/accounts.ts';
+import type { AccountsDeps } from './adapters/http/accounts/account-hooks.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
-import { adminPages } from './adapters/admin/admin-pages.ts';
+import { adminPages } from './adapters/pages/pages.ts';
 import { guardedUrlFetcher } from './adapters/fetch/guarded-url-fetcher.ts';
 import { cronerSchedule } from './adapters/jobs/croner-schedule.ts';
 import {
@@ -34,13 +34,9 @@ import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { pgBossScraperJobs, startScraperWorkers } from './adapters/jobs/scraper-jobs.ts';
 import { queryCanceller } from './adapters/postgres/query-cancellation.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
-import { postgresDatabaseStatus } from './adapters/postgres/database-status.ts';
+import { postgresDatabaseStatus } from './adapters/postgres/site/database-status.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
-import {
-  pageCache,
-  postgresEventExporter,
-  postgresEventReader,
-} from './adapters/postgres/read-model/index.ts';
+import { pageCache, postgresEventExporter, postgresEventReader } from './adapters/postgres/read/index.ts';
 import type { ReadYourWrites } from './adapters/http/read-your-writes.ts';
 import {
   openReplicaSet,
@@ -48,37 +44,40 @@ import {
   type ReplicaSet,
   routedReader,
 } from './adapters/postgres/read-replicas.ts';
-import { postgresIngestStore } from './adapters/postgres/ingest-store.ts';
-import { postgresScheduleStore } from './adapters/postgres/schedule-store.ts';
-import { postgresImportListings } from './adapters/postgres/import-listings.ts';
-import { postgresIngestDrafts } from './adapters/postgres/ingest-drafts.ts';
+import { postgresIngestStore } from './adapters/postgres/ingest/ingest-store.ts';
+import { postgresScheduleStore } from './adapters/postgres/ingest/schedule-store.ts';
+import { postgresImportListings } from './adapters/postgres/ingest/import-listings.ts';
+import { postgresIngestDrafts } from './adapters/postgres/ingest/ingest-drafts.ts';
 import { previewFetchLimits } from './adapters/fetch/preview-fetch-limits.ts';
 import { pgBossJobQueueStatus } from './adapters/jobs/job-queue-status.ts';
-import { postgresSiteSettings } from './adapters/postgres/site-settings.ts';
+import { postgresSiteSettings } from './adapters/postgres/site/site-settings.ts';
 import { guardedNewsletterPoster } from './adapters/fetch/newsletter-poster.ts';
-import { postgresDataExportStore, postgresUserDataReader } from './adapters/postgres/data-exports.ts';
+import {
+  postgresDataExportStore,
+  postgresUserDataReader,
+} from './adapters/postgres/accounts/data-export-store.ts';
 import { localExportArchive } from './adapters/files/export-archive.ts';
 import { pgBossDataExportQueue, startDataExportWorker } from './adapters/jobs/data-export-jobs.ts';
-import { removeExpiredExports, type DataExportDeps } from './application/data-exports.ts';
+import { removeExpiredExports, type DataExportDeps } from './application/accounts/export-own-data.ts';
 import { removeExpiredDrafts } from './application/ingest/import-wizard.ts';
 import { loadMigrations } from './adapters/postgres/migrator.ts';
 import { httpRunnerStatus } from './adapters/runner/runner-health.ts';
 import { webhookTokens } from './adapters/security/webhook-tokens.ts';
-import { postgresCollectionRepository } from './adapters/postgres/collection-repository.ts';
-import { postgresFeatureFlagStore } from './adapters/postgres/feature-flag-store.ts';
-import { postgresQuotas } from './adapters/postgres/quotas.ts';
-import { postgresRateLimitCounter } from './adapters/postgres/rate-limit-counter.ts';
-import { postgresSessionStore } from './adapters/postgres/session-store.ts';
-import { postgresUserStore } from './adapters/postgres/user-store.ts';
+import { postgresCollectionRepository } from './adapters/postgres/collections/collection-repository.ts';
+import { postgresFeatureFlagStore } from './adapters/postgres/site/feature-flag-store.ts';
+import { postgresQuotas } from './adapters/postgres/accounts/quotas.ts';
+import { postgresRateLimitCounter } from './adapters/postgres/accounts/rate-limit-counter.ts';
+import { postgresSessionStore } from './adapters/postgres/accounts/session-store.ts';
+import { postgresUserStore } from './adapters/postgres/accounts/user-store.ts';
 import { hmacTokenSigner } from './adapters/security/hmac-token-signer.ts';
 import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
-import { isFeatureEnabled } from './application/feature-flags.ts';
-import type { AccessPolicy } from './domain/quotas.ts';
-import type { Quotas } from './ports/quotas.ts';
-import { postgresActorDirectory } from './adapters/postgres/actor-directory.ts';
-import { postgresScraperRepoStore } from './adapters/postgres/scraper-repo-store.ts';
-import { postgresScraperRunStore } from './adapters/postgres/scraper-run-store.ts';
-import { postgresScraperStore } from './adapters/postgres/scraper-store.ts';
+import { isFeatureEnabled } from './application/site/feature-flags.ts';
+import type { AccessPolicy } from './domain/accounts/quotas.ts';
+import type { Quotas } from './ports/accounts/quotas.ts';
+import { postgresActorDirectory } from './adapters/postgres/accounts/actor-directory.ts';
+import { postgresScraperRepoStore } from './adapters/postgres/scrapers/scraper-repo-store.ts';
+import { postgresScraperRunStore } from './adapters/postgres/scrapers/scraper-run-store.ts';
+import { postgresScraperStore } from './adapters/postgres/scrapers/scraper-store.ts';
 import { httpRunnerClient } from './adapters/runner/runner-client.ts';
 import { answerPrimaryMetricsRequests } from './adapters/metrics/cluster-metrics.ts';
 import { meteredGeocoder, meteredIngestStore, meteredRunnerClient } from './adapters/metrics/instrument.ts';
@@ -251,7 +250,7 @@ export async function composeServices(
 
   let http: FastifyInstance | undefined;
   // The /events page statements whose generic plan is as good as a custom one, planned once per
-  // connection (postgres/read-model/page.ts; pageAnswer in domain/answer-path.ts); a few
+  // connection (postgres/read/page.ts; pageAnswer in adapters/postgres/read/answer-path.ts); a few
   // connections more per HTTP process.
   let genericPlanPool: DatabasePool | undefined;
   let readPool: DatabasePool | undefined;

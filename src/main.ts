@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createAdmin } from './application/create-admin.ts';
-import { seedDemo } from './application/seed-demo.ts';
+import { createAdmin } from './application/accounts/create-admin.ts';
+import { seedDemo } from './application/site/seed-demo.ts';
 import {
   composeServices,
   DatabaseUnavailableError,
@@ -21,10 +21,10 @@ import { startMetricsListener } from './adapters/metrics/http-metrics.ts';
 import { createMetrics } from './adapters/metrics/registry.ts';
 import { BackupError } from './adapters/postgres/backup.ts';
 import { redactUrl } from './adapters/postgres/database.ts';
-import { postgresEventStore } from './adapters/postgres/event-store.ts';
+import { postgresEventStore } from './adapters/postgres/ingest/event-store.ts';
 import { loadMigrations, MigrationError, migrate } from './adapters/postgres/migrator.ts';
-import { postgresSessionStore } from './adapters/postgres/session-store.ts';
-import { postgresUserStore } from './adapters/postgres/user-store.ts';
+import { postgresSessionStore } from './adapters/postgres/accounts/session-store.ts';
+import { postgresUserStore } from './adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from './adapters/security/scrypt-password-hasher.ts';
 
 const USAGE = `chronomap ${VERSION}

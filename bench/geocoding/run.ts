@@ -15,9 +15,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { gazetteerIndex } from '../../src/adapters/geocoding/gazetteer-data.ts';
-import { DEFAULT_MIN_CONFIDENCE } from '../../src/domain/geocoding/confidence.ts';
-import { placeKey } from '../../src/domain/geocoding/place-key.ts';
-import { resolveAddress } from '../../src/domain/geocoding/resolve-address.ts';
+import { DEFAULT_MIN_CONFIDENCE } from '../../src/domain/ingest/geocoding/confidence.ts';
+import { placeKey } from '../../src/domain/ingest/geocoding/place-key.ts';
+import { resolveAddress } from '../../src/domain/ingest/geocoding/resolve-address.ts';
 import { gazetteer as baselineGazetteer, lookUp as baselineLookUp } from './baseline-offline-gazetteer.ts';
 
 type Row = {

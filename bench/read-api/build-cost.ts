@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
-import { readerModule } from './reader-module.ts';
+import { listEventsModule, readerModule } from './reader-module.ts';
 
 const { values: options } = parseArgs({
   options: {
@@ -30,10 +30,7 @@ type Code = {
 
 async function load(root: string): Promise<Code> {
   const from = (file: string) => import(pathToFileURL(path.join(root, file)).href);
-  const [useCase, reader] = await Promise.all([
-    from('src/application/list-events.ts'),
-    from(readerModule(root)),
-  ]);
+  const [useCase, reader] = await Promise.all([from(listEventsModule(root)), from(readerModule(root))]);
   return { name: root, listEvents: useCase.listEvents, postgresEventReader: reader.postgresEventReader };
 }
 

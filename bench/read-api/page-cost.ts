@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
-import { readerModule } from './reader-module.ts';
+import { listEventsModule, readerModule } from './reader-module.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
 import { startCpuCount } from './cpu-time.ts';
 
@@ -42,7 +42,7 @@ type Code = {
 async function load(root: string): Promise<Code> {
   const from = (file: string) => import(pathToFileURL(path.join(root, file)).href);
   const [useCase, database, reader] = await Promise.all([
-    from('src/application/list-events.ts'),
+    from(listEventsModule(root)),
     from('src/adapters/postgres/database.ts'),
     from(readerModule(root)),
   ]);

@@ -11,9 +11,9 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createDatabasePool, type DatabasePool, sql } from '../../src/adapters/postgres/database.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
-import { postgresRateLimitCounter } from '../../src/adapters/postgres/rate-limit-counter.ts';
-import type { RateWindow } from '../../src/domain/quotas.ts';
-import { windowStart } from '../../src/domain/rate-limits.ts';
+import { postgresRateLimitCounter } from '../../src/adapters/postgres/accounts/rate-limit-counter.ts';
+import type { RateWindow } from '../../src/domain/accounts/quotas.ts';
+import { windowStart } from '../../src/domain/accounts/rate-limits.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
 
 const { values: options } = parseArgs({

@@ -21,7 +21,7 @@ import pg from 'pg';
 import Supercluster from 'supercluster';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
-import { clusterLevel } from '../../src/domain/clustering.ts';
+import { clusterLevel } from '../../src/domain/read/clustering.ts';
 import { seededRandom } from '../../test/helpers/v1-fixture.ts';
 import { benchPolicyFile, startChronomapApi } from '../api-server.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
@@ -136,7 +136,7 @@ async function measureUrls(urls: string[]): Promise<number[]> {
 
 /**
  * Every latency request asks for a fresh answer (`Cache-Control: no-cache`): the table measures the
- * database's work, not the /events answer cache of the API process (src/adapters/postgres/read-model/page-cache.ts).
+ * database's work, not the /events answer cache of the API process (src/adapters/postgres/read/page-cache.ts).
  */
 async function fetchOk(target: string): Promise<void> {
   const response = await fetch(target, { headers: { 'cache-control': 'no-cache' } });

@@ -8,7 +8,7 @@
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/readmodel_bench_tiles \
 //     node bench/tiles/run.ts [--pans 5] [--naive-tiles 8] [--max-zoom 16]
 //
-// The time is the read model's (src/adapters/postgres/read-model/tiles.ts) as the route calls it: the
+// The time is the read model's (src/adapters/postgres/read/tiles.ts) as the route calls it: the
 // scope, the statement with its planning and the encoding, the round trip; not the HTTP layer. Prints
 // one table; writes the figures as JSON to bench/results/.
 
@@ -18,9 +18,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { createDatabasePool, sql } from '../../src/adapters/postgres/database.ts';
-import { postgresEventReader } from '../../src/adapters/postgres/read-model/index.ts';
-import { parseEventFilter } from '../../src/domain/read-query.ts';
-import { type Tile, tilesCovering, TILE_EXTENT } from '../../src/domain/tiles.ts';
+import { postgresEventReader } from '../../src/adapters/postgres/read/index.ts';
+import { parseEventFilter } from '../../src/domain/read/read-query.ts';
+import { type Tile, tilesCovering, TILE_EXTENT } from '../../src/domain/read/tiles.ts';
 import { seededRandom } from '../../test/helpers/v1-fixture.ts';
 import { benchDatabaseUrl } from '../read-api/bench-database.ts';
 import { CITIES } from '../read-api/cities.ts';

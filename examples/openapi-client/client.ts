@@ -1,6 +1,6 @@
 // A typed Chronomap client generated from the served OpenAPI document (docs/api-v1.md, "A typed
 // client from the OpenAPI document"): `schema.d.ts` comes from `openapi-typescript`, requests go
-// through `openapi-fetch`. test/integration/openapi-client.test.ts copies this program next to a
+// through `openapi-fetch`. test/integration/service/openapi-client.test.ts copies this program next to a
 // freshly generated schema.d.ts, type-checks both with `tsc --strict` and runs it against the app:
 // it calls every /api/v1 operation and uploads a file, and prints what it got as JSON.
 //

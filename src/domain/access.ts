@@ -1,5 +1,5 @@
 import { DomainError } from './errors.ts';
-import type { Role, TrustLevel } from './users.ts';
+import type { Role, TrustLevel } from './accounts/users.ts';
 
 // The one access rule for the catalog > dataset > event hierarchy. The collections API, the /api/v1
 // read API (through the SQL twin in adapters/postgres/visibility.ts) and the admin pages all ask

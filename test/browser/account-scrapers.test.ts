@@ -8,7 +8,7 @@ import { composeScraperDeps } from '../../src/compose.ts';
 import { accountsApp, PASSWORD } from '../helpers/accounts.ts';
 import { launchChromium, screenshots } from '../helpers/browser.ts';
 import { testConfig } from '../helpers/app.ts';
-import { openBoss } from '../integration/scraper-fixtures.ts';
+import { openBoss } from '../integration/scrapers/scraper-fixtures.ts';
 
 // /account/scrapers in a real browser (Debian's Chromium) with JavaScript switched off: a user logs
 // in, sees their repos, scrapers and run output (escaped), forces a sync, triggers a run and

@@ -6,7 +6,7 @@ import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { launchChromium, screenshots } from '../helpers/browser.ts';
 import { reloadUntil } from '../helpers/page-polling.ts';
 import { xlsx } from '../fixtures/ingest/workbooks.ts';
-import { REGISTRATION_MESSAGE } from '../../src/application/register-account.ts';
+import { REGISTRATION_MESSAGE } from '../../src/application/accounts/register-account.ts';
 import {
   countEvents,
   ingestApp,

@@ -5,7 +5,7 @@ import t from 'tap';
 import { systemClock } from '../../src/adapters/clock/system-clock.ts';
 import { localSourceFiles } from '../../src/adapters/files/local-source-files.ts';
 import { pgBossIngestQueue } from '../../src/adapters/jobs/ingest-worker.ts';
-import { postgresIngestStore } from '../../src/adapters/postgres/ingest-store.ts';
+import { postgresIngestStore } from '../../src/adapters/postgres/ingest/ingest-store.ts';
 import { runIngestJob } from '../../src/application/ingest/run-ingest-job.ts';
 import { keepScreenshot, launchChromium } from '../helpers/browser.ts';
 import { countEvents, ingestApp, signIn, type UploadedDoc } from '../fixtures/ingest/client.ts';

@@ -6,10 +6,10 @@ import type { Test } from 'tap';
 import { parse, stringify } from 'yaml';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { sql } from '../../src/adapters/postgres/database.ts';
-import { postgresUserStore } from '../../src/adapters/postgres/user-store.ts';
+import { postgresUserStore } from '../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
-import type { QuotaName } from '../../src/domain/quotas.ts';
-import type { Role, TrustLevel } from '../../src/domain/users.ts';
+import type { QuotaName } from '../../src/domain/accounts/quotas.ts';
+import type { Role, TrustLevel } from '../../src/domain/accounts/users.ts';
 import { testApp } from './app.ts';
 import type { TestDatabase } from './database.ts';
 

@@ -3,8 +3,8 @@ import {
   QuotaExceededError,
   type QuotaAmount,
   type QuotaName,
-} from '../../src/domain/quotas.ts';
-import type { Quotas } from '../../src/ports/quotas.ts';
+} from '../../src/domain/accounts/quotas.ts';
+import type { Quotas } from '../../src/ports/accounts/quotas.ts';
 
 /**
  * A fake of the Quotas port for tests of the pipeline that are not about quotas: allows everything,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { ValidationError } from '../../domain/errors.ts';
-import { type AccessPolicy, parseAccessPolicy } from '../../domain/quotas.ts';
+import { type AccessPolicy, parseAccessPolicy } from '../../domain/accounts/quotas.ts';
 
 /** Reads and checks the quotas file; a bad file stops the start-up with the file and key named. */
 export function loadAccessPolicy(file: string): AccessPolicy {

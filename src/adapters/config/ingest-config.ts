@@ -1,4 +1,4 @@
-import { DEFAULT_MIN_CONFIDENCE } from '../../domain/geocoding/confidence.ts';
+import { DEFAULT_MIN_CONFIDENCE } from '../../domain/ingest/geocoding/confidence.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/ingest/failures.ts';
 
 // Ingestion settings from the environment (spec: Retry configuration), read with the same checks

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { permanent } from '../../domain/ingest/failures.ts';
-import type { NewsletterService } from '../../ports/site-settings.ts';
+import type { NewsletterService } from '../../ports/site/site-settings.ts';
 import { guardedLookup, isForbiddenAddress } from './guarded-url-fetcher.ts';
 
 // Hands a newsletter subscription to the service an admin configured: one POST of

@@ -4,7 +4,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import archiver from 'archiver';
-import type { ExportArchive } from '../../ports/data-exports.ts';
+import type { ExportArchive } from '../../ports/accounts/data-export-store.ts';
 
 // Data export ZIPs under <dataDir>/exports, written by archiver (docs/decisions.md, "Data exports"):
 // each entry streams in as the job reads it, so a large account never sits in memory whole.

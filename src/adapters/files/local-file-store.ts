@@ -4,7 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FileStore, StoredFileOrigin } from '../../ports/file-store.ts';
+import type { FileStore, StoredFileOrigin } from '../../ports/ingest/file-store.ts';
 
 // Ingest files under <dataDir>/ingest (the root localSourceFiles reads); stored paths are relative
 // to it so that the data directory can move. Each origin has its folder; a new file gets a random

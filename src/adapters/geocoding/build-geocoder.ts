@@ -1,11 +1,11 @@
-import type { Geocoder } from '../../ports/geocoder.ts';
+import type { Geocoder } from '../../ports/ingest/geocoder.ts';
 import {
   DEFAULT_GEOCODER_USER_AGENT,
   type GeocoderConfig,
   type OnlineGeocoderConfig,
 } from '../config/ingest-config.ts';
 import type { DatabasePool } from '../postgres/database.ts';
-import { postgresGeocodeCache } from '../postgres/geocode-cache.ts';
+import { postgresGeocodeCache } from '../postgres/ingest/geocode-cache.ts';
 import { geocoderChain } from './geocoder-chain.ts';
 import { onlineGeocoder, PUBLIC_NOMINATIM_POLICY } from './nominatim-geocoder.ts';
 import { offlineGazetteer } from './offline-gazetteer.ts';

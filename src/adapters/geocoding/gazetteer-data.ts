@@ -8,8 +8,8 @@ import type {
   GazetteerPlace,
   PlaceMatch,
   RegionRef,
-} from '../../domain/geocoding/resolve-address.ts';
-import { placeKey } from '../../domain/geocoding/place-key.ts';
+} from '../../domain/ingest/geocoding/resolve-address.ts';
+import { placeKey } from '../../domain/ingest/geocoding/place-key.ts';
 import { REGION_EXONYMS } from './region-exonyms.ts';
 
 // The offline gazetteer's data, built in memory from npm packages on first use (see

@@ -1,4 +1,4 @@
-import type { GeocodeOutcome, Geocoder } from '../../ports/geocoder.ts';
+import type { GeocodeOutcome, Geocoder } from '../../ports/ingest/geocoder.ts';
 
 // The provider chain: the offline gazetteer answers first; only the addresses it could not resolve
 // (not found, or found with too low a confidence) go to the online provider, whose answers the shared

@@ -1,7 +1,10 @@
-import type { GeocodeMatch } from '../../domain/geocoding/located-by.ts';
-import { MAX_RESOLVED_ADDRESS_CHARS, type ScoredCandidate } from '../../domain/geocoding/resolve-address.ts';
-import type { GeocodeCache } from '../../ports/geocode-cache.ts';
-import type { GeocodeOptions, GeocodeOutcome, Geocoder } from '../../ports/geocoder.ts';
+import type { GeocodeMatch } from '../../domain/ingest/geocoding/located-by.ts';
+import {
+  MAX_RESOLVED_ADDRESS_CHARS,
+  type ScoredCandidate,
+} from '../../domain/ingest/geocoding/resolve-address.ts';
+import type { GeocodeCache } from '../../ports/ingest/geocode-cache.ts';
+import type { GeocodeOptions, GeocodeOutcome, Geocoder } from '../../ports/ingest/geocoder.ts';
 
 // An online geocoder: a Nominatim-compatible server (`/search?q=...&format=jsonv2`, its `importance`
 // is the confidence) or a Photon-compatible one (`/api?q=...`, GeoJSON; Photon gives no score, so its

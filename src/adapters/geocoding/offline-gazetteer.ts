@@ -1,6 +1,6 @@
-import { DEFAULT_MIN_CONFIDENCE } from '../../domain/geocoding/confidence.ts';
-import { type Resolution, resolveAddress } from '../../domain/geocoding/resolve-address.ts';
-import type { GeocodeOutcome, Geocoder } from '../../ports/geocoder.ts';
+import { DEFAULT_MIN_CONFIDENCE } from '../../domain/ingest/geocoding/confidence.ts';
+import { type Resolution, resolveAddress } from '../../domain/ingest/geocoding/resolve-address.ts';
+import type { GeocodeOutcome, Geocoder } from '../../ports/ingest/geocoder.ts';
 import { gazetteerIndex } from './gazetteer-data.ts';
 
 // The default geocoder: GeoNames' places of 1,000+ inhabitants with their alternate names, region and

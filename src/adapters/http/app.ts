@@ -1,9 +1,9 @@
-import { geocodingRoutes } from './routes/geocoding.ts';
+import { geocodingRoutes } from './ingest/geocoding-routes.ts';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { HealthDeps } from '../../application/check-health.ts';
-import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from './accounts.ts';
+import type { HealthDeps } from '../../application/site/check-health.ts';
+import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from './accounts/account-hooks.ts';
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
@@ -18,27 +18,27 @@ import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { projectRoot } from '../config/environment.ts';
-import { HealthReportSchema, healthRoutes } from './routes/health.ts';
-import { type ReadApiDeps, V1_SHARED_SCHEMAS, v1EventRoutes } from './routes/v1-events.ts';
-import { type TileRoutesDeps, v1TileRoutes } from './routes/v1-tiles.ts';
-import { ogcFeatureRoutes } from './routes/ogc-features.ts';
-import type { OgcDeps } from '../../application/ogc-features.ts';
-import { v1ExportRoutes } from './routes/v1-exports.ts';
-import { type IngestHttpDeps, ingestRoutes } from './routes/ingest.ts';
-import { ingestJobRoutes } from './routes/ingest-jobs.ts';
-import { INGEST_SHARED_SCHEMAS } from './routes/ingest-schemas.ts';
-import { WIZARD_SCHEMAS } from './routes/ingest-wizard-docs.ts';
-import { scheduledIngestRoutes } from './routes/scheduled-ingests.ts';
-import { type ImportsApiDeps, importsApiRoutes } from './routes/imports-api.ts';
-import { type Authenticate, type ScraperUseCases, scraperRoutes } from './routes/scrapers.ts';
+import { HealthReportSchema, healthRoutes } from './site/health-routes.ts';
+import { type ReadApiDeps, V1_SHARED_SCHEMAS, v1EventRoutes } from './read/events-routes.ts';
+import { type TileRoutesDeps, v1TileRoutes } from './read/tiles-routes.ts';
+import { ogcFeatureRoutes } from './read/ogc-routes.ts';
+import type { OgcDeps } from '../../application/read/ogc-features.ts';
+import { v1ExportRoutes } from './read/exports-routes.ts';
+import { type IngestHttpDeps, ingestRoutes } from './ingest/ingest-file-routes.ts';
+import { ingestJobRoutes } from './ingest/ingest-job-routes.ts';
+import { INGEST_SHARED_SCHEMAS } from './ingest/ingest-schema-routes.ts';
+import { WIZARD_SCHEMAS } from './ingest/wizard-docs.ts';
+import { scheduledIngestRoutes } from './ingest/scheduled-ingest-routes.ts';
+import { type ImportsApiDeps, importsApiRoutes } from './ingest/imports-api.ts';
+import { type Authenticate, type ScraperUseCases, scraperRoutes } from './scrapers/scraper-routes.ts';
 import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
 import { scraperHelperRoutes } from '../web/scraper-helper.ts';
-import { scraperCollectionRoutes, scraperCollectionSchemas } from './routes/scraper-collections.ts';
+import { scraperCollectionRoutes, scraperCollectionSchemas } from './scrapers/scraper-collection-routes.ts';
 import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 
 // The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
 // composition root. It owns no state of its own. The server-rendered pages are not its own: the
-// composition root mounts them (admin/admin-pages.ts) on the app this returns.
+// composition root mounts them (pages/pages.ts) on the app this returns.
 
 export type HttpDeps = {
   health: HealthDeps;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Authentication, authenticateToken, type LoginDeps } from '../../application/log-in.ts';
+import { type Authentication, authenticateToken, type LoginDeps } from '../../application/accounts/log-in.ts';
 import { UnauthorizedError, type Viewer } from '../../domain/access.ts';
 
 // Who is calling, decided once per request before any route runs: the `payload-token` cookie, or

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, type DomainErrorKind, ValidationError } from '../../domain/errors.ts';
-import { RateLimitedError } from '../../domain/rate-limits.ts';
+import { RateLimitedError } from '../../domain/accounts/rate-limits.ts';
 import { classifyDatabaseError } from './database-errors.ts';
 import { type ErrorBodyShape, reasonPhrase } from './error-body.ts';
 import { sendRateLimited } from './rate-limit.ts';

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnlimited } from '../../domain/access.ts';
-import type { AccessPolicy } from '../../domain/quotas.ts';
-import { decideRate, type RateDecision, RateLimitedError } from '../../domain/rate-limits.ts';
-import type { RateLimitCounter } from '../../ports/rate-limit-counter.ts';
+import type { AccessPolicy } from '../../domain/accounts/quotas.ts';
+import { decideRate, type RateDecision, RateLimitedError } from '../../domain/accounts/rate-limits.ts';
+import type { RateLimitCounter } from '../../ports/accounts/rate-limit-counter.ts';
 import type { Clock } from '../../ports/clock.ts';
 
 // Request rate limits kept in Postgres, so every API process counts the same requests (batched: see

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { formatLsn, type Lsn, parseLsn } from '../../domain/read-replicas.ts';
+import { formatLsn, type Lsn, parseLsn } from '../../domain/read/replica-choice.ts';
 
 // Read-your-writes with read replicas (docs/scaling.md, "Read replicas"). After a request that may
 // have written (any unsafe method, and a logged-in caller's reads outside /api/v1, such as an

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { TRUST_LEVELS } from '../../domain/users.ts';
+import { TRUST_LEVELS } from '../../domain/accounts/users.ts';
 
 // Schemas shared by the account, collection and quota routes.
 

@@ -1,8 +1,8 @@
 import type { PgBoss } from 'pg-boss';
-import { buildDataExport, type DataExportDeps } from '../../application/data-exports.ts';
-import type { DataExportQueue } from '../../ports/data-exports.ts';
+import { buildDataExport, type DataExportDeps } from '../../application/accounts/export-own-data.ts';
+import type { DataExportQueue } from '../../ports/accounts/data-export-store.ts';
 
-// The `data-export` queue: one job per requested export (application/data-exports.ts). Not retried
+// The `data-export` queue: one job per requested export (application/accounts/export-own-data.ts). Not retried
 // by pg-boss: a failed build is recorded on the export, and the user may request another.
 
 export const DATA_EXPORT_QUEUE = 'data-export';

@@ -5,8 +5,8 @@ import {
   sweepDeferredCounts,
 } from '../../application/ingest/refresh-deferred-counts.ts';
 import { type IngestDeps, runIngestJob } from '../../application/ingest/run-ingest-job.ts';
-import type { CountsRefreshQueue } from '../../ports/counts-refresh-queue.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
+import type { CountsRefreshQueue } from '../../ports/ingest/counts-refresh-queue.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import { INGEST_PROCESS_QUEUE, INGEST_REFRESH_COUNTS_QUEUE } from './job-queue.ts';
 import type { ScheduleManagerTask } from './schedule-manager.ts';
 

@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import { Type } from 'typebox';
-import type { JobQueueStatus } from '../../ports/job-queue-status.ts';
+import type { JobQueueStatus } from '../../ports/site/job-queue-status.ts';
 import { type DatabasePool, row, sql } from '../postgres/database.ts';
 import { QUEUES, SCHEDULE_MANAGER_QUEUE } from './job-queue.ts';
 

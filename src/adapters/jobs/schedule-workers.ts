@@ -1,9 +1,9 @@
 import type { PgBoss } from 'pg-boss';
 import { fetchScheduledIngest } from '../../application/ingest/fetch-scheduled-ingest.ts';
 import { runScheduleManager, type ScheduleDeps } from '../../application/ingest/scheduled-ingests.ts';
-import type { FileStore } from '../../ports/file-store.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { ScheduleQueue } from '../../ports/schedule-queue.ts';
+import type { FileStore } from '../../ports/ingest/file-store.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
+import type { ScheduleQueue } from '../../ports/ingest/schedule-queue.ts';
 import type { UrlFetcher } from '../../ports/url-fetcher.ts';
 import { SCHEDULED_FETCH_QUEUE, SCHEDULED_FETCH_RETRIES } from './job-queue.ts';
 import type { ScheduleManagerTask } from './schedule-manager.ts';

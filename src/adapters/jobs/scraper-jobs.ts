@@ -1,5 +1,5 @@
 import type { PgBoss } from 'pg-boss';
-import type { ScraperJobQueue } from '../../ports/scraper-job-queue.ts';
+import type { ScraperJobQueue } from '../../ports/scrapers/scraper-job-queue.ts';
 import { STUCK_MARGIN_SECS } from '../../domain/scrapers/runs.ts';
 
 // The scraper subsystem's pg-boss queues and workers. Names are the spec's job names. The

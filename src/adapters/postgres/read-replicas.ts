@@ -7,7 +7,7 @@ import {
   type ReplicaCheck,
   replicaCheck,
   type ReplicaState,
-} from '../../domain/read-replicas.ts';
+} from '../../domain/read/replica-choice.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, row, sql } from './database.ts';
 
 // Read replicas (docs/scaling.md, "Read replicas"): one set of read pools per hot standby named in

@@ -4,7 +4,7 @@ import { sql } from './database.ts';
 
 // The SQL twin of the access rule in domain/access.ts (canReadCatalog / canReadDataset), for
 // queries that must filter in the database: the collections API, the /api/v1 read API and the
-// admin pages. test/integration/access.test.ts checks that both give the same answers.
+// admin pages. test/integration/service/access.test.ts checks that both give the same answers.
 //
 // Use, with the aliases of your query:
 //   where ${visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' })}   -- datasets d join catalogs c

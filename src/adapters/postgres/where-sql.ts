@@ -1,5 +1,5 @@
 import type { FragmentSqlToken as SqlFragment } from 'slonik';
-import type { Condition, FieldType, SortKey, WhereNode } from '../../domain/where.ts';
+import type { Condition, FieldType, SortKey, WhereNode } from '../../domain/read/where.ts';
 import { sql } from './database.ts';
 
 // Turns a parsed where tree into SQL. Column expressions come only from the collection's column

@@ -5,7 +5,7 @@ import {
   RunnerError,
   type RunnerRunRequest,
   type RunnerRunResult,
-} from '../../ports/runner-client.ts';
+} from '../../ports/scrapers/runner-client.ts';
 
 // HTTP client of the runner API (spec: Runner API) with the shared bearer key. node:http rather
 // than fetch: a run may take an hour, and fetch gives up waiting for response headers after 300 s.

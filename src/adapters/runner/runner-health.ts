@@ -1,5 +1,5 @@
-import type { RunnerCheck } from '../../domain/health.ts';
-import type { RunnerStatus } from '../../ports/system-status.ts';
+import type { RunnerCheck } from '../../domain/site/health.ts';
+import type { RunnerStatus } from '../../ports/site/system-status.ts';
 
 /** Pings the scraper runner's unauthenticated `/health`; any failure is a degraded runner, never a crash. */
 export function httpRunnerStatus(url: string, timeoutMs = 2_000): RunnerStatus {

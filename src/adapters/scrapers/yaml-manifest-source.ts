@@ -2,7 +2,7 @@ import { parse, YAMLParseError } from 'yaml';
 import { ManifestUnreadableError } from '../../domain/scrapers/errors.ts';
 import { MANIFEST_FILE } from '../../domain/scrapers/repos.ts';
 import { FORBIDDEN_KEYS } from '../../domain/forbidden-keys.ts';
-import type { ManifestSource } from '../../ports/manifest-source.ts';
+import type { ManifestSource } from '../../ports/scrapers/manifest-source.ts';
 
 /** Reads the raw text of a git repo's manifest; see git-manifest-reader.ts. */
 export type GitManifestReader = (gitUrl: string, branch: string) => Promise<string>;

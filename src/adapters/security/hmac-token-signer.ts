@@ -1,5 +1,5 @@
 import { createSigner, createVerifier } from 'fast-jwt';
-import type { TokenCheck, TokenClaims, TokenSigner } from '../../ports/token-signer.ts';
+import type { TokenCheck, TokenClaims, TokenSigner } from '../../ports/accounts/token-signer.ts';
 
 // Login tokens are JWTs (HS256) so that Payload-style clients can read `exp`. fast-jwt signs and
 // checks them (synchronously, so the TokenSigner port stays synchronous; jose is async only); only

@@ -1,5 +1,5 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
-import type { PasswordHasher } from '../../ports/password-hasher.ts';
+import type { PasswordHasher } from '../../ports/accounts/password-hasher.ts';
 
 // scrypt from node:crypto (no native addon to build). The parameters are stored with each hash so
 // they can be raised later without invalidating existing passwords.

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { tokenFromBytes } from '../../domain/webhook-tokens.ts';
+import { tokenFromBytes } from '../../domain/ingest/webhook-tokens.ts';
 import type { WebhookTokens } from '../../ports/webhook-tokens.ts';
 
 // A webhook token is the credential in the URL: 32 random bytes as 64 hex characters. Only its

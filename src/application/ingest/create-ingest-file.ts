@@ -1,10 +1,10 @@
 import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { datasetTitleFor } from '../../domain/ingest/settings.ts';
-import type { QuotaAmount } from '../../domain/quotas.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { IngestFile, IngestJob, NewIngestJob } from '../../ports/ingest-job-store.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
-import type { Quotas } from '../../ports/quotas.ts';
+import type { QuotaAmount } from '../../domain/accounts/quotas.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
+import type { IngestFile, IngestJob, NewIngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
+import type { Quotas } from '../../ports/accounts/quotas.ts';
 
 // Records an uploaded (or fetched) file, one ingest job per sheet, and queues each job's workflow.
 

@@ -1,9 +1,9 @@
-import type { NewEvent } from '../../domain/events.ts';
+import type { NewEvent } from '../../domain/read/events.ts';
 import { importQuotaFailure } from '../../domain/ingest/quota-failures.ts';
-import { QuotaExceededError } from '../../domain/quotas.ts';
-import type { EventQuota } from '../../ports/event-batch-writer.ts';
-import type { IngestFile } from '../../ports/ingest-job-store.ts';
-import type { Quotas } from '../../ports/quotas.ts';
+import { QuotaExceededError } from '../../domain/accounts/quotas.ts';
+import type { EventQuota } from '../../ports/ingest/event-batch-writer.ts';
+import type { IngestFile } from '../../ports/ingest/ingest-job-store.ts';
+import type { Quotas } from '../../ports/accounts/quotas.ts';
 
 // The events an import creates count against its uploader's totalEvents and the job's
 // eventsPerImport (create-events, run-ingest-job.ts): the store counts them in the transaction of

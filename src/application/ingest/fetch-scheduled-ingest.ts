@@ -1,7 +1,7 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import { classifyFailure } from '../../domain/ingest/failures.ts';
-import type { FileStore } from '../../ports/file-store.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
+import type { FileStore } from '../../ports/ingest/file-store.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import type { UrlFetcher } from '../../ports/url-fetcher.ts';
 import { createIngestFile, importQuotaAmounts } from './create-ingest-file.ts';
 import { failureFacts } from './run-ingest-job.ts';

@@ -8,9 +8,9 @@ import {
   type Viewer,
 } from '../../domain/access.ts';
 import { NotFoundError } from '../../domain/errors.ts';
-import type { CollectionRepository } from '../../ports/collection-repository.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest-job-store.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { CollectionRepository } from '../../ports/collections/collection-repository.ts';
+import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 
 // Who may touch an import (an ingest file, its jobs, their progress and recovery), asked by every
 // ingest use case through the rules of domain/access.ts. Anonymous callers get 401 before anything

@@ -1,10 +1,10 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import { DEFAULT_JOB_CONFIG } from '../../domain/ingest/settings.ts';
-import type { FileStore } from '../../ports/file-store.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
-import type { Quotas } from '../../ports/quotas.ts';
-import type { IngestFileCreator } from '../../ports/ingest-file-creator.ts';
+import type { FileStore } from '../../ports/ingest/file-store.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
+import type { Quotas } from '../../ports/accounts/quotas.ts';
+import type { IngestFileCreator } from '../../ports/ingest/ingest-file-creator.ts';
 import { createIngestFile } from './create-ingest-file.ts';
 
 // Auto-import of a scraper's CSV: the bytes are written through the FileStore and recorded by the

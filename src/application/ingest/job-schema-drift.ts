@@ -1,6 +1,6 @@
 import type { Viewer } from '../../domain/access.ts';
 import { compareSchemas, type SchemaDrift } from '../../domain/ingest/schema.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import type { DetectOutput } from './stages/outputs.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 

@@ -1,15 +1,20 @@
 import { catalogWriteScope, importVisibility, requireViewer, type Viewer } from '../../domain/access.ts';
-import { COLLECTION_PAGING, type Page, pageOf } from '../../domain/collections.ts';
+import { COLLECTION_PAGING, type Page, pageOf } from '../../domain/collections/collections.ts';
 import {
   IMPORT_LIST_LIMITS,
   INGEST_FILE_DEFAULT_SORT,
   INGEST_FILE_FIELDS,
 } from '../../domain/ingest/import-list-fields.ts';
-import { checkPageBytes } from '../../domain/page-bytes.ts';
-import { parseCollectionSort } from '../../domain/sort.ts';
-import { type FieldWhitelist, parseWhere, type SortKey, whereTreeFromQuery } from '../../domain/where.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest-job-store.ts';
-import type { CatalogWithDatasets, ImportListings, ListPage } from '../../ports/import-listings.ts';
+import { checkPageBytes } from '../../domain/read/page-bytes.ts';
+import { parseCollectionSort } from '../../domain/read/sort.ts';
+import {
+  type FieldWhitelist,
+  parseWhere,
+  type SortKey,
+  whereTreeFromQuery,
+} from '../../domain/read/where.ts';
+import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { CatalogWithDatasets, ImportListings, ListPage } from '../../ports/ingest/import-listings.ts';
 
 // "My imports": the ingest files a caller may see (their uploads and imports into their catalogs;
 // admins all) as a Payload-style collection, and the catalogs they may import into with their

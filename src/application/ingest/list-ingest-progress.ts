@@ -1,5 +1,5 @@
 import type { Clock } from '../../ports/clock.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import { ingestProgressOf } from './get-ingest-progress.ts';
 
 // A user's recent ingest files with their progress (the admin's progress page): the same view as

@@ -1,13 +1,13 @@
 import { importVisibility, requireViewer, type Viewer } from '../../domain/access.ts';
-import { type Page, pageOf } from '../../domain/collections.ts';
+import { type Page, pageOf } from '../../domain/collections/collections.ts';
 import {
   IMPORT_LIST_LIMITS,
   SCHEDULE_DEFAULT_SORT,
   SCHEDULE_FIELDS,
 } from '../../domain/ingest/import-list-fields.ts';
-import { checkPageBytes } from '../../domain/page-bytes.ts';
-import type { ImportListings, ScheduledRunRecord } from '../../ports/import-listings.ts';
-import type { ScheduledIngest } from '../../ports/schedule-store.ts';
+import { checkPageBytes } from '../../domain/read/page-bytes.ts';
+import type { ImportListings, ScheduledRunRecord } from '../../ports/ingest/import-listings.ts';
+import type { ScheduledIngest } from '../../ports/ingest/schedule-store.ts';
 import { listPageOf, type ListQuery } from './list-imports.ts';
 import { ACTIVE, getScheduledIngest, isActive, type ScheduleDeps } from './scheduled-ingests.ts';
 

@@ -2,10 +2,10 @@ import { ValidationError } from '../../domain/errors.ts';
 import { IngestFailure } from '../../domain/ingest/failures.ts';
 import { assertFetchableUrl } from '../../domain/ingest/schedules.ts';
 import type { FieldMapping } from '../../domain/ingest/schema.ts';
-import type { FileStore } from '../../ports/file-store.ts';
-import type { FileFormat } from '../../ports/ingest-job-store.ts';
+import type { FileStore } from '../../ports/ingest/file-store.ts';
+import type { FileFormat } from '../../ports/ingest/ingest-job-store.ts';
 import type { UrlFetcher } from '../../ports/url-fetcher.ts';
-import type { SourceFiles } from '../../ports/source-files.ts';
+import type { SourceFiles } from '../../ports/ingest/source-files.ts';
 import { previewIngestSchema } from './preview-ingest-schema.ts';
 
 // The schema preview of a URL (the wizard's URL variant, before a scheduled import is created):

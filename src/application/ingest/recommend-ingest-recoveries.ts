@@ -1,7 +1,7 @@
 import { importVisibility, requireViewer, type Viewer } from '../../domain/access.ts';
 import { type RetryPolicy, recommendAction } from '../../domain/ingest/failures.ts';
 import { type StageNaming, stageName } from '../../domain/ingest/stages.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 
 // GET /api/ingest-jobs/failed/recommendations: one entry per failed job (and per job waiting for its
 // scheduled retry), with what to do about it. Only the imports the caller may see (admins: all);

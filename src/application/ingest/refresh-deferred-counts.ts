@@ -1,5 +1,5 @@
-import type { CountsRefreshQueue } from '../../ports/counts-refresh-queue.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { CountsRefreshQueue } from '../../ports/ingest/counts-refresh-queue.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 
 // The read-API counts a bulk import deferred (docs/ingestion.md, "Deferred counts") are added by a
 // job that create-events queues when it ends. A worker that died in the middle of create-events and

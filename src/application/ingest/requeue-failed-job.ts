@@ -1,9 +1,9 @@
 import { requireAdmin, type Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { recoveryStage, stageName, TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { FailedJobSummary } from '../../ports/ingest-job-store.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
+import type { FailedJobSummary } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 
 // The spec's manual re-queue of a FAILED job through the admin interface: once an admin has fixed

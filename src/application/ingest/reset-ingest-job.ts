@@ -1,7 +1,7 @@
 import type { Viewer } from '../../domain/access.ts';
 import { parseResetStage, type StageNaming, stageName } from '../../domain/ingest/stages.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 
 // POST /api/ingest-jobs/{id}/reset: back to a chosen stage; that stage's and later stages' progress is

@@ -1,11 +1,11 @@
 import type { Viewer } from '../../domain/access.ts';
 import { type RetryPolicy, retryDelayMs, retryRefusal } from '../../domain/ingest/failures.ts';
 import { recoveryStage, type StageNaming, stageName } from '../../domain/ingest/stages.ts';
-import { QuotaExceededError } from '../../domain/quotas.ts';
+import { QuotaExceededError } from '../../domain/accounts/quotas.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
-import type { Quotas } from '../../ports/quotas.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
+import type { Quotas } from '../../ports/accounts/quotas.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 
 // POST /api/ingest-jobs/{id}/retry: a failed job restarts at its recovery stage (spec: Recovery stage

@@ -2,9 +2,9 @@ import type { Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { JobConfig } from '../../domain/ingest/settings.ts';
 import { type StageNaming, stageName, TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { IngestJob } from '../../ports/ingest-job-store.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
+import type { IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 
 // PATCH /api/ingest-jobs/{id}: approve a job waiting for review (or a schema change that stopped it),

@@ -1,8 +1,8 @@
 import type { Viewer } from '../../domain/access.ts';
-import type { IngestQueue } from '../../ports/ingest-queue.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest-job-store.ts';
-import type { IngestStore } from '../../ports/ingest-store.ts';
-import type { Quotas } from '../../ports/quotas.ts';
+import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
+import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
+import type { Quotas } from '../../ports/accounts/quotas.ts';
 import { type CreateIngestFileInput, createIngestFile } from './create-ingest-file.ts';
 import { authorizeImportTarget, type ImportAccessDeps } from './import-access.ts';
 

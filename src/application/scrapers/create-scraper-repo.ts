@@ -1,5 +1,5 @@
 import { DomainError } from '../../domain/errors.ts';
-import { QuotaExceededError } from '../../domain/quotas.ts';
+import { QuotaExceededError } from '../../domain/accounts/quotas.ts';
 import type { Actor } from '../../domain/scrapers/access.ts';
 import { hasScraperAccess } from '../../domain/access.ts';
 import {

@@ -1,8 +1,8 @@
-import { QuotaExceededError } from '../../domain/quotas.ts';
+import { QuotaExceededError } from '../../domain/accounts/quotas.ts';
 import { hasScraperAccess } from '../../domain/access.ts';
 import { overrunDeadlineMs } from '../../domain/scrapers/runs.ts';
 import type { RunOutcome, ScraperRun } from '../../domain/scrapers/scrapers.ts';
-import { RunnerError, type RunnerRunResult } from '../../ports/runner-client.ts';
+import { RunnerError, type RunnerRunResult } from '../../ports/scrapers/runner-client.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
 export type ExecutionResult =

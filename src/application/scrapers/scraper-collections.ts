@@ -8,12 +8,12 @@ import {
   type Viewer,
   canManageScraperRepo,
 } from '../../domain/access.ts';
-import type { ScraperCollectionSlug } from '../../domain/collections.ts';
+import type { ScraperCollectionSlug } from '../../domain/collections/collections.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
 import type { Actor } from '../../domain/scrapers/access.ts';
 import { validateRepoIdentity } from '../../domain/scrapers/repos.ts';
-import type { CollectionRepository, Doc } from '../../ports/collection-repository.ts';
-import { findDocument, findDocuments, type ListQuery } from '../collection-documents.ts';
+import type { CollectionRepository, Doc } from '../../ports/collections/collection-repository.ts';
+import { findDocument, findDocuments, type ListQuery } from '../collections/collection-documents.ts';
 import { cancelScraperRun } from './cancel-scraper-run.ts';
 import { createScraperRepo, readSource } from './create-scraper-repo.ts';
 import type { ScraperDeps } from './scraper-deps.ts';

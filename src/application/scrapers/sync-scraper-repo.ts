@@ -1,6 +1,6 @@
 import { ManifestUnreadableError } from '../../domain/scrapers/errors.ts';
 import { describeProblems, validateManifest } from '../../domain/scrapers/manifest.ts';
-import type { ReconcileResult } from '../../ports/scraper-store.ts';
+import type { ReconcileResult } from '../../ports/scrapers/scraper-store.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
 /** How long a sync waits before trying again to delete a scraper that was running. */

@@ -1,5 +1,5 @@
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
-import { QuotaExceededError } from '../../domain/quotas.ts';
+import { QuotaExceededError } from '../../domain/accounts/quotas.ts';
 import type { Actor } from '../../domain/scrapers/access.ts';
 import { canManageScraperRepo, ForbiddenError, hasScraperAccess } from '../../domain/access.ts';
 import { DailyQuotaExceededError } from '../../domain/scrapers/errors.ts';

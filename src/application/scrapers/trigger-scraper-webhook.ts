@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../domain/errors.ts';
-import { isWebhookTokenFormat } from '../../domain/webhook-tokens.ts';
+import { isWebhookTokenFormat } from '../../domain/ingest/webhook-tokens.ts';
 import { type QueuedRun, queueRun } from './trigger-scraper-run.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 

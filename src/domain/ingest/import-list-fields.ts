@@ -1,8 +1,8 @@
-import type { FieldWhitelist } from '../where.ts';
+import type { FieldWhitelist } from '../read/where.ts';
 
 // The fields of the import lists: the `ingest-files` collection (GET /api/ingest-files) a caller may filter and sort
-// on, in Payload's where/sort language (domain/where.ts). The SQL side maps each to a column of
-// ingest_files (adapters/postgres/import-listings.ts).
+// on, in Payload's where/sort language (domain/read/where.ts). The SQL side maps each to a column of
+// ingest_files (adapters/postgres/ingest/import-listings.ts).
 
 export const INGEST_FILE_FIELDS = {
   id: { type: 'number' },

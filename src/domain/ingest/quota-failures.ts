@@ -1,4 +1,4 @@
-import type { QuotaExceededError } from '../quotas.ts';
+import type { QuotaExceededError } from '../accounts/quotas.ts';
 import { type IngestFailure, needsUser, permanent } from './failures.ts';
 
 /**

@@ -1,7 +1,7 @@
-import type { Location, NewEvent } from '../events.ts';
-import { typedValue } from '../events.ts';
-import { type AddressPlan, compileAddress, composeAddress } from '../geocoding/address-template.ts';
-import type { LocatedByGeocoder } from '../geocoding/located-by.ts';
+import type { Location, NewEvent } from '../read/events.ts';
+import { typedValue } from '../read/events.ts';
+import { type AddressPlan, compileAddress, composeAddress } from './geocoding/address-template.ts';
+import type { LocatedByGeocoder } from './geocoding/located-by.ts';
 import { MAX_CELL_CHARS, MAX_ROW_DATA_CHARS } from './limits.ts';
 import { type FieldMapping, parseCoordinatePair, parseDateValue } from './schema.ts';
 

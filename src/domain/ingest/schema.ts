@@ -1,5 +1,5 @@
 import { permanent } from './failures.ts';
-import { addressColumns } from '../geocoding/address-template.ts';
+import { addressColumns } from './geocoding/address-template.ts';
 import { MAX_CELL_CHARS, PROTOTYPE_KEYS } from './limits.ts';
 
 // Schema detection: field types from the values, and which columns hold the timestamp, the
@@ -16,7 +16,7 @@ export type FieldMapping = {
   longitude?: string | undefined;
   /** One column with "lat, lon" (or "lat lon") pairs. */
   coordinates?: string | undefined;
-  /** One column, several (joined with commas) or a template "{city}, {country}" (geocoding/address-template.ts). */
+  /** One column, several (joined with commas) or a template "{city}, {country}" (ingest/geocoding/address-template.ts). */
   address?: string | string[] | undefined;
   title?: string | undefined;
   id?: string | undefined;

@@ -1,4 +1,4 @@
-import { MAX_ADDRESS_COLUMNS, MAX_ADDRESS_TEMPLATE_CHARS } from '../geocoding/address-template.ts';
+import { MAX_ADDRESS_COLUMNS, MAX_ADDRESS_TEMPLATE_CHARS } from './geocoding/address-template.ts';
 import { ValidationError } from '../errors.ts';
 import { type DuplicateHandling, ID_STRATEGIES, type IdStrategy } from './rows.ts';
 import type { FieldMapping, SchemaMode } from './schema.ts';

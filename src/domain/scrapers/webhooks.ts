@@ -1,4 +1,4 @@
-// A scraper's webhook: disabling and re-enabling rotates the token (its shape: domain/webhook-tokens.ts).
+// A scraper's webhook: disabling and re-enabling rotates the token (its shape: domain/ingest/webhook-tokens.ts).
 
 export type WebhookChange =
   | { action: 'issue' } // off -> on: a new token, shown once

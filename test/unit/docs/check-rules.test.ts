@@ -17,7 +17,7 @@ const table = (implementedBy: string, testedBy: string) => `# Rules
 | Rule | Source | Implemented by | Tested by |
 |---|---|---|---|
 | Page size at most 1000 | spec §Query limits | ${implementedBy} | ${testedBy} |
-| Bucket size from the targets | spec §temporal | \`src/domain/histogram.ts#chooseBucketSize\` | \`test/unit/domain/histogram.test.ts\` |
+| Bucket size from the targets | spec §temporal | \`src/domain/read/histogram.ts#chooseBucketSize\` | \`test/unit/domain/read/histogram.test.ts\` |
 `;
 
 t.test('the index in docs/rules.md holds', async (t) => {
@@ -28,11 +28,11 @@ t.test('the index in docs/rules.md holds', async (t) => {
 
 t.test('a row whose function is not exported fails, naming the row', async (t) => {
   const problems = checkRules(
-    table('`src/domain/read-query.ts#parsePageSize`', '`test/unit/domain/read-query.test.ts`'),
+    table('`src/domain/read/read-query.ts#parsePageSize`', '`test/unit/domain/read/read-query.test.ts`'),
     root,
   );
   t.same(problems, [
-    'docs/rules.md:5 (Page size at most 1000): src/domain/read-query.ts exports no parsePageSize',
+    'docs/rules.md:5 (Page size at most 1000): src/domain/read/read-query.ts exports no parsePageSize',
   ]);
 });
 
@@ -41,13 +41,14 @@ t.test('a missing file, a missing test, a reference without a name and an empty 
     /:5 \(Page size at most 1000\): src\/domain\/nowhere\.ts does not exist/,
     /:5 \(Page size at most 1000\): test\/unit\/nowhere\.test\.ts does not exist/,
   ]);
-  t.match(checkRules(table('`src/domain/read-query.ts`', '`test/unit/domain/read-query.test.ts`'), root), [
-    /names no function \(path#name\)/,
-  ]);
-  t.match(checkRules(table('', '`test/unit/domain/read-query.test.ts`'), root), [
+  t.match(
+    checkRules(table('`src/domain/read/read-query.ts`', '`test/unit/domain/read/read-query.test.ts`'), root),
+    [/names no function \(path#name\)/],
+  );
+  t.match(checkRules(table('', '`test/unit/domain/read/read-query.test.ts`'), root), [
     /names no implementing function/,
   ]);
-  t.match(checkRules(table('`src/domain/read-query.ts#parsePage`', ''), root), [/names no test/]);
+  t.match(checkRules(table('`src/domain/read/read-query.ts#parsePage`', ''), root), [/names no test/]);
   t.same(checkRules('# no tables here\n', root), ['docs/rules.md: no rule tables found']);
 });
 
@@ -70,13 +71,13 @@ t.test('the script exits 1 and names the row; 0 on the real index', async (t) =>
   const bad = path.join(dir, 'rules.md');
   writeFileSync(
     bad,
-    table('`src/domain/read-query.ts#parsePageSize`', '`test/unit/domain/read-query.test.ts`'),
+    table('`src/domain/read/read-query.ts#parsePageSize`', '`test/unit/domain/read/read-query.test.ts`'),
   );
   const run = promisify(execFile);
   const failed = await run(process.execPath, [script, bad]).catch((error: unknown) => error);
   t.match(failed, {
     code: 1,
-    stderr: /\(Page size at most 1000\): src\/domain\/read-query\.ts exports no parsePageSize/,
+    stderr: /\(Page size at most 1000\): src\/domain\/read\/read-query\.ts exports no parsePageSize/,
   });
   const passed = await run(process.execPath, [script]);
   t.match(passed.stdout, /every reference holds/);

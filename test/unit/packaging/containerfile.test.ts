@@ -5,7 +5,7 @@ import t from 'tap';
 // The service image is built by scripts/podman/build-service-image, which copies APP_PARTS into the
 // build context's app/ folder, and the Containerfile copies app/ whole. This checks, without podman,
 // the one thing that has broken silently before: a directory the running service reads at start-up
-// that the image does not get. (test/integration/service-image.test.ts builds and starts the image
+// that the image does not get. (test/integration/service/service-image.test.ts builds and starts the image
 // where podman is present.)
 const root = path.resolve(import.meta.dirname, '../../..');
 const directoriesReadAtRunTime = ['bin', 'src', 'web', 'migrations', 'config'];

@@ -2,8 +2,8 @@ import { permanent } from '../../../domain/ingest/failures.ts';
 import { type RowProblem, uniqueIdFor } from '../../../domain/ingest/rows.ts';
 import { type DetectedSchema, detectSchema } from '../../../domain/ingest/schema.ts';
 import { dataRows, readHeaderAndSample, type RowScan, rowScan, SAMPLE_ROWS } from '../job-rows.ts';
-import type { IngestDatasets } from '../../../ports/ingest-datasets.ts';
-import type { SourceFiles } from '../../../ports/source-files.ts';
+import type { IngestDatasets } from '../../../ports/ingest/ingest-datasets.ts';
+import type { SourceFiles } from '../../../ports/ingest/source-files.ts';
 import type { AnalyzeOutput } from './outputs.ts';
 import {
   PROGRESS_EVERY,

@@ -1,5 +1,5 @@
-import type { Location, NewEvent } from '../../../domain/events.ts';
-import { type LocatedByGeocoder, locatedByGeocoder } from '../../../domain/geocoding/located-by.ts';
+import type { Location, NewEvent } from '../../../domain/read/events.ts';
+import { type LocatedByGeocoder, locatedByGeocoder } from '../../../domain/ingest/geocoding/located-by.ts';
 import {
   addressToGeocode,
   type ColumnPositions,
@@ -7,12 +7,12 @@ import {
   rowToEvent,
   uniqueIdFor,
 } from '../../../domain/ingest/rows.ts';
-import type { StoredStage } from '../../../ports/ingest-job-store.ts';
+import type { StoredStage } from '../../../ports/ingest/ingest-job-store.ts';
 import { eventQuotaOf, storeWithinQuota } from '../event-quota.ts';
 import { dataRows, idColumnIndex } from '../job-rows.ts';
-import type { DeferredCounts } from '../../../ports/deferred-counts.ts';
-import type { EventBatchWriter } from '../../../ports/event-batch-writer.ts';
-import type { JobGeocodes } from '../../../ports/job-geocodes.ts';
+import type { DeferredCounts } from '../../../ports/ingest/deferred-counts.ts';
+import type { EventBatchWriter } from '../../../ports/ingest/event-batch-writer.ts';
+import type { JobGeocodes } from '../../../ports/ingest/job-geocodes.ts';
 import type { CreateEventsOutput, EventCounters } from './outputs.ts';
 import {
   type IngestDeps,

@@ -1,4 +1,4 @@
-import type { SchemaVersions } from '../../../ports/schema-versions.ts';
+import type { SchemaVersions } from '../../../ports/ingest/schema-versions.ts';
 import type { SchemaVersionOutput } from './outputs.ts';
 import { outputOf, requireDataset, type StageContext, type TaskResult } from './stage-context.ts';
 

@@ -1,8 +1,8 @@
-import { addressColumns } from '../../../domain/geocoding/address-template.ts';
+import { addressColumns } from '../../../domain/ingest/geocoding/address-template.ts';
 import { needsUser } from '../../../domain/ingest/failures.ts';
 import { detectSchema } from '../../../domain/ingest/schema.ts';
 import { readHeaderAndSample } from '../job-rows.ts';
-import type { SourceFiles } from '../../../ports/source-files.ts';
+import type { SourceFiles } from '../../../ports/ingest/source-files.ts';
 import type { DetectOutput } from './outputs.ts';
 import { outputOf, type StageContext, type StageProgress, type TaskResult } from './stage-context.ts';
 

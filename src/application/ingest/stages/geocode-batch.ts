@@ -1,11 +1,11 @@
 import { geocodingReviewReason } from '../../../domain/ingest/review.ts';
 import { addressToGeocode, type ColumnPositions, columnPositions } from '../../../domain/ingest/rows.ts';
-import type { GeocodeOutcome } from '../../../ports/geocoder.ts';
-import type { StoredStage } from '../../../ports/ingest-job-store.ts';
+import type { GeocodeOutcome } from '../../../ports/ingest/geocoder.ts';
+import type { StoredStage } from '../../../ports/ingest/ingest-job-store.ts';
 import { dataRows } from '../job-rows.ts';
-import type { Geocoder } from '../../../ports/geocoder.ts';
-import type { JobGeocodes } from '../../../ports/job-geocodes.ts';
-import type { SourceFiles } from '../../../ports/source-files.ts';
+import type { Geocoder } from '../../../ports/ingest/geocoder.ts';
+import type { JobGeocodes } from '../../../ports/ingest/job-geocodes.ts';
+import type { SourceFiles } from '../../../ports/ingest/source-files.ts';
 import type { GeocodeOutput } from './outputs.ts';
 import { outputOf, type StageContext, type TaskResult } from './stage-context.ts';
 

@@ -1,13 +1,18 @@
 import { permanent, type RetryPolicy } from '../../../domain/ingest/failures.ts';
 import type { TaskStage } from '../../../domain/ingest/stages.ts';
 import type { Clock } from '../../../ports/clock.ts';
-import type { CountsRefreshQueue } from '../../../ports/counts-refresh-queue.ts';
-import type { Geocoder } from '../../../ports/geocoder.ts';
-import type { IngestQueue } from '../../../ports/ingest-queue.ts';
-import type { SourceFiles } from '../../../ports/source-files.ts';
-import type { IngestFile, IngestJob, IngestJobStore, StoredStage } from '../../../ports/ingest-job-store.ts';
-import type { IngestStore } from '../../../ports/ingest-store.ts';
-import type { Quotas } from '../../../ports/quotas.ts';
+import type { CountsRefreshQueue } from '../../../ports/ingest/counts-refresh-queue.ts';
+import type { Geocoder } from '../../../ports/ingest/geocoder.ts';
+import type { IngestQueue } from '../../../ports/ingest/ingest-queue.ts';
+import type { SourceFiles } from '../../../ports/ingest/source-files.ts';
+import type {
+  IngestFile,
+  IngestJob,
+  IngestJobStore,
+  StoredStage,
+} from '../../../ports/ingest/ingest-job-store.ts';
+import type { IngestStore } from '../../../ports/ingest/ingest-store.ts';
+import type { Quotas } from '../../../ports/accounts/quotas.ts';
 import type { StageOutputs } from './outputs.ts';
 
 // What every stage of the ingestion workflow (run-ingest-job.ts) is given: the collaborators, the

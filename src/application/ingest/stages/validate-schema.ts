@@ -1,8 +1,8 @@
 import { needsUser } from '../../../domain/ingest/failures.ts';
 import { compareSchemas, describeDrift } from '../../../domain/ingest/schema.ts';
 import { dataRows, type RowScan, rowScan, type RowTally } from '../job-rows.ts';
-import type { SchemaVersions } from '../../../ports/schema-versions.ts';
-import type { SourceFiles } from '../../../ports/source-files.ts';
+import type { SchemaVersions } from '../../../ports/ingest/schema-versions.ts';
+import type { SourceFiles } from '../../../ports/ingest/source-files.ts';
 import type { ValidateOutput } from './outputs.ts';
 import {
   outputOf,

@@ -5,7 +5,7 @@ import {
   recommendAction,
 } from '../../../../src/domain/ingest/failures.ts';
 import { importQuotaFailure } from '../../../../src/domain/ingest/quota-failures.ts';
-import { QuotaExceededError } from '../../../../src/domain/quotas.ts';
+import { QuotaExceededError } from '../../../../src/domain/accounts/quotas.ts';
 
 // What a job stopped by a quota is recommended: the recommendation follows from its failure alone.
 

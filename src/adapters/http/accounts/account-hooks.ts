@@ -1,0 +1,53 @@
+import cookie from '@fastify/cookie';
+import type { FastifyInstance } from 'fastify';
+import type { CollectionDeps } from '../../../application/collections/collection-documents.ts';
+import type { LoginDeps } from '../../../application/accounts/log-in.ts';
+import type { AccountDeps } from '../../../application/accounts/manage-account.ts';
+import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
+import type { Quotas } from '../../../ports/accounts/quotas.ts';
+import { installAuthentication } from '../authentication.ts';
+import { installRateLimits } from '../rate-limit.ts';
+import { authRoutes, authSchemas } from './auth-routes.ts';
+import { collectionRoutes, collectionSchemas } from '../collections/collection-routes.ts';
+import { featureFlagRoutes, featureFlagSchemas } from '../site/feature-flag-routes.ts';
+import { quotaRoutes } from './quota-routes.ts';
+import { UserSchema } from '../schemas.ts';
+
+// Accounts, access control, quotas and rate limits as one HTTP area: the cross-cutting hooks
+// (who is calling, how often) on the root instance, then the route plugins. The dashboard pages
+// are the admin adapter's (pages/pages.ts), mounted by the composition root.
+
+export type AccountsDeps = {
+  login: LoginDeps;
+  account: AccountDeps;
+  flags: FeatureFlagStore;
+  collections: CollectionDeps;
+  quotas: Quotas;
+  /** Keys the server pages' CSRF tokens (derived from SESSION_SECRET; pages/pages.ts). */
+  csrfSecret: string;
+};
+
+/** Hooks that every route sees; call before registering any route plugin. */
+export async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
+  await app.register(cookie);
+  app.addSchema(UserSchema);
+  for (const schema of [...authSchemas, ...collectionSchemas, ...featureFlagSchemas]) app.addSchema(schema);
+  installAuthentication(app, deps.login);
+  installRateLimits(app, {
+    counter: deps.login.rateLimits,
+    policy: deps.login.policy,
+    clock: deps.login.clock,
+  });
+}
+
+export async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
+  await app.register(authRoutes, {
+    login: deps.login,
+    account: deps.account,
+    flags: deps.flags,
+    defaultTrustLevel: deps.login.policy.defaultTrustLevel,
+  });
+  await app.register(collectionRoutes, deps.collections);
+  await app.register(quotaRoutes, { quotas: deps.quotas, clock: deps.login.clock });
+  await app.register(featureFlagRoutes, { flags: deps.flags });
+}

@@ -1,0 +1,148 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { isUnlimited } from '../../../domain/access.ts';
+import { nextDailyReset, QUOTA_NAMES, type QuotaName } from '../../../domain/accounts/quotas.ts';
+import type { Quotas, QuotaStatus } from '../../../ports/accounts/quotas.ts';
+import { requireUser } from '../authentication.ts';
+import { errorResponses } from '../error-body.ts';
+import { USER_ONLY } from '../require-user.ts';
+import type { Clock } from '../../../ports/clock.ts';
+
+// GET /api/quotas in the spec's current shape, and with ?variant=earlier the earlier variant's
+// extra fields and headers. Unlimited quotas (admins, level 5) show -1 as limit and remaining.
+
+export const UNLIMITED = -1;
+
+const Counted = Type.Object({ used: Type.Number(), limit: Type.Number(), remaining: Type.Number() });
+const CountedEarlier = Type.Object({
+  used: Type.Number(),
+  limit: Type.Number(),
+  remaining: Type.Number(),
+  allowed: Type.Boolean(),
+  resetTime: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  description: Type.String(),
+});
+const Ceiling = Type.Object({ limit: Type.Number() });
+const CeilingEarlier = Type.Object({
+  limit: Type.Number(),
+  allowed: Type.Boolean(),
+  resetTime: Type.Null(),
+  description: Type.String(),
+});
+
+const COUNTED = QUOTA_NAMES.filter((name) => name !== 'maxFileSizeMB');
+
+const shape = <
+  T extends typeof Counted | typeof CountedEarlier,
+  C extends typeof Ceiling | typeof CeilingEarlier,
+>(
+  counted: T,
+  ceiling: C,
+) =>
+  Type.Object({
+    ...Object.fromEntries(COUNTED.map((name) => [name, counted])),
+    maxFileSizeMB: ceiling,
+  } as Record<QuotaName, T | C>);
+
+const limitOf = (status: QuotaStatus) => status.limit ?? UNLIMITED;
+const remainingOf = (status: QuotaStatus) => status.remaining ?? UNLIMITED;
+
+export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: Quotas; clock: Clock }> = async (app, deps) => {
+  app.get(
+    '/api/quotas',
+    {
+      config: USER_ONLY,
+      schema: {
+        tags: ['accounts'],
+        summary: "Your quotas and today's usage",
+        description:
+          'Needs a logged-in user. Limits follow the trust level (config/quotas.yaml); -1 means unlimited. ' +
+          'Daily quotas reset at midnight UTC. `?variant=earlier` answers the earlier variant: `user`, per-quota ' +
+          '`allowed`/`resetTime`/`description`, `summary`, and X-RateLimit-* headers describing the daily quota ' +
+          'closest to its limit. eventsPerImport is a ceiling per import, so its `used` is always 0.',
+        querystring: Type.Object(
+          { variant: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('earlier')])) },
+          { additionalProperties: false },
+        ),
+        response: {
+          // The earlier variant first: the serializer takes the first branch that fits, and only it has `user`.
+          200: Type.Union([
+            Type.Object({
+              user: Type.Object({
+                id: Type.Number(),
+                email: Type.String(),
+                role: Type.Union([Type.Literal('admin'), Type.Literal('user')]),
+                trustLevel: Type.String({ description: "'0' to '5'" }),
+              }),
+              quotas: shape(CountedEarlier, CeilingEarlier),
+              summary: Type.Object({
+                hasUnlimitedAccess: Type.Boolean(),
+                nextResetTime: Type.String({ format: 'date-time' }),
+              }),
+            }),
+            Type.Object({ quotas: shape(Counted, Ceiling) }),
+          ]),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (request, reply) => {
+      const user = requireUser(request);
+      const statuses = await deps.quotas.status(user.id);
+      const byName = new Map(statuses.map((s) => [s.quota, s]));
+      const get = (name: QuotaName) => byName.get(name) as QuotaStatus;
+      // Built from the quota list, so TypeScript cannot see the per-name keys the schema checks.
+      if (request.query.variant !== 'earlier') {
+        return reply.send({
+          quotas: {
+            ...Object.fromEntries(
+              COUNTED.map((name) => {
+                const s = get(name);
+                return [name, { used: s.used, limit: limitOf(s), remaining: remainingOf(s) }];
+              }),
+            ),
+            maxFileSizeMB: { limit: limitOf(get('maxFileSizeMB')) },
+          },
+        } as never);
+      }
+      const now = deps.clock.now();
+      const allowed = (s: QuotaStatus) => s.remaining === null || s.remaining > 0;
+      const daily = statuses.filter((s) => s.resetTime !== null);
+      const tightest = daily
+        .filter((s) => s.limit !== null)
+        .sort((a, b) => (a.remaining ?? 0) - (b.remaining ?? 0))[0];
+      reply.header('X-RateLimit-Limit', String(tightest ? limitOf(tightest) : UNLIMITED));
+      reply.header('X-RateLimit-Remaining', String(tightest ? remainingOf(tightest) : UNLIMITED));
+      reply.header('X-RateLimit-Reset', nextDailyReset(now).toISOString());
+      const maxFile = get('maxFileSizeMB');
+      return reply.send({
+        user: { id: user.id, email: user.email, role: user.role, trustLevel: String(user.trustLevel) },
+        quotas: {
+          ...Object.fromEntries(
+            COUNTED.map((name) => {
+              const s = get(name);
+              return [
+                name,
+                {
+                  used: s.used,
+                  limit: limitOf(s),
+                  remaining: remainingOf(s),
+                  allowed: allowed(s),
+                  resetTime: s.resetTime?.toISOString() ?? null,
+                  description: s.description,
+                },
+              ];
+            }),
+          ),
+          maxFileSizeMB: {
+            limit: limitOf(maxFile),
+            allowed: maxFile.limit !== 0,
+            resetTime: null,
+            description: maxFile.description,
+          },
+        },
+        summary: { hasUnlimitedAccess: isUnlimited(user), nextResetTime: nextDailyReset(now).toISOString() },
+      } as never);
+    },
+  );
+};

@@ -1,0 +1,297 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import {
+  createScheduledIngest,
+  getScheduledIngest,
+  triggerByWebhook,
+  triggerScheduledIngest,
+  updateScheduledIngest,
+} from '../../../application/ingest/scheduled-ingests.ts';
+import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
+import type { ScheduledIngest, ScheduledRun } from '../../../ports/ingest/schedule-store.ts';
+import { errorResponses } from '../error-body.ts';
+import { IdParams, RecordId } from './ingest-schema-routes.ts';
+import { USER_ONLY } from '../require-user.ts';
+import { type IngestHttpDeps, viewerOf } from './ingest-file-routes.ts';
+import {
+  QueuedScraperRunDoc,
+  queuedScraperRunDoc,
+  type ScraperUseCases,
+} from '../scrapers/scraper-routes.ts';
+
+// Scheduled URL imports (`scheduled-ingests`, alias `scheduled-imports`) and the webhook trigger.
+// Creating one needs write access to the target catalog; the rest is for the creator, the catalog's
+// owner and admins (401 anonymous, 404 for others). The webhook trigger is public: the token is the
+// credential.
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+export const ScheduleDoc = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  url: Type.String(),
+  schedule: NullableString,
+  enabled: Type.Boolean(),
+  catalog: Type.Integer(),
+  dataset: Type.Union([Type.Integer(), Type.Null()]),
+  settings: Type.Object({}, { additionalProperties: true }),
+  nextRunAt: NullableString,
+  lastRunAt: NullableString,
+  lastStatus: NullableString,
+  lastError: NullableString,
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+const RunDoc = Type.Object({
+  id: Type.Integer(),
+  scheduledIngest: Type.Integer(),
+  dueAt: Type.String(),
+  triggeredBy: Type.String(),
+  status: Type.String(),
+});
+const Saved = Type.Object({
+  doc: ScheduleDoc,
+  message: Type.String(),
+  webhookToken: Type.Optional(
+    Type.String({
+      description: 'The webhook token (64 hex); shown only when issued, never stored in clear.',
+    }),
+  ),
+  webhookUrl: Type.Optional(
+    Type.String({
+      description: 'The path to POST to trigger a run: /api/webhooks/trigger/{webhookToken}; shown once.',
+    }),
+  ),
+});
+const NoQuery = Type.Object({}, { additionalProperties: false });
+
+export const scheduleDoc = (s: ScheduledIngest) => ({
+  id: s.id,
+  name: s.name,
+  url: s.url,
+  schedule: s.schedule,
+  enabled: s.enabled,
+  catalog: s.catalogId,
+  dataset: s.datasetId,
+  settings: s.settings,
+  nextRunAt: s.nextRunAt,
+  lastRunAt: s.lastRunAt,
+  lastStatus: s.lastStatus,
+  lastError: s.lastError,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
+const runDoc = (r: ScheduledRun) => ({
+  id: r.id,
+  scheduledIngest: r.scheduledIngestId,
+  dueAt: r.dueAt,
+  triggeredBy: r.triggeredBy,
+  status: r.status,
+});
+const withToken = (token: string | null) =>
+  token ? { webhookToken: token, webhookUrl: `/api/webhooks/trigger/${token}` } : {};
+
+export type ScheduledIngestRouteOptions = {
+  ingest: IngestHttpDeps;
+  /** Scrapers share the webhook endpoint; their lookup goes first, scheduled imports second. */
+  triggerScraperWebhook?: ScraperUseCases['triggerWebhook'];
+};
+
+export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptions> = async (
+  app,
+  { ingest, triggerScraperWebhook },
+) => {
+  const deps = ingest.schedules;
+  for (const base of ['/api/scheduled-ingests', '/api/scheduled-imports']) {
+    const tags = ['ingestion'];
+    app.post(
+      base,
+      {
+        config: USER_ONLY,
+        schema: {
+          tags,
+          summary: 'Create a scheduled URL import',
+          description:
+            'Fetches `url` on a five-field UTC cron `schedule` (checked every 60 s; null for webhook and manual runs only) and ' +
+            'imports it like an upload, through the needs-review stage. The answer carries the webhook token once. ' +
+            'Needs write access to the catalog (its owner or an admin): 404 for a catalog the caller cannot see, 403 for one they cannot change.',
+          querystring: NoQuery,
+          body: Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 255 }),
+              url: Type.String({ minLength: 1, maxLength: 2048 }),
+              schedule: Type.Optional(
+                Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()]),
+              ),
+              enabled: Type.Optional(Type.Boolean()),
+              catalog: RecordId,
+              dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
+              settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 201: Saved, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as {
+          name: string;
+          url: string;
+          schedule?: string | null;
+          enabled?: boolean;
+          catalog: number;
+          dataset?: number | null;
+          settings?: Record<string, unknown>;
+        };
+        const { schedule, webhookToken } = await createScheduledIngest(deps, viewerOf(request), {
+          name: body.name,
+          url: body.url,
+          schedule: body.schedule ?? null,
+          enabled: body.enabled ?? true,
+          catalogId: body.catalog,
+          datasetId: body.dataset ?? null,
+          settings: parseIngestSettings(body.settings, undefined),
+        });
+        return reply.status(201).send({
+          doc: scheduleDoc(schedule),
+          message: 'Scheduled import created',
+          ...withToken(webhookToken),
+        });
+      },
+    );
+
+    app.get(
+      `${base}/:id`,
+      {
+        config: USER_ONLY,
+        schema: {
+          tags,
+          summary: 'A scheduled URL import',
+          params: IdParams,
+          querystring: NoQuery,
+          response: { 200: ScheduleDoc, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: number };
+        return scheduleDoc(await getScheduledIngest(deps, viewerOf(request), id));
+      },
+    );
+
+    app.patch(
+      `${base}/:id`,
+      {
+        config: USER_ONLY,
+        schema: {
+          tags,
+          summary: 'Change a scheduled import: name, URL, schedule, settings, target, enabled',
+          description:
+            'Only the fields sent change, all or nothing: a bad field (400) or target (403/404) changes nothing. ' +
+            '`url` gets the checks of creation (http or https, no credentials); `settings` is validated and ' +
+            'replaces the stored settings as a whole; a new `catalog` or `dataset` needs write access to the catalog, ' +
+            'as on creation (404 for a catalog the caller cannot see, 403 for one they cannot change), and a new ' +
+            '`catalog` without `dataset` imports into a new dataset there. ' +
+            'Disabling revokes the webhook token; enabling issues a new one, returned once.',
+          params: IdParams,
+          querystring: NoQuery,
+          body: Type.Object(
+            {
+              name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+              url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+              schedule: Type.Optional(
+                Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()]),
+              ),
+              enabled: Type.Optional(Type.Boolean()),
+              catalog: Type.Optional(RecordId),
+              dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
+              settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Saved, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: number };
+        const body = request.body as {
+          name?: string;
+          url?: string;
+          schedule?: string | null;
+          enabled?: boolean;
+          catalog?: number;
+          dataset?: number | null;
+          settings?: Record<string, unknown>;
+        };
+        const { schedule, webhookToken } = await updateScheduledIngest(deps, viewerOf(request), id, {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.url !== undefined ? { url: body.url } : {}),
+          ...(body.schedule !== undefined ? { schedule: body.schedule } : {}),
+          ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
+          ...(body.catalog !== undefined ? { catalogId: body.catalog } : {}),
+          ...(body.dataset !== undefined ? { datasetId: body.dataset } : {}),
+          ...(body.settings !== undefined ? { settings: parseIngestSettings(body.settings, undefined) } : {}),
+        });
+        return { doc: scheduleDoc(schedule), message: 'Updated', ...withToken(webhookToken) };
+      },
+    );
+
+    app.post(
+      `${base}/:id/trigger`,
+      {
+        config: USER_ONLY,
+        schema: {
+          tags,
+          summary: 'Run a scheduled import now',
+          params: IdParams,
+          querystring: NoQuery,
+          response: {
+            202: Type.Object({ success: Type.Literal(true), run: RunDoc }),
+            ...errorResponses(400, 401, 404, 409),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { id } = request.params as { id: number };
+        const run = await triggerScheduledIngest(deps, viewerOf(request), id);
+        return reply.status(202).send({ success: true, run: runDoc(run) });
+      },
+    );
+  }
+
+  app.post(
+    '/api/webhooks/trigger/:token',
+    {
+      schema: {
+        tags: ['ingestion'],
+        summary: "Trigger a scraper's run or a scheduled import by its webhook token",
+        description:
+          'No header: the 64-hex token in the URL is the credential. A scraper webhook queues a run ' +
+          '(`run.scraper`); a scheduled-import webhook starts a run (`run.scheduledIngest`); 200 with the queued job. ' +
+          '404 for an unknown or disabled token; 403 while scrapers are switched off, 429 when the owner has no runs left today.',
+        params: Type.Object({ token: Type.String({ maxLength: 128 }) }, { additionalProperties: false }),
+        querystring: NoQuery,
+        response: {
+          200: Type.Union([
+            Type.Object({
+              success: Type.Literal(true),
+              jobId: Type.Union([Type.String(), Type.Null()]),
+              run: QueuedScraperRunDoc,
+            }),
+            Type.Object({ success: Type.Literal(true), run: RunDoc }),
+          ]),
+          ...errorResponses(400, 403, 404, 409, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { token } = request.params as { token: string };
+      const scraperRun = triggerScraperWebhook ? await triggerScraperWebhook(token) : null;
+      if (scraperRun) {
+        return reply
+          .status(200)
+          .send({ success: true, jobId: scraperRun.jobId, run: queuedScraperRunDoc(scraperRun.run) });
+      }
+      const run = await triggerByWebhook(deps, token);
+      return reply.status(200).send({ success: true, run: runDoc(run) });
+    },
+  );
+};

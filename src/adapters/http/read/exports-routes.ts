@@ -1,0 +1,116 @@
+import { PassThrough } from 'node:stream';
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import { EXPORT_DEFAULT_SORT, exportEvents } from '../../../application/read/export-events.ts';
+import type { RawQuery } from '../../../domain/read/read-query.ts';
+import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
+import { errorResponses } from '../error-body.ts';
+import { filterParameters } from './events-routes.ts';
+
+// GET /api/v1/events.geojson and /api/v1/events.csv: the whole filtered set, streamed
+// (docs/api-v1.md, "Exports"). The first batch is read before the answer starts, so a bad parameter
+// or a failing statement is still an ordinary error answer; after that the batches are written as
+// the client takes them (backpressure: the next statement starts when the socket has drained), and
+// compressed on the way when the client accepts it (public-web.ts). A client that goes away ends the
+// export: the running statement is cancelled (client-gone.ts) and no other starts.
+
+const FORMATS: Record<ExportFormat, { type: string; file: string; summary: string; description: string }> = {
+  geojson: {
+    type: 'application/geo+json',
+    file: 'chronomap-events.geojson',
+    summary: 'Export the filtered events as GeoJSON',
+    description:
+      'A FeatureCollection of every event the filters match (no page cap), streamed. Each event is a Feature with ' +
+      'the event id as its top-level `id`, a Point geometry or null, and properties `eventTimestamp`, `dataset` ' +
+      '(slug), `catalog` (slug) and `data` (as stored). `sort`: id, eventTimestamp, dataset or isValid, - for ' +
+      'descending; default id (the fastest: the table\u2019s own order).',
+  },
+  csv: {
+    type: 'text/csv; charset=utf-8; header=present',
+    file: 'chronomap-events.csv',
+    summary: 'Export the filtered events as CSV',
+    description:
+      'RFC 4180 CSV (UTF-8, CRLF, a header line) of every event the filters match, streamed: id, eventTimestamp, ' +
+      'dataset, catalog, longitude, latitude, then one column per key of the events\u2019 `data` (sorted; `data.<key>` ' +
+      'when a key is one of the fixed names). Objects and arrays are written as JSON; text that starts with =, +, -, @, ' +
+      'tab or CR gets a leading apostrophe so that spreadsheets do not run it as a formula.',
+  },
+};
+
+/** Writes the export into `body` as fast as the client takes it; stops when `body` is gone. */
+async function pump(
+  body: PassThrough,
+  first: IteratorResult<string>,
+  rest: AsyncIterator<string>,
+  text: EventExport,
+): Promise<void> {
+  const write = async (chunk: string) => {
+    if (body.write(chunk)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        body.off('drain', done);
+        body.off('close', done);
+        resolve();
+      };
+      body.once('drain', done);
+      body.once('close', done);
+    });
+  };
+  try {
+    let next = first;
+    let started = false;
+    while (!next.done) {
+      if (body.destroyed) return;
+      if (started) await write(text.separator);
+      await write(next.value);
+      started = true;
+      if (body.destroyed) return;
+      next = await rest.next();
+    }
+    body.end(text.tail);
+  } catch (error) {
+    // A statement failed mid-way (its budget, or the client left): the answer cannot become an error
+    // status any more; it ends abnormally, so the client sees a broken transfer, not a short file.
+    body.destroy(error as Error);
+  } finally {
+    await rest.return?.();
+  }
+}
+
+export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = async (app, deps) => {
+  for (const format of ['geojson', 'csv'] as const) {
+    const { type, file, summary, description } = FORMATS[format];
+    app.get(
+      `/api/v1/events.${format}`,
+      {
+        schema: {
+          tags: ['events'],
+          summary,
+          description,
+          querystring: Type.Object(
+            { ...filterParameters, sort: Type.Optional(Type.String({ default: EXPORT_DEFAULT_SORT })) },
+            { additionalProperties: false },
+          ),
+          produces: [type.split(';')[0] ?? type],
+          response: {
+            200: {
+              description: `The events as ${format === 'csv' ? 'CSV' : 'GeoJSON'}`,
+              content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
+            },
+            ...errorResponses(400, 500),
+          },
+        },
+      },
+      async (request, reply) => {
+        const text = await exportEvents(deps, request.viewer ?? null, request.query as RawQuery, format);
+        const iterator = text.batches[Symbol.asyncIterator]();
+        const first = await iterator.next();
+        const body = new PassThrough();
+        body.write(text.head);
+        // Started here, inside the request's query scope: its statements are cancelled with it.
+        void pump(body, first, iterator, text);
+        return reply.type(type).header('content-disposition', `attachment; filename="${file}"`).send(body);
+      },
+    );
+  }
+};

@@ -1,0 +1,243 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { type TSchema, Type } from 'typebox';
+import {
+  conformance,
+  describeCollection,
+  getItem,
+  landingPage,
+  listCollections,
+  listItems,
+  type OgcDeps,
+} from '../../../application/read/ogc-features.ts';
+import {
+  checkFormat,
+  GEOJSON_TYPE,
+  OGC_DEFAULT_LIMIT,
+  OGC_MAX_LIMIT,
+  OGC_MAX_OFFSET,
+  refuseUnsupportedParameters,
+} from '../../../domain/read/ogc.ts';
+import type { RawQuery } from '../../../domain/read/read-query.ts';
+import { errorResponses } from '../error-body.ts';
+
+// OGC API – Features, Part 1 Core + GeoJSON, under /ogc (docs/api-v1.md, "OGC API – Features").
+// Public reads with the viewer's visibility, as /api/v1: anonymous callers see the public datasets.
+// The TypeBox schemas document the parameters and refuse unknown ones (400,
+// /req/core/query-param-unknown); their values are checked by src/domain/read/ogc.ts. Bodies are sent
+// as JSON text, so the response schemas document them without dropping the events' free-form data.
+
+export const OGC_PREFIX = '/ogc';
+
+const Query = (properties: Record<string, TSchema>) =>
+  Type.Object(properties, { additionalProperties: false });
+
+const format = {
+  f: Type.Optional(
+    Type.String({ description: 'Encoding: `json` (GeoJSON for features). `html` is not offered (400).' }),
+  ),
+};
+
+const Link = Type.Object({
+  href: Type.String(),
+  rel: Type.String(),
+  type: Type.String(),
+  title: Type.Optional(Type.String()),
+});
+const Links = Type.Array(Link);
+
+const FeatureSchema = Type.Object({
+  type: Type.Literal('Feature'),
+  id: Type.Integer({ description: 'The event id.' }),
+  geometry: Type.Union([
+    Type.Object({
+      type: Type.Literal('Point'),
+      coordinates: Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }),
+    }),
+    Type.Null(),
+  ]),
+  properties: Type.Object({
+    eventTimestamp: Type.String({ format: 'date-time' }),
+    dataset: Type.String({ description: 'Dataset slug (the collection id).' }),
+    catalog: Type.String({ description: 'Catalog slug.' }),
+    data: Type.Object({}, { additionalProperties: true, description: "The event's data." }),
+  }),
+});
+
+const CollectionSchema = Type.Object({
+  id: Type.String({ description: 'The dataset slug.' }),
+  title: Type.String(),
+  description: Type.Optional(Type.String()),
+  links: Links,
+  extent: Type.Optional(
+    Type.Object({
+      spatial: Type.Optional(
+        Type.Object({ bbox: Type.Array(Type.Array(Type.Number())), crs: Type.String() }),
+      ),
+      temporal: Type.Optional(
+        Type.Object({
+          interval: Type.Array(Type.Array(Type.Union([Type.String(), Type.Null()]))),
+          trs: Type.String(),
+        }),
+      ),
+    }),
+  ),
+  itemType: Type.Literal('feature'),
+  crs: Type.Array(Type.String()),
+});
+
+const collectionId = Type.String({ description: 'A dataset slug.' });
+
+type OgcRoute = {
+  path: string;
+  summary: string;
+  description?: string;
+  params?: Record<string, TSchema>;
+  query?: Record<string, TSchema>;
+  response: TSchema;
+  errors: number[];
+  contentType: string;
+  answer: (request: FastifyRequest, base: string) => unknown;
+};
+
+/** A host header fit to be echoed into links; anything else falls back to the listening address's name. */
+const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/;
+
+/** The absolute URL of the landing page as the client reached it (the standard's links are absolute). */
+function baseUrl(request: FastifyRequest): string {
+  const host = HOST.test(request.host) ? request.host : 'localhost';
+  const scheme = request.protocol === 'https' ? 'https' : 'http';
+  // URL's origin drops a default port (`:80` on http), as every client writes the address.
+  const origin = URL.canParse(`${scheme}://${host}`)
+    ? new URL(`${scheme}://${host}`).origin
+    : `${scheme}://localhost`;
+  return `${origin}${OGC_PREFIX}`;
+}
+
+function ogcRoutes(deps: OgcDeps): OgcRoute[] {
+  const viewer = (request: FastifyRequest) => request.viewer ?? null;
+  const params = (request: FastifyRequest) => request.params as { collectionId: string; featureId: string };
+  return [
+    {
+      path: OGC_PREFIX,
+      summary: 'OGC API – Features landing page',
+      response: Type.Object({ title: Type.String(), description: Type.String(), links: Links }),
+      errors: [400],
+      contentType: 'application/json',
+      answer: (_request, base) => landingPage(base),
+    },
+    {
+      path: `${OGC_PREFIX}/conformance`,
+      summary: 'OGC API – Features conformance classes',
+      response: Type.Object({ conformsTo: Type.Array(Type.String()) }),
+      errors: [400],
+      contentType: 'application/json',
+      answer: () => conformance(),
+    },
+    {
+      path: `${OGC_PREFIX}/collections`,
+      summary: 'Collections: one per dataset the caller may read',
+      response: Type.Object({ links: Links, collections: Type.Array(CollectionSchema) }),
+      errors: [400, 500],
+      contentType: 'application/json',
+      answer: (request, base) => listCollections(deps, viewer(request), base),
+    },
+    {
+      path: `${OGC_PREFIX}/collections/:collectionId`,
+      summary: 'A collection with its spatial and temporal extent',
+      params: { collectionId },
+      response: CollectionSchema,
+      errors: [400, 404, 500],
+      contentType: 'application/json',
+      answer: (request, base) =>
+        describeCollection(deps, viewer(request), params(request).collectionId, base),
+    },
+    {
+      path: `${OGC_PREFIX}/collections/:collectionId/items`,
+      summary: "A page of a collection's features (events), ordered by id",
+      description:
+        'GeoJSON FeatureCollection with `numberMatched`, `numberReturned`, `timeStamp` and `next`/`prev` links. ' +
+        'Other parameters of OGC API – Features (crs, bbox-crs, filter, sortby, properties, ...) answer 400 naming them.',
+      params: { collectionId },
+      query: {
+        limit: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            default: OGC_DEFAULT_LIMIT,
+            description: `Items per page, default ${OGC_DEFAULT_LIMIT}; above ${OGC_MAX_LIMIT} it is clamped to ${OGC_MAX_LIMIT}.`,
+          }),
+        ),
+        offset: Type.Optional(
+          Type.Integer({
+            minimum: 0,
+            maximum: OGC_MAX_OFFSET,
+            description: 'Items to skip, a multiple of limit (the next and prev links carry it).',
+          }),
+        ),
+        bbox: Type.Optional(
+          Type.String({
+            description:
+              'minLon,minLat,maxLon,maxLat in CRS84; minLon > maxLon crosses the antimeridian. 6 numbers (3D) answer 400.',
+          }),
+        ),
+        datetime: Type.Optional(
+          Type.String({
+            description:
+              'An instant (a date: that UTC day), a closed interval `a/b` (both ends included) or a half-bounded one `../b`, `a/..`.',
+          }),
+        ),
+      },
+      response: Type.Object({
+        type: Type.Literal('FeatureCollection'),
+        features: Type.Array(FeatureSchema),
+        links: Links,
+        numberMatched: Type.Integer(),
+        numberReturned: Type.Integer(),
+        timeStamp: Type.String({ format: 'date-time' }),
+      }),
+      errors: [400, 404, 500],
+      contentType: GEOJSON_TYPE,
+      answer: (request, base) =>
+        listItems(deps, viewer(request), params(request).collectionId, request.query as RawQuery, base),
+    },
+    {
+      path: `${OGC_PREFIX}/collections/:collectionId/items/:featureId`,
+      summary: 'One feature (event) of a collection',
+      params: { collectionId, featureId: Type.String({ description: 'The event id.' }) },
+      response: Type.Intersect([FeatureSchema, Type.Object({ links: Links })]),
+      errors: [400, 404, 500],
+      contentType: GEOJSON_TYPE,
+      answer: (request, base) =>
+        getItem(deps, viewer(request), params(request).collectionId, params(request).featureId, base),
+    },
+  ];
+}
+
+export const ogcFeatureRoutes: FastifyPluginAsync<OgcDeps> = async (app, deps) => {
+  for (const route of ogcRoutes(deps)) {
+    app.get(
+      route.path,
+      {
+        schema: {
+          tags: ['ogc'],
+          summary: route.summary,
+          ...(route.description ? { description: route.description } : {}),
+          ...(route.params ? { params: Type.Object(route.params) } : {}),
+          querystring: Query({ ...format, ...route.query }),
+          response: { 200: route.response, ...errorResponses(...route.errors) },
+        },
+        // Counted against the caller's request rate limit, as /api/v1 (src/adapters/http/rate-limit.ts).
+        config: { rateLimit: true },
+        // Before the schema's "unknown parameter": a parameter of another part of the standard is
+        // named as such (src/domain/read/ogc.ts).
+        preValidation: async (request: FastifyRequest) => {
+          refuseUnsupportedParameters(request.query as RawQuery);
+          checkFormat((request.query as RawQuery).f);
+        },
+      },
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        const body = await route.answer(request, baseUrl(request));
+        return reply.type(route.contentType).send(JSON.stringify(body));
+      },
+    );
+  }
+};

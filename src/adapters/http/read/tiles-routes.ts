@@ -1,0 +1,120 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { describeTiles } from '../../../application/read/describe-tiles.ts';
+import { renderTile } from '../../../application/read/render-tile.ts';
+import { TILE_MAX_ZOOM } from '../../../domain/read/tiles.ts';
+import type { RawQuery } from '../../../domain/read/read-query.ts';
+import type { Viewer } from '../../../ports/read/event-reader.ts';
+import type { TileReader } from '../../../ports/read/tile-reader.ts';
+import { errorResponses } from '../error-body.ts';
+import { filterParameters } from './events-routes.ts';
+
+// Vector tiles of /api/v1 (docs/api-v1.md, "Vector tiles"): GET /api/v1/tiles/{z}/{x}/{y}.mvt and
+// its TileJSON, GET /api/v1/tiles.json. Public like the rest of /api/v1; what a caller sees is the
+// read model's visibility rule, as on /events/geo.
+
+export type TileRoutesDeps = { tiles: TileReader };
+
+export const MVT_CONTENT_TYPE = 'application/vnd.mapbox-vector-tile';
+
+const { bounds: _bounds, ...tileFilterParameters } = filterParameters;
+const Query = Type.Object(tileFilterParameters, { additionalProperties: false });
+
+/** A host as a client may send it (name or address, optional port): anything else is not echoed into URLs. */
+const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/;
+
+function viewerOf(request: FastifyRequest): Viewer {
+  return request.viewer ?? null;
+}
+
+/**
+ * Scheme and host the client reached the service at, for the absolute tile URLs TileJSON needs:
+ * behind a TLS-terminating proxy with TRUST_PROXY, X-Forwarded-Proto and X-Forwarded-Host (Fastify's
+ * `protocol` and `host`), else the connection's scheme and the Host header.
+ */
+function originOf(request: FastifyRequest): string {
+  const host = request.host;
+  return `${request.protocol}://${HOST.test(host) ? host : 'localhost'}`;
+}
+
+export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps) => {
+  app.get(
+    '/api/v1/tiles/:z/:x/:y',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Vector tile of the events (MVT)',
+        description:
+          'A Mapbox Vector Tile (layer `events`) of the filtered events in tile z/x/y (XYZ scheme, Web Mercator), the path ending in `.mvt`: ' +
+          'up to zoom 15 one point per cluster of /api/v1/events/geo at the same zoom (`type` event-cluster, `count`, `key`, `eventIds` ' +
+          'when ten or fewer), from zoom 16 one per exact location (a single event is an `event-point` with `id` and `title`). The counts ' +
+          'of the tiles covering a view add up to /api/v1/events/geo for it. 204 without a body when no event lies in the tile.',
+        params: Type.Object({
+          z: Type.String({ description: `Zoom, 0 to ${TILE_MAX_ZOOM}.` }),
+          x: Type.String({ description: 'Column, 0 to 2^z - 1.' }),
+          y: Type.String({ description: 'Row, 0 to 2^z - 1, followed by `.mvt`, e.g. `5.mvt`.' }),
+        }),
+        querystring: Query,
+        response: {
+          200: {
+            description: 'The tile.',
+            content: { [MVT_CONTENT_TYPE]: { schema: { type: 'string', format: 'binary' } } },
+          },
+          204: { description: 'No event lies in the tile.', type: 'null' },
+          ...errorResponses(400, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const tile = await renderTile(
+        deps,
+        viewerOf(request),
+        request.params as { z: string; x: string; y: string },
+        request.query as RawQuery,
+      );
+      if (tile.length === 0) return reply.code(204).send();
+      return reply.type(MVT_CONTENT_TYPE).send(Buffer.from(tile.buffer, tile.byteOffset, tile.byteLength));
+    },
+  );
+
+  app.get(
+    '/api/v1/tiles.json',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'TileJSON of the vector tiles',
+        description:
+          'A TileJSON 3.0.0 document for MapLibre and other map clients: the tile URL template (absolute, on the host the request ' +
+          'reached, carrying the filter parameters), zoom range, bounds and the fields of the `events` layer.',
+        querystring: Query,
+        response: {
+          200: Type.Object(
+            {
+              tilejson: Type.Literal('3.0.0'),
+              name: Type.String(),
+              description: Type.String(),
+              scheme: Type.Literal('xyz'),
+              tiles: Type.Array(Type.String()),
+              minzoom: Type.Integer(),
+              maxzoom: Type.Integer(),
+              bounds: Type.Array(Type.Number(), { minItems: 4, maxItems: 4 }),
+              center: Type.Array(Type.Number(), { minItems: 3, maxItems: 3 }),
+              vector_layers: Type.Array(
+                Type.Object({
+                  id: Type.String(),
+                  description: Type.String(),
+                  minzoom: Type.Integer(),
+                  maxzoom: Type.Integer(),
+                  fields: Type.Record(Type.String(), Type.String()),
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          ...errorResponses(400, 500),
+        },
+      },
+    },
+    async (request) => describeTiles(request.query as RawQuery, originOf(request)),
+  );
+};

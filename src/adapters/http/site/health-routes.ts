@@ -1,0 +1,73 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import { checkHealth, type HealthDeps } from '../../../application/site/check-health.ts';
+import { errorResponses } from '../error-body.ts';
+
+const Status = (values: string[]) => Type.Union(values.map((value) => Type.Literal(value)));
+
+export const HealthReportSchema = Type.Object(
+  {
+    database: Type.Object({ status: Status(['ok', 'error']), message: Type.Optional(Type.String()) }),
+    migrations: Type.Object({
+      status: Status(['ok', 'pending', 'error']),
+      pending: Type.Optional(Type.Array(Type.String())),
+      message: Type.Optional(Type.String()),
+    }),
+    postgis: Type.Object({
+      status: Status(['ok', 'not found', 'error']),
+      version: Type.Optional(Type.String()),
+      message: Type.Optional(Type.String()),
+    }),
+    environment: Type.Object({
+      status: Status(['ok', 'error']),
+      missing: Type.Optional(Type.Array(Type.String())),
+    }),
+    runner: Type.Optional(
+      Type.Object(
+        {
+          status: Status(['ok', 'degraded']),
+          url: Type.String(),
+          message: Type.Optional(Type.String()),
+          activeRuns: Type.Optional(Type.Number()),
+        },
+        { description: 'Present only when SCRAPER_RUNNER_URL is set; an unreachable runner is degraded.' },
+      ),
+    ),
+    replicas: Type.Optional(
+      Type.Array(
+        Type.Object({
+          status: Status(['ok', 'lagging', 'down']),
+          name: Type.String(),
+          lagBytes: Type.Optional(Type.Integer({ minimum: 0 })),
+        }),
+        {
+          description:
+            'Present only when DATABASE_READ_URLS is set: each hot standby as the last probe (every 0.5 s) found it. ' +
+            'A lagging or down standby is a warning: its reads go to the primary.',
+        },
+      ),
+    ),
+  },
+  { $id: 'HealthReport' },
+);
+
+export const healthRoutes: FastifyPluginAsync<{ health: HealthDeps }> = async (app, { health }) => {
+  app.get(
+    '/api/health',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Service health',
+        description:
+          'Checks the database, migrations, PostGIS and the environment (and the scraper runner when configured). ' +
+          '200 when healthy (warnings such as pending migrations or a degraded runner allowed), 503 on a critical error.',
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: { 200: Type.Ref('HealthReport'), 503: Type.Ref('HealthReport'), ...errorResponses(400) },
+      },
+    },
+    async (_request, reply) => {
+      const { healthy, report } = await checkHealth(health);
+      return reply.status(healthy ? 200 : 503).send(report);
+    },
+  );
+};

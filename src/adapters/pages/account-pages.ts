@@ -1,0 +1,187 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Viewer } from '../../domain/access.ts';
+import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
+import { RateLimitedError } from '../../domain/accounts/rate-limits.ts';
+import {
+  acceptForms,
+  CSRF_FIELD,
+  CsrfError,
+  type Csrf,
+  csrfProtection,
+  type Form,
+  verifiedForm,
+} from './csrf.ts';
+import { type Html, html } from './html.ts';
+import { type Flash, page } from './layout.ts';
+import { htmlReply, redirect } from './replies.ts';
+import { messageView } from './site/dashboard-views.ts';
+
+// The frame of the /account import pages (the wizard, my imports, scheduled imports): one
+// navigation bar, the /account login (which sends the visitor back to the page they asked for),
+// form posts with the /account CSRF token answered by a redirect with a flash message, and errors
+// as pages. Each page plugin calls `accountPages` once inside its own encapsulated context.
+
+export type User = Exclude<Viewer, null>;
+
+export const ACCOUNT_LOGIN = '/account/login';
+export const hidden = { schema: { hide: true } };
+
+export const ACCOUNT_NAV: [string, string][] = [
+  ['/account/imports/new', 'New import'],
+  ['/account/imports', 'My imports'],
+  ['/account/scheduled-imports', 'Scheduled imports'],
+  ['/account/scrapers', 'Scrapers'],
+  ['/', 'Explore'],
+];
+
+export const csrfInput = (token: string) =>
+  html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
+
+/** A table's header row. */
+export const headRow = (...labels: string[]) =>
+  html`<thead>
+    <tr>
+      ${labels.map((label) => html`<th>${label}</th>`)}
+    </tr>
+  </thead>`;
+
+export type AccountPages = {
+  csrf: Csrf;
+  render(
+    reply: FastifyReply,
+    status: number,
+    title: string,
+    body: Html,
+    extra?: { user?: User; token?: string; flash?: Flash; active?: string; scriptHash?: string },
+  ): FastifyReply;
+  /** The logged-in user, or null after a redirect to the login (which comes back to `path`). */
+  user(request: FastifyRequest, reply: FastifyReply, path: string): User | null;
+  /** A form post of a logged-in user: the handler's notice (or a refusal's message) flashed on `back`. */
+  action(
+    path: string,
+    back: string | ((user: User) => string),
+    handler: (user: User, id: number, form: Form, reply: FastifyReply) => Promise<string>,
+    csrf?: Csrf,
+  ): void;
+};
+
+/** A record id from the path: anything but a positive integer a bigint holds is the 404 page. */
+function recordId(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const id = /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(id)) throw new NotFoundError(`no record ${raw.slice(0, 20)}`);
+  return id;
+}
+
+/** A text field of a form, trimmed, refused past `max` characters (the API's limits). */
+export function formText(form: Form, name: string, max: number): string {
+  const value = (form[name] ?? '').trim();
+  if (value.length > max)
+    throw new ValidationError(`${name} must be at most ${max} characters`, { field: name });
+  return value;
+}
+
+const PAGE_STATUS: Partial<Record<DomainError['kind'], number>> = {
+  not_found: 404,
+  unauthorized: 401,
+  forbidden: 403,
+  conflict: 409,
+  rate_limited: 429,
+};
+
+type Render = (reply: FastifyReply, status: number, title: string, body: Html) => FastifyReply;
+
+/**
+ * Errors of a page area as pages: an expired form is a 403 "form expired", a refused request its
+ * message with `statusOf`'s status (else the error's own), anything else a logged 500.
+ */
+export function installPageErrors(
+  app: FastifyInstance,
+  render: Render,
+  back: [string, string],
+  statusOf: (error: FastifyError) => number | undefined,
+): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof CsrfError) {
+      return render(
+        reply,
+        403,
+        'Form expired',
+        messageView(
+          'This form has expired',
+          'The form was not sent from this page, or it is too old. Go back, reload the page and try again.',
+          back,
+        ),
+      );
+    }
+    const status = statusOf(error) ?? error.statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, 'page request failed');
+    return render(
+      reply,
+      status >= 500 ? 500 : status,
+      'Error',
+      messageView(
+        status === 404 ? 'Not found' : 'Something went wrong',
+        status >= 500 ? 'An unexpected error occurred; it has been logged.' : error.message,
+        back,
+      ),
+    );
+  });
+}
+
+export function accountPages(app: FastifyInstance, csrfSecret: string, home: string): AccountPages {
+  const csrf = csrfProtection(csrfSecret, '/account');
+  acceptForms(app);
+
+  const render: AccountPages['render'] = (reply, status, title, body, extra = {}) =>
+    htmlReply(reply, status, extra.scriptHash).send(
+      page({
+        title,
+        body,
+        user: extra.user ?? null,
+        nav: extra.user?.role === 'admin' ? [['/dashboard', 'Dashboard'], ...ACCOUNT_NAV] : ACCOUNT_NAV,
+        logoutAction: '/account/logout',
+        active: extra.active ?? home,
+        ...(extra.token ? { csrf: extra.token } : {}),
+        ...(extra.flash ? { flash: extra.flash } : {}),
+      }),
+    );
+
+  installPageErrors(app, render, [home, 'Back'], (error) =>
+    error instanceof DomainError ? (PAGE_STATUS[error.kind] ?? 400) : undefined,
+  );
+
+  const user: AccountPages['user'] = (request, reply, path) => {
+    if (request.viewer) return request.viewer;
+    void redirect(reply, `${ACCOUNT_LOGIN}?next=${encodeURIComponent(path)}`);
+    return null;
+  };
+
+  const action: AccountPages['action'] = (path, back, handler, formCsrf = csrf) => {
+    app.post(path, hidden, async (request, reply) => {
+      const caller = user(request, reply, typeof back === 'string' ? back : home);
+      if (!caller) return reply;
+      const form = verifiedForm(formCsrf, request);
+      const target = typeof back === 'string' ? back : back(caller);
+      const id = recordId((request.params as { id?: string }).id);
+      try {
+        const notice = await handler(caller, id, form, reply);
+        // A handler that answered with a page of its own (a credential shown once) is done.
+        if (reply.sent) return reply;
+        return redirect(reply, target, { notice });
+      } catch (error) {
+        // A refused action (not in that state, not retryable, a bad setting) comes back in words;
+        // someone else's record is the 404 page, as in the API.
+        if (
+          error instanceof DomainError &&
+          error.kind !== 'not_found' &&
+          !(error instanceof RateLimitedError)
+        )
+          return redirect(reply, target, { error: error.message });
+        throw error;
+      }
+    });
+  };
+
+  return { csrf, render, user, action };
+}

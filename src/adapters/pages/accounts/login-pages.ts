@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { type LoginDeps, logIn } from '../../../application/accounts/log-in.ts';
+import type { Viewer } from '../../../domain/access.ts';
+import { DomainError } from '../../../domain/errors.ts';
+import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
+import { clearTokenCookie, setTokenCookie } from '../../http/authentication.ts';
+import { type Csrf, verifiedForm } from '../csrf.ts';
+import { flashFrom, redirect } from '../replies.ts';
+import type { Html } from '../html.ts';
+import type { Flash } from '../layout.ts';
+import { loginView } from '../site/dashboard-views.ts';
+
+// The login form and the logout post of a server-rendered area (the admin dashboard, the
+// /account pages): one pair of handlers, so both areas log in through the same use case, with the
+// same throttling, cookie and answers (401 wrong credentials, 429 with Retry-After when throttled).
+
+export type LoginPages = {
+  login: LoginDeps;
+  csrf: Csrf;
+  paths: { login: string; logout: string; home: string };
+  heading: string;
+  /** The area's registration page, linked from its login form. */
+  registerPath?: string;
+  /** Why a user may not use this area (their new session ends at once), or null when they may. */
+  refuse?: (user: Exclude<Viewer, null>) => string | null;
+  /** The area's page around a login form. */
+  render: (reply: FastifyReply, status: number, body: Html, flash: Flash) => FastifyReply;
+};
+
+/**
+ * Where to go after logging in when a page sent the visitor here (`?next=/account/imports`): only a
+ * path of this area's own pages, never another host (`//host`, `/\\host`) or a scheme.
+ */
+export function safeNext(value: unknown, home: string): string | null {
+  if (typeof value !== 'string' || value.length > 100) return null;
+  const area = home.slice(0, home.indexOf('/', 1) + 1);
+  return area.length > 1 && value.startsWith(area) && /^\/[a-z]+(\/[a-z0-9-]+)*$/.test(value) ? value : null;
+}
+
+export function registerLoginPages(app: FastifyInstance, pages: LoginPages): void {
+  const hidden = { schema: { hide: true } };
+  const { paths } = pages;
+  const form = (token: string, email = '', next: string | null = null) =>
+    loginView(token, email, {
+      action: paths.login,
+      heading: pages.heading,
+      next,
+      ...(pages.registerPath ? { register: pages.registerPath } : {}),
+    });
+
+  app.get(paths.login, hidden, async (request, reply) => {
+    const next = safeNext((request.query as Record<string, unknown>).next, paths.home);
+    if (request.viewer && !pages.refuse?.(request.viewer)) return redirect(reply, next ?? paths.home);
+    return pages.render(reply, 200, form(pages.csrf.token(request, reply), '', next), flashFrom(request));
+  });
+
+  app.post(paths.login, hidden, async (request, reply) => {
+    const body = verifiedForm(pages.csrf, request);
+    const email = (body.email ?? '').trim();
+    const next = safeNext(body.next, paths.home);
+    try {
+      const result = await logIn(pages.login, { email, password: body.password ?? '', clientIp: request.ip });
+      const refusal = pages.refuse?.(result.user) ?? null;
+      if (refusal) {
+        await pages.login.sessions.revoke(result.sessionId);
+        return pages.render(reply, 403, form(pages.csrf.token(request, reply), email, next), {
+          error: refusal,
+        });
+      }
+      setTokenCookie(request, reply, result.token, result.exp);
+      return redirect(reply, next ?? paths.home);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      const throttled = error instanceof RateLimitedError;
+      if (throttled) reply.header('Retry-After', String(error.decision.retryAfterSeconds));
+      return pages.render(reply, throttled ? 429 : 401, form(pages.csrf.token(request, reply), email, next), {
+        error: error.message,
+      });
+    }
+  });
+
+  app.post(paths.logout, hidden, async (request, reply) => {
+    verifiedForm(pages.csrf, request);
+    if (request.sessionId) await pages.login.sessions.revoke(request.sessionId);
+    clearTokenCookie(request, reply);
+    return redirect(reply, paths.login, { notice: 'You are logged out.' });
+  });
+}

@@ -1,0 +1,295 @@
+import {
+  FINE_LEVEL,
+  GRID_LEVEL,
+  gridRange,
+  innerCellRange,
+  mercatorShare,
+  ROLLUP_LEVEL,
+} from '../../../domain/read/clustering.ts';
+import type { Granularity } from '../../../domain/read/histogram.ts';
+import {
+  type Bounds,
+  type EventFilter,
+  longitudeRanges,
+  type Sort,
+} from '../../../domain/read/read-query.ts';
+import type { Grain } from '../../../domain/read/time-ranges.ts';
+
+// The answer-path policy of the read model: which precomputed counts (or which plan) answer a view.
+// The tables are those of migrations/0200_read_api.sql and later: event_counts (per dataset, catalog
+// and in total, per UTC year/month/day), event_cell_counts (level-10 cells per year/month),
+// event_cell_day_counts (level-10 cells per day, totals only), event_fine_cell_counts (level-16
+// cells, totals only). Whatever a path reads, the adapter adds the raw rows of what the counts do
+// not cover (partial periods, edge cells), so every path gives the same answer: the choice is
+// only about speed. Pure: the adapter (src/adapters/postgres/read/) resolves the facts and
+// turns the chosen path into SQL.
+
+/** What the read model knows of a query's datasets and of its tables, enough to choose a path. */
+export type ScopeFacts = {
+  /** Every dataset with nothing hidden from the viewer: the totals rows (dataset_id 0) answer. */
+  allDatasets: boolean;
+  /**
+   * A dataset in the scope has its counts pending (a bulk import's, migration 0330): the count
+   * tables hold none of its events, so every part is read from the rows.
+   */
+  countsPending: boolean;
+  /**
+   * Unfiltered (and nothing hidden), and the level-16 cell counts hold enough events per row to be
+   * cheaper than the rows they stand for (fineCellsPayOff).
+   */
+  fineCells: boolean;
+  /**
+   * The /events page statement's generic plan is as good as a custom one whatever the values: the
+   * whole table or a whole catalog holding at least GENERIC_PAGE_MIN_SHARE of all events.
+   */
+  genericPage: boolean;
+};
+
+/**
+ * A whole catalog whose share of all events is at least this has its /events pages read with the
+ * generic plan. A page reads the newest entries of the time index and keeps the catalog's (as
+ * custom plans do for the benchmark's catalogs of 13 % to 65 %), reading about 1 / share entries per
+ * event of the page; for a small catalog a custom plan reads the catalog's index instead.
+ */
+export const GENERIC_PAGE_MIN_SHARE = 0.1;
+
+/**
+ * Unfiltered map views at zoom 9-13 read event_fine_cell_counts when it holds at least this many
+ * events per row on average (PostgreSQL's table statistics); below, a view's rows are about as many
+ * as its cell rows and cheaper to read. Since the table is kept in key order (migration 0236), two
+ * events per row (1M benchmark events) pay: zoom 10 views took half the time of the rows, zoom 12
+ * about the same.
+ */
+export const FINE_CELLS_MIN_DENSITY = 1.5;
+
+/** Whether the level-16 cell counts pay at this density (events per row); minimum 0: always. */
+export function fineCellsPayOff(density: number, minDensity: number): boolean {
+  return minDensity <= 0 || density >= minDensity;
+}
+
+/** The scope row as the database resolved it (see scope.ts in the adapter). */
+export type ResolvedScope = {
+  /** Datasets the filter names that the viewer may not read. */
+  hidden: number;
+  /** The filter's catalog id when it names exactly one, else null. */
+  catalogId: number | null;
+  /** Whether a readable dataset of the filter has its counts pending. */
+  pending: boolean;
+  /** For a filter that is one catalog: its share of all events (1 unfiltered, 0 otherwise). */
+  share: number;
+};
+
+/**
+ * The facts of a resolved scope. With no filter and nothing hidden, every dataset: the totals
+ * rows answer. A filter that is one whole catalog with nothing hidden reads the catalog's rows
+ * (wholeCatalog). `fineCells` here says only that the scope allows them: the adapter then asks the
+ * table statistics (fineCellsPayOff), at most once a minute.
+ */
+export function scopeFacts(
+  resolved: ResolvedScope,
+  filter: Pick<EventFilter, 'catalog' | 'datasets'>,
+): ScopeFacts & { wholeCatalog: boolean } {
+  const unfiltered = !filter.catalog && filter.datasets.length === 0;
+  const countsPending = resolved.pending;
+  if (resolved.hidden === 0 && unfiltered)
+    return {
+      allDatasets: true,
+      wholeCatalog: false,
+      fineCells: !countsPending,
+      countsPending,
+      genericPage: !countsPending,
+    };
+  const wholeCatalog =
+    resolved.hidden === 0 &&
+    filter.catalog !== null &&
+    filter.datasets.length === 0 &&
+    resolved.catalogId !== null;
+  return {
+    allDatasets: false,
+    wholeCatalog,
+    fineCells: false,
+    countsPending,
+    genericPage: wholeCatalog && !countsPending && resolved.share >= GENERIC_PAGE_MIN_SHARE,
+  };
+}
+
+/**
+ * What a count is asked for: `level`, cells of that grid level; `histogram`, a time column fine
+ * enough for the bins ('day' when each bin is made of whole UTC days, 'month' when of whole
+ * months, null when only rows will do); `perDataset`, a breakdown by dataset; `cutMonths`, with
+ * histogram 'day', that the months a bin boundary falls inside are known.
+ */
+export type CountNeed = {
+  level?: number;
+  histogram?: 'day' | 'month' | null;
+  perDataset?: boolean;
+  cutMonths?: boolean;
+};
+
+/** Which precomputed counts answer a count (the rows supply the rest of each path). */
+export type CountAnswer =
+  /** The rows only. */
+  | { kind: 'rows' }
+  /** No bounds: whole periods of these grains from event_counts, the partial days from the rows. */
+  | { kind: 'period-counts'; grains: Grain[] }
+  /** Most of the world: the count without bounds minus the events outside the box. */
+  | { kind: 'world-minus-outside' }
+  /**
+   * Bounds: the level-10 cells wholly inside the box from event_cell_counts in these grains, with
+   * `dayCells` the whole days at the ends of the range (and with `cutMonths` the months a histogram
+   * bin boundary cuts) from event_cell_day_counts; the edge cells from the rows.
+   */
+  | { kind: 'level-10-cells'; grains: Grain[]; dayCells: boolean; cutMonths: boolean }
+  /** A map view at zoom 9-13: the level-16 cells wholly inside from event_fine_cell_counts. */
+  | { kind: 'level-16-cells'; level: number };
+
+/**
+ * Boxes covering at least this share of the world map (the whole world at zoom 0-2, the Explore
+ * page's first view, such as west -170 east 170) are counted as every event minus those outside
+ * the box, which are fewer than those inside.
+ */
+export const MOSTLY_WORLD = 0.5;
+
+export function coversMostOfWorld(bounds: Bounds | null): boolean {
+  return bounds !== null && mercatorShare(bounds) >= MOSTLY_WORLD;
+}
+
+/** event_cell_day_counts holds the totals over all datasets only. */
+export function readsDayCells(scope: ScopeFacts, perDataset: boolean): boolean {
+  return scope.allDatasets && !perDataset;
+}
+
+/**
+ * Whether a map view at a level reads event_fine_cell_counts: unfiltered views at levels finer than
+ * the level-10 counts up to its own (zoom 9-13), no filter of any kind, when the table pays.
+ */
+export function readsFineCells(scope: ScopeFacts, filter: EventFilter, level: number): boolean {
+  return (
+    scope.fineCells &&
+    filter.bounds !== null &&
+    filter.dateField.kind === 'eventTimestamp' &&
+    filter.dates.from === null &&
+    filter.dates.to === null &&
+    level > ROLLUP_LEVEL &&
+    level <= FINE_LEVEL
+  );
+}
+
+/** The counting path of a view (counts, map cells, histograms, extents). */
+export function countAnswer(scope: ScopeFacts, filter: EventFilter, need: CountNeed = {}): CountAnswer {
+  const level = need.level ?? null;
+  const perDataset = need.perDataset ?? false;
+  // A custom date field is not in any count table; pending counts hold nothing yet.
+  if (scope.countsPending || filter.dateField.kind !== 'eventTimestamp' || need.histogram === null)
+    return { kind: 'rows' };
+  if (filter.bounds === null) {
+    if (level !== null) return { kind: 'rows' };
+    const grains: Grain[] =
+      need.histogram === 'day'
+        ? ['day']
+        : need.histogram === 'month'
+          ? ['month', 'day']
+          : ['year', 'month', 'day'];
+    return { kind: 'period-counts', grains };
+  }
+  if (level === null && coversMostOfWorld(filter.bounds)) return { kind: 'world-minus-outside' };
+  const dayCells = readsDayCells(scope, perDataset);
+  // Calendar months: whole months of the inner cells from their month counts. Finer bins: the
+  // months no bin boundary cuts from the month counts, the others from the day counts (unfiltered
+  // views only); else the rows.
+  if (need.histogram === 'month')
+    return { kind: 'level-10-cells', grains: ['month'], dayCells, cutMonths: false };
+  if (need.histogram) {
+    return need.cutMonths && dayCells
+      ? { kind: 'level-10-cells', grains: ['month'], dayCells, cutMonths: true }
+      : { kind: 'rows' };
+  }
+  if (level !== null && level > ROLLUP_LEVEL)
+    return readsFineCells(scope, filter, level) ? { kind: 'level-16-cells', level } : { kind: 'rows' };
+  return { kind: 'level-10-cells', grains: ['year', 'month'], dayCells, cutMonths: false };
+}
+
+/**
+ * The period a histogram's counts may be binned by: only when every bin is made of whole periods
+ * ('month' for calendar months, 'day' for whole UTC days), else null (the rows).
+ */
+export function histogramGrain(
+  bins:
+    | { kind: 'fixed'; originSeconds: number; sizeSeconds: number }
+    | { kind: 'calendar'; granularity: Granularity },
+): 'day' | 'month' | null {
+  if (bins.kind === 'calendar') return bins.granularity === 'month' ? 'month' : 'day';
+  return bins.sizeSeconds % 86_400 === 0 && bins.originSeconds % 86_400 === 0 ? 'day' : null;
+}
+
+/** How the first and last instants of a view are found. */
+export type TimeRangeAnswer =
+  | { kind: 'rows' }
+  /** A box (not most of the world): first and last periods of its inner level-10 cells. */
+  | { kind: 'box-cell-periods'; grain: Grain }
+  /** No bounds: the first and last days from event_counts, the instants from those days' rows. */
+  | { kind: 'day-counts' };
+
+export function timeRangeAnswer(scope: ScopeFacts, filter: EventFilter): TimeRangeAnswer {
+  if (scope.countsPending) return { kind: 'rows' };
+  if (filter.dateField.kind !== 'eventTimestamp') return { kind: 'rows' };
+  if (filter.bounds && !coversMostOfWorld(filter.bounds))
+    return { kind: 'box-cell-periods', grain: readsDayCells(scope, false) ? 'day' : 'month' };
+  if (filter.bounds !== null) return { kind: 'rows' };
+  return { kind: 'day-counts' };
+}
+
+/** How an /events page and its total are read. */
+export type PageAnswer =
+  /** A small box: one pass over the box's entries of the covering index gives total and page. */
+  | { kind: 'box-rows' }
+  /**
+   * No bounds, the event's timestamp: the page and its total (from the counts) in one prepared
+   * statement, on the generic-plan pool when `genericPlan`.
+   */
+  | { kind: 'one-statement'; genericPlan: boolean }
+  /** Otherwise the page and a total that reads rows, side by side on two connections. */
+  | { kind: 'page-beside-total' };
+
+export function pageAnswer(scope: ScopeFacts, filter: EventFilter, sort: Sort): PageAnswer {
+  if (boxRowsAnswer(filter, sort)) return { kind: 'box-rows' };
+  if (filter.bounds === null && filter.dateField.kind === 'eventTimestamp')
+    return { kind: 'one-statement', genericPlan: genericPlanPage(scope, filter, sort) };
+  return { kind: 'page-beside-total' };
+}
+
+/**
+ * Whether the /events page statement (without bounds) may run with its generic plan: sorted by time
+ * (the time index gives the order), over everything or a large catalog (ScopeFacts.genericPage), so
+ * that whatever the window and page the generic plan reads what a custom one would: the newest
+ * entries of the time index within the window, and the counts and partial days of the total through
+ * their keys. Other filters (datasets, what a viewer may not see, small catalogs) and sorts keep
+ * custom plans: their best index depends on how many events the filter holds.
+ */
+function genericPlanPage(scope: ScopeFacts, filter: EventFilter, sort: Sort): boolean {
+  return (
+    scope.genericPage && filter.dateField.kind === 'eventTimestamp' && sort.key.field === 'eventTimestamp'
+  );
+}
+
+/**
+ * Whether a page and its total are best read together from the box's rows: bounds in which the
+ * level-10 cells wholly inside cover at most half of the cells the box touches (a map view at zoom
+ * 10 or closer), so that the counts would answer little and the edge rows most of the total; the
+ * event's own timestamp (in the covering index); a sort by columns of the covering index.
+ */
+function boxRowsAnswer(filter: EventFilter, sort: Sort): boolean {
+  if (filter.bounds === null || filter.dateField.kind !== 'eventTimestamp') return false;
+  if (!['id', 'eventTimestamp', 'dataset'].includes(sort.key.field)) return false;
+  const shift = GRID_LEVEL - ROLLUP_LEVEL;
+  let touched = 0;
+  let inside = 0;
+  for (const range of longitudeRanges(filter.bounds)) {
+    const box = { north: filter.bounds.north, south: filter.bounds.south, ...range };
+    const grid = gridRange(box);
+    touched += ((grid.x1 >> shift) - (grid.x0 >> shift) + 1) * ((grid.y1 >> shift) - (grid.y0 >> shift) + 1);
+    const inner = innerCellRange(box, ROLLUP_LEVEL);
+    if (inner) inside += (inner.x1 - inner.x0 + 1) * (inner.y1 - inner.y0 + 1);
+  }
+  return inside * 2 <= touched;
+}

@@ -1,0 +1,63 @@
+import { Type } from 'typebox';
+import type { DatabaseCheck, PostgisCheck } from '../../../domain/site/health.ts';
+import type { DatabaseStatus } from '../../../ports/site/system-status.ts';
+import { type DatabasePool, row, sql } from '../database.ts';
+import { diffMigrations, MIGRATIONS_TABLE, type Migration } from '../migrator.ts';
+
+const UNDEFINED_FUNCTION = '42883';
+
+export function postgresDatabaseStatus(pool: DatabasePool, migrations: Migration[]): DatabaseStatus {
+  return {
+    async ping(): Promise<DatabaseCheck> {
+      try {
+        await pool.oneFirst(sql.type(row(Type.Object({ ok: Type.Number() })))`select 1 as ok`);
+        return { status: 'ok' };
+      } catch (error) {
+        return { status: 'error', message: describe(error) };
+      }
+    },
+
+    async postgis(): Promise<PostgisCheck> {
+      try {
+        const version = await pool.oneFirst(
+          sql.type(row(Type.Object({ version: Type.String() })))`select postgis_lib_version() as version`,
+        );
+        return { status: 'ok', version };
+      } catch (error) {
+        if (sqlState(error) === UNDEFINED_FUNCTION) {
+          return { status: 'not found', message: 'the postgis extension is not installed in this database' };
+        }
+        return { status: 'error', message: describe(error) };
+      }
+    },
+
+    async pendingMigrations(): Promise<string[]> {
+      const hasTable = await pool.oneFirst(
+        sql.type(row(Type.Object({ present: Type.Boolean() })))`
+          select to_regclass(${MIGRATIONS_TABLE}) is not null as present`,
+      );
+      if (!hasTable) return migrations.map((m) => m.name);
+      const rows = await pool.any(
+        sql.type(row(Type.Object({ name: Type.String(), checksum: Type.String() })))`
+          select name, checksum from ${sql.identifier([MIGRATIONS_TABLE])}`,
+      );
+      return diffMigrations(new Map(rows.map((r) => [r.name, r.checksum])), migrations);
+    },
+  };
+}
+
+function sqlState(error: unknown): string | undefined {
+  let current: unknown = error;
+  while (current && typeof current === 'object') {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { message?: string } })?.cause?.message;
+  const message = error instanceof Error ? error.message : String(error);
+  return cause && cause !== message ? `${message}: ${cause}` : message;
+}

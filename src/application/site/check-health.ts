@@ -1,0 +1,48 @@
+import {
+  environmentCheck,
+  type HealthReport,
+  isHealthy,
+  type MigrationsCheck,
+  migrationsCheck,
+} from '../../domain/site/health.ts';
+import type {
+  DatabaseStatus,
+  EnvironmentStatus,
+  ReplicaStatus,
+  RunnerStatus,
+} from '../../ports/site/system-status.ts';
+
+export type HealthDeps = {
+  database: DatabaseStatus;
+  environment: EnvironmentStatus;
+  runner?: RunnerStatus | undefined;
+  replicas?: ReplicaStatus | undefined;
+};
+
+export type HealthResult = { healthy: boolean; report: HealthReport };
+
+export async function checkHealth(deps: HealthDeps): Promise<HealthResult> {
+  const [database, postgis, migrations, runner] = await Promise.all([
+    deps.database.ping(),
+    deps.database.postgis(),
+    readMigrations(deps.database),
+    deps.runner?.check(),
+  ]);
+  const report: HealthReport = {
+    database,
+    migrations,
+    postgis,
+    environment: environmentCheck(deps.environment.missingVariables()),
+  };
+  if (runner) report.runner = runner;
+  if (deps.replicas) report.replicas = deps.replicas.status();
+  return { healthy: isHealthy(report), report };
+}
+
+async function readMigrations(database: DatabaseStatus): Promise<MigrationsCheck> {
+  try {
+    return migrationsCheck(await database.pendingMigrations());
+  } catch (error) {
+    return { status: 'error', message: error instanceof Error ? error.message : String(error) };
+  }
+}

@@ -1,0 +1,55 @@
+import { DomainError } from '../errors.ts';
+
+// A user's export of their own data: one active at a time, a few a day, downloadable until it
+// expires (then its file is gone).
+
+export type DataExportStatus = 'queued' | 'running' | 'ready' | 'failed';
+
+export const DATA_EXPORT_LIMITS = {
+  /** Exports a user may request per rolling 24 hours. */
+  perDay: 5,
+  /** How long a finished export stays downloadable. */
+  ttlMs: 24 * 60 * 60 * 1000,
+};
+
+/** The ZIP's files: JSON for records, CSV for the tables a spreadsheet opens. */
+export const EXPORT_FILES = [
+  'account.json',
+  'catalogs.json',
+  'datasets.json',
+  'events.csv',
+  'imports.json',
+  'scrapers.json',
+  'scraper-runs.json',
+] as const;
+
+export function assertMayRequestExport(active: boolean, requestedToday: number): void {
+  if (active) {
+    throw new DomainError(
+      'conflict',
+      'an export of your data is being built already; wait for it to finish',
+      {
+        code: 'EXPORT_IN_PROGRESS',
+      },
+    );
+  }
+  if (requestedToday >= DATA_EXPORT_LIMITS.perDay) {
+    throw new DomainError(
+      'rate_limited',
+      `at most ${DATA_EXPORT_LIMITS.perDay} exports a day; try again tomorrow`,
+      {
+        code: 'EXPORT_RATE_LIMITED',
+      },
+    );
+  }
+}
+
+/** One CSV field: quoted when it holds a delimiter, quote or line break; formulas neutralised. */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  let text =
+    typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  // A spreadsheet would run "=..." as a formula (CSV injection): a leading apostrophe keeps it text.
+  if (/^[=+\-@\t\r]/.test(text) && typeof value === 'string') text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}

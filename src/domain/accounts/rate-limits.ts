@@ -1,0 +1,76 @@
+import { DomainError } from '../errors.ts';
+import type { RateWindow, RateWindowName } from './quotas.ts';
+
+// Fixed-window rate limiting: each window (burst, hourly, daily) counts hits in the slice of time
+// that starts at a multiple of its length. The counting happens in the database; this decides.
+
+export function windowStart(window: RateWindow, now: Date): Date {
+  const ms = window.seconds * 1000;
+  return new Date(Math.floor(now.getTime() / ms) * ms);
+}
+
+export function windowReset(window: RateWindow, now: Date): Date {
+  return new Date(windowStart(window, now).getTime() + window.seconds * 1000);
+}
+
+export type WindowCount = { window: RateWindow; hits: number };
+
+export type RateDecision =
+  | { allowed: true; limit: number; remaining: number; reset: Date }
+  | {
+      allowed: false;
+      limitType: RateWindowName;
+      limit: number;
+      remaining: 0;
+      reset: Date;
+      retryAfterSeconds: number;
+    };
+
+/**
+ * Denied when any window is over its limit; the window named is the one that frees up last. When allowed, the
+ * headers describe the window with the fewest requests left.
+ */
+export function decideRate(counts: WindowCount[], now: Date): RateDecision {
+  const exceeded = counts
+    .filter((c) => c.hits > c.window.limit)
+    .sort((a, b) => windowReset(b.window, now).getTime() - windowReset(a.window, now).getTime());
+  // When several windows are full, the caller must wait for the one that frees up last.
+  const blocking = exceeded[0];
+  if (blocking) {
+    const reset = windowReset(blocking.window, now);
+    return {
+      allowed: false,
+      limitType: blocking.window.name,
+      limit: blocking.window.limit,
+      remaining: 0,
+      reset,
+      retryAfterSeconds: Math.max(1, Math.ceil((reset.getTime() - now.getTime()) / 1000)),
+    };
+  }
+  let tightest: WindowCount | undefined;
+  for (const c of counts) {
+    if (!tightest || c.window.limit - c.hits < tightest.window.limit - tightest.hits) tightest = c;
+  }
+  if (!tightest) return { allowed: true, limit: 0, remaining: 0, reset: now };
+  return {
+    allowed: true,
+    limit: tightest.window.limit,
+    remaining: Math.max(0, tightest.window.limit - tightest.hits),
+    reset: windowReset(tightest.window, now),
+  };
+}
+
+export class RateLimitedError extends DomainError {
+  readonly decision: Extract<RateDecision, { allowed: false }>;
+
+  constructor(decision: Extract<RateDecision, { allowed: false }>, message?: string) {
+    super(
+      'rate_limited',
+      message ??
+        `Too many requests: the ${decision.limitType} limit of ${decision.limit} is used up; retry after ${decision.reset.toISOString()}`,
+      { code: 'RATE_LIMITED' },
+    );
+    this.name = 'RateLimitedError';
+    this.decision = decision;
+  }
+}

@@ -1,0 +1,43 @@
+import { ValidationError } from '../errors.ts';
+import type { LocatedByGeocoder } from '../ingest/geocoding/located-by.ts';
+
+export type Location = { longitude: number; latitude: number };
+
+/** An event as it is about to be stored; the store assigns the id. */
+export type NewEvent = {
+  uniqueId: string;
+  title: string | null;
+  data: Record<string, unknown>;
+  location: Location | null;
+  eventTimestamp: string;
+  isValid: boolean;
+  /** Set when a geocoder located the event (its own coordinates otherwise, or no location). */
+  locatedBy?: LocatedByGeocoder | null;
+};
+
+/** Largest `data` of one event, as JSON in UTF-8 (POST/PATCH /api/events; imports bound rows: ingest/limits.ts). */
+export const MAX_EVENT_DATA_BYTES = 256 * 1024;
+
+/** Refuses an event `data` object larger than MAX_EVENT_DATA_BYTES once written as JSON. */
+export function checkEventDataSize(data: unknown): void {
+  if (data === undefined || data === null) return;
+  const bytes = new TextEncoder().encode(JSON.stringify(data)).length;
+  if (bytes > MAX_EVENT_DATA_BYTES) {
+    throw new ValidationError(
+      `data is ${bytes} bytes as JSON; one event's data holds at most ${MAX_EVENT_DATA_BYTES}`,
+      { field: 'data', code: 'EVENT_DATA_TOO_LARGE' },
+    );
+  }
+}
+
+/** Numbers in CSV text become numbers so that schema inference and sorting see them as such. */
+export function typedValue(raw: string): string | number | boolean | null {
+  const text = raw.trim();
+  if (text === '') return null;
+  if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(text)) {
+    const number = Number(text);
+    if (Number.isFinite(number)) return number;
+  }
+  if (text === 'true' || text === 'false') return text === 'true';
+  return raw;
+}

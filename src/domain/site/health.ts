@@ -1,0 +1,43 @@
+import type { ReplicaCheck } from '../read/replica-choice.ts';
+
+// The health report's shape is the spec's; which results are critical is decided here so that every
+// adapter (HTTP, CLI) answers the same way.
+
+export type DatabaseCheck = { status: 'ok' | 'error'; message?: string };
+export type MigrationsCheck = { status: 'ok' | 'pending' | 'error'; pending?: string[]; message?: string };
+export type PostgisCheck = { status: 'ok' | 'not found' | 'error'; version?: string; message?: string };
+export type EnvironmentCheck = { status: 'ok' | 'error'; missing?: string[] };
+export type RunnerCheck = {
+  status: 'ok' | 'degraded';
+  url: string;
+  message?: string;
+  activeRuns?: number;
+};
+
+export type HealthReport = {
+  database: DatabaseCheck;
+  migrations: MigrationsCheck;
+  postgis: PostgisCheck;
+  environment: EnvironmentCheck;
+  runner?: RunnerCheck;
+  /** Each read replica (a lagging or down one is a warning: its reads go to the primary). */
+  replicas?: ReplicaCheck[];
+};
+
+/** Critical failures make the service unusable (503); pending migrations and a degraded runner are warnings. */
+export function isHealthy(report: HealthReport): boolean {
+  return (
+    report.database.status === 'ok' &&
+    report.migrations.status !== 'error' &&
+    report.postgis.status === 'ok' &&
+    report.environment.status === 'ok'
+  );
+}
+
+export function migrationsCheck(pending: readonly string[]): MigrationsCheck {
+  return pending.length === 0 ? { status: 'ok' } : { status: 'pending', pending: [...pending] };
+}
+
+export function environmentCheck(missing: readonly string[]): EnvironmentCheck {
+  return missing.length === 0 ? { status: 'ok' } : { status: 'error', missing: [...missing] };
+}

@@ -1,0 +1,122 @@
+import type { ImportVisibility } from '../../domain/access.ts';
+import type { Classification } from '../../domain/ingest/failures.ts';
+import type { StageRecord } from '../../domain/ingest/progress.ts';
+import type { IngestSettings, JobConfig } from '../../domain/ingest/settings.ts';
+import type { Stage, StageStatus, TaskStage } from '../../domain/ingest/stages.ts';
+
+// Ingest files (an upload, fetch or scraper output), their jobs (one per sheet) and each job's stage
+// records: what the workflow has done and where it stands.
+
+export type FileFormat = 'csv' | 'xlsx' | 'ods';
+export type IngestSource = 'upload' | 'scheduled' | 'webhook' | 'scraper';
+export type IngestFileStatus = 'pending' | 'processing' | 'needs-review' | 'completed' | 'partial' | 'failed';
+
+export type IngestFile = {
+  id: number;
+  originalName: string;
+  storedPath: string;
+  sizeBytes: number;
+  mimeType: string | null;
+  format: FileFormat;
+  source: IngestSource;
+  status: IngestFileStatus;
+  catalogId: number | null;
+  uploadedBy: number | null;
+  settings: IngestSettings;
+  errorLog: string[];
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+};
+
+/**
+ * A failed job: the last failure with its classification. A completed job that skipped invalid rows:
+ * lastError says how many, rowErrors lists the first ones.
+ */
+export type JobErrorLog = {
+  lastError: string;
+  code?: string | undefined;
+  failedStage?: Stage;
+  classification?: Classification;
+  failedAt?: string;
+  recoveryAttempt?: { attempt: number; previousError: string; recoveryStage: string; classification: string };
+  rowErrors?: { row: number; field: string; message: string }[];
+};
+
+export type IngestJob = {
+  id: number;
+  ingestFileId: number;
+  sheetIndex: number;
+  sheetName: string | null;
+  datasetId: number | null;
+  datasetName: string | null;
+  stage: Stage;
+  config: JobConfig;
+  errorLog: JobErrorLog | null;
+  reviewReasons: string[] | null;
+  approvedAt: string | null;
+  retryAttempts: number;
+  lastRetryAt: string | null;
+  nextRetryAt: string | null;
+  failedAt: string | null;
+  completedAt: string | null;
+  createdAt: string;
+};
+
+export type StoredStage = StageRecord & { counters: Record<string, number>; output: unknown };
+
+export type NewIngestFile = Omit<
+  IngestFile,
+  'id' | 'status' | 'errorLog' | 'createdAt' | 'updatedAt' | 'completedAt'
+>;
+export type NewIngestJob = {
+  sheetIndex: number;
+  sheetName: string | null;
+  datasetId: number;
+  config: JobConfig;
+};
+
+export type Progress = {
+  rowsTotal?: number;
+  rowsProcessed: number;
+  batchesTotal?: number;
+  batchesCurrent?: number;
+  batchRowsTotal?: number;
+  batchRowsProcessed?: number;
+};
+
+export type FailedJobSummary = IngestJob & { fileName: string };
+
+export interface IngestJobStore {
+  createFile(file: NewIngestFile, jobs: NewIngestJob[]): Promise<{ file: IngestFile; jobs: IngestJob[] }>;
+  getFile(id: number): Promise<IngestFile | null>;
+  /** A user's most recent ingest files, newest first. */
+  filesUploadedBy(userId: number, limit: number): Promise<IngestFile[]>;
+  getJob(id: number): Promise<IngestJob | null>;
+  jobsOfFile(fileId: number): Promise<IngestJob[]>;
+  stages(jobId: number): Promise<StoredStage[]>;
+  /** Marks the stage in progress and the job as being at it; returns the record (with counters to resume from). */
+  startStage(jobId: number, stage: TaskStage): Promise<StoredStage>;
+  reportProgress(jobId: number, stage: TaskStage, progress: Progress): Promise<void>;
+  completeStage(
+    jobId: number,
+    stage: TaskStage,
+    status: Extract<StageStatus, 'completed' | 'skipped'>,
+    output: unknown,
+  ): Promise<void>;
+  markNeedsReview(jobId: number, reasons: string[]): Promise<void>;
+  markCompleted(jobId: number, warnings: JobErrorLog | null): Promise<void>;
+  markFailed(jobId: number, errorLog: JobErrorLog): Promise<void>;
+  scheduleRetry(
+    jobId: number,
+    retry: { attempts: number; nextRetryAt: string; restartStage: TaskStage; errorLog: JobErrorLog },
+  ): Promise<void>;
+  /** Puts the job back at `stage`, clearing the records of it and every later stage (events stay). */
+  resetToStage(jobId: number, stage: TaskStage): Promise<void>;
+  /** Records an approval (of drift or a review) and/or new settings for the job. */
+  revise(jobId: number, change: { approved: boolean; config: JobConfig | null }): Promise<void>;
+  /** Recomputes the file's status from its jobs (the aggregate of all sheets). */
+  refreshFileStatus(fileId: number): Promise<IngestFile | null>;
+  /** Failed jobs and jobs waiting for a scheduled retry, of the imports the visibility allows. */
+  failedJobs(visibility: ImportVisibility): Promise<FailedJobSummary[]>;
+}

@@ -1,0 +1,62 @@
+import type { ScheduleTrigger } from '../../domain/ingest/schedules.ts';
+import type { IngestSettings } from '../../domain/ingest/settings.ts';
+
+export type ScheduledIngest = {
+  id: number;
+  name: string;
+  url: string;
+  schedule: string | null;
+  enabled: boolean;
+  catalogId: number;
+  datasetId: number | null;
+  settings: IngestSettings;
+  createdBy: number | null;
+  nextRunAt: string | null;
+  lastRunAt: string | null;
+  lastStatus: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type ScheduledRun = {
+  id: number;
+  scheduledIngestId: number;
+  dueAt: string;
+  triggeredBy: ScheduleTrigger;
+  status: 'queued' | 'fetching' | 'imported' | 'failed';
+  ingestFileId: number | null;
+  error: string | null;
+};
+
+export type NewScheduledIngest = Omit<
+  ScheduledIngest,
+  'id' | 'lastRunAt' | 'lastStatus' | 'lastError' | 'createdAt' | 'updatedAt'
+> & { webhookTokenHash: string | null };
+
+export interface ScheduleStore {
+  create(input: NewScheduledIngest): Promise<ScheduledIngest>;
+  get(id: number): Promise<ScheduledIngest | null>;
+  update(
+    id: number,
+    change: Partial<
+      Pick<
+        ScheduledIngest,
+        'name' | 'url' | 'schedule' | 'enabled' | 'nextRunAt' | 'catalogId' | 'datasetId' | 'settings'
+      >
+    > & {
+      webhookTokenHash?: string | null;
+    },
+  ): Promise<ScheduledIngest | null>;
+  /** Enabled schedules whose next run time has come. */
+  due(now: Date): Promise<ScheduledIngest[]>;
+  countActive(userId: number | null): Promise<number>;
+  byTokenHash(hash: string): Promise<ScheduledIngest | null>;
+  /** Records a run for that due time unless one exists: the one place that makes runs happen once. */
+  claimRun(scheduleId: number, dueAt: Date, by: ScheduleTrigger): Promise<ScheduledRun | null>;
+  getRun(id: number): Promise<ScheduledRun | null>;
+  finishRun(
+    runId: number,
+    outcome: { status: 'fetching' | 'imported' | 'failed'; ingestFileId?: number; error?: string },
+  ): Promise<void>;
+}

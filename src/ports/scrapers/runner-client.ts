@@ -1,0 +1,48 @@
+import type { Runtime } from '../../domain/scrapers/manifest.ts';
+
+// The runner API as the spec shapes it (Runner API, POST /run, /stop, /status).
+
+export type RunnerRunRequest = {
+  runId: string;
+  runtime: Runtime;
+  entrypoint: string;
+  outputFile: string;
+  source: { code: Record<string, string> } | { codeUrl: string };
+  env: Record<string, string>;
+  timeoutSecs: number;
+  memoryMb: number;
+};
+
+export type RunnerRunResult = {
+  status: 'success' | 'failed' | 'timeout';
+  exitCode: number;
+  durationMs: number;
+  stdout: string;
+  stderr: string;
+  output?: { rows: number; bytes: number; contentBase64: string };
+  error?: string;
+  code?: string;
+};
+
+export type RunnerFailureKind = 'busy' | 'unavailable' | 'unauthorized' | 'rejected' | 'aborted';
+
+/** The runner did not run the scraper: at capacity, unreachable, wrong key, or a refused request. */
+export class RunnerError extends Error {
+  readonly kind: RunnerFailureKind;
+  readonly code: string | undefined;
+
+  constructor(kind: RunnerFailureKind, message: string, code?: string) {
+    super(message);
+    this.name = 'RunnerError';
+    this.kind = kind;
+    this.code = code;
+  }
+}
+
+export interface RunnerClient {
+  /** Resolves with the run's result (also for failed and timed-out runs); throws RunnerError otherwise. */
+  run(request: RunnerRunRequest, signal?: AbortSignal): Promise<RunnerRunResult>;
+  /** Asks the runner to kill the run's container; `not_found` when it is not active there. */
+  stop(runId: string): Promise<'stopping' | 'not_found'>;
+  status(runId: string): Promise<{ active: boolean; phase?: string }>;
+}

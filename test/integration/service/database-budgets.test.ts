@@ -1,0 +1,121 @@
+import { request } from 'node:http';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import t from 'tap';
+import { DEFAULT_BUDGETS } from '../../../src/adapters/config/budget-config.ts';
+import { buildHttpApp } from '../../../src/adapters/http/app.ts';
+import { createDatabasePool, sql } from '../../../src/adapters/postgres/database.ts';
+import { postgresDatabaseStatus } from '../../../src/adapters/postgres/site/database-status.ts';
+import { postgresEventReader } from '../../../src/adapters/postgres/read/index.ts';
+import { loadMigrations } from '../../../src/adapters/postgres/migrator.ts';
+import { composeAccounts } from '../../../src/compose.ts';
+import { policyFile, TEST_SESSION_SECRET } from '../../helpers/accounts.ts';
+import { testApp, testConfig } from '../../helpers/app.ts';
+import { testDatabase } from '../../helpers/database.ts';
+import { runningStatements } from '../../helpers/running-statements.ts';
+
+// Every statement has a budget (statement_timeout per pool), a request's statements stop when its
+// client goes away, and a database that cannot be reached is a 503 with the error body.
+
+const sleepRoute = (seconds: string) => `/test/sleep/${seconds}`;
+
+t.test('a statement over the HTTP pool budget is a 503 QUERY_TIMEOUT', async (t) => {
+  const { app, services } = await testApp(t, {
+    config: { budgets: { ...DEFAULT_BUDGETS, collectionsStatementTimeoutMs: 300 } },
+  });
+  // The HTTP-only process's pool serves the routes: its budget applies.
+  app.get('/test/sleep/:seconds', async (request) => {
+    const { seconds } = request.params as { seconds: string };
+    await services.pool.query(sql.unsafe`select pg_sleep(${Number(seconds)})`);
+    return { slept: seconds };
+  });
+  const slow = await app.inject({ method: 'GET', url: sleepRoute('5') });
+  t.equal(slow.statusCode, 503);
+  t.equal(slow.json().code, 'QUERY_TIMEOUT');
+  t.equal(slow.headers['retry-after'], '5');
+  const quick = await app.inject({ method: 'GET', url: sleepRoute('0.01') });
+  t.equal(quick.statusCode, 200, 'a statement within its budget answers');
+});
+
+t.test('the statements of a request whose client disconnects are cancelled', async (t) => {
+  const { app, services, db } = await testApp(t);
+  app.get('/test/sleep/:seconds', async (request) => {
+    const { seconds } = request.params as { seconds: string };
+    await services.pool.query(sql.unsafe`select pg_sleep(${Number(seconds)}), 'chronomap-sleep-probe'`);
+    return { slept: seconds };
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const { waitFor } = runningStatements(db.pool, 'chronomap-sleep-probe');
+
+  // 8 s of sleep inside the 10 s default budget: only the cancel can end it within the 5 s we wait.
+  const client = request({ host: '127.0.0.1', port, path: sleepRoute('8') });
+  client.on('error', () => {});
+  client.end();
+  t.ok(await waitFor((n) => n > 0), 'the statement runs');
+  client.destroy();
+  t.ok(await waitFor((n) => n === 0), 'no backend is left running once the client is gone');
+});
+
+t.test('a database that cannot be reached: 503 with the error body on every kind of route', async (t) => {
+  // The pool reaches PostgreSQL through a TCP relay; closing the relay and its sockets is the
+  // database going away (existing connections drop, new ones are refused).
+  const db = await testDatabase(t);
+  const target = new URL(db.url);
+  const sockets = new Set<Socket>();
+  const relay = createServer((inbound) => {
+    const outbound = connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const relayUrl = new URL(db.url);
+  relayUrl.hostname = '127.0.0.1';
+  relayUrl.port = String((relay.address() as AddressInfo).port);
+  const dead = await createDatabasePool(relayUrl.toString(), { maximumPoolSize: 2 });
+  dead.on('error', () => {});
+  t.teardown(() => dead.end().catch(() => {}));
+  await dead.query(sql.unsafe`select 1`);
+  await new Promise<void>((resolve) => {
+    relay.close(() => resolve());
+    for (const socket of sockets) socket.destroy();
+  });
+  const config = testConfig({ sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t) });
+  const app = await buildHttpApp(
+    {
+      version: 'test',
+      health: {
+        database: postgresDatabaseStatus(dead, loadMigrations()),
+        environment: { missingVariables: () => [] },
+        runner: undefined,
+      },
+      readApi: { events: postgresEventReader(dead, { genericPlanPool: dead }) },
+      accounts: composeAccounts(config, dead),
+    },
+    { logLevel: 'silent', bodyLimitBytes: 1024 * 1024 },
+  );
+  t.teardown(() => app.close().catch(() => {}));
+  const calls: Array<[string, string, unknown?]> = [
+    ['GET', '/api/v1/events'],
+    [
+      'GET',
+      `/api/v1/events/geo?zoom=3&bounds=${encodeURIComponent('{"north":60,"south":40,"east":20,"west":-5}')}`,
+    ],
+    ['GET', '/api/catalogs'],
+    ['GET', '/api/events/1'],
+    ['POST', '/api/users/login', { email: 'a@example.org', password: 'whatever-long-enough' }],
+  ];
+  for (const [method, url, payload] of calls) {
+    const response = await app.inject({
+      method: method as 'GET' | 'POST',
+      url,
+      ...(payload ? { payload: payload as Record<string, unknown> } : {}),
+    });
+    t.equal(response.statusCode, 503, `${method} ${url}: ${response.body.slice(0, 200)}`);
+    t.equal(response.json().error, 'Service Unavailable', url);
+    t.equal(response.json().code, 'DATABASE_UNAVAILABLE', url);
+  }
+});

@@ -1,0 +1,71 @@
+import fc from 'fast-check';
+import t from 'tap';
+import { accountsApp, insertAccessFixture, unlimitedAnonymousReads } from '../../helpers/accounts.ts';
+import {
+  FUZZ_CLASSES,
+  type FuzzClass,
+  prototypeSnapshot,
+  requestArbitrary,
+  routesOf,
+  send,
+} from '../../helpers/fuzz.ts';
+
+// The HTTP fuzzer of issue 16, in the test command: FUZZ_RUNS seeded requests (FUZZ_SEED) over
+// every route of /api/openapi.json, anonymous and logged in. Fails on any 5xx, on an answer slower
+// than FUZZ_MAX_MS, and on Object.prototype changing. bench/fuzz/run.sh runs it longer and prints
+// requests per second and the classes covered.
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1_500);
+const SEED = Number(process.env.FUZZ_SEED ?? 1616);
+const MAX_MS = Number(process.env.FUZZ_MAX_MS ?? 10_000);
+
+t.test('fuzzing every route of the OpenAPI document', async (t) => {
+  const { app, db, createUser, login } = await accountsApp(t, { policy: unlimitedAnonymousReads });
+  const owner = await createUser({ trustLevel: 5 });
+  const admin = await createUser({ role: 'admin' });
+  await insertAccessFixture(db, owner.id);
+  const tokens = { anonymous: null, user: await login(owner), admin: await login(admin) };
+  const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  // Logging out would end the fuzzer's own sessions; everything else is fair game.
+  const routes = routesOf(document).filter((route) => !route.path.endsWith('/logout'));
+  t.ok(routes.length > 40, `${routes.length} operations in the OpenAPI document`);
+
+  const before = prototypeSnapshot();
+  const perClass = new Map<FuzzClass, number>();
+  const statuses = new Map<number, number>();
+  let slowest = 0;
+  const started = performance.now();
+  await fc.assert(
+    fc.asyncProperty(
+      requestArbitrary(routes),
+      fc.constantFrom('anonymous', 'user', 'admin'),
+      async (request, caller) => {
+        const outcome = await send(app, request, tokens[caller as keyof typeof tokens]);
+        perClass.set(request.fuzzClass, (perClass.get(request.fuzzClass) ?? 0) + 1);
+        statuses.set(outcome.status, (statuses.get(outcome.status) ?? 0) + 1);
+        slowest = Math.max(slowest, outcome.ms);
+        const polluted =
+          prototypeSnapshot() !== before || ({} as Record<string, unknown>).polluted !== undefined;
+        if (outcome.status >= 500 || outcome.ms > MAX_MS || polluted) {
+          throw new Error(
+            `${caller} ${request.method} ${request.url.slice(0, 300)} (${request.fuzzClass}) -> ${outcome.status} in ${Math.round(outcome.ms)} ms${polluted ? ', Object.prototype changed' : ''}`,
+          );
+        }
+      },
+    ),
+    { seed: SEED, numRuns: RUNS, endOnFailure: true },
+  );
+  const seconds = (performance.now() - started) / 1000;
+
+  t.same([...perClass.keys()].sort(), [...FUZZ_CLASSES].sort(), 'every class of input was sent');
+  t.equal(prototypeSnapshot(), before, 'Object.prototype untouched');
+  t.comment(
+    `fuzz: ${RUNS} requests (seed ${SEED}) in ${seconds.toFixed(1)} s = ${(RUNS / seconds).toFixed(0)} requests/s; ` +
+      `slowest ${Math.round(slowest)} ms; classes ${[...perClass].map(([c, n]) => `${c}: ${n}`).join(', ')}; ` +
+      `statuses ${[...statuses]
+        .sort((a, b) => a[0] - b[0])
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(', ')}`,
+  );
+  t.equal((await app.inject({ method: 'GET', url: '/api/health' })).statusCode, 200, 'still healthy');
+});

@@ -1,0 +1,222 @@
+import t from 'tap';
+import {
+  countAnswer,
+  coversMostOfWorld,
+  fineCellsPayOff,
+  GENERIC_PAGE_MIN_SHARE,
+  histogramGrain,
+  pageAnswer,
+  readsDayCells,
+  readsFineCells,
+  type ScopeFacts,
+  scopeFacts,
+  timeRangeAnswer,
+} from '../../../../../src/adapters/postgres/read/answer-path.ts';
+import type { DateField, EventFilter, Sort } from '../../../../../src/domain/read/read-query.ts';
+
+// The answer-path policy: which precomputed counts (or plan) answer a view. Every branch is named
+// by the view that takes it.
+
+const everything: ScopeFacts = {
+  allDatasets: true,
+  countsPending: false,
+  fineCells: true,
+  genericPage: true,
+};
+const someDatasets: ScopeFacts = {
+  allDatasets: false,
+  countsPending: false,
+  fineCells: false,
+  genericPage: false,
+};
+const pending: ScopeFacts = { ...everything, countsPending: true, fineCells: false, genericPage: false };
+
+const PARIS = { north: 48.9, south: 48.8, east: 2.4, west: 2.3 }; // a city at zoom 12
+const EUROPE = { north: 55, south: 47, east: 15, west: 5 }; // a country or two at zoom 5
+const WORLD = { north: 80, south: -80, east: 170, west: -170 }; // the Explore page's first view
+
+function view(overrides: Partial<EventFilter> = {}): EventFilter {
+  return {
+    catalog: null,
+    datasets: [],
+    bounds: null,
+    dates: { from: null, to: null },
+    dateField: { kind: 'eventTimestamp' },
+    ...overrides,
+  };
+}
+const customDate: DateField = { kind: 'data', path: ['startDate'] };
+const someDates = { from: '2020-01-15T10:00:00.000Z', to: '2021-03-02T00:00:00.000Z' };
+
+const byTime: Sort = { key: { field: 'eventTimestamp' }, descending: true, text: '-eventTimestamp' };
+const byId: Sort = { key: { field: 'id' }, descending: false, text: 'id' };
+const byData: Sort = { key: { field: 'data', path: ['x'] }, descending: false, text: 'data.x' };
+
+t.test('scope facts: the table statistics and the scope row decide what the counts may answer', async (t) => {
+  const unfiltered = { catalog: null, datasets: [] };
+  const catalog = { catalog: 'culture', datasets: [] };
+  const row = { hidden: 0, catalogId: 1, pending: false, share: 1 };
+  t.same(scopeFacts(row, unfiltered), {
+    allDatasets: true,
+    wholeCatalog: false,
+    fineCells: true,
+    countsPending: false,
+    genericPage: true,
+  });
+  t.same(
+    scopeFacts({ ...row, pending: true }, unfiltered),
+    { allDatasets: true, wholeCatalog: false, fineCells: false, countsPending: true, genericPage: false },
+    'pending counts: no count table, no generic plan',
+  );
+  t.same(
+    scopeFacts({ ...row, hidden: 1 }, unfiltered),
+    { allDatasets: false, wholeCatalog: false, fineCells: false, countsPending: false, genericPage: false },
+    'something hidden from the viewer: the visible datasets one by one',
+  );
+  const large = scopeFacts({ ...row, share: GENERIC_PAGE_MIN_SHARE }, catalog);
+  t.equal(large.wholeCatalog, true);
+  t.equal(large.genericPage, true, 'a large whole catalog: the generic plan');
+  t.equal(scopeFacts({ ...row, share: 0.05 }, catalog).genericPage, false, 'a small catalog: custom plans');
+  t.equal(scopeFacts({ ...row, hidden: 1 }, catalog).wholeCatalog, false, 'part of a catalog hidden');
+  t.equal(scopeFacts(row, { catalog: 'culture', datasets: ['a'] }).wholeCatalog, false, 'datasets named');
+  t.equal(scopeFacts({ ...row, catalogId: null }, catalog).wholeCatalog, false, 'an unknown catalog');
+
+  t.equal(fineCellsPayOff(2, 1.5), true, 'two events per level-16 row pay');
+  t.equal(fineCellsPayOff(1.2, 1.5), false, 'about one per row: the rows are as cheap');
+  t.equal(fineCellsPayOff(0, 0), true, 'minimum 0: always');
+});
+
+t.test('counts without bounds: whole periods from event_counts, unless only rows will do', async (t) => {
+  t.same(countAnswer(everything, view()), { kind: 'period-counts', grains: ['year', 'month', 'day'] });
+  t.same(countAnswer(someDatasets, view({ dates: someDates })), {
+    kind: 'period-counts',
+    grains: ['year', 'month', 'day'],
+  });
+  t.same(countAnswer(everything, view(), { histogram: 'month' }), {
+    kind: 'period-counts',
+    grains: ['month', 'day'],
+  });
+  t.same(countAnswer(everything, view(), { histogram: 'day' }), { kind: 'period-counts', grains: ['day'] });
+  t.same(countAnswer(everything, view(), { level: 8 }), { kind: 'rows' }, 'map cells need bounds');
+  t.same(countAnswer(pending, view()), { kind: 'rows' }, 'counts pending');
+  t.same(countAnswer(everything, view({ dateField: customDate })), { kind: 'rows' }, 'a custom date field');
+  t.same(countAnswer(everything, view(), { histogram: null }), { kind: 'rows' }, 'bins of part days');
+});
+
+t.test('counts of most of the world: everything minus the events outside the box', async (t) => {
+  t.equal(coversMostOfWorld(WORLD), true);
+  t.equal(coversMostOfWorld(EUROPE), false);
+  t.equal(coversMostOfWorld(null), false);
+  t.same(countAnswer(everything, view({ bounds: WORLD })), { kind: 'world-minus-outside' });
+  t.same(countAnswer(someDatasets, view({ bounds: WORLD }), { histogram: 'day', cutMonths: true }), {
+    kind: 'world-minus-outside',
+  });
+  t.same(
+    countAnswer(everything, view({ bounds: WORLD }), { level: 2 }),
+    { kind: 'level-10-cells', grains: ['year', 'month'], dayCells: true, cutMonths: false },
+    'map cells: the cells, as for any box',
+  );
+});
+
+t.test('counts in a box: the level-10 cells inside, the day cells for unfiltered views', async (t) => {
+  const box = view({ bounds: EUROPE });
+  t.same(countAnswer(everything, box), {
+    kind: 'level-10-cells',
+    grains: ['year', 'month'],
+    dayCells: true,
+    cutMonths: false,
+  });
+  t.same(
+    countAnswer(everything, box, { perDataset: true }),
+    { kind: 'level-10-cells', grains: ['year', 'month'], dayCells: false, cutMonths: false },
+    'the day cells hold totals only',
+  );
+  t.same(countAnswer(someDatasets, box, { level: 6 }), {
+    kind: 'level-10-cells',
+    grains: ['year', 'month'],
+    dayCells: false,
+    cutMonths: false,
+  });
+  t.same(countAnswer(everything, box, { histogram: 'month' }), {
+    kind: 'level-10-cells',
+    grains: ['month'],
+    dayCells: true,
+    cutMonths: false,
+  });
+  t.same(countAnswer(everything, box, { histogram: 'day', cutMonths: true }), {
+    kind: 'level-10-cells',
+    grains: ['month'],
+    dayCells: true,
+    cutMonths: true,
+  });
+  t.same(
+    countAnswer(someDatasets, box, { histogram: 'day', cutMonths: true }),
+    { kind: 'rows' },
+    'day bins of some datasets: no day cells for them',
+  );
+  t.same(countAnswer(everything, box, { histogram: 'day' }), { kind: 'rows' }, 'cut months unknown');
+  t.same(countAnswer(pending, box), { kind: 'rows' });
+});
+
+t.test('map cells finer than level 10: the level-16 cells for unfiltered views, else rows', async (t) => {
+  const city = view({ bounds: PARIS });
+  t.same(countAnswer(everything, city, { level: 12 }), { kind: 'level-16-cells', level: 12 });
+  t.same(countAnswer(everything, city, { level: 16 }), { kind: 'level-16-cells', level: 16 });
+  t.same(countAnswer(everything, city, { level: 10 }), {
+    kind: 'level-10-cells',
+    grains: ['year', 'month'],
+    dayCells: true,
+    cutMonths: false,
+  });
+  t.same(countAnswer(someDatasets, city, { level: 12 }), { kind: 'rows' }, 'datasets: not in the table');
+  t.same(
+    countAnswer({ ...everything, fineCells: false }, city, { level: 12 }),
+    { kind: 'rows' },
+    'the table does not pay',
+  );
+  t.same(countAnswer(everything, view({ bounds: PARIS, dates: someDates }), { level: 12 }), { kind: 'rows' });
+  t.equal(readsFineCells(everything, city, 12), true);
+  t.equal(readsFineCells(everything, city, 17), false, 'beyond level 16');
+  t.equal(readsFineCells(everything, city, 10), false, 'the level-10 counts answer');
+  t.equal(readsFineCells(everything, view(), 12), false, 'no bounds');
+  t.equal(readsFineCells(everything, view({ bounds: PARIS, dateField: customDate }), 12), false);
+  t.equal(readsDayCells(everything, false), true);
+  t.equal(readsDayCells(someDatasets, false), false);
+});
+
+t.test('histogram bins: period counts only when every bin is whole periods', async (t) => {
+  t.equal(histogramGrain({ kind: 'calendar', granularity: 'month' }), 'month');
+  t.equal(histogramGrain({ kind: 'calendar', granularity: 'week' }), 'day');
+  t.equal(histogramGrain({ kind: 'fixed', originSeconds: 0, sizeSeconds: 7 * 86_400 }), 'day');
+  t.equal(histogramGrain({ kind: 'fixed', originSeconds: 3600, sizeSeconds: 86_400 }), null, 'offset origin');
+  t.equal(histogramGrain({ kind: 'fixed', originSeconds: 0, sizeSeconds: 7200 }), null, 'part days');
+});
+
+t.test('time range: day counts, the box cells, or the rows', async (t) => {
+  t.same(timeRangeAnswer(everything, view()), { kind: 'day-counts' });
+  t.same(timeRangeAnswer(everything, view({ bounds: EUROPE })), { kind: 'box-cell-periods', grain: 'day' });
+  t.same(timeRangeAnswer(someDatasets, view({ bounds: EUROPE })), {
+    kind: 'box-cell-periods',
+    grain: 'month',
+  });
+  t.same(timeRangeAnswer(everything, view({ bounds: WORLD })), { kind: 'rows' }, 'the rows in time order');
+  t.same(timeRangeAnswer(everything, view({ dateField: customDate })), { kind: 'rows' });
+  t.same(timeRangeAnswer(pending, view()), { kind: 'rows' });
+});
+
+t.test('the /events page: box rows, one statement (generic plan or not), or page beside total', async (t) => {
+  t.same(pageAnswer(everything, view(), byTime), { kind: 'one-statement', genericPlan: true });
+  t.same(pageAnswer(everything, view(), byId), { kind: 'one-statement', genericPlan: false }, 'id order');
+  t.same(pageAnswer(someDatasets, view(), byTime), { kind: 'one-statement', genericPlan: false });
+  t.same(pageAnswer(everything, view({ bounds: PARIS }), byTime), { kind: 'box-rows' }, 'a city');
+  t.same(
+    pageAnswer(everything, view({ bounds: PARIS }), byData),
+    { kind: 'page-beside-total' },
+    'not indexed',
+  );
+  t.same(pageAnswer(everything, view({ bounds: EUROPE }), byTime), { kind: 'page-beside-total' });
+  t.same(pageAnswer(everything, view({ dateField: customDate }), byTime), { kind: 'page-beside-total' });
+  t.same(pageAnswer(everything, view({ bounds: PARIS, dateField: customDate }), byTime), {
+    kind: 'page-beside-total',
+  });
+});

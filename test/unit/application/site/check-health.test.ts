@@ -1,0 +1,73 @@
+import t from 'tap';
+import { checkHealth } from '../../../../src/application/site/check-health.ts';
+import type {
+  DatabaseStatus,
+  EnvironmentStatus,
+  RunnerStatus,
+} from '../../../../src/ports/site/system-status.ts';
+
+// Hand-written fakes of the ports: the use case's own logic, without a database.
+function fakeDatabase(overrides: Partial<DatabaseStatus> = {}): DatabaseStatus {
+  return {
+    ping: async () => ({ status: 'ok' }),
+    postgis: async () => ({ status: 'ok', version: '3.3.2' }),
+    pendingMigrations: async () => [],
+    ...overrides,
+  };
+}
+const environment: EnvironmentStatus = { missingVariables: () => [] };
+
+t.test('all ok gives a healthy report without a runner field', async (t) => {
+  const result = await checkHealth({ database: fakeDatabase(), environment });
+  t.equal(result.healthy, true);
+  t.same(result.report, {
+    database: { status: 'ok' },
+    migrations: { status: 'ok' },
+    postgis: { status: 'ok', version: '3.3.2' },
+    environment: { status: 'ok' },
+  });
+  t.notOk('runner' in result.report);
+});
+
+t.test('pending migrations are named and stay a warning', async (t) => {
+  const result = await checkHealth({
+    database: fakeDatabase({ pendingMigrations: async () => ['0002_more.sql'] }),
+    environment,
+  });
+  t.equal(result.healthy, true);
+  t.same(result.report.migrations, { status: 'pending', pending: ['0002_more.sql'] });
+});
+
+t.test('an unreadable migrations table is an error, not a crash', async (t) => {
+  const result = await checkHealth({
+    database: fakeDatabase({
+      ping: async () => ({ status: 'error', message: 'connection refused' }),
+      pendingMigrations: async () => {
+        throw new Error('connection refused');
+      },
+    }),
+    environment,
+  });
+  t.equal(result.healthy, false);
+  t.equal(result.report.migrations.status, 'error');
+  t.equal(result.report.database.status, 'error');
+});
+
+t.test('a degraded runner is reported under `runner` and keeps the service healthy', async (t) => {
+  const runner: RunnerStatus = {
+    url: 'http://runner:4000',
+    check: async () => ({ status: 'degraded', url: 'http://runner:4000', message: 'runner unreachable' }),
+  };
+  const result = await checkHealth({ database: fakeDatabase(), environment, runner });
+  t.equal(result.healthy, true);
+  t.equal(result.report.runner?.status, 'degraded');
+});
+
+t.test('missing environment variables make it unhealthy and are listed', async (t) => {
+  const result = await checkHealth({
+    database: fakeDatabase(),
+    environment: { missingVariables: () => ['SESSION_SECRET'] },
+  });
+  t.equal(result.healthy, false);
+  t.same(result.report.environment, { status: 'error', missing: ['SESSION_SECRET'] });
+});

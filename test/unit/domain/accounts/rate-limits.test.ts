@@ -1,0 +1,46 @@
+import t from 'tap';
+import type { RateWindow } from '../../../../src/domain/accounts/quotas.ts';
+import { decideRate, windowReset, windowStart } from '../../../../src/domain/accounts/rate-limits.ts';
+
+const burst: RateWindow = { name: 'burst', seconds: 10, limit: 5 };
+const hourly: RateWindow = { name: 'hourly', seconds: 3600, limit: 100 };
+const daily: RateWindow = { name: 'daily', seconds: 86400, limit: 1000 };
+const now = new Date('2030-03-04T05:06:07.890Z');
+
+t.test('fixed windows', async (t) => {
+  t.same(windowStart(burst, now), new Date('2030-03-04T05:06:00.000Z'));
+  t.same(windowReset(burst, now), new Date('2030-03-04T05:06:10.000Z'));
+  t.same(windowReset(daily, now), new Date('2030-03-05T00:00:00.000Z'), 'daily windows end at midnight UTC');
+});
+
+t.test('allowed: the headers describe the window with the fewest requests left', async (t) => {
+  t.same(
+    decideRate(
+      [
+        { window: burst, hits: 2 },
+        { window: hourly, hits: 99 },
+      ],
+      now,
+    ),
+    { allowed: true, limit: 100, remaining: 1, reset: new Date('2030-03-04T06:00:00.000Z') },
+  );
+});
+
+t.test('denied: the window that frees up last is named', async (t) => {
+  t.same(decideRate([{ window: burst, hits: 6 }], now), {
+    allowed: false,
+    limitType: 'burst',
+    limit: 5,
+    remaining: 0,
+    reset: new Date('2030-03-04T05:06:10.000Z'),
+    retryAfterSeconds: 3,
+  });
+  const both = decideRate(
+    [
+      { window: burst, hits: 6 },
+      { window: daily, hits: 1001 },
+    ],
+    now,
+  );
+  t.match(both, { allowed: false, limitType: 'daily', reset: new Date('2030-03-05T00:00:00.000Z') });
+});
