@@ -1,7 +1,8 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { projectRoot } from '../../../src/adapters/config/environment.ts';
 import { ensureEmbeddedCluster } from '../../../src/adapters/postgres/embedded-cluster.ts';
 import { runCli, startCli, waitForOutput } from '../../helpers/cli.ts';
 import { testDatabase } from '../../helpers/database.ts';
@@ -28,6 +29,34 @@ t.test('database down at start-up: exit 1 naming the URL tried, password redacte
   t.notMatch(result.stderr, /s3cret/);
   t.notMatch(result.stderr, noStackTrace);
 });
+
+t.test(
+  'a quotas file of an earlier version starts the service; a wrong key is one configuration line',
+  async (t) => {
+    const db = await testDatabase(t);
+    const earlier = path.join(projectRoot, 'test/fixtures/config/quotas-4fdef31.yaml');
+    const child = startCli(['api'], {
+      DATABASE_URL: db.url,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      QUOTAS_CONFIG: earlier,
+    });
+    t.teardown(() => {
+      child.kill('SIGKILL');
+    });
+    const [, address] = await waitForOutput(child, /listening on (http:\/\/[\d.:]+)/);
+    t.equal((await fetch(`${address}/api/v1/sources/stats`)).status, 200, 'serving with the earlier file');
+
+    const dir = mkdtempSync(path.join(tmpdir(), 'chronomap-quotas-'));
+    const wrong = path.join(dir, 'quotas.yaml');
+    writeFileSync(wrong, 'tokenTtlSecs: 60\n');
+    const result = await runCli(['api'], { DATABASE_URL: db.url, PORT: '0', QUOTAS_CONFIG: wrong });
+    t.equal(result.code, 1);
+    t.match(result.stderr, /QUOTAS_CONFIG: .*quotas\.yaml: tokenTtlSecs: unknown key/);
+    t.notMatch(result.stderr, /unexpected error/);
+    t.notMatch(result.stderr, noStackTrace);
+  },
+);
 
 t.test('unknown command: usage and exit 2', async (t) => {
   const result = await runCli(['frobnicate'], {});
