@@ -17,8 +17,9 @@ export type Histogram = {
   metadata: {
     total: number;
     dateRange: { min: string | null; max: string | null };
-    bucketSizeSeconds: number | null;
-    bucketCount: number;
+    /** Absent in the earlier variant (`granularity`), which the spec shapes without them. */
+    bucketSizeSeconds?: number | null;
+    bucketCount?: number;
     counts: { datasets: number; catalogs: number };
     topDatasets: string[];
     topCatalogs: string[];
@@ -62,8 +63,9 @@ export async function buildHistogram(
         .sort((a, b) => b.count - a.count)
         .slice(0, TOP)
         .map((catalog) => catalog.title),
-      bucketSizeSeconds: binned.bucketSizeSeconds,
-      bucketCount: binned.histogram.length,
+      ...(plan.kind === 'fixed'
+        ? { bucketSizeSeconds: binned.bucketSizeSeconds, bucketCount: binned.histogram.length }
+        : {}),
     },
   };
 }

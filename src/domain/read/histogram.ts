@@ -72,10 +72,16 @@ export function parseHistogramPlan(query: RawQuery): HistogramPlan {
   }
   const read = (name: string, fallback: number) =>
     parseInteger(query[name], name, { min: 1, max: MAX_BUCKETS, fallback });
-  const min = read('minBuckets', DEFAULT_TARGETS.min);
-  const max = read('maxBuckets', DEFAULT_TARGETS.max);
+  const given = (name: string) => bucketParams.includes(name);
+  let min = read('minBuckets', DEFAULT_TARGETS.min);
+  let max = read('maxBuckets', DEFAULT_TARGETS.max);
+  const asked = given('targetBuckets') ? read('targetBuckets', DEFAULT_TARGETS.target) : null;
+  // A bound the caller did not give moves to make room for what they did give: targetBuckets=100
+  // alone means "about 100 buckets", not a contradiction with a default maximum of 50.
+  if (!given('maxBuckets')) max = Math.max(max, min, asked ?? 0);
+  if (!given('minBuckets')) min = Math.min(min, max, asked ?? Infinity);
   if (min > max) throw invalid('minBuckets', `minBuckets (${min}) must not exceed maxBuckets (${max})`);
-  const target = read('targetBuckets', Math.min(max, Math.max(min, DEFAULT_TARGETS.target)));
+  const target = asked ?? Math.min(max, Math.max(min, DEFAULT_TARGETS.target));
   if (target < min || target > max) {
     throw invalid(
       'targetBuckets',

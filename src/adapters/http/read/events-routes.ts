@@ -357,8 +357,9 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       description:
         'Contiguous half-open buckets [date, dateEnd) from the first to the last matching event, empty ones included; counts add up to ' +
         '`metadata.total`. The bucket width is chosen from round sizes (1 s ... 100 years) to land within [minBuckets, maxBuckets], ' +
-        'closest to targetBuckets. Alternatively `granularity` (day, week, month or auto) gives calendar-aligned UTC buckets ' +
-        '(weeks start on Monday; `bucketSizeSeconds` is null for months).',
+        'closest to targetBuckets; a targetBuckets outside the default 20-50 alone widens minBuckets or maxBuckets to it. ' +
+        'The earlier variant, `granularity` (day, week, month or auto), gives calendar-aligned UTC buckets (weeks start on ' +
+        'Monday) and, as the spec shapes it, no `bucketSizeSeconds` or `bucketCount` in `metadata`.',
       query: {
         ...filterParameters,
         targetBuckets: bucketParameter('Default 30.'),
@@ -376,8 +377,15 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         metadata: Type.Object({
           total: Count,
           dateRange: Type.Object({ min: Nullable(Timestamp), max: Nullable(Timestamp) }),
-          bucketSizeSeconds: Nullable(Type.Integer({ minimum: 1 })),
-          bucketCount: Count,
+          bucketSizeSeconds: Type.Optional(
+            Nullable(
+              Type.Integer({ minimum: 1, description: 'Absent with `granularity` (the earlier variant).' }),
+            ),
+          ),
+          bucketCount: Type.Optional({
+            ...Count,
+            description: 'Absent with `granularity` (the earlier variant).',
+          }),
           counts: Type.Object({ datasets: Count, catalogs: Count }),
           topDatasets: Type.Array(Type.String(), {
             description: 'Titles of the datasets with most events (up to 5).',

@@ -27,12 +27,36 @@ t.test('bucket parameters: defaults 30/20/50, each at most 500', async (t) => {
   );
   for (const query of [
     { targetBuckets: '501' },
+    { targetBuckets: '0' },
     { maxBuckets: '0' },
-    { minBuckets: '60' },
-    { targetBuckets: '10' },
+    { minBuckets: '60', maxBuckets: '50' },
+    { targetBuckets: '10', minBuckets: '20' },
+    { targetBuckets: '100', maxBuckets: '50' },
   ]) {
     t.throws(() => parseHistogramPlan(query), ValidationError, JSON.stringify(query));
   }
+});
+
+t.test('a bound the caller did not give widens to what they did give (issue 28 §8)', async (t) => {
+  const targets = (query: Record<string, string>) => {
+    const plan = parseHistogramPlan(query);
+    return plan.kind === 'fixed' ? plan.targets : null;
+  };
+  t.same(targets({ targetBuckets: '10' }), { target: 10, min: 10, max: 50 }, 'below the default minimum');
+  t.same(targets({ targetBuckets: '100' }), { target: 100, min: 20, max: 100 }, 'above the default maximum');
+  t.same(targets({ targetBuckets: '500' }), { target: 500, min: 20, max: 500 }, 'up to the cap');
+  t.same(targets({ targetBuckets: '1' }), { target: 1, min: 1, max: 50 }, 'down to one');
+  t.same(
+    targets({ minBuckets: '60' }),
+    { target: 60, min: 60, max: 60 },
+    'a minimum alone lifts the maximum',
+  );
+  t.same(
+    targets({ maxBuckets: '10' }),
+    { target: 10, min: 10, max: 10 },
+    'a maximum alone lowers the minimum',
+  );
+  t.same(targets({ targetBuckets: '40', maxBuckets: '45' }), { target: 40, min: 20, max: 45 });
 });
 
 t.test('granularity: day, week, month, auto; not with bucket parameters', async (t) => {
