@@ -76,10 +76,10 @@ t.test('GET /api/quotas?variant=earlier', async (t) => {
   t.same(body.summary, { hasUnlimitedAccess: false, nextResetTime: midnight });
   t.equal(
     response.headers['x-ratelimit-limit'],
-    '0',
-    'the tightest daily quota: scraper runs, none at level 1',
+    '4',
+    'the tightest daily quota the user can spend: import jobs (scraper runs, closed at level 1, are no rate)',
   );
-  t.equal(response.headers['x-ratelimit-remaining'], '0');
+  t.equal(response.headers['x-ratelimit-remaining'], '1');
   t.equal(response.headers['x-ratelimit-reset'], midnight);
 
   const admin = await createUser({ role: 'admin' });

@@ -108,8 +108,10 @@ export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: Quotas; clock: Clo
       const now = deps.clock.now();
       const allowed = (s: QuotaStatus) => s.remaining === null || s.remaining > 0;
       const daily = statuses.filter((s) => s.resetTime !== null);
+      // A limit of 0 is no access (scraper runs below level 3), not a rate: the headers describe the
+      // tightest daily quota the user can spend, or none when all are unlimited or closed.
       const tightest = daily
-        .filter((s) => s.limit !== null)
+        .filter((s) => s.limit !== null && s.limit > 0)
         .sort((a, b) => (a.remaining ?? 0) - (b.remaining ?? 0))[0];
       reply.header('X-RateLimit-Limit', String(tightest ? limitOf(tightest) : UNLIMITED));
       reply.header('X-RateLimit-Remaining', String(tightest ? remainingOf(tightest) : UNLIMITED));
