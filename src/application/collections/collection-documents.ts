@@ -16,6 +16,7 @@ import {
   type DocumentCollectionSlug,
   type Page,
   pageOf,
+  parseDateFields,
 } from '../../domain/collections/collections.ts';
 import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { checkEventDataSize } from '../../domain/read/events.ts';
@@ -123,6 +124,11 @@ async function writableParent(
   return facts;
 }
 
+/** A dataset's `dateFields`, when the input names them, in the one form the read API reads. */
+function declaredDateFields(input: DocValues): DocValues {
+  return 'dateFields' in input ? { dateFields: parseDateFields(input.dateFields) } : {};
+}
+
 function onlyAdminSetsOwner(viewer: Viewer, input: DocValues): void {
   if ('createdBy' in input && viewer?.role !== 'admin') {
     throw new ForbiddenError('Only an admin may set createdBy', 'OWNER_CHANGE_FORBIDDEN');
@@ -161,7 +167,7 @@ export async function createDocument(
       const user = requireViewer(viewer);
       onlyAdminSetsOwner(viewer, input);
       await writableParent(deps, 'catalogs', viewer, input.catalog);
-      values = { ...input, createdBy: input.createdBy ?? user.id };
+      values = { ...input, ...declaredDateFields(input), createdBy: input.createdBy ?? user.id };
       break;
     }
     case 'events': {
@@ -227,6 +233,7 @@ export async function updateDocument(
     if (!canWrite(viewer, facts)) throw new ForbiddenError(`You cannot change this ${collection} document`);
     if (collection === 'events') checkEventDataSize(input.data);
     onlyAdminSetsOwner(viewer, input);
+    if (collection === 'datasets') values = { ...values, ...declaredDateFields(input) };
     const parentField = collection === 'datasets' ? 'catalog' : collection === 'events' ? 'dataset' : null;
     if (parentField && parentField in input) {
       throw new ValidationError(`${parentField} cannot be changed; create the document where it belongs`, {

@@ -1,3 +1,5 @@
+import { ValidationError } from '../errors.ts';
+import { parseDataPath } from '../read/read-query.ts';
 import type { FieldWhitelist } from '../read/where.ts';
 
 // The collections exposed at /api/{collection}, with the fields a caller may filter and sort on.
@@ -118,4 +120,26 @@ export function pageOf(totalDocs: number, limit: number, page: number): Page {
     prevPage: page > 1 ? page - 1 : null,
     pagingCounter: (page - 1) * limit + 1,
   };
+}
+
+/** How many custom date fields a dataset may declare (each is a filter `dateField=data.<name>` offers). */
+export const MAX_DATE_FIELDS = 20;
+
+/**
+ * A dataset's declared date fields (`dateFields`), as written by PATCH or POST /api/datasets: paths
+ * into the events' `data`, given with or without the `data.` prefix and stored without it, each a
+ * path the read API's `dateField` parameter accepts; duplicates dropped, order kept.
+ */
+export function parseDateFields(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length > MAX_DATE_FIELDS) {
+    throw new ValidationError(`dateFields must be a list of at most ${MAX_DATE_FIELDS} field names`, {
+      field: 'dateFields',
+    });
+  }
+  const names = value.map((item) => {
+    const text = typeof item === 'string' ? item : '';
+    const path = text.startsWith('data.') ? text : `data.${text}`;
+    return parseDataPath(path, 'dateFields').join('.');
+  });
+  return [...new Set(names)];
 }

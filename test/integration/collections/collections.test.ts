@@ -111,6 +111,60 @@ t.test('collections API in Payload conventions', async (t) => {
     );
   });
 
+  t.test('a dataset declares its custom date fields through the API (issue 28 §8)', async (t) => {
+    const gamma = (await ownerApi('GET', '/api/datasets?where[slug][equals]=gamma')).json().docs[0];
+    t.same(gamma.dateFields, [], 'none declared yet');
+    await db.pool.query(
+      sql.unsafe`update datasets set schema_settings = '{"kept": 1}' where id = ${gamma.id}`,
+    );
+    const declared = await ownerApi('PATCH', `/api/datasets/${gamma.id}`, {
+      dateFields: ['data.startDate', 'startDate', 'period.ends'],
+    });
+    t.equal(declared.statusCode, 200, declared.body);
+    t.same(declared.json().doc.dateFields, ['startDate', 'period.ends'], 'one form, no duplicates');
+    const settings = await db.pool.one(
+      sql.type(
+        row(Type.Object({ s: Type.Unknown() })),
+      )`select schema_settings as s from datasets where id = ${gamma.id}`,
+    );
+    t.same(settings.s, { kept: 1, dateFields: ['startDate', 'period.ends'] }, 'other settings are kept');
+
+    // Written directly: the owner's event quota belongs to the next test.
+    await db.pool.query(sql.unsafe`
+      insert into events (dataset_id, catalog_id, unique_id, event_timestamp, data)
+      values (${gamma.id}, ${catalogId}, 'storm-1', '2024-05-01T12:00:00Z', '{"startDate": "2020-06-01T00:00:00Z"}')`);
+    const sources = await ownerApi('GET', '/api/v1/data-sources');
+    const listed = sources
+      .json()
+      .catalogs.flatMap((c: { datasets: { slug: string }[] }) => c.datasets)
+      .find((d: { slug: string }) => d.slug === 'gamma');
+    t.same(listed?.dateFields, ['startDate', 'period.ends'], 'the read API offers them');
+    const filtered = await ownerApi(
+      'GET',
+      '/api/v1/events?datasets=gamma&dateField=data.startDate&startDate=2020-01-01&endDate=2020-12-31',
+    );
+    t.equal(filtered.json().pagination.totalDocs, 1, 'and filters on them');
+
+    for (const dateFields of [
+      ['not a name!'],
+      ['data.'],
+      Array.from({ length: 21 }, (_, i) => `f${i}`),
+      [['startDate', 'endDate']],
+      [{}],
+    ]) {
+      const refused = await ownerApi('PATCH', `/api/datasets/${gamma.id}`, { dateFields });
+      t.equal(refused.statusCode, 400, JSON.stringify(dateFields));
+    }
+    t.same(
+      (await ownerApi('GET', `/api/datasets/${gamma.id}`)).json().dateFields,
+      ['startDate', 'period.ends'],
+      'a refused change changes nothing',
+    );
+    const cleared = await ownerApi('PATCH', `/api/datasets/${gamma.id}`, { dateFields: [] });
+    t.same(cleared.json().doc.dateFields, []);
+    await db.pool.query(sql.unsafe`delete from events where unique_id = 'storm-1'`);
+  });
+
   t.test('read, update, delete one document', async (t) => {
     const one = await ownerApi('GET', `/api/datasets/${datasetId}`);
     t.equal(one.statusCode, 200);

@@ -14,6 +14,7 @@ import {
   COLLECTION_PAGING,
   type CollectionSlug,
   type DocumentCollectionSlug,
+  MAX_DATE_FIELDS,
 } from '../../../domain/collections/collections.ts';
 import { OPERATORS } from '../../../domain/read/where.ts';
 import { errorResponses } from '../error-body.ts';
@@ -54,6 +55,16 @@ const describedInput = {
   isPublic: Type.Optional(Type.Boolean()),
   createdBy: Type.Optional(Type.Integer({ minimum: 1 })),
 };
+
+// The custom date fields the read API's `dateField` parameter offers for this dataset's events
+// (docs/api-v1.md, "Custom date fields"); each checked by parseDateFields in the use case.
+const DateFields = Type.Optional(
+  Type.Array(Type.String({ maxLength: 200 }), {
+    maxItems: MAX_DATE_FIELDS,
+    description:
+      "Paths into the events' `data` that hold dates, such as `startDate` (stored without `data.`).",
+  }),
+);
 
 type CollectionSchemas = { doc: TSchema; create: TSchema; update: TSchema; label: string; docId: string };
 
@@ -101,9 +112,18 @@ const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
   datasets: {
     label: 'Dataset',
     docId: 'DatasetDoc',
-    doc: Type.Object({ id: Type.Integer(), catalog: Type.Integer(), ...describedDoc }, { $id: 'DatasetDoc' }),
-    create: Type.Object({ catalog: Type.Integer({ minimum: 1 }), ...describedInput }, strict),
-    update: Type.Partial(Type.Object({ catalog: Type.Integer({ minimum: 1 }), ...describedInput }), strict),
+    doc: Type.Object(
+      { id: Type.Integer(), catalog: Type.Integer(), ...describedDoc, dateFields: Type.Array(Type.String()) },
+      { $id: 'DatasetDoc' },
+    ),
+    create: Type.Object(
+      { catalog: Type.Integer({ minimum: 1 }), ...describedInput, dateFields: DateFields },
+      strict,
+    ),
+    update: Type.Partial(
+      Type.Object({ catalog: Type.Integer({ minimum: 1 }), ...describedInput, dateFields: DateFields }),
+      strict,
+    ),
   },
   events: {
     label: 'Event',

@@ -23,6 +23,8 @@ const FactsRow = Type.Object({
 });
 
 function valueSql(spec: WritableColumn, value: unknown): FragmentSqlToken {
+  if (spec.kind === 'setting')
+    return sql.fragment`jsonb_build_object(${spec.key}::text, ${sql.jsonb(value as never)})`;
   if (value === null || value === undefined) return sql.fragment`null`;
   switch (spec.kind) {
     case 'text':
@@ -42,12 +44,20 @@ function valueSql(spec: WritableColumn, value: unknown): FragmentSqlToken {
   }
 }
 
-function columnsOf(table: CollectionTable, values: DocValues): [string, FragmentSqlToken][] {
+function columnsOf(table: CollectionTable, values: DocValues): [string, FragmentSqlToken, WritableColumn][] {
   return Object.entries(values).map(([field, value]) => {
     const spec = table.writable[field];
     if (!spec) throw new Error(`${table.table}: field ${field} is not writable`);
-    return [spec.column, valueSql(spec, value)];
+    return [spec.column, valueSql(spec, value), spec];
   });
+}
+
+/** `column = value`; a settings key is merged into the column's other keys. */
+function assignment([column, value, spec]: [string, FragmentSqlToken, WritableColumn]): FragmentSqlToken {
+  const target = sql.identifier([column]);
+  return spec.kind === 'setting'
+    ? sql.fragment`${target} = coalesce(${target}, '{}'::jsonb) || ${value}`
+    : sql.fragment`${target} = ${value}`;
 }
 
 /** Constraint violations are the caller's fault: a taken slug is a 409, a bad value a 400. */
@@ -145,13 +155,7 @@ export function postgresCollectionRepository(pool: DatabasePool): CollectionRepo
       await mapConstraintErrors(() =>
         pool.query(sql.unsafe`
           update ${sql.identifier([table.table])}
-          set ${sql.join(
-            [
-              ...columns.map(([column, value]) => sql.fragment`${sql.identifier([column])} = ${value}`),
-              sql.fragment`updated_at = now()`,
-            ],
-            sql.fragment`, `,
-          )}
+          set ${sql.join([...columns.map(assignment), sql.fragment`updated_at = now()`], sql.fragment`, `)}
           where id = ${id}`),
       );
     },

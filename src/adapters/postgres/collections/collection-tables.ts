@@ -9,10 +9,10 @@ import type { ColumnMap } from '../where-sql.ts';
 // behind each filterable field, the JSON document it answers, who may read which rows, and the
 // columns a write may set. Everything here is fixed text; callers supply values only.
 
-export type WritableColumn = {
-  column: string;
-  kind: 'text' | 'int' | 'bool' | 'timestamptz' | 'jsonb' | 'point';
-};
+export type WritableColumn =
+  | { column: string; kind: 'text' | 'int' | 'bool' | 'timestamptz' | 'jsonb' | 'point' }
+  /** One key of a jsonb settings column: written without touching the column's other keys. */
+  | { column: string; kind: 'setting'; key: string };
 
 export type CollectionTable = {
   table: string;
@@ -122,9 +122,15 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
     from: sql.fragment`datasets t join catalogs c on c.id = t.catalog_id`,
     id: t('id'),
     columns: { id: number('id'), catalog: number('catalog_id'), ...describedColumns },
-    doc: sql.fragment`json_build_object('id', t.id, 'catalog', t.catalog_id, ${describedDoc})`,
+    doc: sql.fragment`json_build_object('id', t.id, 'catalog', t.catalog_id, ${describedDoc},
+      'dateFields', case when jsonb_typeof(t.schema_settings->'dateFields') = 'array'
+                         then t.schema_settings->'dateFields' else '[]'::jsonb end)`,
     readable: (viewer) => visibleDatasetCondition(viewer, { dataset: 't', catalog: 'c' }),
-    writable: { catalog: { column: 'catalog_id', kind: 'int' }, ...describedWritable },
+    writable: {
+      catalog: { column: 'catalog_id', kind: 'int' },
+      ...describedWritable,
+      dateFields: { column: 'schema_settings', kind: 'setting', key: 'dateFields' },
+    },
   },
   events: {
     table: 'events',
