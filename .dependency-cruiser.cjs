@@ -73,7 +73,7 @@ module.exports = {
         "web/scraper-helper.ts packs the scraper helper package's files into the tarball it serves; " +
         'scrapers/git-manifest-reader.ts clones a repo into a temporary directory to read its manifest; web/explore.ts ' +
         "reads MapLibre's version and the country outlines from node_modules and web/static-files.ts serves the " +
-        "files of web/ (the Explore page's) and MapLibre's; src/main.ts checks the file " +
+        "files of web/ (the Explore page's, the account pages' scripts) and MapLibre's; src/main.ts checks the file " +
         'seed-demo is given exists.',
       severity: 'error',
       from: {

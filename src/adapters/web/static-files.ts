@@ -4,9 +4,9 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-// Files the service serves from memory: the Explore page's script and CSS (web/explore/) and
-// MapLibre from node_modules. Each is read and compressed once, answered with its ETag (a 304 to a
-// browser that has it) and never sniffed as another type.
+// Files the service serves from memory: the Explore page's script and CSS (web/explore/), the
+// account pages' scripts (web/account/), MapLibre from node_modules. Each is read and compressed
+// once, answered with its ETag (a 304 to a browser that has it) and never sniffed as another type.
 
 export type StaticFile = { body: Buffer; gzip: Buffer; type: string; etag: string; cacheControl: string };
 type LazyFile = () => StaticFile;
