@@ -72,8 +72,9 @@ module.exports = {
         'geocoding/gazetteer-data.ts builds and reads the compact gazetteer file under node_modules/.cache; ' +
         "web/scraper-helper.ts packs the scraper helper package's files into the tarball it serves; " +
         'scrapers/git-manifest-reader.ts clones a repo into a temporary directory to read its manifest; web/explore.ts ' +
-        "serves the Explore page's static files and MapLibre from node_modules; src/main.ts checks the file seed-demo " +
-        'is given exists.',
+        "reads MapLibre's version and the country outlines from node_modules and web/static-files.ts serves the " +
+        "files of web/ (the Explore page's, the account pages' scripts) and MapLibre's; src/main.ts checks the file " +
+        'seed-demo is given exists.',
       severity: 'error',
       from: {
         path: '^src/',
@@ -81,7 +82,7 @@ module.exports = {
           '^src/(main\\.ts$|adapters/files/|adapters/config/(environment|access-policy)\\.ts$|' +
           'adapters/postgres/(migrator|embedded-cluster|backup)\\.ts$|adapters/scrapers/git-manifest-reader\\.ts$|' +
           'adapters/geocoding/gazetteer-data\\.ts$|adapters/web/scraper-helper\\.ts$|' +
-          'adapters/web/explore\\.ts$)',
+          'adapters/web/(explore|static-files)\\.ts$)',
       },
       to: { dependencyTypes: ['core'], path: '^(node:)?fs(/promises)?$' },
     },

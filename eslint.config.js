@@ -22,7 +22,8 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
-    // The Explore page's own script: plain ES modules run by the browser (no bundler).
+    // The browser code of web/ (the Explore page, the account pages' scripts): plain ES modules run by
+    // the browser (no bundler).
     files: ['web/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },
   },

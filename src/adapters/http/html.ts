@@ -46,3 +46,14 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 export function trusted(text: string): Html {
   return new Html(text);
 }
+
+/**
+ * Data for a page's script as `<script type="application/json" id=…>`: JSON there is data, not
+ * code (no Content-Security-Policy allowance needed), and "<" is escaped so no value can close the tag.
+ */
+export function jsonData(id: string, value: unknown): Html {
+  const json = JSON.stringify(value).replace(/</g, '\\u003c');
+  return html`<script id="${id}" type="application/json">
+    ${trusted(json)}
+  </script>`;
+}

@@ -52,7 +52,7 @@ export type AccountPages = {
     status: number,
     title: string,
     body: Html,
-    extra?: { user?: User; token?: string; flash?: Flash; active?: string; scriptHash?: string },
+    extra?: { user?: User; token?: string; flash?: Flash; active?: string; scripts?: boolean },
   ): FastifyReply;
   /** The logged-in user, or null after a redirect to the login (which comes back to `path`). */
   user(request: FastifyRequest, reply: FastifyReply, path: string): User | null;
@@ -134,7 +134,7 @@ export function accountPages(app: FastifyInstance, csrfSecret: string, home: str
   acceptForms(app);
 
   const render: AccountPages['render'] = (reply, status, title, body, extra = {}) =>
-    htmlReply(reply, status, extra.scriptHash).send(
+    htmlReply(reply, status, { scripts: extra.scripts ?? false }).send(
       page({
         title,
         body,

@@ -21,11 +21,16 @@ export function redirect(reply: FastifyReply, path: string, flash: Flash = {}): 
 }
 
 /**
- * A server-rendered page: never cached, never framed, forms to this origin only, and no scripts
- * but the one inline script whose CSP hash (`'sha256-…'`) is given, which may then call this origin.
+ * A server-rendered page: never cached, never framed, forms to this origin only, and no scripts at
+ * all, or (`scripts`) only the pages' own modules from this origin (page-scripts.ts), which may then
+ * call this origin. Never inline code: a page's data for its script is JSON data or data- attributes.
  */
-export function htmlReply(reply: FastifyReply, status: number, scriptHash?: string): FastifyReply {
-  const script = scriptHash ? ` script-src '${scriptHash}'; connect-src 'self';` : '';
+export function htmlReply(
+  reply: FastifyReply,
+  status: number,
+  options: { scripts?: boolean } = {},
+): FastifyReply {
+  const script = options.scripts ? ` script-src 'self'; connect-src 'self';` : '';
   return reply
     .status(status)
     .type('text/html; charset=utf-8')

@@ -1,11 +1,19 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
-import { html, trusted } from '../http/html.ts';
+import { html, jsonData } from '../http/html.ts';
+import {
+  IMMUTABLE,
+  JAVASCRIPT,
+  loadedOnFirstUse,
+  REVALIDATE,
+  sendStaticFile,
+  serveFiles,
+  serveFolder,
+  staticFile,
+} from './static-files.ts';
 
 // The Explore page at `/`: a map with clusters and a timeline, driven only by the public /api/v1.
 // Everything it needs is served from memory, loaded once at start-up: the page script and CSS from
@@ -23,45 +31,15 @@ export type ExploreOptions = {
   index: Record<string, string>;
 };
 
-type Asset = { body: Buffer; gzip: Buffer; type: string; etag: string; cacheControl: string };
-type LazyAsset = () => Asset;
-
 const PAGE_FILES: Record<string, string> = {
-  'app.js': 'text/javascript; charset=utf-8',
-  'api.js': 'text/javascript; charset=utf-8',
-  'state.js': 'text/javascript; charset=utf-8',
-  'timeline.js': 'text/javascript; charset=utf-8',
-  'format.js': 'text/javascript; charset=utf-8',
-  'tiles.js': 'text/javascript; charset=utf-8',
+  'app.js': JAVASCRIPT,
+  'api.js': JAVASCRIPT,
+  'state.js': JAVASCRIPT,
+  'timeline.js': JAVASCRIPT,
+  'format.js': JAVASCRIPT,
+  'tiles.js': JAVASCRIPT,
   'explore.css': 'text/css; charset=utf-8',
 };
-const IMMUTABLE = 'public, max-age=31536000, immutable';
-const REVALIDATE = 'public, max-age=0, must-revalidate';
-
-function asset(body: Buffer, type: string, cacheControl: string): Asset {
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, gzip: gzipSync(body), type, etag, cacheControl };
-}
-
-/** Read and compressed on first use, then kept: building the app (as every test does) stays cheap. */
-function lazy(load: () => Buffer, type: string, cacheControl: string): LazyAsset {
-  let loaded: Asset | undefined;
-  return () => (loaded ??= asset(load(), type, cacheControl));
-}
-
-function sendAsset(request: FastifyRequest, reply: FastifyReply, file: Asset): FastifyReply {
-  reply
-    .header('Cache-Control', file.cacheControl)
-    .header('ETag', file.etag)
-    .header('Vary', 'Accept-Encoding')
-    .header('X-Content-Type-Options', 'nosniff')
-    .type(file.type);
-  if (request.headers['if-none-match'] === file.etag) return reply.status(304).send();
-  if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
-    return reply.header('Content-Encoding', 'gzip').send(file.gzip);
-  }
-  return reply.send(file.body);
-}
 
 type Ring = number[][];
 
@@ -123,27 +101,26 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
   ).version;
   const maplibreBase = `/assets/maplibre-gl-${maplibreVersion}`;
   const dist = (name: string) => () => readFileSync(path.join(maplibreDir, 'dist', name));
-  const javascript = 'text/javascript; charset=utf-8';
-  const assets = new Map<string, LazyAsset>([
-    // The ES module build; it starts its worker from ./maplibre-gl-worker.mjs next to itself.
-    [`${maplibreBase}/maplibre-gl.mjs`, lazy(dist('maplibre-gl.mjs'), javascript, IMMUTABLE)],
-    [`${maplibreBase}/maplibre-gl-worker.mjs`, lazy(dist('maplibre-gl-worker.mjs'), javascript, IMMUTABLE)],
-    [`${maplibreBase}/maplibre-gl.css`, lazy(dist('maplibre-gl.css'), 'text/css; charset=utf-8', IMMUTABLE)],
-    [
-      '/explore/countries.geojson',
-      lazy(() => countryOutlines(options.root), 'application/geo+json', REVALIDATE),
-    ],
-  ]);
-  for (const [name, type] of Object.entries(PAGE_FILES)) {
-    const file = path.join(options.root, 'web', 'explore', name);
-    assets.set(
-      `/explore/${name}`,
-      lazy(() => readFileSync(file), type, REVALIDATE),
-    );
-  }
-  for (const [url, file] of assets) {
-    app.get(url, { schema: { hide: true } }, (request, reply) => sendAsset(request, reply, file()));
-  }
+  serveFiles(
+    app,
+    new Map([
+      // The ES module build; it starts its worker from ./maplibre-gl-worker.mjs next to itself.
+      [`${maplibreBase}/maplibre-gl.mjs`, loadedOnFirstUse(dist('maplibre-gl.mjs'), JAVASCRIPT, IMMUTABLE)],
+      [
+        `${maplibreBase}/maplibre-gl-worker.mjs`,
+        loadedOnFirstUse(dist('maplibre-gl-worker.mjs'), JAVASCRIPT, IMMUTABLE),
+      ],
+      [
+        `${maplibreBase}/maplibre-gl.css`,
+        loadedOnFirstUse(dist('maplibre-gl.css'), 'text/css; charset=utf-8', IMMUTABLE),
+      ],
+      [
+        '/explore/countries.geojson',
+        loadedOnFirstUse(() => countryOutlines(options.root), 'application/geo+json', REVALIDATE),
+      ],
+    ]),
+  );
+  serveFolder(app, path.join(options.root, 'web', 'explore'), '/explore', PAGE_FILES);
 
   const settings = {
     maplibre: maplibreBase,
@@ -164,20 +141,18 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
     "base-uri 'none'",
     "form-action 'self'",
   ].join('; ');
-  const page = asset(Buffer.from(explorePage(settings).text), 'text/html; charset=utf-8', 'no-cache');
+  const page = staticFile(Buffer.from(explorePage(settings).text), 'text/html; charset=utf-8', 'no-cache');
 
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
     if (wantsJson(request)) return reply.header('Vary', 'Accept').send(options.index);
     reply.header('Content-Security-Policy', csp).header('X-Frame-Options', 'DENY').header('Vary', 'Accept');
-    return sendAsset(request, reply, page);
+    return sendStaticFile(request, reply, page);
   });
 }
 
 type PageSettings = { maplibre: string; version: string } & Record<string, unknown>;
 
 function explorePage(settings: PageSettings) {
-  // JSON inside <script type="application/json"> is data, not code; "<" is escaped so no value can close the tag.
-  const json = JSON.stringify(settings).replace(/</g, '\\u003c');
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -187,9 +162,7 @@ function explorePage(settings: PageSettings) {
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="${settings.maplibre}/maplibre-gl.css" />
         <link rel="stylesheet" href="/explore/explore.css" />
-        <script id="explore-settings" type="application/json">
-          ${trusted(json)}
-        </script>
+        ${jsonData('explore-settings', settings)}
         <link rel="modulepreload" href="${settings.maplibre}/maplibre-gl.mjs" />
         <script type="module" src="/explore/app.js"></script>
       </head>

@@ -50,6 +50,12 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   ),
   'GET /assets/maplibre-gl-6.17.0/maplibre-gl.css': publicRead('/assets/maplibre-gl-6.17.0/maplibre-gl.css'),
   'GET /assets/maplibre-gl-6.17.0/maplibre-gl.mjs': publicRead('/assets/maplibre-gl-6.17.0/maplibre-gl.mjs'),
+  // The account pages' scripts (web/account/): code, public like the Explore page's.
+  'GET /account/assets/import-wizard.js': publicRead('/account/assets/import-wizard.js'),
+  'GET /account/assets/ingest-progress.js': publicRead('/account/assets/ingest-progress.js'),
+  'GET /account/assets/scheduled-import-preview.js': publicRead(
+    '/account/assets/scheduled-import-preview.js',
+  ),
   'GET /explore/api.js': publicRead('/explore/api.js'),
   'GET /explore/app.js': publicRead('/explore/app.js'),
   'GET /explore/countries.geojson': publicRead('/explore/countries.geojson'),

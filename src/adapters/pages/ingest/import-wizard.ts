@@ -1,18 +1,16 @@
-import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { accountPages, hidden } from '../account-pages.ts';
 import { type Html, html, trusted } from '../html.ts';
-import { WIZARD_SCRIPT } from './import-wizard-script.ts';
+import { pageScript } from '../page-scripts.ts';
 import { flashFrom } from '../replies.ts';
 
 // /account/imports/new: the import wizard. The page is the form (catalog and dataset, the file, the
-// mapping and settings, validate, start); its script (import-wizard-script.ts) drives it through the
-// API routes only, so what a person does here an API client can do with the same requests
-// (docs/ingestion.md, "The import wizard"). Without JavaScript the page says so and points there.
+// mapping and settings, validate, start); its script (web/account/import-wizard.js) drives it
+// through the API routes only, so what a person does here an API client can do with the same
+// requests (docs/ingestion.md, "The import wizard"). Without JavaScript the page says so and points
+// there.
 
 const HOME = '/account/imports/new';
-const SCRIPT_HASH = `sha256-${createHash('sha256').update(WIZARD_SCRIPT).digest('base64')}`;
-const SCRIPT_TAG = trusted(`<script>${WIZARD_SCRIPT}</script>`);
 
 const STYLE = trusted(`
 .wizard section[data-step] { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:1.25rem 1.5rem; margin-bottom:1.25rem; }
@@ -152,7 +150,7 @@ export function importWizardView(): Html {
         </p>
       </section>
     </div>
-    ${SCRIPT_TAG}`;
+    ${pageScript('import-wizard.js')}`;
 }
 
 export const importWizardPage: FastifyPluginAsync<{ csrfSecret: string }> = async (app, deps) => {
@@ -165,7 +163,7 @@ export const importWizardPage: FastifyPluginAsync<{ csrfSecret: string }> = asyn
       user,
       token,
       flash: flashFrom(request),
-      scriptHash: SCRIPT_HASH,
+      scripts: true,
     });
   });
 };

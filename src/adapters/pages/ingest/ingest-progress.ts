@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import {
   type IngestFileProgress,
@@ -10,18 +9,20 @@ import { failedJobsToRequeue } from '../../../application/ingest/requeue-failed-
 import type { FailedJobSummary } from '../../../ports/ingest/ingest-job-store.ts';
 import { CSRF_FIELD, csrfProtection } from '../csrf.ts';
 import { flashFrom, htmlReply } from '../replies.ts';
-import { type Html, html, trusted } from '../html.ts';
+import { type Html, html, jsonData, trusted } from '../html.ts';
+import { pageScript } from '../page-scripts.ts';
 import { page } from '../layout.ts';
 import { messageView } from '../site/dashboard-views.ts';
 
 // The admin's ingest progress page (/dashboard/ingest): the caller's recent ingest files, each with
 // a progress bar, the state of every stage, rows/s and the estimated completion, rendered from the
 // same use case as GET /api/ingest/{ingestId}/progress. While a file is still running, a small
-// script polls that endpoint and updates the page in place; without JavaScript a reload shows the
-// same figures.
+// script (web/account/ingest-progress.js) polls that endpoint and updates the page in place; without
+// JavaScript a reload shows the same figures.
 
 export type IngestProgressPageDeps = { store: IngestStore; clock: Clock; csrfSecret: string };
 
+// A file in one of these states changes no more: the polling script stops (or reloads the page).
 const SETTLED = ['completed', 'failed', 'partial', 'needs-review'];
 const FILES_SHOWN = 20;
 
@@ -44,56 +45,11 @@ td.num { text-align:right; font-variant-numeric:tabular-nums; }
 .badge.skipped { background:#e4e7eb; color:#52606d; }
 `);
 
-// Polls the JSON endpoint of every running file and updates its numbers; stops when all settled
-// (or reloads a page marked data-reload-when-settled, whose actions depend on the outcome).
-const SCRIPT = `
-(() => {
-  const settled = ${JSON.stringify(SETTLED)};
-  const eta = (iso) => { if (!iso) return '–'; const s = Math.max(0, Math.round((Date.parse(iso) - Date.now()) / 1000)); return s < 90 ? s + ' s' : Math.round(s / 60) + ' min'; };
-  const rate = (v) => v == null ? '–' : v.toLocaleString('en') + ' rows/s';
-  const set = (root, sel, text) => { const el = root.querySelector(sel); if (el) el.textContent = text; };
-  const badge = (el, status) => { if (el) { el.textContent = status.replace('_', ' '); el.className = 'badge ' + status; } };
-  async function poll(section) {
-    const id = section.dataset.fileId;
-    const response = await fetch('/api/ingest/' + id + '/progress', { headers: { accept: 'application/json' } });
-    if (!response.ok) return false;
-    const p = await response.json();
-    badge(section.querySelector('[data-field=status]'), p.status);
-    const bar = section.querySelector('progress[data-field=overall]');
-    if (bar) bar.value = p.overallProgress;
-    set(section, '[data-field=overall-text]', p.overallProgress + ' %');
-    set(section, '[data-field=eta]', eta(p.estimatedCompletionTime));
-    for (const job of p.jobs) {
-      const root = section.querySelector('[data-job-id="' + job.id + '"]');
-      if (!root) continue;
-      set(root, '[data-field=current-stage]', job.currentStage);
-      for (const stage of job.stages) {
-        const row = root.querySelector('[data-stage="' + stage.name + '"]');
-        if (!row) continue;
-        badge(row.querySelector('[data-field=stage-status]'), stage.status);
-        const stageBar = row.querySelector('progress[data-field=stage]');
-        if (stageBar) stageBar.value = stage.progress;
-        set(row, '[data-field=stage-text]', stage.progress + ' %');
-        set(row, '[data-field=rows-per-second]', rate(stage.performance.rowsPerSecond));
-      }
-    }
-    section.dataset.status = p.status;
-    return settled.includes(p.status);
-  }
-  async function tick() {
-    const running = [...document.querySelectorAll('section.ingest-file')].filter((s) => !settled.includes(s.dataset.status));
-    if (running.length === 0) return;
-    const done = await Promise.all(running.map((s) => poll(s).catch(() => false)));
-    // A page with actions per state (My imports) renders them anew once a file settles.
-    if (done.some(Boolean) && document.querySelector('[data-reload-when-settled]')) return location.reload();
-    setTimeout(tick, 1000);
-  }
-  setTimeout(tick, 1000);
-})();
-`;
-// The Content-Security-Policy allows exactly this script, by the hash of its text.
-export const PROGRESS_SCRIPT_HASH = `sha256-${createHash('sha256').update(SCRIPT).digest('base64')}`;
-export const PROGRESS_SCRIPT_TAG = trusted(`<script>${SCRIPT}</script>`);
+/** The polling script (web/account/ingest-progress.js) with the statuses after which it stops. */
+export function progressScript(): Html {
+  return html`${jsonData('ingest-progress-settings', { settled: SETTLED })}
+  ${pageScript('ingest-progress.js')}`;
+}
 
 function when(iso: string | null, now: number): string {
   if (!iso) return '–';
@@ -228,13 +184,13 @@ export function ingestProgressView(files: IngestFileProgress[], now: number, fai
         ? html`<div class="card"><p>You have not uploaded any file yet (POST /api/ingest-files).</p></div>`
         : files.map((file) => fileSection(file, now))
     }
-    ${failed} ${PROGRESS_SCRIPT_TAG}`;
+    ${failed} ${progressScript()}`;
 }
 
 export const ingestProgressPage: FastifyPluginAsync<IngestProgressPageDeps> = async (app, deps) => {
   const csrf = csrfProtection(deps.csrfSecret);
   const send = (reply: FastifyReply, status: number, body: string) =>
-    htmlReply(reply, status, PROGRESS_SCRIPT_HASH).send(body);
+    htmlReply(reply, status, { scripts: true }).send(body);
 
   app.get('/dashboard/ingest', { schema: { hide: true } }, async (request, reply) => {
     const viewer = request.viewer;

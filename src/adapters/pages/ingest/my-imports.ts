@@ -18,7 +18,7 @@ import type { IngestHttpDeps } from '../../http/ingest/ingest-file-routes.ts';
 import { accountPages, csrfInput, formText, hidden, type User } from '../account-pages.ts';
 import { csrfProtection, type Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
-import { fileSection, PROGRESS_SCRIPT_HASH, PROGRESS_SCRIPT_TAG, PROGRESS_STYLE } from './ingest-progress.ts';
+import { fileSection, progressScript, PROGRESS_STYLE } from './ingest-progress.ts';
 import { flashFrom } from '../replies.ts';
 
 // /account/imports ("My imports"): the caller's imports (admins: everyone's) with their live
@@ -213,7 +213,7 @@ export function myImportsView(
           )
     }
     <div data-reload-when-settled hidden></div>
-    ${PROGRESS_SCRIPT_TAG}`;
+    ${progressScript()}`;
 }
 
 /** A re-configuration from the form, checked as the upload's settings are. */
@@ -268,7 +268,7 @@ export const myImportsPages: FastifyPluginAsync<MyImportsDeps> = async (app, dep
       user,
       token,
       flash: flashFrom(request),
-      scriptHash: PROGRESS_SCRIPT_HASH,
+      scripts: true,
     });
   });
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { listCatalogsWithDatasets } from '../../../application/ingest/list-imports.ts';
 import {
@@ -20,60 +19,22 @@ import { accountPages, csrfInput, formText, headRow, hidden, type User } from '.
 import type { Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
 import type { MyImportsDeps } from './my-imports.ts';
+import { pageScript } from '../page-scripts.ts';
 import { flashFrom } from '../replies.ts';
 
 // /account/scheduled-imports: the caller's scheduled URL imports (admins: all) with their last
 // runs and outcome, a form to create one, and edit (name, URL, cron schedule, time column), enable/disable, trigger
 // now and delete. The webhook URL of a new (or re-enabled) schedule is shown once, on the page that
-// answers the post: it is a credential, so it never travels in a redirect's URL.
+// answers the post: it is a credential, so it never travels in a redirect's URL. The create form's
+// "Preview the file" button is web/account/scheduled-import-preview.js (hidden without JavaScript).
 
 const HOME = '/account/scheduled-imports';
 
-// Progressive enhancement of the create form: "Preview" asks POST /api/ingest/preview-url (the SSRF
-// guard's fetch) for the file's columns, offers them for the time column and fills in the detected
-// one. Without JavaScript the button stays hidden and the form works as it is.
-const PREVIEW_SCRIPT = `
-(() => {
-  const form = document.querySelector('form[data-schedule-create]');
-  if (!form) return;
-  const button = form.querySelector('#preview-url');
-  const out = form.querySelector('#url-preview');
-  const time = form.elements.namedItem('mapping.timestamp');
-  button.hidden = false;
-  button.addEventListener('click', async () => {
-    out.hidden = false;
-    out.className = 'muted';
-    out.textContent = 'Fetching the file…';
-    try {
-      const response = await fetch('/api/ingest/preview-url', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ url: form.elements.namedItem('url').value.trim() }),
-      });
-      const body = await response.json();
-      if (!response.ok) {
-        out.className = 'flash error';
-        out.textContent = (body.code ? body.code + ': ' : '') + (body.message || 'the preview failed');
-        return;
-      }
-      const sheet = body.sheets[0];
-      out.className = 'preview';
-      out.textContent = body.fileName + ': ' + sheet.fields.map((f) => f.name + ' (' + f.type + ')').join(', ');
-      form.querySelector('#url-columns').replaceChildren(...sheet.fields.map((f) => Object.assign(document.createElement('option'), { value: f.name })));
-      if (sheet.mapping.timestamp && !time.value) time.value = sheet.mapping.timestamp;
-    } catch (error) {
-      out.className = 'flash error';
-      out.textContent = 'The preview failed: ' + error.message;
-    }
-  });
-})();
-`;
 const STYLE = trusted(`
 .badge.imported { background:var(--ok-bg); color:var(--ok); }
 .badge.fetching { background:#dceefb; color:#0b4f8a; }
 #url-preview.preview { font-size:.9em; color:var(--muted); }
 `);
-const PREVIEW_HASH = `sha256-${createHash('sha256').update(PREVIEW_SCRIPT).digest('base64')}`;
 const RUNS_SHOWN = 5;
 
 const when = (iso: string | null) => (iso ? `${iso.replace('T', ' ').slice(0, 16)} UTC` : '—');
@@ -252,7 +213,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
       </p>
       ${createForm(token, catalogs)}
       ${cards.length ? cards : html`<div class="card"><p>No scheduled imports yet.</p></div>`}
-      ${trusted(`<script>${PREVIEW_SCRIPT}</script>`)}`;
+      ${pageScript('scheduled-import-preview.js')}`;
   };
 
   app.get(HOME, hidden, async (request, reply) => {
@@ -263,7 +224,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
       user,
       token,
       flash: flashFrom(request),
-      scriptHash: PREVIEW_HASH,
+      scripts: true,
     });
   });
 
@@ -271,7 +232,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
   const showWebhook = async (reply: FastifyReply, user: User, schedule: ScheduledIngest, webhook: string) => {
     const token = pages.csrf.token(reply.request, reply);
     const body = html`${webhookShownOnce(schedule, webhook)} ${await listPage(user, token)}`;
-    return pages.render(reply, 200, 'Scheduled imports', body, { user, token, scriptHash: PREVIEW_HASH });
+    return pages.render(reply, 200, 'Scheduled imports', body, { user, token, scripts: true });
   };
 
   pages.action(HOME, HOME, async (user, _id, form, reply) => {
