@@ -15,7 +15,8 @@ import {
 } from './scraper-fixtures.ts';
 
 // The composed service with its pg-boss workers: jobs queued by the use cases are picked up by the
-// workers that the scrapers' composition module (src/composition/scrapers.ts) starts, and two worker processes never run a run twice.
+// workers that the scrapers' composition module (src/composition/scrapers.ts) starts, and two
+// worker processes never run a run twice.
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
