@@ -28,7 +28,7 @@ module.exports = {
       name: 'http-does-not-import-admin',
       comment:
         'The arrow runs admin → http: the server pages use the HTTP adapter (cookies, the template tag), the ' +
-        'HTTP app never knows the pages; the composition root mounts them (src/adapters/pages/pages.ts).',
+        'HTTP app never knows the pages; the composition modules (src/composition/) hand them to it as functions.',
       severity: 'error',
       from: { path: '^src/adapters/(http|web)/' },
       to: { path: '^src/adapters/pages/' },
@@ -36,26 +36,28 @@ module.exports = {
     {
       name: 'adapters-do-not-import-the-root',
       comment:
-        'Only the entry point (src/main.ts) and the composition root (src/compose.ts) know every adapter; ' +
-        'an adapter importing them would be the one arrow running up.',
+        'Only the entry point (src/main.ts), the composition root (src/compose.ts) and the composition ' +
+        'modules (src/composition/, one per feature) know every adapter; an adapter importing them would be ' +
+        'the one arrow running up.',
       severity: 'error',
       from: { path: '^src/adapters/' },
-      to: { path: '^src/(compose|main)\\.ts$' },
+      to: { path: '^src/((compose|main)\\.ts$|composition/)' },
     },
     {
       name: 'read-model-only-through-its-port',
       comment:
-        'The read model (src/adapters/postgres/read/) is the EventReader port: the composition root builds ' +
-        'it from index.ts and everyone else asks the port, so its SQL, caches and pools stay its own business.',
+        "The read model (src/adapters/postgres/read/) is the EventReader port: the read feature's composition " +
+        'module (src/composition/read.ts) builds it from index.ts and everyone else asks the port, so its SQL, ' +
+        'caches and pools stay its own business.',
       severity: 'error',
-      from: { pathNot: '^src/(compose\\.ts$|adapters/postgres/read/)' },
+      from: { pathNot: '^src/(composition/read\\.ts$|adapters/postgres/read/)' },
       to: { path: '^src/adapters/postgres/read/' },
     },
     {
       name: 'read-model-entry-is-its-index',
-      comment: 'The composition root knows only the folder index, not the files behind it.',
+      comment: "The read feature's composition module knows only the folder index, not the files behind it.",
       severity: 'error',
-      from: { path: '^src/compose\\.ts$' },
+      from: { path: '^src/composition/read\\.ts$' },
       to: {
         path: '^src/adapters/postgres/read/',
         pathNot: '^src/adapters/postgres/read/index\\.ts$',

@@ -2,51 +2,79 @@
 // The test run fails when the two differ (test/integration/service/openapi.test.ts).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { PgBoss } from 'pg-boss';
 import { loadConfig, projectRoot } from '../src/adapters/config/environment.ts';
+import { accountsHttp } from '../src/adapters/http/accounts/account-hooks.ts';
 import { buildHttpApp } from '../src/adapters/http/app.ts';
+import { ingestHttp } from '../src/adapters/http/ingest/ingest-http.ts';
+import { readHttp } from '../src/adapters/http/read/read-http.ts';
+import { scrapersHttp } from '../src/adapters/http/scrapers/scrapers-http.ts';
+import { siteHttp } from '../src/adapters/http/site/site-http.ts';
+import { createMetrics } from '../src/adapters/metrics/registry.ts';
 import type { EventExporter } from '../src/ports/read/event-exporter.ts';
 import type { EventReader } from '../src/ports/read/event-reader.ts';
 import type { DatabasePool } from '../src/adapters/postgres/database.ts';
-import { composeAccounts, VERSION } from '../src/compose.ts';
+import { composeFeatures, processInfrastructure, VERSION } from '../src/compose.ts';
 
 const unused = () => {
   throw new Error('not called while generating the document');
 };
+const config = loadConfig({ NODE_ENV: 'test' });
+// Adapters only keep the pool and the job queue; nothing queries or sends while the document is generated.
+const nothing = {} as DatabasePool;
+const accounts = composeFeatures(
+  processInfrastructure(config, {} as PgBoss, nothing, createMetrics()),
+  nothing,
+).accounts.httpDeps();
 const app = await buildHttpApp(
   {
     version: VERSION,
-    health: {
-      database: { ping: unused, postgis: unused, pendingMigrations: unused },
-      environment: { missingVariables: () => [] },
-    },
-    readApi: {
-      events: new Proxy({}, { get: () => unused }) as EventReader,
-      exporter: new Proxy({}, { get: () => unused }) as EventExporter,
-    },
-    tiles: { tiles: { vectorTile: unused } },
-    ogc: { events: new Proxy({}, { get: () => unused }) as EventReader, clock: { now: () => new Date() } },
-    ingest: {
-      store: new Proxy({}, { get: () => unused }) as never,
-      queue: { enqueueIngestJob: unused },
-      quotas: new Proxy({}, { get: () => unused }) as never,
-      clock: { now: () => new Date() },
-      retry: loadConfig({}).ingest.retry,
-      fileStore: new Proxy({}, { get: () => unused }) as never,
-      files: new Proxy({}, { get: () => unused }) as never,
-      maxFileSizeBytes: loadConfig({}).ingest.maxFileSizeBytes,
-      hierarchy: { hierarchy: unused },
-      schedules: new Proxy({}, { get: () => unused }) as never,
-      wizard: new Proxy({}, { get: () => unused }) as never,
-    },
-    imports: new Proxy({}, { get: () => new Proxy({}, { get: () => unused }) }) as never,
-    // Adapters only keep the pool; nothing queries it while the document is generated.
-    accounts: composeAccounts(loadConfig({ NODE_ENV: 'test' }), {} as DatabasePool),
-    scraperCollections: {
-      repository: new Proxy({}, { get: () => unused }) as never,
-      scrapers: new Proxy({}, { get: () => unused }) as never,
-    },
+    features: [
+      siteHttp({
+        version: VERSION,
+        health: {
+          database: { ping: unused, postgis: unused, pendingMigrations: unused },
+          environment: { missingVariables: () => [] },
+        },
+      }),
+      readHttp({
+        readApi: {
+          events: new Proxy({}, { get: () => unused }) as EventReader,
+          exporter: new Proxy({}, { get: () => unused }) as EventExporter,
+        },
+        tiles: { tiles: { vectorTile: unused } },
+        ogc: {
+          events: new Proxy({}, { get: () => unused }) as EventReader,
+          clock: { now: () => new Date() },
+        },
+      }),
+      ingestHttp({
+        ingest: {
+          store: new Proxy({}, { get: () => unused }) as never,
+          queue: { enqueueIngestJob: unused },
+          quotas: new Proxy({}, { get: () => unused }) as never,
+          clock: { now: () => new Date() },
+          retry: config.ingest.retry,
+          fileStore: new Proxy({}, { get: () => unused }) as never,
+          files: new Proxy({}, { get: () => unused }) as never,
+          maxFileSizeBytes: config.ingest.maxFileSizeBytes,
+          hierarchy: { hierarchy: unused },
+          schedules: new Proxy({}, { get: () => unused }) as never,
+          wizard: new Proxy({}, { get: () => unused }) as never,
+        },
+        imports: new Proxy({}, { get: () => new Proxy({}, { get: () => unused }) }) as never,
+      }),
+      accountsHttp(accounts),
+      scrapersHttp({
+        triggers: undefined,
+        collections: {
+          repository: new Proxy({}, { get: () => unused }) as never,
+          scrapers: new Proxy({}, { get: () => unused }) as never,
+        },
+      }),
+    ],
   },
-  { logLevel: 'silent', bodyLimitBytes: loadConfig({}).bodyLimitBytes },
+  { logLevel: 'silent', bodyLimitBytes: config.bodyLimitBytes },
 );
 await app.ready();
 const file = path.join(projectRoot, 'docs', 'openapi.json');

@@ -77,7 +77,7 @@ function nextQuery(catalog: string): Record<string, unknown> {
 async function measure(code: Code, url: string, client: pg.Client, catalog: string, pages: number) {
   const concurrency = Number(options.concurrency);
   const pool = await code.createDatabasePool(url, { maximumPoolSize: concurrency });
-  // As composed for the API (src/compose.ts); code without generic-plan pools ignores both options.
+  // As composed for the API (src/composition/read.ts); code without generic-plan pools ignores both options.
   const genericPlanPool = await code.createDatabasePool(url, {
     maximumPoolSize: concurrency,
     genericPlans: true,

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { syncScraperRepo } from '../../src/application/scrapers/sync-scraper-repo.ts';
 import type { RunOutcome } from '../../src/domain/scrapers/scrapers.ts';
-import { composeScraperDeps } from '../../src/compose.ts';
+import { composeScraperDeps } from '../helpers/compose.ts';
 import { accountsApp, PASSWORD } from '../helpers/accounts.ts';
 import { launchChromium, screenshots } from '../helpers/browser.ts';
 import { testConfig } from '../helpers/app.ts';

@@ -1,11 +1,9 @@
-import { geocodingRoutes } from './ingest/geocoding-routes.ts';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { HealthDeps } from '../../application/site/check-health.ts';
-import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from './accounts/account-hooks.ts';
 import { ErrorBody } from './error-body.ts';
 import { installErrorHandling, toErrorResponse } from './error-handling.ts';
+import type { HttpFeature } from './http-feature.ts';
 import { installInputGuards } from './input-guards.ts';
 import { DOCUMENTED_KEYWORDS, OPENAPI_DOCUMENT_BASE, OPENAPI_DOCUMENT_HOOKS } from './openapi-document.ts';
 import { installHttpCaching } from './http-caching.ts';
@@ -17,50 +15,24 @@ import { installHttpMetrics, metricsRoute } from '../metrics/http-metrics.ts';
 import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
-import { projectRoot } from '../config/environment.ts';
-import { HealthReportSchema, healthRoutes } from './site/health-routes.ts';
-import { type ReadApiDeps, V1_SHARED_SCHEMAS, v1EventRoutes } from './read/events-routes.ts';
-import { type TileRoutesDeps, v1TileRoutes } from './read/tiles-routes.ts';
-import { ogcFeatureRoutes } from './read/ogc-routes.ts';
-import type { OgcDeps } from '../../application/read/ogc-features.ts';
-import { v1ExportRoutes } from './read/exports-routes.ts';
-import { type IngestHttpDeps, ingestRoutes } from './ingest/ingest-file-routes.ts';
-import { ingestJobRoutes } from './ingest/ingest-job-routes.ts';
+import { HealthReportSchema } from './site/health-routes.ts';
+import { V1_SHARED_SCHEMAS } from './read/events-routes.ts';
 import { INGEST_SHARED_SCHEMAS } from './ingest/ingest-schema-routes.ts';
 import { WIZARD_SCHEMAS } from './ingest/wizard-docs.ts';
-import { scheduledIngestRoutes } from './ingest/scheduled-ingest-routes.ts';
-import { type ImportsApiDeps, importsApiRoutes } from './ingest/imports-api.ts';
-import { type Authenticate, type ScraperUseCases, scraperRoutes } from './scrapers/scraper-routes.ts';
-import { type ExploreOptions, exploreRoutes } from '../web/explore.ts';
-import { scraperHelperRoutes } from '../web/scraper-helper.ts';
-import { scraperCollectionRoutes, scraperCollectionSchemas } from './scrapers/scraper-collection-routes.ts';
-import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-collections.ts';
 
-// The HTTP adapter: builds a Fastify instance from use-case dependencies handed over by the
-// composition root. It owns no state of its own. The server-rendered pages are not its own: the
-// composition root mounts them (pages/pages.ts) on the app this returns.
+// The HTTP adapter: builds a Fastify instance (error handling, input guards, public-web headers,
+// the OpenAPI document) and registers what each feature hands over (http-feature.ts), in the
+// order given. It owns no state of its own and registers no feature's routes or pages: the
+// composition modules (src/composition/) build them. It only adds, first, the schemas that routes
+// of several features share, which also fixes their order in the OpenAPI document.
 
 export type HttpDeps = {
-  health: HealthDeps;
   version: string;
-  /** Feature areas are optional so a test (or a slimmer process) can build the app with only what it needs. */
-  readApi?: ReadApiDeps;
-  /** The vector tiles of the read API (/api/v1/tiles). */
-  tiles?: TileRoutesDeps;
-  /** OGC API – Features under /ogc (the read model of /api/v1 and a clock for timeStamp). */
-  ogc?: OgcDeps;
-  ingest?: IngestHttpDeps;
-  /** Authentication, access control, collections, quotas, rate limits, feature flags, dashboard. */
-  accounts?: AccountsDeps;
-  scrapers?: ScraperUseCases;
-  /** Import lists, the wizard's routes, data exports, legal notices and the admin job views (with ingest). */
-  imports?: ImportsApiDeps;
-  /** The Explore page at `/` (without it `/` answers the JSON index only). */
-  explore?: Omit<ExploreOptions, 'version' | 'index'>;
-  /** The scraper-repos, scrapers and scraper-runs collections; they need the accounts hooks. */
-  scraperCollections?: ScraperCollectionDeps;
-  /** Who is calling for the scraper routes; by default the accounts hooks' request.viewer. Tests inject their own. */
-  authenticate?: Authenticate;
+  /**
+   * The features' hooks, routes and pages, in the order their routes register: the OpenAPI
+   * document lists paths in that order. A test (or a slimmer process) passes only what it needs.
+   */
+  features: HttpFeature[];
   /** Cancels a request's SQL statements when its client disconnects (postgres/query-cancellation.ts). */
   queryScopes?: RequestQueryScopes;
   /** With read replicas: the caller's last write position for their reads (read-your-writes.ts). */
@@ -171,7 +143,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   if (deps.readYourWrites) installReadYourWrites(app, deps.readYourWrites);
   if (deps.queryScopes) installClientGoneCancellation(app, deps.queryScopes);
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
-  if (deps.accounts) await installAccountHooks(app, deps.accounts);
+  for (const feature of deps.features) await feature.hooks?.(app);
   // Before any route too: CORS, compression and HTTP caching go by URL prefix (public-web.ts,
   // http-caching.ts), so every public route registered below, whoever writes it, gets them.
   await installPublicWeb(app, { corsOrigins: options.corsOrigins ?? null });
@@ -213,45 +185,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  const index = {
-    name: 'chronomap',
-    version: deps.version,
-    explore: '/',
-    health: '/api/health',
-    openapi: '/api/openapi.json',
-    docs: '/api/docs',
-  };
-  // `/` is the Explore page for browsers; a client asking for JSON still gets this index.
-  if (deps.explore) await exploreRoutes(app, { ...deps.explore, version: deps.version, index });
-  else app.get('/', { schema: { hide: true } }, async () => index);
-  // The scraper helper package for `npx` on a machine without a Chronomap checkout (docs/scrapers.md).
-  await app.register(scraperHelperRoutes, { root: deps.explore?.root ?? projectRoot });
-
-  await app.register(healthRoutes, { health: deps.health });
   if (deps.metrics) metricsRoute(app, deps.metrics.metrics, deps.metrics.token);
-  if (deps.readApi) await app.register(v1EventRoutes, deps.readApi);
-  if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
-  if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
-  if (deps.readApi?.exporter) await app.register(v1ExportRoutes, { exporter: deps.readApi.exporter });
-  if (deps.ingest) {
-    await app.register(ingestRoutes, { ingest: deps.ingest });
-    await app.register(ingestJobRoutes, { ingest: deps.ingest });
-    await app.register(geocodingRoutes, { geocoder: deps.ingest.geocoder ?? null });
-    await app.register(scheduledIngestRoutes, {
-      ingest: deps.ingest,
-      ...(deps.scrapers ? { triggerScraperWebhook: deps.scrapers.triggerWebhook } : {}),
-    });
-    if (deps.imports) await app.register(importsApiRoutes, { ingest: deps.ingest, imports: deps.imports });
-  }
-  if (deps.accounts) await registerAccountRoutes(app, deps.accounts);
-  if (deps.accounts && deps.scraperCollections) {
-    for (const schema of scraperCollectionSchemas) app.addSchema(schema);
-    await app.register(scraperCollectionRoutes, deps.scraperCollections);
-  }
-  await app.register(scraperRoutes, {
-    scrapers: deps.scrapers,
-    ...(deps.authenticate ? { authenticate: deps.authenticate } : {}),
-  });
+  for (const feature of deps.features) await feature.routes?.(app);
+  // After every route and the hooks, which tell the pages who is calling.
+  for (const feature of deps.features) await feature.pages?.(app);
   return app;
 }
 

@@ -22,7 +22,7 @@ export type ReadContext = { mustHave: Lsn | null };
 /** The request's read context; the HTTP adapter sets it per request (read-your-writes). */
 export const readContext = new AsyncLocalStorage<ReadContext>();
 
-/** A standby's pools: one for reads, one whose sessions use generic plans (see compose.ts). */
+/** A standby's pools: one for reads, one whose sessions use generic plans (see composition/read.ts). */
 export type ReplicaPools = { pool: DatabasePool; genericPlanPool: DatabasePool };
 
 export type ReplicaSet = {

@@ -2,15 +2,12 @@ import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import { hmacTokenSigner } from '../../../src/adapters/security/hmac-token-signer.ts';
+import { accountsHttp } from '../../../src/adapters/http/accounts/account-hooks.ts';
 import { buildHttpApp } from '../../../src/adapters/http/app.ts';
 import { REGISTRATION_MESSAGE } from '../../../src/application/accounts/register-account.ts';
-import { composeAccounts } from '../../../src/compose.ts';
+import { composeAccounts } from '../../helpers/compose.ts';
 import { testConfig } from '../../helpers/app.ts';
 import { accountsApp, PASSWORD, TEST_SESSION_SECRET } from '../../helpers/accounts.ts';
-
-const unused = () => {
-  throw new Error('not called by these tests');
-};
 
 t.test('login, me and logout', async (t) => {
   const { app, createUser } = await accountsApp(t);
@@ -63,11 +60,9 @@ t.test('login, me and logout', async (t) => {
       const proxied = await buildHttpApp(
         {
           version: 'test',
-          health: {
-            database: { ping: unused, postgis: unused, pendingMigrations: unused },
-            environment: { missingVariables: () => [] },
-          },
-          accounts: composeAccounts(testConfig({ sessionSecret: TEST_SESSION_SECRET }), db.pool),
+          features: [
+            accountsHttp(composeAccounts(testConfig({ sessionSecret: TEST_SESSION_SECRET }), db.pool)),
+          ],
         },
         { logLevel: 'silent', bodyLimitBytes: 1024 * 1024, trustProxy },
       );

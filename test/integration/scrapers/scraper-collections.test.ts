@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import { syncScraperRepo } from '../../../src/application/scrapers/sync-scraper-repo.ts';
 import { CODE_LIMITS } from '../../../src/application/scrapers/scraper-collections.ts';
-import { composeScraperDeps } from '../../../src/compose.ts';
+import { composeScraperDeps } from '../../helpers/compose.ts';
 import { accountsApp } from '../../helpers/accounts.ts';
 import { testConfig } from '../../helpers/app.ts';
 import { openBoss, pythonRepo } from './scraper-fixtures.ts';

@@ -8,7 +8,7 @@ import { executeScraperRun } from '../../../src/application/scrapers/execute-scr
 import { triggerScraperRun } from '../../../src/application/scrapers/trigger-scraper-run.ts';
 import { DailyQuotaExceededError } from '../../../src/domain/scrapers/errors.ts';
 import type { IngestFileCreator } from '../../../src/ports/ingest/ingest-file-creator.ts';
-import { composeScraperDeps } from '../../../src/compose.ts';
+import { composeScraperDeps } from '../../helpers/compose.ts';
 import { testConfig } from '../../helpers/app.ts';
 import { testDatabase } from '../../helpers/database.ts';
 import {

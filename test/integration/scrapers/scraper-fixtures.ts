@@ -14,7 +14,7 @@ import { httpRunnerClient } from '../../../src/adapters/runner/runner-client.ts'
 import { createScraperRepo } from '../../../src/application/scrapers/create-scraper-repo.ts';
 import type { ScraperDeps } from '../../../src/application/scrapers/scraper-deps.ts';
 import { syncScraperRepo } from '../../../src/application/scrapers/sync-scraper-repo.ts';
-import { composeScraperDeps } from '../../../src/compose.ts';
+import { composeScraperDeps } from '../../helpers/compose.ts';
 import type { RunnerClient } from '../../../src/ports/scrapers/runner-client.ts';
 import { testConfig } from '../../helpers/app.ts';
 import type { TestDatabase } from '../../helpers/database.ts';

@@ -5,7 +5,7 @@ import { createScraperRepo } from '../../../src/application/scrapers/create-scra
 import { syncScraperRepo } from '../../../src/application/scrapers/sync-scraper-repo.ts';
 import { updateScraperRepoSource } from '../../../src/application/scrapers/update-scraper-repo-source.ts';
 import { testDatabase } from '../../helpers/database.ts';
-import { composeScraperDeps } from '../../../src/compose.ts';
+import { composeScraperDeps } from '../../helpers/compose.ts';
 import { accountsApp } from '../../helpers/accounts.ts';
 import { testConfig } from '../../helpers/app.ts';
 import { createUser, openBoss, pythonRepo, scraperDeps } from './scraper-fixtures.ts';

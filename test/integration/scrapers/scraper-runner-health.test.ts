@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import t from 'tap';
 import { executeScraperRun } from '../../../src/application/scrapers/execute-scraper-run.ts';
 import { triggerScraperRun } from '../../../src/application/scrapers/trigger-scraper-run.ts';
-import { composeScraperDeps } from '../../../src/compose.ts';
+import { composeScraperDeps } from '../../helpers/compose.ts';
 import { testApp, testConfig } from '../../helpers/app.ts';
 import {
   pythonRepo,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { Type } from 'typebox';
 import { buildHttpApp } from '../../../src/adapters/http/app.ts';
+import { scrapersHttp } from '../../../src/adapters/http/scrapers/scrapers-http.ts';
 import { createDatabasePool, row, sql } from '../../../src/adapters/postgres/database.ts';
 import { requestRepoSync } from '../../../src/application/scrapers/request-repo-sync.ts';
 import { scheduleDueScrapers } from '../../../src/application/scrapers/schedule-due-scrapers.ts';
@@ -13,7 +14,7 @@ import {
   triggerScraperWebhookOr404,
 } from '../../../src/application/scrapers/trigger-scraper-webhook.ts';
 import type { Actor } from '../../../src/domain/scrapers/access.ts';
-import { composeScraperDeps } from '../../../src/compose.ts';
+import { composeScraperDeps } from '../../helpers/compose.ts';
 import { createScraperRepo } from '../../../src/application/scrapers/create-scraper-repo.ts';
 import { syncScraperRepo } from '../../../src/application/scrapers/sync-scraper-repo.ts';
 import { accountsApp, policyFile } from '../../helpers/accounts.ts';
@@ -29,10 +30,6 @@ import {
   WRITES_TWO_ROWS,
 } from './scraper-fixtures.ts';
 
-const unused = () => {
-  throw new Error('not called by these tests');
-};
-
 /**
  * The HTTP app with the scraper routes and a test-only `authenticate`: the header `x-test-user`
  * names a user of this test. Production takes the user from the accounts plugin's request.user.
@@ -41,16 +38,16 @@ async function appWithTestUsers(deps: ScraperDeps, users: Map<string, Actor>): P
   return buildHttpApp(
     {
       version: 'test',
-      health: {
-        database: { ping: unused, postgis: unused, pendingMigrations: unused },
-        environment: { missingVariables: () => [] },
-      },
-      scrapers: {
-        triggerRun: (actor, id) => triggerScraperRun(deps, actor, id),
-        triggerWebhook: (token) => triggerScraperWebhook(deps, token),
-        requestSync: (actor, id) => requestRepoSync(deps, actor, id),
-      },
-      authenticate: (request) => users.get(String(request.headers['x-test-user'])) ?? null,
+      features: [
+        scrapersHttp({
+          triggers: {
+            triggerRun: (actor, id) => triggerScraperRun(deps, actor, id),
+            triggerWebhook: (token) => triggerScraperWebhook(deps, token),
+            requestSync: (actor, id) => requestRepoSync(deps, actor, id),
+          },
+          authenticate: (request) => users.get(String(request.headers['x-test-user'])) ?? null,
+        }),
+      ],
     },
     { logLevel: 'silent', bodyLimitBytes: 1024 * 1024 },
   );

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { createScraperRepo } from '../../../src/application/scrapers/create-scraper-repo.ts';
 import { triggerScraperRun } from '../../../src/application/scrapers/trigger-scraper-run.ts';
-import { composeScraperDeps, composeServices } from '../../../src/compose.ts';
+import { composeServices } from '../../../src/compose.ts';
+import { composeScraperDeps } from '../../helpers/compose.ts';
 import { testApp, testConfig } from '../../helpers/app.ts';
 import {
   createUser,
@@ -14,7 +15,8 @@ import {
 } from './scraper-fixtures.ts';
 
 // The composed service with its pg-boss workers: jobs queued by the use cases are picked up by the
-// workers registered in compose.ts, and two worker processes never run a run twice.
+// workers that the scrapers' composition module (src/composition/scrapers.ts) starts, and two
+// worker processes never run a run twice.
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 

@@ -2,12 +2,15 @@ import { request } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { DEFAULT_BUDGETS } from '../../../src/adapters/config/budget-config.ts';
+import { accountsHttp } from '../../../src/adapters/http/accounts/account-hooks.ts';
 import { buildHttpApp } from '../../../src/adapters/http/app.ts';
+import { readHttp } from '../../../src/adapters/http/read/read-http.ts';
+import { siteHttp } from '../../../src/adapters/http/site/site-http.ts';
 import { createDatabasePool, sql } from '../../../src/adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from '../../../src/adapters/postgres/site/database-status.ts';
 import { postgresEventReader } from '../../../src/adapters/postgres/read/index.ts';
 import { loadMigrations } from '../../../src/adapters/postgres/migrator.ts';
-import { composeAccounts } from '../../../src/compose.ts';
+import { composeAccounts } from '../../helpers/compose.ts';
 import { policyFile, TEST_SESSION_SECRET } from '../../helpers/accounts.ts';
 import { testApp, testConfig } from '../../helpers/app.ts';
 import { testDatabase } from '../../helpers/database.ts';
@@ -87,13 +90,18 @@ t.test('a database that cannot be reached: 503 with the error body on every kind
   const app = await buildHttpApp(
     {
       version: 'test',
-      health: {
-        database: postgresDatabaseStatus(dead, loadMigrations()),
-        environment: { missingVariables: () => [] },
-        runner: undefined,
-      },
-      readApi: { events: postgresEventReader(dead, { genericPlanPool: dead }) },
-      accounts: composeAccounts(config, dead),
+      features: [
+        siteHttp({
+          version: 'test',
+          health: {
+            database: postgresDatabaseStatus(dead, loadMigrations()),
+            environment: { missingVariables: () => [] },
+            runner: undefined,
+          },
+        }),
+        readHttp({ readApi: { events: postgresEventReader(dead, { genericPlanPool: dead }) } }),
+        accountsHttp(composeAccounts(config, dead)),
+      ],
     },
     { logLevel: 'silent', bodyLimitBytes: 1024 * 1024 },
   );

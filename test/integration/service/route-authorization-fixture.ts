@@ -9,7 +9,7 @@ import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import { postgresUserStore } from '../../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../../src/adapters/security/scrypt-password-hasher.ts';
 import { syncScraperRepo } from '../../../src/application/scrapers/sync-scraper-repo.ts';
-import { composeScraperDeps } from '../../../src/compose.ts';
+import { composeScraperDeps } from '../../helpers/compose.ts';
 import type { Role, TrustLevel } from '../../../src/domain/accounts/users.ts';
 import { multipart } from '../../fixtures/ingest/client.ts';
 import {

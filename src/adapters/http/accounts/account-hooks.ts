@@ -6,6 +6,7 @@ import type { AccountDeps } from '../../../application/accounts/manage-account.t
 import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
 import type { Quotas } from '../../../ports/accounts/quotas.ts';
 import { installAuthentication } from '../authentication.ts';
+import type { HttpFeature } from '../http-feature.ts';
 import { installRateLimits } from '../rate-limit.ts';
 import { authRoutes, authSchemas } from './auth-routes.ts';
 import { collectionRoutes, collectionSchemas } from '../collections/collection-routes.ts';
@@ -14,8 +15,10 @@ import { quotaRoutes } from './quota-routes.ts';
 import { UserSchema } from '../schemas.ts';
 
 // Accounts, access control, quotas and rate limits as one HTTP area: the cross-cutting hooks
-// (who is calling, how often) on the root instance, then the route plugins. The dashboard pages
-// are the admin adapter's (pages/pages.ts), mounted by the composition root.
+// (who is calling, how often) on the root instance, then the route plugins. The collection
+// endpoints are registered here because their access rules are the accounts' (sessions, trust
+// levels); the feature-flag routes because the OpenAPI document has always listed them here. The
+// dashboard pages are the pages adapter's, mounted by src/composition/accounts.ts.
 
 export type AccountsDeps = {
   login: LoginDeps;
@@ -23,12 +26,20 @@ export type AccountsDeps = {
   flags: FeatureFlagStore;
   collections: CollectionDeps;
   quotas: Quotas;
-  /** Keys the server pages' CSRF tokens (derived from SESSION_SECRET; pages/pages.ts). */
+  /** Keys the server pages' CSRF tokens (derived from SESSION_SECRET; pages/csrf.ts). */
   csrfSecret: string;
 };
 
-/** Hooks that every route sees; call before registering any route plugin. */
-export async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
+/** The accounts area as one feature of the HTTP app: its hooks come before every feature's routes. */
+export function accountsHttp(deps: AccountsDeps): HttpFeature {
+  return {
+    hooks: (app) => installAccountHooks(app, deps),
+    routes: (app) => registerAccountRoutes(app, deps),
+  };
+}
+
+/** Hooks that every route sees; installed before any route plugin. */
+async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
   await app.register(cookie);
   app.addSchema(UserSchema);
   for (const schema of [...authSchemas, ...collectionSchemas, ...featureFlagSchemas]) app.addSchema(schema);
@@ -40,7 +51,7 @@ export async function installAccountHooks(app: FastifyInstance, deps: AccountsDe
   });
 }
 
-export async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
+async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
   await app.register(authRoutes, {
     login: deps.login,
     account: deps.account,

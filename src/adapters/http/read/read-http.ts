@@ -1,0 +1,27 @@
+import type { OgcDeps } from '../../../application/read/ogc-features.ts';
+import type { HttpFeature } from '../http-feature.ts';
+import { type ReadApiDeps, v1EventRoutes } from './events-routes.ts';
+import { v1ExportRoutes } from './exports-routes.ts';
+import { ogcFeatureRoutes } from './ogc-routes.ts';
+import { type TileRoutesDeps, v1TileRoutes } from './tiles-routes.ts';
+
+// The public read API's routes: /api/v1 (events, tiles, exports) and /ogc, over one read model.
+
+export type ReadHttpDeps = {
+  readApi: ReadApiDeps;
+  /** The vector tiles of the read API (/api/v1/tiles). */
+  tiles?: TileRoutesDeps;
+  /** OGC API – Features under /ogc (the read model of /api/v1 and a clock for timeStamp). */
+  ogc?: OgcDeps;
+};
+
+export function readHttp(deps: ReadHttpDeps): HttpFeature {
+  return {
+    routes: async (app) => {
+      await app.register(v1EventRoutes, deps.readApi);
+      if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
+      if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
+      if (deps.readApi.exporter) await app.register(v1ExportRoutes, { exporter: deps.readApi.exporter });
+    },
+  };
+}

@@ -1,0 +1,167 @@
+import { guardedUrlFetcher } from '../adapters/fetch/guarded-url-fetcher.ts';
+import { previewFetchLimits } from '../adapters/fetch/preview-fetch-limits.ts';
+import type { HttpFeature } from '../adapters/http/http-feature.ts';
+import { ingestHttp } from '../adapters/http/ingest/ingest-http.ts';
+import type { ScraperUseCases } from '../adapters/http/scrapers/scraper-routes.ts';
+import { cronerSchedule } from '../adapters/jobs/croner-schedule.ts';
+import {
+  deferredCountsTask,
+  startCountsRefreshWorker,
+  startIngestWorker,
+} from '../adapters/jobs/ingest-worker.ts';
+import {
+  pgBossScheduleQueue,
+  scheduledIngestsTask,
+  startScheduleWorkers,
+} from '../adapters/jobs/schedule-workers.ts';
+import { meteredGeocoder, meteredIngestStore } from '../adapters/metrics/instrument.ts';
+import { importPages } from '../adapters/pages/ingest/import-pages.ts';
+import { ingestProgressPage } from '../adapters/pages/ingest/ingest-progress.ts';
+import { pageScriptRoutes } from '../adapters/pages/page-scripts.ts';
+import type { DatabasePool } from '../adapters/postgres/database.ts';
+import { postgresImportListings } from '../adapters/postgres/ingest/import-listings.ts';
+import { postgresIngestDrafts } from '../adapters/postgres/ingest/ingest-drafts.ts';
+import { postgresIngestStore } from '../adapters/postgres/ingest/ingest-store.ts';
+import { postgresScheduleStore } from '../adapters/postgres/ingest/schedule-store.ts';
+import { webhookTokens } from '../adapters/security/webhook-tokens.ts';
+import type { DataExportDeps } from '../application/accounts/export-own-data.ts';
+import { scraperCsvImport } from '../application/ingest/import-scraper-csv.ts';
+import { removeExpiredDrafts } from '../application/ingest/import-wizard.ts';
+import type { ScheduleDeps } from '../application/ingest/scheduled-ingests.ts';
+import type { AdminJobsDeps } from '../application/site/admin-jobs.ts';
+import type { SiteNoticeDeps } from '../application/site/site-notices.ts';
+import type { Quotas } from '../ports/accounts/quotas.ts';
+import type { CollectionRepository } from '../ports/collections/collection-repository.ts';
+import type { FeatureWorkers, Infrastructure } from './infrastructure.ts';
+
+// The ingestion pipeline: uploads and the import wizard, scheduled and webhook imports, the staged
+// workers, and the CSV hand-over that scrapers use. Its HTTP part carries the imports API, which
+// registers the site's notice and job routes and the accounts' data exports with it.
+
+export function composeIngest(
+  infra: Pick<
+    Infrastructure,
+    'config' | 'boss' | 'clock' | 'metrics' | 'log' | 'ingestFiles' | 'ingestQueue' | 'geocoder'
+  >,
+  on: DatabasePool,
+  needs: {
+    repository: CollectionRepository;
+    quotas: Quotas;
+    dataExports: DataExportDeps;
+    notices: SiteNoticeDeps;
+    adminJobs: AdminJobsDeps;
+  },
+) {
+  const { config, boss, clock, ingestQueue, geocoder } = infra;
+  const { fileStore, sourceFiles } = infra.ingestFiles;
+  const { quotas } = needs;
+  const store = postgresIngestStore(on);
+  const drafts = postgresIngestDrafts(on);
+  const schedules: ScheduleDeps = {
+    schedules: postgresScheduleStore(on),
+    store,
+    cron: cronerSchedule,
+    tokens: webhookTokens,
+    queue: pgBossScheduleQueue(boss),
+    quotas,
+    clock,
+    hierarchy: needs.repository,
+  };
+  const deferredCounts = { store, countsRefresh: ingestQueue };
+  return {
+    store,
+    /** A scraper's CSV handed to this pipeline, counted against the scraper owner's upload quotas. */
+    scraperImport: scraperCsvImport({ store, queue: ingestQueue, quotas, files: fileStore }),
+    /**
+     * Its routes and pages. The shared webhook endpoint asks the scrapers first, and the scrapers
+     * are composed after this feature (they import through it): hence the argument.
+     */
+    http: (shared: {
+      triggerScraperWebhook: ScraperUseCases['triggerWebhook'];
+      csrfSecret: string;
+    }): HttpFeature => {
+      const ingest = {
+        store,
+        queue: ingestQueue,
+        quotas,
+        clock,
+        retry: config.ingest.retry,
+        fileStore,
+        files: sourceFiles,
+        maxFileSizeBytes: config.ingest.maxFileSizeBytes,
+        hierarchy: needs.repository,
+        schedules,
+        geocoder,
+        wizard: {
+          drafts,
+          store,
+          queue: ingestQueue,
+          quotas,
+          hierarchy: needs.repository,
+          files: sourceFiles,
+          fileStore,
+          clock,
+        },
+      };
+      const listings = postgresImportListings(on);
+      const { csrfSecret } = shared;
+      return {
+        ...ingestHttp({
+          ingest,
+          imports: {
+            listings,
+            urlPreview: {
+              fetcher: guardedUrlFetcher(previewFetchLimits(config.ingest.fetch)),
+              fileStore,
+              files: sourceFiles,
+            },
+            adminJobs: needs.adminJobs,
+            notices: needs.notices,
+            dataExports: needs.dataExports,
+          },
+          triggerScraperWebhook: shared.triggerScraperWebhook,
+        }),
+        pages: async (app) => {
+          // The import pages' browser modules (web/account/), which only these pages load.
+          await app.register(pageScriptRoutes);
+          await app.register(ingestProgressPage, { store, clock, csrfSecret });
+          await app.register(importPages, { ingest, listings, csrfSecret });
+        },
+      };
+    },
+    workers: (): FeatureWorkers => ({
+      start: async () => {
+        await startScheduleWorkers(
+          boss,
+          { ...schedules, fetcher: guardedUrlFetcher(config.ingest.fetch), files: fileStore, ingestQueue },
+          infra.log,
+        );
+        await startIngestWorker(
+          boss,
+          {
+            store: meteredIngestStore(store, infra.metrics),
+            files: sourceFiles,
+            geocoder: geocoder && meteredGeocoder(geocoder, infra.metrics),
+            queue: ingestQueue,
+            clock,
+            retry: config.ingest.retry,
+            batchSize: config.ingest.batchSize,
+            deferCountsMinRows: config.ingest.deferCountsMinRows,
+            deferredWriters: config.ingest.deferredWriters,
+            countsRefresh: ingestQueue,
+            quotas,
+          },
+          { concurrency: config.ingest.concurrency, log: infra.log },
+        );
+        await startCountsRefreshWorker(boss, deferredCounts, infra.log);
+      },
+      periodicTasks: [
+        scheduledIngestsTask(schedules, infra.log),
+        deferredCountsTask(deferredCounts, infra.log),
+        { name: 'expired uploads', run: () => removeExpiredDrafts({ drafts, fileStore, clock }) },
+      ],
+    }),
+  };
+}
+
+export type IngestFeature = ReturnType<typeof composeIngest>;

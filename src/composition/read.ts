@@ -1,0 +1,91 @@
+import type { HttpFeature } from '../adapters/http/http-feature.ts';
+import type { ReadYourWrites } from '../adapters/http/read-your-writes.ts';
+import { readHttp } from '../adapters/http/read/read-http.ts';
+import { createDatabasePool, type DatabasePool } from '../adapters/postgres/database.ts';
+import type { QueryCanceller } from '../adapters/postgres/query-cancellation.ts';
+import { pageCache, postgresEventExporter, postgresEventReader } from '../adapters/postgres/read/index.ts';
+import {
+  openReplicaSet,
+  readContext,
+  type ReplicaSet,
+  routedReader,
+} from '../adapters/postgres/read-replicas.ts';
+import type { Infrastructure } from './infrastructure.ts';
+
+// The public read API (/api/v1, its vector tiles and exports, /ogc) on pools of its own: one read
+// model on the primary, or routed over the read replicas (DATABASE_READ_URLS). HTTP processes only.
+
+export async function composeRead(
+  infra: Pick<Infrastructure, 'config' | 'clock' | 'metrics' | 'log'>,
+  databaseUrl: string,
+  canceller: QueryCanceller | undefined,
+) {
+  const { config, metrics } = infra;
+  const readPoolOptions = {
+    statementTimeoutMs: config.budgets.readStatementTimeoutMs,
+    interceptors: canceller ? [canceller.interceptor] : [],
+  };
+  const readPool = await createDatabasePool(databaseUrl, { ...readPoolOptions, maximumPoolSize: 8 });
+  // The /events page statements whose generic plan is as good as a custom one, planned once per
+  // connection (postgres/read/page.ts; pageAnswer in adapters/postgres/read/answer-path.ts); a few
+  // connections more per HTTP process.
+  const genericPlanPool = await createDatabasePool(databaseUrl, {
+    ...readPoolOptions,
+    maximumPoolSize: 5,
+    genericPlans: true,
+  });
+  metrics.watchPool('read', readPool);
+  metrics.watchPool('read-generic', genericPlanPool);
+  const readerOn = (pools: { pool: DatabasePool; genericPlanPool: DatabasePool }) => {
+    const answers = config.readCacheBytes > 0 ? pageCache(pools.pool, config.readCacheBytes) : undefined;
+    if (answers) metrics.watchAnswerCache(() => answers.usage());
+    return postgresEventReader(pools.pool, {
+      ...(answers ? { pageCache: answers } : {}),
+      genericPlanPool: pools.genericPlanPool,
+    });
+  };
+  const primaryReader = readerOn({ pool: readPool, genericPlanPool });
+  const replicas: ReplicaSet | undefined =
+    config.databaseReadUrls.length > 0
+      ? await openReplicaSet({
+          primary: readPool,
+          urls: config.databaseReadUrls,
+          maxLagBytes: config.replicaMaxLagBytes,
+          statementTimeoutMs: config.budgets.readStatementTimeoutMs,
+          log: infra.log,
+        })
+      : undefined;
+  for (const [name, set] of replicas?.pools ?? []) metrics.watchPool(name, set.pool);
+  // One read model for /api/v1, its vector tiles and /ogc (they share its answer cache and
+  // remembered scopes): on the primary, or routed over the replicas.
+  const countRead = (target: string) => metrics.readTarget.inc({ target });
+  const reader = replicas ? routedReader(replicas, primaryReader, readerOn, countRead) : primaryReader;
+  // The exports of /api/v1 read where its pages do.
+  const primaryExporter = postgresEventExporter(readPool);
+  const exporter = replicas
+    ? routedReader(replicas, primaryExporter, ({ pool }) => postgresEventExporter(pool), countRead)
+    : primaryExporter;
+  return {
+    replicas,
+    /** With read replicas: the request's read context and the primary's position. */
+    readYourWrites: replicas ? readYourWritesOn(replicas) : undefined,
+    http: (): HttpFeature =>
+      readHttp({
+        readApi: { events: reader, exporter },
+        tiles: { tiles: reader },
+        ogc: { events: reader, clock: infra.clock },
+      }),
+    async close() {
+      await replicas?.close();
+      await genericPlanPool.end();
+      await readPool.end();
+    },
+  };
+}
+
+function readYourWritesOn(replicas: ReplicaSet): ReadYourWrites {
+  return {
+    enter: (mustHave, next) => readContext.run({ mustHave }, next),
+    primaryPosition: () => replicas.primaryPosition(),
+  };
+}
