@@ -1,3 +1,4 @@
+import { confidenceVerdict } from '../../domain/ingest/geocoding/confidence.ts';
 import type { GeocodeMatch } from '../../domain/ingest/geocoding/located-by.ts';
 import {
   MAX_RESOLVED_ADDRESS_CHARS,
@@ -135,7 +136,7 @@ export function onlineOutcome(
     matchedCountry: first.country,
     matchedRegion: first.region,
   };
-  if (first.confidence < minConfidence)
+  if (confidenceVerdict(first.confidence, minConfidence) === 'low-confidence')
     return {
       failure: `low confidence (${first.confidence})`,
       lowConfidence: true,

@@ -1,4 +1,4 @@
-import { DEFAULT_MIN_CONFIDENCE } from '../../domain/ingest/geocoding/confidence.ts';
+import { confidenceVerdict, DEFAULT_MIN_CONFIDENCE } from '../../domain/ingest/geocoding/confidence.ts';
 import { type Resolution, resolveAddress } from '../../domain/ingest/geocoding/resolve-address.ts';
 import type { GeocodeOutcome, Geocoder } from '../../ports/ingest/geocoder.ts';
 import { gazetteerIndex } from './gazetteer-data.ts';
@@ -19,7 +19,7 @@ export function outcomeOf(resolution: Resolution, minConfidence: number): Geocod
     matchedCountry: best.matchedCountry,
     matchedRegion: best.matchedRegion,
   };
-  if (best.confidence < minConfidence) {
+  if (confidenceVerdict(best.confidence, minConfidence) === 'low-confidence') {
     const inside = resolution.candidates.filter((c) => c.rejected === null).length;
     return {
       failure: `low confidence (${best.confidence}): ${inside} places match`,

@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { HealthDeps } from '../../application/site/check-health.ts';
 import { type AccountsDeps, installAccountHooks, registerAccountRoutes } from './accounts/account-hooks.ts';
 import { ErrorBody } from './error-body.ts';
-import { installErrorHandling, toErrorResponse } from './error-handling.ts';
+import { installErrorHandling } from './error-handling.ts';
 import { installInputGuards } from './input-guards.ts';
 import { DOCUMENTED_KEYWORDS, OPENAPI_DOCUMENT_BASE, OPENAPI_DOCUMENT_HOOKS } from './openapi-document.ts';
 import { installHttpCaching } from './http-caching.ts';
@@ -254,5 +254,3 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   });
   return app;
 }
-
-export { toErrorResponse };

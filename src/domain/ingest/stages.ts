@@ -29,15 +29,8 @@ export const TASK_STAGES = [
 ] as const satisfies readonly Stage[];
 export type TaskStage = (typeof TASK_STAGES)[number];
 
-/** After approval of NEEDS_REVIEW the ingest-process workflow runs only these. */
-export const PROCESS_STAGES: readonly TaskStage[] = [
-  'create-schema-version',
-  'geocode-batch',
-  'create-events',
-];
-
-export const STAGE_STATUSES = ['pending', 'in_progress', 'completed', 'skipped'] as const;
-export type StageStatus = (typeof STAGE_STATUSES)[number];
+/** A stage's status; the database's check constraint (migrations/0300_ingestion.sql) says the same. */
+export type StageStatus = 'pending' | 'in_progress' | 'completed' | 'skipped';
 
 export const LEGACY_STAGE_NAMES = {
   'analyze-duplicates': 'ANALYZE_DUPLICATES',
@@ -91,10 +84,6 @@ export const IMPORT_PROGRESS_STAGE: Record<Stage, string> = {
 
 export function isStage(value: string): value is Stage {
   return (STAGES as readonly string[]).includes(value);
-}
-
-export function isTaskStage(value: string): value is TaskStage {
-  return (TASK_STAGES as readonly string[]).includes(value);
 }
 
 /** `detect-schema`, `DETECT_SCHEMA` or `detect_schema` -> `detect-schema`; anything else is a validation error. */

@@ -3,7 +3,6 @@
 // (`scrapers[2].limits.timeout`) so that a user can fix the whole file in one go.
 
 export type Runtime = 'python' | 'node';
-export const RUNTIMES: readonly Runtime[] = ['python', 'node'];
 
 export const SLUG_PATTERN = /^[a-z0-9-]+$/;
 export const MAX_NAME_LENGTH = 255;
