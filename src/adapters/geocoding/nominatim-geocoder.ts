@@ -40,7 +40,7 @@ export const PUBLIC_NOMINATIM_POLICY = {
 const PHOTON_CONFIDENCE = 0.6;
 const EXPLAIN_LIMIT = 5;
 
-export class GeocoderHttpError extends Error {
+class GeocoderHttpError extends Error {
   readonly status: number;
   readonly code: string;
 
@@ -76,7 +76,7 @@ function checkedCoordinates(latitude: number, longitude: number): void {
 }
 
 /** The places of a Nominatim `jsonv2` answer, best first. */
-export function nominatimPlaces(body: unknown): OnlinePlace[] {
+function nominatimPlaces(body: unknown): OnlinePlace[] {
   if (!Array.isArray(body)) throw invalid('the geocoder answered something other than a JSON array');
   return body.slice(0, EXPLAIN_LIMIT).map((raw: unknown) => {
     const place = (raw ?? {}) as Record<string, unknown>;
@@ -97,7 +97,7 @@ export function nominatimPlaces(body: unknown): OnlinePlace[] {
 }
 
 /** The places of a Photon answer (GeoJSON FeatureCollection), best first. */
-export function photonPlaces(body: unknown): OnlinePlace[] {
+function photonPlaces(body: unknown): OnlinePlace[] {
   const features = (body as { features?: unknown } | null)?.features;
   if (!Array.isArray(features)) throw invalid('the geocoder answered something other than GeoJSON features');
   return features.slice(0, EXPLAIN_LIMIT).map((raw: unknown, position) => {
@@ -122,11 +122,7 @@ export function photonPlaces(body: unknown): OnlinePlace[] {
 }
 
 /** The best place as an outcome: (0,0) and a confidence under the threshold are failures. */
-export function onlineOutcome(
-  places: OnlinePlace[],
-  provider: string,
-  minConfidence: number,
-): GeocodeOutcome {
+function onlineOutcome(places: OnlinePlace[], provider: string, minConfidence: number): GeocodeOutcome {
   const first = places[0];
   if (!first) return { failure: 'not found' };
   if (first.latitude === 0 && first.longitude === 0) return { failure: 'resolved to (0,0)' };

@@ -7,10 +7,10 @@ import { gazetteerIndex } from './gazetteer-data.ts';
 // country names (gazetteer-data.ts), matched in memory by resolveAddress. No network, so it works
 // offline and in tests; it finds towns, not street addresses.
 
-export const OFFLINE_PROVIDER = 'offline-geonames';
+const OFFLINE_PROVIDER = 'offline-geonames';
 
 /** A resolution as an outcome: a place at or over the threshold, else the reason there is none. */
-export function outcomeOf(resolution: Resolution, minConfidence: number): GeocodeOutcome {
+function outcomeOf(resolution: Resolution, minConfidence: number): GeocodeOutcome {
   const { best } = resolution;
   if (!best) return { failure: resolution.failure ?? 'no matching place' };
   const match = {

@@ -40,7 +40,7 @@ import type { ScraperCollectionDeps } from '../../application/scrapers/scraper-c
 // composition root. It owns no state of its own. The server-rendered pages are not its own: the
 // composition root mounts them (pages/pages.ts) on the app this returns.
 
-export type HttpDeps = {
+type HttpDeps = {
   health: HealthDeps;
   version: string;
   /** Feature areas are optional so a test (or a slimmer process) can build the app with only what it needs. */
@@ -69,7 +69,7 @@ export type HttpDeps = {
   metrics?: { metrics: ChronomapMetrics; token: string | undefined };
 };
 
-export type HttpOptions = {
+type HttpOptions = {
   logLevel: string;
   bodyLimitBytes: number;
   /** Express that we sit behind a TLS-terminating proxy (affects Secure cookies and client IPs). */
@@ -80,13 +80,13 @@ export type HttpOptions = {
   corsOrigins?: string[] | null;
 };
 
-export type HttpTimeouts = {
+type HttpTimeouts = {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   connectionTimeoutMs: number;
 };
 
-export const MAX_HEADER_BYTES = 16 * 1024;
+const MAX_HEADER_BYTES = 16 * 1024;
 
 const DEFAULT_TIMEOUTS: HttpTimeouts = {
   headersTimeoutMs: DEFAULT_BUDGETS.headersTimeoutMs,

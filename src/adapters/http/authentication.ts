@@ -18,7 +18,7 @@ declare module 'fastify' {
   }
 }
 
-export type AuthenticationDeps = Pick<LoginDeps, 'sessions' | 'tokens' | 'clock'>;
+type AuthenticationDeps = Pick<LoginDeps, 'sessions' | 'tokens' | 'clock'>;
 
 export function tokenFrom(request: FastifyRequest): string | null {
   const header = request.headers.authorization;

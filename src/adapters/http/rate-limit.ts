@@ -16,9 +16,9 @@ declare module 'fastify' {
   }
 }
 
-export const RATE_LIMITED_PREFIXES = ['/api/v1/'];
+const RATE_LIMITED_PREFIXES = ['/api/v1/'];
 
-export type RateLimitDeps = { counter: RateLimitCounter; policy: AccessPolicy; clock: Clock };
+type RateLimitDeps = { counter: RateLimitCounter; policy: AccessPolicy; clock: Clock };
 
 function applies(request: FastifyRequest): boolean {
   return rateLimitApplies(request.url.split('?')[0] ?? '', request.routeOptions.config);

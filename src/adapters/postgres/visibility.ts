@@ -9,7 +9,7 @@ import { sql } from './database.ts';
 // Use, with the aliases of your query:
 //   where ${visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' })}   -- datasets d join catalogs c
 
-export type HierarchyAliases = { dataset: string; catalog: string };
+type HierarchyAliases = { dataset: string; catalog: string };
 
 function column(alias: string, name: string): FragmentSqlToken {
   return sql.fragment`${sql.identifier([alias, name])}`;

@@ -32,7 +32,7 @@ export type TaskStage = (typeof TASK_STAGES)[number];
 /** A stage's status; the database's check constraint (migrations/0300_ingestion.sql) says the same. */
 export type StageStatus = 'pending' | 'in_progress' | 'completed' | 'skipped';
 
-export const LEGACY_STAGE_NAMES = {
+const LEGACY_STAGE_NAMES = {
   'analyze-duplicates': 'ANALYZE_DUPLICATES',
   'detect-schema': 'DETECT_SCHEMA',
   'validate-schema': 'VALIDATE_SCHEMA',
@@ -43,7 +43,7 @@ export const LEGACY_STAGE_NAMES = {
   completed: 'COMPLETED',
   failed: 'FAILED',
 } as const satisfies Record<Stage, string>;
-export type LegacyStage = (typeof LEGACY_STAGE_NAMES)[Stage];
+type LegacyStage = (typeof LEGACY_STAGE_NAMES)[Stage];
 
 export const STAGE_DISPLAY_NAMES: Record<TaskStage, string> = {
   'analyze-duplicates': 'Analyze duplicates',
@@ -82,7 +82,7 @@ export const IMPORT_PROGRESS_STAGE: Record<Stage, string> = {
   failed: 'FAILED',
 };
 
-export function isStage(value: string): value is Stage {
+function isStage(value: string): value is Stage {
   return (STAGES as readonly string[]).includes(value);
 }
 

@@ -3,7 +3,7 @@ import { invalid, parseInteger, type RawQuery } from './read-query.ts';
 // Temporal histogram rules: how wide the buckets are, and the full list of contiguous half-open
 // buckets [date, dateEnd) including the empty ones.
 
-export type BucketTargets = { target: number; min: number; max: number };
+type BucketTargets = { target: number; min: number; max: number };
 export type Granularity = 'day' | 'week' | 'month';
 export type HistogramPlan =
   { kind: 'fixed'; targets: BucketTargets } | { kind: 'calendar'; granularity: Granularity | 'auto' };

@@ -25,7 +25,7 @@ export const TILE_LAYER = 'events';
  * features, so that no tile is larger than about a megabyte whatever the data.
  */
 export const TILE_MAX_POINTS = 20_000;
-export const TILE_CROWDED_LEVELS = 6;
+const TILE_CROWDED_LEVELS = 6;
 /**
  * How much wider than the tile (in degrees) the box the read model filters with is: the exact test
  * of membership is on the cell indices, the box only has to contain the tile (and is widened past

@@ -25,13 +25,12 @@ export type ManifestScraper = {
   memoryMb: number;
 };
 
-export type ManifestProblem = { path: string; message: string };
+type ManifestProblem = { path: string; message: string };
 
-export type ManifestResult =
-  { ok: true; scrapers: ManifestScraper[] } | { ok: false; problems: ManifestProblem[] };
+type ManifestResult = { ok: true; scrapers: ManifestScraper[] } | { ok: false; problems: ManifestProblem[] };
 
 /** Checks that go beyond the field count of a cron expression are the cron library's (an adapter). */
-export type CronCheck = (expression: string) => string | undefined;
+type CronCheck = (expression: string) => string | undefined;
 
 export function validateManifest(document: unknown, cronProblem: CronCheck): ManifestResult {
   const problems: ManifestProblem[] = [];

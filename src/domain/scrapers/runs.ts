@@ -2,7 +2,7 @@
 
 export type RunStatus = 'queued' | 'running' | 'success' | 'failed' | 'timeout';
 export type TriggeredBy = 'schedule' | 'manual' | 'webhook';
-export const FINISHED_STATUSES: readonly RunStatus[] = ['success', 'failed', 'timeout'];
+const FINISHED_STATUSES: readonly RunStatus[] = ['success', 'failed', 'timeout'];
 
 /**
  * queued -> running -> success | failed | timeout; a queued run may also fail without running
