@@ -147,7 +147,7 @@ function onlineOutcome(places: OnlinePlace[], provider: string, minConfidence: n
 }
 
 /** Milliseconds a Retry-After header asks for (seconds or an HTTP date); null when absent or garbled. */
-export function retryAfterMs(header: string | null, now: number): number | null {
+function retryAfterMs(header: string | null, now: number): number | null {
   if (!header) return null;
   if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
   const date = Date.parse(header);

@@ -20,7 +20,7 @@ declare module 'fastify' {
 
 type AuthenticationDeps = Pick<LoginDeps, 'sessions' | 'tokens' | 'clock'>;
 
-export function tokenFrom(request: FastifyRequest): string | null {
+function tokenFrom(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (header) {
     const match = /^(?:Bearer|JWT)\s+(\S+)$/i.exec(header);

@@ -252,6 +252,6 @@ export function addressToGeocode(values: readonly string[], columns: ColumnPosit
 }
 
 /** The key an address is geocoded (and cached) under: trimmed, single spaces, case kept for display. */
-export function normaliseAddress(raw: string): string {
+function normaliseAddress(raw: string): string {
   return raw.trim().replace(/\s+/g, ' ');
 }

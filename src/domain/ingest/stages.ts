@@ -4,7 +4,7 @@ import { ValidationError } from '../errors.ts';
 // names of the earlier variant are accepted on input (reset, recovery) and shown by the earlier
 // progress endpoint.
 
-export const STAGES = [
+const STAGES = [
   'analyze-duplicates',
   'detect-schema',
   'validate-schema',

@@ -9,7 +9,7 @@ export type HistogramPlan =
   { kind: 'fixed'; targets: BucketTargets } | { kind: 'calendar'; granularity: Granularity | 'auto' };
 
 export const MAX_BUCKETS = 500;
-export const DEFAULT_TARGETS: BucketTargets = { target: 30, min: 20, max: 50 };
+const DEFAULT_TARGETS: BucketTargets = { target: 30, min: 20, max: 50 };
 
 const MINUTE = 60;
 const HOUR = 3600;

@@ -38,7 +38,7 @@ export type WhereNode = { and: WhereNode[] } | { or: WhereNode[] } | Condition;
  * visible row once per pattern), so they get a budget of their own: `textMatches` counts each
  * `contains` and each word of a `like`, and their values are shorter than other values.
  */
-export const WHERE_LIMITS = {
+const WHERE_LIMITS = {
   depth: 6,
   conditions: 50,
   listValues: 500,

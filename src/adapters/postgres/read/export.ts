@@ -38,7 +38,7 @@ export const EXPORT_BATCH_SIZE = 5_000;
 const EXPORT_CHUNK_EVENTS = 250;
 
 /** Ranges read at once: the 2 cores of the reference machine (docs/performance.md, "Exports"). */
-export const EXPORT_PARALLEL_READS = 2;
+const EXPORT_PARALLEL_READS = 2;
 
 /** Range bounds found by one `boundaries` statement. */
 const EXPORT_BOUNDS_PER_STATEMENT = 8;

@@ -96,7 +96,7 @@ function constraintOf(lookup: GazetteerLookup, part: AddressPart): Constraint | 
  * does not mean Manchester Parish (Jamaica). A region name the named country does not have cannot be
  * checked, so it constrains nothing (and lowers the confidence as an unknown part).
  */
-export function withinNamedCountries(constraints: Constraint[]): Constraint[] {
+function withinNamedCountries(constraints: Constraint[]): Constraint[] {
   const countryOnly = constraints.filter((c) => c.countries.length > 0 && c.regions.length === 0);
   if (countryOnly.length === 0) return constraints;
   const named = new Set(countryOnly.flatMap((c) => c.countries));
