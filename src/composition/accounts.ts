@@ -97,4 +97,4 @@ export function composeAccounts(
   };
 }
 
-export type AccountsFeature = ReturnType<typeof composeAccounts>;
+type AccountsFeature = ReturnType<typeof composeAccounts>;

@@ -164,4 +164,4 @@ export function composeIngest(
   };
 }
 
-export type IngestFeature = ReturnType<typeof composeIngest>;
+type IngestFeature = ReturnType<typeof composeIngest>;

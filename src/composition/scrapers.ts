@@ -98,4 +98,4 @@ export function composeScrapers(
   };
 }
 
-export type ScrapersFeature = ReturnType<typeof composeScrapers>;
+type ScrapersFeature = ReturnType<typeof composeScrapers>;

@@ -70,4 +70,4 @@ export function composeSite(
   };
 }
 
-export type SiteFeature = ReturnType<typeof composeSite>;
+type SiteFeature = ReturnType<typeof composeSite>;

@@ -11,7 +11,7 @@ export type Viewer = { id: number; email: string; role: Role; trustLevel: TrustL
 export type CatalogAccessFacts = { isPublic: boolean; createdBy: number | null };
 export type DatasetAccessFacts = { isPublic: boolean; createdBy: number | null };
 
-export function isAdmin(viewer: { role: Role } | null): boolean {
+function isAdmin(viewer: { role: Role } | null): boolean {
   return viewer?.role === 'admin';
 }
 
@@ -20,7 +20,7 @@ export function isUnlimited(viewer: { role: Role; trustLevel: TrustLevel }): boo
   return viewer.role === 'admin' || viewer.trustLevel === 5;
 }
 
-export function ownsCatalog(viewer: Viewer, catalog: CatalogAccessFacts): boolean {
+function ownsCatalog(viewer: Viewer, catalog: CatalogAccessFacts): boolean {
   return viewer !== null && catalog.createdBy === viewer.id;
 }
 
@@ -62,7 +62,7 @@ export function canWriteDataset(
 // resource does not exist (the use cases answer 404), so its existence is not revealed.
 
 /** An import (an ingest file, its jobs and their progress): who uploaded it and where it writes. */
-export type ImportAccessFacts = { uploadedBy: number | null; catalog: CatalogAccessFacts | null };
+type ImportAccessFacts = { uploadedBy: number | null; catalog: CatalogAccessFacts | null };
 
 /** Reading an import and its recovery actions (retry, reset, approve, re-configure) alike. */
 export function canAccessImport(viewer: Viewer, facts: ImportAccessFacts): boolean {
@@ -92,7 +92,7 @@ export function catalogWriteScope(viewer: Exclude<Viewer, null>): CatalogWriteSc
 }
 
 /** A scheduled import: read, change, trigger and delete by its creator, the catalog owner, admins. */
-export type ScheduleAccessFacts = { createdBy: number | null; catalog: CatalogAccessFacts | null };
+type ScheduleAccessFacts = { createdBy: number | null; catalog: CatalogAccessFacts | null };
 
 export function canManageSchedule(viewer: Viewer, facts: ScheduleAccessFacts): boolean {
   return canAccessImport(viewer, { uploadedBy: facts.createdBy, catalog: facts.catalog });
@@ -100,7 +100,7 @@ export function canManageSchedule(viewer: Viewer, facts: ScheduleAccessFacts): b
 
 /** Levels 0-2 have no scraper access at all; 3 and 4 with quotas, 5 and admins without. */
 /** A caller of the scraper use cases (a Viewer, or the runner's view of a repo owner). */
-export type ScraperCaller = { id: number; role: Role; trustLevel: number } | null;
+type ScraperCaller = { id: number; role: Role; trustLevel: number } | null;
 
 export function hasScraperAccess(viewer: ScraperCaller): boolean {
   return viewer !== null && (viewer.role === 'admin' || viewer.trustLevel >= 3);
@@ -120,7 +120,7 @@ export function canManageScraperRepo(viewer: ScraperCaller, repo: { createdBy: n
  * What the SQL side needs to express the dataset rule: everything for admins, otherwise public
  * catalogs' public datasets plus what the viewer owns.
  */
-export type DatasetVisibility = { kind: 'all' } | { kind: 'public-or-owned'; ownerId: number | null };
+type DatasetVisibility = { kind: 'all' } | { kind: 'public-or-owned'; ownerId: number | null };
 
 export function datasetVisibility(viewer: Viewer): DatasetVisibility {
   if (isAdmin(viewer)) return { kind: 'all' };

@@ -4,14 +4,14 @@ import cluster, { type Worker } from 'node:cluster';
 // round-robin to its workers, each a whole API (its own pools; rate limits and quotas are shared
 // through PostgreSQL). The primary serves no request itself.
 
-export type ApiProcessesOptions = {
+type ApiProcessesOptions = {
   processes: number;
   /** Set in every worker's environment, so that a worker uses the database the primary resolved. */
   env: Record<string, string>;
   say: (line: string) => void;
 };
 
-export type ApiProcesses = {
+type ApiProcesses = {
   /**
    * The address every worker listens on, once all of them listen. Rejects when a worker exits
    * while starting (bad configuration, database down; it printed why): the others are stopped.

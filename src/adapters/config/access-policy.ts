@@ -17,7 +17,7 @@ export const SHIPPED_QUOTAS_FILE = path.join(projectRoot, 'config', 'quotas.yaml
 type Mapping = Record<string, unknown>;
 
 /** Keys renamed between versions: the old dotted path, the new one, and why (logged once). */
-export const RENAMED_KEYS: { from: string[]; to: string[]; note: string }[] = [
+const RENAMED_KEYS: { from: string[]; to: string[]; note: string }[] = [
   {
     from: ['loginAttempts', 'perEmail'],
     to: ['loginAttempts', 'perIpAndEmail'],

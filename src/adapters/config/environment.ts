@@ -11,8 +11,8 @@ import { type IngestConfig, loadIngestConfig } from './ingest-config.ts';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export type NodeEnv = 'development' | 'production' | 'test';
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+type NodeEnv = 'development' | 'production' | 'test';
+type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export type Config = {
   nodeEnv: NodeEnv;
@@ -62,11 +62,11 @@ export type Config = {
  * One HTTP process per core, at most four: each holds its own connection pools (up to 10
  * connections plus pg-boss's), and PostgreSQL allows 100 by default. Tests run one.
  */
-export function defaultApiProcesses(nodeEnv: NodeEnv): number {
+function defaultApiProcesses(nodeEnv: NodeEnv): number {
   return nodeEnv === 'test' ? 1 : Math.min(4, availableParallelism());
 }
 
-export type ConfigProblem = { variable: string; problem: string };
+type ConfigProblem = { variable: string; problem: string };
 
 export class ConfigError extends Error {
   readonly problems: ConfigProblem[];

@@ -11,7 +11,7 @@ import { guardedLookup, isForbiddenAddress } from './guarded-url-fetcher.ts';
 // followed: a service that answers with one is refused, so a redirect to a private address reaches
 // nothing.
 
-export type NewsletterLimits = { timeoutMs: number; allowPrivateAddresses: boolean };
+type NewsletterLimits = { timeoutMs: number; allowPrivateAddresses: boolean };
 
 const failure = (code: string, message: string) => permanent(code, message);
 

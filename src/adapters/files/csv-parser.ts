@@ -22,7 +22,7 @@ function fieldEnd(text: string, from: number, delimiter: number): number {
 }
 
 /** Longest row (in characters) the parser holds while it waits for the row's end: 1 MiB. */
-export const MAX_ROW_CHARS = 1024 * 1024;
+const MAX_ROW_CHARS = 1024 * 1024;
 
 /** Where a row could not be read, and why; the parser goes on after it. */
 type Broken = { fieldStart: number; reason: string };

@@ -15,7 +15,7 @@ export { MAX_COLUMNS };
 
 const HEAD_BYTES = 64 * 1024;
 
-export type CsvSniff = { encoding: 'utf-8' | 'latin1'; bomBytes: number; delimiter: string };
+type CsvSniff = { encoding: 'utf-8' | 'latin1'; bomBytes: number; delimiter: string };
 
 /** Encoding (UTF-8 with or without BOM, else Latin-1), delimiter, and a refusal of binary files. */
 export function sniffCsv(head: Buffer): CsvSniff {

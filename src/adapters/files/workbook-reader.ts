@@ -7,7 +7,7 @@ import { DEFAULT_ZIP_LIMITS, ZipArchive, type ZipLimits } from './zip-reader.ts'
 // is read through ZipArchive's limits (yauzl), the XML through saxes (xml-stream.ts); the formats'
 // own rules live in xlsx-reader.ts and ods-reader.ts.
 
-export type WorkbookFormat = 'xlsx' | 'ods';
+type WorkbookFormat = 'xlsx' | 'ods';
 
 export { excelSerialToIso } from './xlsx-reader.ts';
 

@@ -15,7 +15,7 @@ export type XmlOptions = {
 
 const localName = (name: string) => name.slice(name.indexOf(':') + 1);
 
-export type XmlHandlers = {
+type XmlHandlers = {
   open?(tag: SaxesTagPlain): void;
   close?(name: string): void;
   text?(text: string): void;

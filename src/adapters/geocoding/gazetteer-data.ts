@@ -36,7 +36,7 @@ const REGION_NOISE =
 
 const COMPACT_FORMAT = 7;
 
-export type CompactGazetteer = {
+type CompactGazetteer = {
   format: number;
   places: (string | number)[];
   names: Record<string, number | number[]>;
@@ -46,9 +46,9 @@ export type CompactGazetteer = {
   regionNames: [string, string][];
 };
 
-export type GazetteerStats = { places: number; names: number; loadMs: number };
+type GazetteerStats = { places: number; names: number; loadMs: number };
 
-export class GazetteerIndex implements GazetteerLookup {
+class GazetteerIndex implements GazetteerLookup {
   // Seven values per place (name, country, admin1, population, latitude, longitude, feature code):
   // one flat array loads far faster than 135,000 objects.
   private places_: (string | number)[] = [];
@@ -338,7 +338,7 @@ function bigrams(text: string): string[] {
 }
 
 /** How alike two spellings are: shared letter pairs (Dice), plus a shared beginning of 3 letters or more. */
-export function spellingLikeness(a: string, b: string): number {
+function spellingLikeness(a: string, b: string): number {
   const ga = bigrams(a);
   const gb = bigrams(b);
   if (ga.length === 0 || gb.length === 0) return 0;
@@ -385,7 +385,7 @@ function pairBySpelling(
 }
 
 /** Builds the index from the source packages (seconds; gazetteerIndex caches the result). */
-export function buildGazetteerFromSources(): GazetteerIndex {
+function buildGazetteerFromSources(): GazetteerIndex {
   const started = Date.now();
   const index = new GazetteerIndex();
   loadPlaces(index);

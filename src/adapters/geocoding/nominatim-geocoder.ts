@@ -1,3 +1,4 @@
+import { confidenceVerdict } from '../../domain/ingest/geocoding/confidence.ts';
 import type { GeocodeMatch } from '../../domain/ingest/geocoding/located-by.ts';
 import {
   MAX_RESOLVED_ADDRESS_CHARS,
@@ -39,7 +40,7 @@ export const PUBLIC_NOMINATIM_POLICY = {
 const PHOTON_CONFIDENCE = 0.6;
 const EXPLAIN_LIMIT = 5;
 
-export class GeocoderHttpError extends Error {
+class GeocoderHttpError extends Error {
   readonly status: number;
   readonly code: string;
 
@@ -75,7 +76,7 @@ function checkedCoordinates(latitude: number, longitude: number): void {
 }
 
 /** The places of a Nominatim `jsonv2` answer, best first. */
-export function nominatimPlaces(body: unknown): OnlinePlace[] {
+function nominatimPlaces(body: unknown): OnlinePlace[] {
   if (!Array.isArray(body)) throw invalid('the geocoder answered something other than a JSON array');
   return body.slice(0, EXPLAIN_LIMIT).map((raw: unknown) => {
     const place = (raw ?? {}) as Record<string, unknown>;
@@ -96,7 +97,7 @@ export function nominatimPlaces(body: unknown): OnlinePlace[] {
 }
 
 /** The places of a Photon answer (GeoJSON FeatureCollection), best first. */
-export function photonPlaces(body: unknown): OnlinePlace[] {
+function photonPlaces(body: unknown): OnlinePlace[] {
   const features = (body as { features?: unknown } | null)?.features;
   if (!Array.isArray(features)) throw invalid('the geocoder answered something other than GeoJSON features');
   return features.slice(0, EXPLAIN_LIMIT).map((raw: unknown, position) => {
@@ -121,11 +122,7 @@ export function photonPlaces(body: unknown): OnlinePlace[] {
 }
 
 /** The best place as an outcome: (0,0) and a confidence under the threshold are failures. */
-export function onlineOutcome(
-  places: OnlinePlace[],
-  provider: string,
-  minConfidence: number,
-): GeocodeOutcome {
+function onlineOutcome(places: OnlinePlace[], provider: string, minConfidence: number): GeocodeOutcome {
   const first = places[0];
   if (!first) return { failure: 'not found' };
   if (first.latitude === 0 && first.longitude === 0) return { failure: 'resolved to (0,0)' };
@@ -135,7 +132,7 @@ export function onlineOutcome(
     matchedCountry: first.country,
     matchedRegion: first.region,
   };
-  if (first.confidence < minConfidence)
+  if (confidenceVerdict(first.confidence, minConfidence) === 'low-confidence')
     return {
       failure: `low confidence (${first.confidence})`,
       lowConfidence: true,
@@ -150,7 +147,7 @@ export function onlineOutcome(
 }
 
 /** Milliseconds a Retry-After header asks for (seconds or an HTTP date); null when absent or garbled. */
-export function retryAfterMs(header: string | null, now: number): number | null {
+function retryAfterMs(header: string | null, now: number): number | null {
   if (!header) return null;
   if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
   const date = Date.parse(header);

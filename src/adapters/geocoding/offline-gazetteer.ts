@@ -1,4 +1,4 @@
-import { DEFAULT_MIN_CONFIDENCE } from '../../domain/ingest/geocoding/confidence.ts';
+import { confidenceVerdict, DEFAULT_MIN_CONFIDENCE } from '../../domain/ingest/geocoding/confidence.ts';
 import { type Resolution, resolveAddress } from '../../domain/ingest/geocoding/resolve-address.ts';
 import type { GeocodeOutcome, Geocoder } from '../../ports/ingest/geocoder.ts';
 import { gazetteerIndex } from './gazetteer-data.ts';
@@ -7,10 +7,10 @@ import { gazetteerIndex } from './gazetteer-data.ts';
 // country names (gazetteer-data.ts), matched in memory by resolveAddress. No network, so it works
 // offline and in tests; it finds towns, not street addresses.
 
-export const OFFLINE_PROVIDER = 'offline-geonames';
+const OFFLINE_PROVIDER = 'offline-geonames';
 
 /** A resolution as an outcome: a place at or over the threshold, else the reason there is none. */
-export function outcomeOf(resolution: Resolution, minConfidence: number): GeocodeOutcome {
+function outcomeOf(resolution: Resolution, minConfidence: number): GeocodeOutcome {
   const { best } = resolution;
   if (!best) return { failure: resolution.failure ?? 'no matching place' };
   const match = {
@@ -19,7 +19,7 @@ export function outcomeOf(resolution: Resolution, minConfidence: number): Geocod
     matchedCountry: best.matchedCountry,
     matchedRegion: best.matchedRegion,
   };
-  if (best.confidence < minConfidence) {
+  if (confidenceVerdict(best.confidence, minConfidence) === 'low-confidence') {
     const inside = resolution.candidates.filter((c) => c.rejected === null).length;
     return {
       failure: `low confidence (${best.confidence}): ${inside} places match`,

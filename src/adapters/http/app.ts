@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ErrorBody } from './error-body.ts';
-import { installErrorHandling, toErrorResponse } from './error-handling.ts';
+import { installErrorHandling } from './error-handling.ts';
 import type { HttpFeature } from './http-feature.ts';
 import { installInputGuards } from './input-guards.ts';
 import { DOCUMENTED_KEYWORDS, OPENAPI_DOCUMENT_BASE, OPENAPI_DOCUMENT_HOOKS } from './openapi-document.ts';
@@ -26,7 +26,7 @@ import { WIZARD_SCHEMAS } from './ingest/wizard-docs.ts';
 // composition modules (src/composition/) build them. It only adds, first, the schemas that routes
 // of several features share, which also fixes their order in the OpenAPI document.
 
-export type HttpDeps = {
+type HttpDeps = {
   version: string;
   /**
    * The features' hooks, routes and pages, in the order their routes register: the OpenAPI
@@ -41,7 +41,7 @@ export type HttpDeps = {
   metrics?: { metrics: ChronomapMetrics; token: string | undefined };
 };
 
-export type HttpOptions = {
+type HttpOptions = {
   logLevel: string;
   bodyLimitBytes: number;
   /** Express that we sit behind a TLS-terminating proxy (affects Secure cookies and client IPs). */
@@ -52,13 +52,13 @@ export type HttpOptions = {
   corsOrigins?: string[] | null;
 };
 
-export type HttpTimeouts = {
+type HttpTimeouts = {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   connectionTimeoutMs: number;
 };
 
-export const MAX_HEADER_BYTES = 16 * 1024;
+const MAX_HEADER_BYTES = 16 * 1024;
 
 const DEFAULT_TIMEOUTS: HttpTimeouts = {
   headersTimeoutMs: DEFAULT_BUDGETS.headersTimeoutMs,
@@ -191,5 +191,3 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   for (const feature of deps.features) await feature.pages?.(app);
   return app;
 }
-
-export { toErrorResponse };

@@ -18,9 +18,9 @@ declare module 'fastify' {
   }
 }
 
-export type AuthenticationDeps = Pick<LoginDeps, 'sessions' | 'tokens' | 'clock'>;
+type AuthenticationDeps = Pick<LoginDeps, 'sessions' | 'tokens' | 'clock'>;
 
-export function tokenFrom(request: FastifyRequest): string | null {
+function tokenFrom(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (header) {
     const match = /^(?:Bearer|JWT)\s+(\S+)$/i.exec(header);

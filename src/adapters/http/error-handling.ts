@@ -43,7 +43,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 const TRUNCATED_MULTIPART =
   /^(Unexpected end of (form|file|multipart data)|Malformed part header|Multipart: Boundary not found)/i;
 
-export function toErrorResponse(error: FastifyError | Error): { status: number; body: ErrorBodyShape } {
+function toErrorResponse(error: FastifyError | Error): { status: number; body: ErrorBodyShape } {
   if (error instanceof DomainError) {
     const status = STATUS_BY_KIND[error.kind];
     const body: ErrorBodyShape = { error: reasonPhrase(status), message: error.message };

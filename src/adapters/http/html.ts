@@ -23,7 +23,7 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 };
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
 }
 

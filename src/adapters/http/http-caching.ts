@@ -13,16 +13,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 // A strong tag names one exact byte sequence, so the content coding the compression plugin
 // (public-web.ts) will choose for this request is part of it (`"<tag>-gzip"`, `"<tag>-br"`).
 
-export const PUBLIC_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
-export const PRIVATE_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
+const PUBLIC_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
+const PRIVATE_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
 
-export function isCachedPath(url: string): boolean {
+function isCachedPath(url: string): boolean {
   const path = url.split('?', 1)[0] ?? '';
   return path.startsWith('/api/v1/') || path === '/ogc' || path.startsWith('/ogc/');
 }
 
 /** The tag of an answer read at a data signature (`scope version:data versions`), for one URL and caller. */
-export function versionTag(request: FastifyRequest, signature: string): string {
+function versionTag(request: FastifyRequest, signature: string): string {
   const viewer = request.viewer ?? null;
   return digest(`${request.url}\n${viewer?.id ?? ''}\n${viewer?.role ?? ''}\n${signature}`);
 }
@@ -50,7 +50,7 @@ function withCoding(tag: string, request: FastifyRequest): string {
 }
 
 /** `If-None-Match` holds `tag` (weak comparison, as RFC 9110 asks for this header) or `*`. */
-export function noneMatchHolds(header: string | undefined, tag: string): boolean {
+function noneMatchHolds(header: string | undefined, tag: string): boolean {
   if (typeof header !== 'string') return false;
   return header.split(',').some((candidate) => {
     const trimmed = candidate.trim();

@@ -10,7 +10,7 @@ import { FORBIDDEN_KEYS } from '../../domain/forbidden-keys.ts';
 //   which Ajv's coercion would accept) and integers within PostgreSQL's integer range.
 
 /** PostgreSQL's `integer`: every id and count the API takes fits in it. */
-export const INTEGER_RANGE = { minimum: -2_147_483_648, maximum: 2_147_483_647 } as const;
+const INTEGER_RANGE = { minimum: -2_147_483_648, maximum: 2_147_483_647 } as const;
 
 const STRICT_INTEGER = /^-?(0|[1-9]\d{0,15})$/;
 const STRICT_NUMBER = /^-?(0|[1-9]\d{0,14})(\.\d{1,15})?$/;

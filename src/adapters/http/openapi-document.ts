@@ -25,7 +25,7 @@ declare module 'fastify' {
  * parser checks them with its own, more lenient reading (it trims, treats an empty value as absent)
  * and its own error message. Merged into the parameter's schema in the document only.
  */
-export const DOCUMENTED = 'x-documented';
+const DOCUMENTED = 'x-documented';
 /** Ajv must know the keyword as an annotation, or it refuses the schema in strict mode. */
 export const DOCUMENTED_KEYWORDS = [DOCUMENTED];
 
@@ -34,7 +34,7 @@ export function documented(facts: Record<string, unknown>): Record<string, unkno
   return { [DOCUMENTED]: facts };
 }
 
-export const SECURITY_SCHEMES = {
+const SECURITY_SCHEMES = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',

@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
  * the answers carry no Access-Control-Allow-Credentials. Every other path (the internal `/api/*`,
  * the account pages) gets no CORS header at all, so a foreign page cannot read them.
  */
-export function isPublicReadPath(url: string): boolean {
+function isPublicReadPath(url: string): boolean {
   const path = url.split('?', 1)[0] ?? '';
   return (
     path.startsWith('/api/v1/') || path === '/ogc' || path.startsWith('/ogc/') || path === '/api/openapi.json'
@@ -22,7 +22,7 @@ export function isPublicReadPath(url: string): boolean {
 }
 
 /** Headers a cross-origin script may read besides the CORS-safelisted ones. */
-export const EXPOSED_HEADERS = [
+const EXPOSED_HEADERS = [
   'ETag',
   'Retry-After',
   'X-RateLimit-Limit',
@@ -59,9 +59,9 @@ const BROTLI_QUALITY = 2;
 const SYNC_COMPRESSION_MAX_BYTES = 1024 * 1024;
 
 /** Bodies smaller than this are sent as they are: below about a kilobyte gzip saves too little. */
-export const COMPRESSION_THRESHOLD_BYTES = 1024;
+const COMPRESSION_THRESHOLD_BYTES = 1024;
 
-export type PublicWebOptions = {
+type PublicWebOptions = {
   /** Origins allowed to read the public paths (CORS_ORIGINS); null: any origin (`*`). */
   corsOrigins: string[] | null;
 };

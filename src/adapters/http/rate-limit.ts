@@ -16,9 +16,9 @@ declare module 'fastify' {
   }
 }
 
-export const RATE_LIMITED_PREFIXES = ['/api/v1/'];
+const RATE_LIMITED_PREFIXES = ['/api/v1/'];
 
-export type RateLimitDeps = { counter: RateLimitCounter; policy: AccessPolicy; clock: Clock };
+type RateLimitDeps = { counter: RateLimitCounter; policy: AccessPolicy; clock: Clock };
 
 function applies(request: FastifyRequest): boolean {
   return rateLimitApplies(request.url.split('?')[0] ?? '', request.routeOptions.config);
@@ -30,7 +30,7 @@ export function rateLimitApplies(path: string, config: { rateLimit?: boolean } |
   return RATE_LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix));
 }
 
-export function setRateHeaders(reply: FastifyReply, decision: RateDecision): void {
+function setRateHeaders(reply: FastifyReply, decision: RateDecision): void {
   reply.header('X-RateLimit-Limit', String(decision.limit));
   reply.header('X-RateLimit-Remaining', String(decision.remaining));
   reply.header('X-RateLimit-Reset', decision.reset.toISOString());

@@ -14,7 +14,7 @@ export type ReadYourWrites = {
   primaryPosition(): Promise<Lsn | null>;
 };
 
-export const LSN_COOKIE = 'chronomap-lsn';
+const LSN_COOKIE = 'chronomap-lsn';
 const COOKIE_SECONDS = 600;
 
 export function installReadYourWrites(app: FastifyInstance, deps: ReadYourWrites): void {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 // Every route an app registered, as Fastify saw it (an onRoute hook installed before any route), so
 // a test or a generated document can go through all of them rather than a hand-kept list.
 
-export type RegisteredRoute = { method: string; url: string };
+type RegisteredRoute = { method: string; url: string };
 
 const registries = new WeakMap<FastifyInstance, RegisteredRoute[]>();
 

@@ -5,7 +5,7 @@ import type { DataExportQueue } from '../../ports/accounts/data-export-store.ts'
 // The `data-export` queue: one job per requested export (application/accounts/export-own-data.ts). Not retried
 // by pg-boss: a failed build is recorded on the export, and the user may request another.
 
-export const DATA_EXPORT_QUEUE = 'data-export';
+const DATA_EXPORT_QUEUE = 'data-export';
 
 export const DATA_EXPORT_QUEUES = [
   { name: DATA_EXPORT_QUEUE, options: { retryLimit: 0, expireInSeconds: 3600 } },

@@ -5,9 +5,9 @@ import { DATA_EXPORT_QUEUES } from './data-export-jobs.ts';
 // pg-boss keeps its own schema in the same database. This is the one place that creates its queues,
 // so every process (api, worker, start) agrees on their options.
 
-export type QueueRole = 'api' | 'worker' | 'migrate';
+type QueueRole = 'api' | 'worker' | 'migrate';
 
-export type QueueDefinition = { name: string; options?: Parameters<PgBoss['createQueue']>[1] };
+type QueueDefinition = { name: string; options?: Parameters<PgBoss['createQueue']>[1] };
 
 export const INGEST_PROCESS_QUEUE = 'ingest-process';
 export const INGEST_REFRESH_COUNTS_QUEUE = 'ingest-refresh-counts';

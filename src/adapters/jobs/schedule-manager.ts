@@ -8,7 +8,7 @@ import { SCHEDULE_MANAGER_QUEUE } from './job-queue.ts';
 /** A piece of the every-minute pass; `run` resolves to whatever the task wants to report. */
 export type ScheduleManagerTask = { name: string; run: () => Promise<unknown> };
 
-export type ScheduleManagerOptions = {
+type ScheduleManagerOptions = {
   onTaskError?: (task: string, error: unknown) => void;
 };
 

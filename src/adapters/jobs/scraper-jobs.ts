@@ -5,8 +5,8 @@ import { STUCK_MARGIN_SECS } from '../../domain/scrapers/runs.ts';
 // The scraper subsystem's pg-boss queues and workers. Names are the spec's job names. The
 // schedule-manager-job is shared with scheduled imports and lives in schedule-manager.ts.
 
-export const SCRAPER_EXECUTION_JOB = 'scraper-execution-job';
-export const SCRAPER_REPO_SYNC_JOB = 'scraper-repo-sync-job';
+const SCRAPER_EXECUTION_JOB = 'scraper-execution-job';
+const SCRAPER_REPO_SYNC_JOB = 'scraper-repo-sync-job';
 
 const MAX_TIMEOUT_SECS = 3600;
 
@@ -47,7 +47,7 @@ export function pgBossScraperJobs(boss: PgBoss): ScraperJobQueue {
   };
 }
 
-export type ScraperWorkerHandlers = {
+type ScraperWorkerHandlers = {
   executeRun(runId: number): Promise<unknown>;
   syncRepo(repoId: number): Promise<unknown>;
   /** Runs at once per worker process (runner capacity is the real limit; it answers 429 beyond it). */

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 // registry. Counters and histograms count what this process did; the queue gauges are read from
 // the database when scraped, so every process reports the same queue whichever one is asked.
 
-export type AnswerCacheUsage = () => { entries: number; bytes: number; hits: number; misses: number };
+type AnswerCacheUsage = () => { entries: number; bytes: number; hits: number; misses: number };
 
 export type ChronomapMetrics = {
   registry: Registry;

@@ -26,7 +26,7 @@ export type User = Exclude<Viewer, null>;
 export const ACCOUNT_LOGIN = '/account/login';
 export const hidden = { schema: { hide: true } };
 
-export const ACCOUNT_NAV: [string, string][] = [
+const ACCOUNT_NAV: [string, string][] = [
   ['/account/imports/new', 'New import'],
   ['/account/imports', 'My imports'],
   ['/account/scheduled-imports', 'Scheduled imports'],
@@ -45,7 +45,7 @@ export const headRow = (...labels: string[]) =>
     </tr>
   </thead>`;
 
-export type AccountPages = {
+type AccountPages = {
   csrf: Csrf;
   render(
     reply: FastifyReply,

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 // and in every form an HMAC of that value and the login session. A forged cross-site post has
 // neither the cookie's value nor the secret, so it cannot produce the token.
 
-export const CSRF_COOKIE = 'chronomap-csrf';
+const CSRF_COOKIE = 'chronomap-csrf';
 export const CSRF_FIELD = '_csrf';
 
 export type Csrf = {

@@ -1,3 +1,3 @@
 // The pages' template tag lives in http/html.ts (the Explore page renders with it too, and http
 // never imports admin); the admin pages import it through this name.
-export { escapeHtml, Html, html, jsonData, type Renderable, trusted } from '../http/html.ts';
+export { Html, html, jsonData, type Renderable, trusted } from '../http/html.ts';

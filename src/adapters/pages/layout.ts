@@ -74,7 +74,7 @@ pre.error { white-space:pre-wrap; color:var(--err); background:var(--err-bg); pa
 
 export type Flash = { notice?: string | undefined; error?: string | undefined };
 
-export function flashes(flash: Flash): Html {
+function flashes(flash: Flash): Html {
   return html`${flash.notice ? html`<div class="flash ok" role="status">${flash.notice}</div>` : ''}${
     flash.error ? html`<div class="flash error" role="alert">${flash.error}</div>` : ''
   }`;

@@ -10,9 +10,9 @@ import { type Html, html } from './html.ts';
 // What a script needs from the server travels as data (data- attributes, `jsonData`), never as code.
 
 const SCRIPTS = ['import-wizard.js', 'ingest-progress.js', 'scheduled-import-preview.js'] as const;
-export type PageScript = (typeof SCRIPTS)[number];
+type PageScript = (typeof SCRIPTS)[number];
 
-export const PAGE_SCRIPTS_URL = '/account/assets';
+const PAGE_SCRIPTS_URL = '/account/assets';
 
 /** The tag that loads one of the pages' scripts (its page answers with `htmlReply`'s `scripts`). */
 export function pageScript(name: PageScript): Html {

@@ -12,7 +12,7 @@ import { postgresBinDir } from './embedded-cluster.ts';
 //   <folder>/database.dump   pg_dump --format=custom of the whole database (PostGIS, pg-boss included)
 //   <folder>/files.tar       the data directory's `ingest` folder (uploads, fetched files)
 
-export type BackupManifest = {
+type BackupManifest = {
   format: 'chronomap-backup/1';
   createdAt: string;
   chronomapVersion: string;

@@ -76,15 +76,6 @@ export async function migrate(
   }
 }
 
-/** Names of migrations on disk not yet recorded in the database. */
-export async function pendingMigrations(db: Queryable, migrations: Migration[]): Promise<string[]> {
-  const exists = await db.query<{ exists: boolean }>('select to_regclass($1) is not null as exists', [
-    MIGRATIONS_TABLE,
-  ]);
-  if (!exists.rows[0]?.exists) return migrations.map((m) => m.name);
-  return diffMigrations(await appliedChecksums(db), migrations);
-}
-
 /** Pending migration names, given the recorded name -> checksum map; throws on an edited migration. */
 export function diffMigrations(applied: Map<string, string>, migrations: Migration[]): string[] {
   verifyChecksums(applied, migrations);

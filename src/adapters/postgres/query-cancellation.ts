@@ -17,7 +17,7 @@ import { type Interceptor, sql } from 'slonik';
 // `select 1` (which absorbs a cancel still pending there). Without this, a browser aborting many map
 // tiles at once made innocent requests on the same backends fail with 503.
 
-export type QueryScope = { running: Map<string, number>; gone: boolean };
+type QueryScope = { running: Map<string, number>; gone: boolean };
 
 export type QueryCanceller = {
   /** The interceptor to install on every pool whose statements serve requests. */
@@ -29,7 +29,7 @@ export type QueryCanceller = {
   cancel(scope: QueryScope): Promise<void>;
 };
 
-export class ClientGoneError extends Error {
+class ClientGoneError extends Error {
   constructor() {
     super('the client disconnected; statement not started');
     this.name = 'StatementCancelledError';

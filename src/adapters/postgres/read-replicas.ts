@@ -17,13 +17,13 @@ import { createDatabasePool, type DatabasePool, redactUrl, row, sql } from './da
 // fails because its standby went away is run again on the primary, so a standby stopping costs no
 // failed request.
 
-export type ReadContext = { mustHave: Lsn | null };
+type ReadContext = { mustHave: Lsn | null };
 
 /** The request's read context; the HTTP adapter sets it per request (read-your-writes). */
 export const readContext = new AsyncLocalStorage<ReadContext>();
 
 /** A standby's pools: one for reads, one whose sessions use generic plans (see composition/read.ts). */
-export type ReplicaPools = { pool: DatabasePool; genericPlanPool: DatabasePool };
+type ReplicaPools = { pool: DatabasePool; genericPlanPool: DatabasePool };
 
 export type ReplicaSet = {
   /** The name of each standby (`replica-1`, ...) with the pools its reads use. */

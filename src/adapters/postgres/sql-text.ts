@@ -21,7 +21,7 @@ export type Sql = {
 };
 
 /** What a `Sql` may hold: a value (a parameter), another `Sql`, or a Slonik token. */
-export type SqlValue = Sql | SqlToken | string | number | boolean | null;
+type SqlValue = Sql | SqlToken | string | number | boolean | null;
 
 /** `sql.fragment`, lazily: `sqlText\`a = ${1} and ${other}\``. */
 export function sqlText(strings: TemplateStringsArray, ...values: SqlValue[]): Sql {

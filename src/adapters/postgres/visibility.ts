@@ -8,9 +8,8 @@ import { sql } from './database.ts';
 //
 // Use, with the aliases of your query:
 //   where ${visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' })}   -- datasets d join catalogs c
-//   where e.dataset_id in (${visibleDatasetIds(viewer)})                        -- events only
 
-export type HierarchyAliases = { dataset: string; catalog: string };
+type HierarchyAliases = { dataset: string; catalog: string };
 
 function column(alias: string, name: string): FragmentSqlToken {
   return sql.fragment`${sql.identifier([alias, name])}`;
@@ -34,10 +33,4 @@ export function visibleDatasetCondition(viewer: Viewer, aliases: HierarchyAliase
     aliases.dataset,
     'created_by',
   )} = ${rule.ownerId})`;
-}
-
-/** A subquery of the ids of the datasets the viewer may see: `events.dataset_id in (...)`. */
-export function visibleDatasetIds(viewer: Viewer): FragmentSqlToken {
-  return sql.fragment`select vd.id from datasets vd join catalogs vc on vc.id = vd.catalog_id
-    where ${visibleDatasetCondition(viewer, { dataset: 'vd', catalog: 'vc' })}`;
 }

@@ -13,7 +13,7 @@ import {
 type Answer = { status: number; body: unknown };
 
 /** The header naming the run of a runner call (lower case, as Node sends it). */
-export const RUN_ID_HEADER = 'x-chronomap-run-id';
+const RUN_ID_HEADER = 'x-chronomap-run-id';
 
 export function httpRunnerClient(baseUrl: string, apiKey: string): RunnerClient {
   // Every call about a run names it in a header as well: a load balancer in front of several runners

@@ -22,7 +22,7 @@ export function isPublicAddress(address: string): boolean {
   return !isForbiddenAddress(address);
 }
 
-export type GitReaderOptions = { allowLoopback?: boolean; timeoutMs?: number; maxManifestBytes?: number };
+type GitReaderOptions = { allowLoopback?: boolean; timeoutMs?: number; maxManifestBytes?: number };
 
 export function gitManifestReader(options: GitReaderOptions = {}): GitManifestReader {
   const timeoutMs = options.timeoutMs ?? 60_000;

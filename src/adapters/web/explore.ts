@@ -89,7 +89,7 @@ function originOf(url: string | undefined): string {
   return match ? ` ${match[0]}` : '';
 }
 
-export function wantsJson(request: FastifyRequest): boolean {
+function wantsJson(request: FastifyRequest): boolean {
   const accept = String(request.headers.accept ?? '');
   return /application\/json/.test(accept) && !/text\/html/.test(accept);
 }

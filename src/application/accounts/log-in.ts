@@ -18,7 +18,7 @@ export type LoginDeps = {
   clock: Clock;
 };
 
-export type LoginResult = { token: string; exp: number; user: StoredUser; sessionId: string };
+type LoginResult = { token: string; exp: number; user: StoredUser; sessionId: string };
 
 // Verified against when the email is unknown, so that both answers take the same time.
 let decoyHash: Promise<string> | undefined;
@@ -69,7 +69,7 @@ export async function logIn(
  * A new session and its signed token. `loggedInAt` is when the login it continues happened (now
  * for a login); the token never outlives that login by more than the policy's sessionMaxAgeSeconds.
  */
-export async function issueToken(
+async function issueToken(
   deps: Pick<LoginDeps, 'sessions' | 'tokens' | 'policy' | 'clock'>,
   user: StoredUser,
   loggedInAt: Date = deps.clock.now(),

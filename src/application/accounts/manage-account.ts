@@ -21,7 +21,7 @@ export type AccountDeps = {
 };
 
 /** Who asks: the account and the client address its attempts are counted against. */
-export type Confirmer = { userId: number; clientIp: string };
+type Confirmer = { userId: number; clientIp: string };
 
 /**
  * Counts the attempt per account and per client IP before the password is checked (429 once over

@@ -3,7 +3,7 @@ import { parseInteger, type RawQuery } from '../../domain/read/read-query.ts';
 import { type InferredField, inferFields } from '../../domain/collections/schema-inference.ts';
 import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 
-export type InferredSchema = {
+type InferredSchema = {
   dataset: { id: number; slug: string; title: string };
   sampleSize: number;
   totalEvents: number;

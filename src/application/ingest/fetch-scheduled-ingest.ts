@@ -12,7 +12,7 @@ import type { ScheduleDeps } from './scheduled-ingests.ts';
 // the dataset and the schedule keeps it for the next runs. A failed run is recorded on its row and
 // does not stand in the way of the next scheduled one.
 
-export type FetchOutcome =
+type FetchOutcome =
   { status: 'imported'; ingestFileId: number } | { status: 'failed' | 'retry'; error: string };
 
 export async function fetchScheduledIngest(

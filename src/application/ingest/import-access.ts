@@ -22,9 +22,9 @@ export type ImportAccessDeps = {
   hierarchy: Pick<CollectionRepository, 'hierarchy'>;
 };
 
-export const fileNotFound = (id: number) =>
+const fileNotFound = (id: number) =>
   new NotFoundError(`ingest file ${id} does not exist`, { code: 'INGEST_FILE_NOT_FOUND' });
-export const jobNotFound = (id: number) =>
+const jobNotFound = (id: number) =>
   new NotFoundError(`ingest job ${id} does not exist`, { code: 'INGEST_JOB_NOT_FOUND' });
 
 async function catalogFacts(deps: ImportAccessDeps, catalogId: number | null) {

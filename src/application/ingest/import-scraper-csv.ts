@@ -12,7 +12,7 @@ import { createIngestFile } from './create-ingest-file.ts';
 // staged pipeline into the scraper's target dataset. The scraper subsystem sees it through its own
 // port (IngestFileCreator); this is that port's one implementation, in the application layer.
 
-export type ScraperCsvImportDeps = {
+type ScraperCsvImportDeps = {
   store: IngestStore;
   queue: IngestQueue;
   quotas: Quotas;

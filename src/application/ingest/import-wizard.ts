@@ -131,7 +131,7 @@ export async function configureDraft(
   return stored;
 }
 
-export type DraftValidation = {
+type DraftValidation = {
   valid: boolean;
   problems: ConfigurationProblem[];
   sheets: Awaited<ReturnType<typeof previewIngestSchema>>;

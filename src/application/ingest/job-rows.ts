@@ -18,7 +18,7 @@ export const SAMPLE_ROWS = 1000;
 const MAX_ROW_ERRORS = 50;
 
 /** What the readers need of a stage's context. */
-export type RowsContext = { job: IngestJob; file: IngestFile };
+type RowsContext = { job: IngestJob; file: IngestFile };
 
 export type RowTally = {
   mapping: FieldMapping;
@@ -43,7 +43,7 @@ export async function discardCreatedDataset(
   await deps.store.removeEmptyDataset(job.datasetId);
 }
 
-export type DataRow = { header: string[]; values: string[]; row: number; problem: RowProblem | null };
+type DataRow = { header: string[]; values: string[]; row: number; problem: RowProblem | null };
 
 /**
  * Reads every data row of the job's sheet with its 1-based row number, after checking the header. A

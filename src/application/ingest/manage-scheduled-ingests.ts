@@ -15,7 +15,7 @@ import { ACTIVE, getScheduledIngest, isActive, type ScheduleDeps } from './sched
 // list of the schedules a caller may manage, the last runs of one with their outcome, and delete.
 // Same rule as the rest: creator, catalog owner, admins; 401 anonymous, 404 for anyone else.
 
-export type ManageScheduleDeps = ScheduleDeps & { listings: ImportListings };
+type ManageScheduleDeps = ScheduleDeps & { listings: ImportListings };
 
 export async function listScheduledIngests(
   deps: Pick<ManageScheduleDeps, 'listings'>,

@@ -9,7 +9,7 @@ import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 // row); running it while an import still writes only costs that import its deferral.
 
 /** How long an import's create-events may go without committing a batch before its counts are refreshed anyway. */
-export const IMPORT_IDLE_SECONDS = 120;
+const IMPORT_IDLE_SECONDS = 120;
 
 export type DeferredCountsDeps = {
   store: Pick<IngestStore, 'datasetsAwaitingCounts' | 'refreshDatasetCounts'>;

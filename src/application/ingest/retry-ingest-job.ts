@@ -13,7 +13,7 @@ import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 // user's import quota allows another job. Only who may see the job may retry it (404 otherwise), and
 // a failure that needs a user action is refused (400 not_retryable) before any quota is taken.
 
-export type RetryResult =
+type RetryResult =
   | { success: true; action: 'retry_scheduled'; message: string; retryScheduled: true; nextRetryAt: string }
   | { success: false; action: 'quota_exceeded'; error: string; statusCode: 403 }
   | { success: false; action: 'not_retryable'; error: string; statusCode: 400 };

@@ -11,7 +11,7 @@ import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 // or adjust its settings. The change queues the ingest-process workflow, which runs the remaining
 // stages (create-schema-version, geocode-batch, create-events) and skips completed ones.
 
-export type JobRevision = { approved?: boolean; config?: Partial<JobConfig> };
+type JobRevision = { approved?: boolean; config?: Partial<JobConfig> };
 
 export async function reviseIngestJob(
   deps: { store: IngestStore; queue: IngestQueue; hierarchy: ImportAccessDeps['hierarchy'] },

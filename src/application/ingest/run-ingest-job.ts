@@ -38,7 +38,7 @@ const TASKS: Record<TaskStage, StageTask> = {
   'create-events': createEventsDeferringCounts,
 };
 
-export type RunOutcome = 'completed' | 'needs-review' | 'retry-scheduled' | 'failed' | 'nothing-to-do';
+type RunOutcome = 'completed' | 'needs-review' | 'retry-scheduled' | 'failed' | 'nothing-to-do';
 
 export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<RunOutcome> {
   const job = await deps.store.getJob(jobId);

@@ -28,7 +28,7 @@ export type ScheduleDeps = {
   hierarchy: ImportAccessDeps['hierarchy'];
 };
 
-export type NewSchedule = Pick<
+type NewSchedule = Pick<
   ScheduledIngest,
   'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'
 >;
@@ -104,7 +104,7 @@ export async function getScheduledIngest(
   return schedule;
 }
 
-export type ScheduleChange = Partial<
+type ScheduleChange = Partial<
   Pick<ScheduledIngest, 'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'>
 >;
 
@@ -202,7 +202,7 @@ export async function triggerScheduledIngest(
  * The token in the URL is the credential: unknown, malformed and disabled tokens are all a 404 whose
  * message names no resource type (the endpoint is shared with scrapers).
  */
-export const webhookNotFound = () =>
+const webhookNotFound = () =>
   new NotFoundError('unknown or disabled webhook token', { code: 'WEBHOOK_NOT_FOUND' });
 
 export async function triggerByWebhook(deps: ScheduleDeps, token: string): Promise<ScheduledRun> {

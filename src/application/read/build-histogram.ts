@@ -12,7 +12,7 @@ import {
 import { type EventFilter, parseEventFilter, type RawQuery } from '../../domain/read/read-query.ts';
 import type { Bins, EventReader, Viewer } from '../../ports/read/event-reader.ts';
 
-export type Histogram = {
+type Histogram = {
   histogram: Bucket[];
   metadata: {
     total: number;

@@ -1,7 +1,7 @@
 import { type GroupBy, parseEventFilter, parseGroupBy, type RawQuery } from '../../domain/read/read-query.ts';
 import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 
-export type EventStats = {
+type EventStats = {
   items: Array<{ id: number; name: string; count: number }>;
   total: number;
   groupedBy: GroupBy;

@@ -5,12 +5,12 @@ import { TILE_LAYER, TILE_SOURCE_MAX_ZOOM } from '../../domain/read/tiles.ts';
 // client (MapLibre's `source: {type: 'vector', url}`) reads to find the tiles and their fields.
 
 /** The filter parameters a tile URL carries (the /events/geo ones but bounds: a tile is its own box). */
-export const TILE_FILTER_PARAMETERS = ['catalog', 'datasets', 'startDate', 'endDate', 'dateField'] as const;
+const TILE_FILTER_PARAMETERS = ['catalog', 'datasets', 'startDate', 'endDate', 'dateField'] as const;
 
 /** Web Mercator's latitude limit, the edge of the tiles. */
 const MERCATOR_LATITUDE = 85.0511;
 
-export type TileJson = {
+type TileJson = {
   tilejson: '3.0.0';
   name: string;
   description: string;

@@ -1,7 +1,7 @@
 import { type Bounds, parseEventFilter, type RawQuery } from '../../domain/read/read-query.ts';
 import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 
-export type EventExtent = { bounds: Bounds | null; count: number; located: number };
+type EventExtent = { bounds: Bounds | null; count: number; located: number };
 
 /**
  * GET /api/v1/events/bounds: the box around the filtered events that have a location (null when none

@@ -27,7 +27,7 @@ import type { EventReader, EventView, Viewer } from '../../ports/read/event-read
 
 export type OgcDeps = { events: EventReader; clock: Clock };
 
-export type Feature = {
+type Feature = {
   type: 'Feature';
   id: number;
   geometry: { type: 'Point'; coordinates: [number, number] } | null;
@@ -227,7 +227,7 @@ export async function getItem(
 }
 
 /** An event as a GeoJSON Feature: id = event id, a point or null, the event's fields as properties. */
-export function featureOf(event: EventView, datasetSlug: string): Feature {
+function featureOf(event: EventView, datasetSlug: string): Feature {
   return {
     type: 'Feature',
     id: event.id,

@@ -5,7 +5,7 @@ import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 const WORLD: Bounds = { north: 90, south: -90, east: 180, west: -180 };
 const FRACTIONS = [0.2, 0.4, 0.6, 0.8, 1];
 
-export type ClusterSizeStats = { p20: number; p40: number; p60: number; p80: number; p100: number };
+type ClusterSizeStats = { p20: number; p40: number; p60: number; p80: number; p100: number };
 
 /**
  * GET /api/v1/events/geo/stats: breakpoints of the cluster sizes that /events/geo gives for the same

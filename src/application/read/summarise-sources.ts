@@ -1,7 +1,7 @@
 import { parseEventFilter } from '../../domain/read/read-query.ts';
 import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 
-export type SourceStats = {
+type SourceStats = {
   catalogCounts: Record<string, number>;
   datasetCounts: Record<string, number>;
   totalEvents: number;

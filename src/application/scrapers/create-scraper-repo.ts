@@ -11,7 +11,7 @@ import {
 } from '../../domain/scrapers/repos.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
-export type CreateScraperRepoInput = {
+type CreateScraperRepoInput = {
   name: unknown;
   slug: unknown;
   sourceType: unknown;

@@ -5,7 +5,7 @@ import type { RunOutcome, ScraperRun } from '../../domain/scrapers/scrapers.ts';
 import { RunnerError, type RunnerRunResult } from '../../ports/scrapers/runner-client.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
-export type ExecutionResult =
+type ExecutionResult =
   | { outcome: 'skipped'; reason: string }
   | { outcome: 'refused'; code: string }
   | { outcome: 'finished'; status: RunOutcome['status']; imported: boolean };

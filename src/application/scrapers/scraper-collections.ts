@@ -35,7 +35,7 @@ export type ScraperCollectionDeps = {
 export const CODE_LIMITS = { maxFiles: 200, maxFileNameLength: 255, maxTotalBytes: 512 * 1024 };
 
 /** Spec, Authentication 4: levels 0-2 have no scraper access at all; 401 without a login. */
-export function scraperActor(viewer: Viewer): Actor {
+function scraperActor(viewer: Viewer): Actor {
   const user = requireViewer(viewer);
   requireScraperAccess(user);
   return user;

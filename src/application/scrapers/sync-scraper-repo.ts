@@ -4,9 +4,9 @@ import type { ReconcileResult } from '../../ports/scrapers/scraper-store.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
 /** How long a sync waits before trying again to delete a scraper that was running. */
-export const RESYNC_AFTER_RUNNING_SECS = 60;
+const RESYNC_AFTER_RUNNING_SECS = 60;
 
-export type SyncOutcome =
+type SyncOutcome =
   { status: 'synced'; result: ReconcileResult } | { status: 'failed'; error: string } | { status: 'missing' };
 
 /**

@@ -1,4 +1,3 @@
-import { NotFoundError } from '../../domain/errors.ts';
 import { isWebhookTokenFormat } from '../../domain/ingest/webhook-tokens.ts';
 import { type QueuedRun, queueRun } from './trigger-scraper-run.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
@@ -21,11 +20,4 @@ export async function triggerScraperWebhook(deps: Deps, token: string): Promise<
   const repo = await deps.repos.get(scraper.repoId);
   if (!repo) return null;
   return queueRun(deps, scraper, repo.createdBy, 'webhook', null);
-}
-
-/** For callers that know the token is meant for a scraper: 404 when it is not a live one. */
-export async function triggerScraperWebhookOr404(deps: Deps, token: string): Promise<QueuedRun> {
-  const queued = await triggerScraperWebhook(deps, token);
-  if (!queued) throw new NotFoundError('unknown or disabled webhook token', { code: 'WEBHOOK_NOT_FOUND' });
-  return queued;
 }

@@ -14,7 +14,7 @@ import type {
 
 export type AdminJobsDeps = { jobs: JobQueueStatus; cron: CronSchedule; clock: Clock; production: boolean };
 
-export type ScheduleServiceStatus = ScheduleManagerFacts & {
+type ScheduleServiceStatus = ScheduleManagerFacts & {
   /** A worker process has registered its every-minute cron: the manager runs by itself. */
   enabled: boolean;
   nextRunAt: string | null;

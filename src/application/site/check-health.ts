@@ -19,7 +19,7 @@ export type HealthDeps = {
   replicas?: ReplicaStatus | undefined;
 };
 
-export type HealthResult = { healthy: boolean; report: HealthReport };
+type HealthResult = { healthy: boolean; report: HealthReport };
 
 export async function checkHealth(deps: HealthDeps): Promise<HealthResult> {
   const [database, postgis, migrations, runner] = await Promise.all([

@@ -9,14 +9,14 @@ import {
 import type { FieldMapping } from '../../domain/ingest/schema.ts';
 import type { EventStore } from '../../ports/ingest/event-store.ts';
 
-export const DEMO_CATALOG = {
+const DEMO_CATALOG = {
   slug: 'demo',
   title: 'Demo data',
   description:
     'Real data loaded by `chronomap seed-demo` so that a fresh installation has something to show.',
   isPublic: true,
 };
-export const DEMO_DATASET = {
+const DEMO_DATASET = {
   slug: 'usgs-earthquakes',
   title: 'USGS earthquakes',
   description: 'Earthquakes of magnitude 4.5 and above reported by the USGS (public domain).',
@@ -34,7 +34,7 @@ const USGS_MAPPING: FieldMapping = {
 
 const BATCH_SIZE = 500;
 
-export type SeedResult = {
+type SeedResult = {
   catalogId: number;
   datasetId: number;
   read: number;

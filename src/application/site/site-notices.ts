@@ -37,7 +37,7 @@ export async function updateLegalNotices(
   return next;
 }
 
-export type NewsletterSettings = { serviceUrl: string | null };
+type NewsletterSettings = { serviceUrl: string | null };
 
 export async function getNewsletterSettings(
   deps: Pick<SiteNoticeDeps, 'settings'>,

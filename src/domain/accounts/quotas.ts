@@ -23,12 +23,12 @@ export type QuotaName = (typeof QUOTA_NAMES)[number];
  * (taken when something is created, released when it goes away); perItem: a ceiling on one item
  * (one import's events, one file's size) with nothing to count.
  */
-export type QuotaPeriod = 'daily' | 'total' | 'perItem';
+type QuotaPeriod = 'daily' | 'total' | 'perItem';
 
 /** null means unlimited. */
 export type QuotaLimit = number | null;
 
-export type QuotaRule = { period: QuotaPeriod; description: string; limits: Record<TrustLevel, QuotaLimit> };
+type QuotaRule = { period: QuotaPeriod; description: string; limits: Record<TrustLevel, QuotaLimit> };
 
 export type RateWindowName = 'burst' | 'hourly' | 'daily';
 export type RateWindow = { name: RateWindowName; seconds: number; limit: number };

@@ -14,7 +14,7 @@ export const TRUST_LEVELS = {
 export type TrustLevel = keyof typeof TRUST_LEVELS;
 
 export const MIN_PASSWORD_LENGTH = 10;
-export const MAX_PASSWORD_LENGTH = 256;
+const MAX_PASSWORD_LENGTH = 256;
 
 export function normaliseEmail(raw: string): string {
   const email = raw.trim();

@@ -81,14 +81,12 @@ export const COLLECTION_FIELDS = {
 } as const satisfies Record<string, FieldWhitelist>;
 
 export type CollectionSlug = keyof typeof COLLECTION_FIELDS;
-export const COLLECTION_SLUGS = Object.keys(COLLECTION_FIELDS) as CollectionSlug[];
 
 /**
  * The scraper collections: their records come from scraper use cases (a repo's sync makes its
  * scrapers, triggers make runs), so only listing and reading go through the generic documents code.
  */
-export const SCRAPER_COLLECTIONS = ['scraper-repos', 'scrapers', 'scraper-runs'] as const;
-export type ScraperCollectionSlug = (typeof SCRAPER_COLLECTIONS)[number];
+export type ScraperCollectionSlug = 'scraper-repos' | 'scrapers' | 'scraper-runs';
 /** The collections whose documents are written field by field through the generic endpoints. */
 export type DocumentCollectionSlug = Exclude<CollectionSlug, ScraperCollectionSlug>;
 

@@ -2,7 +2,7 @@
 // are walked (up to a depth) so that `data.address.city` is a field of its own, as the `sort` and
 // `dateField` parameters address it.
 
-export type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'object' | 'array' | 'null';
+type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'object' | 'array' | 'null';
 export type InferredField = {
   path: string;
   types: FieldType[];

@@ -11,7 +11,7 @@ export const DRAFT_TTL_MS = 24 * 60 * 60 * 1000;
 /** One thing wrong with a configuration, named by the setting it is in. */
 export type ConfigurationProblem = { field: string; code: string; message: string; sheetIndex?: number };
 
-export type DraftState = { startedAt: string | null; startedFileId: number | null; expiresAt: string };
+type DraftState = { startedAt: string | null; startedFileId: number | null; expiresAt: string };
 
 /** A step on a draft: refused once the import has started (409) or the upload has expired (409). */
 export function assertDraftOpen(id: number, draft: DraftState, now: Date): void {

@@ -2,7 +2,7 @@
 // one is retried (spec: Retry configuration). Pure: the adapters describe what went wrong as a
 // FailureFacts value; this module decides what it means.
 
-export type FailureClass = 'recoverable' | 'permanent' | 'user_action_required';
+type FailureClass = 'recoverable' | 'permanent' | 'user_action_required';
 
 export type Classification = { type: FailureClass; retryable: boolean; reason: string };
 
@@ -126,7 +126,7 @@ export function canRetry(policy: RetryPolicy, attemptsSoFar: number): boolean {
   return attemptsSoFar < policy.maxAttempts;
 }
 
-export type RecommendedAction =
+type RecommendedAction =
   | 'automatic_retry'
   | 'wait_for_quota_reset'
   | 'manual_intervention'

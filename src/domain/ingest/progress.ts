@@ -38,7 +38,7 @@ export type JobRecordForProgress = {
   rowsTotal: number;
 };
 
-export type StageView = {
+type StageView = {
   name: TaskStage;
   displayName: string;
   status: StageStatus;
@@ -51,7 +51,7 @@ export type StageView = {
   performance: { rowsPerSecond: number | null; estimatedSecondsRemaining: number | null };
 };
 
-export type JobView = {
+type JobView = {
   id: number;
   datasetId: number | null;
   datasetName?: string;
@@ -68,7 +68,7 @@ export type JobView = {
 const percent = (done: number, total: number) =>
   total <= 0 ? 0 : Math.min(100, Math.round((done / total) * 1000) / 10);
 
-export function stageView(record: StageRecord, nowMs: number): StageView {
+function stageView(record: StageRecord, nowMs: number): StageView {
   const progress =
     record.status === 'completed' || record.status === 'skipped'
       ? 100
@@ -104,7 +104,7 @@ export function stageView(record: StageRecord, nowMs: number): StageView {
 }
 
 /** Weighted over the stages that run; skipped stages drop out of the denominator. */
-export function overallProgress(stages: StageView[], terminal: boolean): number {
+function overallProgress(stages: StageView[], terminal: boolean): number {
   if (terminal) return 100;
   const counted = stages.filter((stage) => stage.status !== 'skipped');
   const weight = counted.reduce((sum, stage) => sum + stage.weight, 0);

@@ -3,7 +3,7 @@ import type { SchemaDrift } from './schema.ts';
 // When an automated import (scheduled, webhook, scraper) stops for a human decision. Manual uploads
 // skip this: their user chose the settings moments ago.
 
-export const REVIEW_THRESHOLDS = {
+const REVIEW_THRESHOLDS = {
   duplicateRate: 0.5,
   invalidRowRate: 0.1,
   geocodingFailureRate: 0.3,

@@ -65,7 +65,7 @@ export function uniqueIdFor(
 export type RowProblem = { field: string; message: string };
 
 /** A file row that could not be read (an unterminated quote, a row too long), with the reason. */
-export type MalformedRow = { malformed: string };
+type MalformedRow = { malformed: string };
 /** What a file reader yields: a row of strings, or a row it could not read. */
 export type SourceRow = string[] | MalformedRow;
 
@@ -104,7 +104,7 @@ export function rowShapeProblem(
   return null;
 }
 
-export type RowConversion = { ok: true; event: NewEvent } | { ok: false; problem: RowProblem };
+type RowConversion = { ok: true; event: NewEvent } | { ok: false; problem: RowProblem };
 
 export type ColumnPositions = {
   timestamp: number;
@@ -133,8 +133,7 @@ export function columnPositions(headers: readonly string[], mapping: FieldMappin
   };
 }
 
-export type RowCheck =
-  { ok: true; millis: number; location: Location | null } | { ok: false; problem: RowProblem };
+type RowCheck = { ok: true; millis: number; location: Location | null } | { ok: false; problem: RowProblem };
 
 /**
  * Checks a row without building its event (the validate stage reads every row and needs only
@@ -237,7 +236,7 @@ export function rowToEvent(
 }
 
 /** The data key of a value in an unnamed column: its 1-based position, in parentheses. */
-export function unnamedColumnKey(index: number): string {
+function unnamedColumnKey(index: number): string {
   return `(column ${index + 1})`;
 }
 
@@ -253,6 +252,6 @@ export function addressToGeocode(values: readonly string[], columns: ColumnPosit
 }
 
 /** The key an address is geocoded (and cached) under: trimmed, single spaces, case kept for display. */
-export function normaliseAddress(raw: string): string {
+function normaliseAddress(raw: string): string {
   return raw.trim().replace(/\s+/g, ' ');
 }

@@ -1,21 +1,9 @@
 import { ValidationError } from '../errors.ts';
 
-// Scheduled URL imports: which schedules are due, and what a schedule's fields must look like.
+// Scheduled URL imports: what a schedule's fields must look like. Which schedules are due is the
+// schedule store's query (postgres/ingest/schedule-store.ts, `due`).
 
 export type ScheduleTrigger = 'schedule' | 'manual' | 'webhook';
-
-/** Due when enabled, scheduled, and its next run time has come (the manager looks every minute). */
-export function isDue(
-  schedule: { enabled: boolean; schedule: string | null; nextRunAt: string | null },
-  now: Date,
-): boolean {
-  return (
-    schedule.enabled &&
-    schedule.schedule !== null &&
-    schedule.nextRunAt !== null &&
-    Date.parse(schedule.nextRunAt) <= now.getTime()
-  );
-}
 
 /** Five fields (minute hour day-of-month month day-of-week), evaluated in UTC; seconds are not offered. */
 export function assertFiveFieldCron(expression: string): string {

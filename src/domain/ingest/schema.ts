@@ -6,7 +6,7 @@ import { MAX_CELL_CHARS, PROTOTYPE_KEYS } from './limits.ts';
 // coordinates, an address, a title and an id, from column names in several languages and from the
 // content. Also schema drift against a dataset's current schema version under its schema mode.
 
-export type FieldType = 'integer' | 'number' | 'boolean' | 'date' | 'string' | 'empty';
+type FieldType = 'integer' | 'number' | 'boolean' | 'date' | 'string' | 'empty';
 
 export type FieldSchema = { name: string; type: FieldType; nullable: boolean };
 
@@ -185,7 +185,7 @@ const NAME_HINTS: Record<keyof FieldMapping, string[]> = {
 };
 
 /** Lower case, accents kept, spaces and dashes as underscores: "Event Date" -> "event_date". */
-export function normaliseColumnName(name: string): string {
+function normaliseColumnName(name: string): string {
   return name
     .trim()
     .toLowerCase()

@@ -5,7 +5,7 @@ import type { FieldMapping, SchemaMode } from './schema.ts';
 
 // The import settings a user chooses on upload (or a schedule stores), validated once here.
 
-export type DatasetTarget = { datasetId: number } | { newDataset: { title: string } };
+type DatasetTarget = { datasetId: number } | { newDataset: { title: string } };
 
 export type JobConfig = {
   fieldMapping: FieldMapping;
@@ -162,7 +162,7 @@ function notObject(): never {
 }
 
 /** The readable part of a dataset slug: lower case ASCII words of the title joined by dashes. */
-export function datasetSlugBase(title: string): string {
+function datasetSlugBase(title: string): string {
   const base = title
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

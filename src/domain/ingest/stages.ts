@@ -4,7 +4,7 @@ import { ValidationError } from '../errors.ts';
 // names of the earlier variant are accepted on input (reset, recovery) and shown by the earlier
 // progress endpoint.
 
-export const STAGES = [
+const STAGES = [
   'analyze-duplicates',
   'detect-schema',
   'validate-schema',
@@ -29,17 +29,10 @@ export const TASK_STAGES = [
 ] as const satisfies readonly Stage[];
 export type TaskStage = (typeof TASK_STAGES)[number];
 
-/** After approval of NEEDS_REVIEW the ingest-process workflow runs only these. */
-export const PROCESS_STAGES: readonly TaskStage[] = [
-  'create-schema-version',
-  'geocode-batch',
-  'create-events',
-];
+/** A stage's status; the database's check constraint (migrations/0300_ingestion.sql) says the same. */
+export type StageStatus = 'pending' | 'in_progress' | 'completed' | 'skipped';
 
-export const STAGE_STATUSES = ['pending', 'in_progress', 'completed', 'skipped'] as const;
-export type StageStatus = (typeof STAGE_STATUSES)[number];
-
-export const LEGACY_STAGE_NAMES = {
+const LEGACY_STAGE_NAMES = {
   'analyze-duplicates': 'ANALYZE_DUPLICATES',
   'detect-schema': 'DETECT_SCHEMA',
   'validate-schema': 'VALIDATE_SCHEMA',
@@ -50,7 +43,7 @@ export const LEGACY_STAGE_NAMES = {
   completed: 'COMPLETED',
   failed: 'FAILED',
 } as const satisfies Record<Stage, string>;
-export type LegacyStage = (typeof LEGACY_STAGE_NAMES)[Stage];
+type LegacyStage = (typeof LEGACY_STAGE_NAMES)[Stage];
 
 export const STAGE_DISPLAY_NAMES: Record<TaskStage, string> = {
   'analyze-duplicates': 'Analyze duplicates',
@@ -89,12 +82,8 @@ export const IMPORT_PROGRESS_STAGE: Record<Stage, string> = {
   failed: 'FAILED',
 };
 
-export function isStage(value: string): value is Stage {
+function isStage(value: string): value is Stage {
   return (STAGES as readonly string[]).includes(value);
-}
-
-export function isTaskStage(value: string): value is TaskStage {
-  return (TASK_STAGES as readonly string[]).includes(value);
 }
 
 /** `detect-schema`, `DETECT_SCHEMA` or `detect_schema` -> `detect-schema`; anything else is a validation error. */

@@ -18,7 +18,6 @@ export const INDIVIDUAL_ZOOM = 16;
 /** Clusters of this many events or fewer list their event ids. */
 export const MAX_EVENT_IDS = 10;
 
-const EARTH_CIRCUMFERENCE_M = 40_075_016.686;
 const MAX_MERCATOR_LATITUDE = 85.05112878;
 
 /**
@@ -34,11 +33,6 @@ export function clusterLevel(zoom: number): number | null {
   if (zoom >= 12) return 16;
   if (zoom >= 10) return 15;
   return Math.max(0, zoom) + 2;
-}
-
-/** Width of a cell of the level, in metres, at a latitude. */
-export function cellSizeMetres(level: number, latitude = 0): number {
-  return (EARTH_CIRCUMFERENCE_M / 2 ** level) * Math.cos((latitude * Math.PI) / 180);
 }
 
 /** The same cell index the database computes (see migrations/0200_read_api.sql). */

@@ -1,7 +1,7 @@
 // The instants the service accepts: years 0001 to 9999. PostgreSQL's timestamptz reaches further
 // back (4713 BC) but has no year 0, and ISO 8601 strings of the API have four-digit years.
 
-export const SUPPORTED_YEARS = { first: 1, last: 9999 } as const;
+const SUPPORTED_YEARS = { first: 1, last: 9999 } as const;
 
 /** True when `millis` (since the epoch, UTC) falls in a supported year. */
 export function isSupportedInstant(millis: number): boolean {

@@ -10,7 +10,7 @@ import { invalid, type KeysetPosition, type Pagination, type Sort } from './read
 
 /** Sorts that keyset paging walks: a column of the events row (a data field may be missing or mixed). */
 export const CURSOR_SORT_FIELDS = ['id', 'eventTimestamp', 'dataset', 'isValid'] as const;
-export type CursorSortField = (typeof CURSOR_SORT_FIELDS)[number];
+type CursorSortField = (typeof CURSOR_SORT_FIELDS)[number];
 
 export type { KeysetPosition };
 

@@ -16,7 +16,7 @@ export type NewEvent = {
 };
 
 /** Largest `data` of one event, as JSON in UTF-8 (POST/PATCH /api/events; imports bound rows: ingest/limits.ts). */
-export const MAX_EVENT_DATA_BYTES = 256 * 1024;
+const MAX_EVENT_DATA_BYTES = 256 * 1024;
 
 /** Refuses an event `data` object larger than MAX_EVENT_DATA_BYTES once written as JSON. */
 export function checkEventDataSize(data: unknown): void {

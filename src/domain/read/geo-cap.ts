@@ -28,7 +28,7 @@ export function cellsTouched(box: Bounds, level: number): number {
  * level (about 38 m): a box of at most GEO_MAX_CELLS of them (about 10 km across at the equator,
  * twice a full-HD window at zoom 16) keeps exact locations.
  */
-export const EXACT_LOCATIONS_LEVEL = 20;
+const EXACT_LOCATIONS_LEVEL = 20;
 
 /**
  * The cluster level to use for a box: the requested one when the box spans at most GEO_MAX_CELLS

@@ -3,13 +3,13 @@ import { invalid, parseInteger, type RawQuery } from './read-query.ts';
 // Temporal histogram rules: how wide the buckets are, and the full list of contiguous half-open
 // buckets [date, dateEnd) including the empty ones.
 
-export type BucketTargets = { target: number; min: number; max: number };
+type BucketTargets = { target: number; min: number; max: number };
 export type Granularity = 'day' | 'week' | 'month';
 export type HistogramPlan =
   { kind: 'fixed'; targets: BucketTargets } | { kind: 'calendar'; granularity: Granularity | 'auto' };
 
 export const MAX_BUCKETS = 500;
-export const DEFAULT_TARGETS: BucketTargets = { target: 30, min: 20, max: 50 };
+const DEFAULT_TARGETS: BucketTargets = { target: 30, min: 20, max: 50 };
 
 const MINUTE = 60;
 const HOUR = 3600;

@@ -7,7 +7,7 @@ import { ValidationError } from '../errors.ts';
 // consistent.
 
 /** Most bytes of documents one collection page may hold (their JSON text). */
-export const PAGE_MAX_BYTES = 8 * 1024 * 1024;
+const PAGE_MAX_BYTES = 8 * 1024 * 1024;
 
 export function checkPageBytes(docs: readonly unknown[], limit: number, maxBytes = PAGE_MAX_BYTES): void {
   const encoder = new TextEncoder();

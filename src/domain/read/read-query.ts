@@ -21,7 +21,7 @@ export type EventFilter = {
   dateField: DateField;
 };
 
-export type SortKey =
+type SortKey =
   | { field: 'id' | 'eventTimestamp' | 'isValid' | 'dataset' | 'catalog' | 'title' }
   | { field: 'data'; path: string[] };
 export type Sort = { key: SortKey; descending: boolean; text: string };

@@ -1,4 +1,4 @@
-import { cellBounds, clusterLevel, GRID_LEVEL, mercatorCell } from './clustering.ts';
+import { cellBounds, clusterLevel, GRID_LEVEL } from './clustering.ts';
 import { invalid } from './read-query.ts';
 import type { Bounds } from './read-query.ts';
 
@@ -25,7 +25,7 @@ export const TILE_LAYER = 'events';
  * features, so that no tile is larger than about a megabyte whatever the data.
  */
 export const TILE_MAX_POINTS = 20_000;
-export const TILE_CROWDED_LEVELS = 6;
+const TILE_CROWDED_LEVELS = 6;
 /**
  * How much wider than the tile (in degrees) the box the read model filters with is: the exact test
  * of membership is on the cell indices, the box only has to contain the tile (and is widened past
@@ -103,14 +103,4 @@ export function tileShift(tile: Tile, level: number = GRID_LEVEL): number {
 /** The level a crowded tile (more than TILE_MAX_POINTS locations) is clustered on instead. */
 export function crowdedTileLevel(tile: Tile): number {
   return Math.min(GRID_LEVEL, tile.z + TILE_CROWDED_LEVELS);
-}
-
-/** The tiles of zoom z a box (not crossing the antimeridian) touches, as a map client asks for them. */
-export function tilesCovering(box: Bounds, z: number): Tile[] {
-  const northWest = mercatorCell(box.west, box.north, z);
-  const southEast = mercatorCell(box.east, box.south, z);
-  const tiles: Tile[] = [];
-  for (let x = northWest.x; x <= southEast.x; x += 1)
-    for (let y = northWest.y; y <= southEast.y; y += 1) tiles.push({ z, x, y });
-  return tiles;
 }

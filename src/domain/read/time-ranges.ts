@@ -7,7 +7,7 @@ import type { DateRange } from './read-query.ts';
 export type Grain = 'year' | 'month' | 'day';
 export type PeriodSpan = { grain: Grain; from: string | null; to: string | null };
 
-export type RangeSplit = {
+type RangeSplit = {
   /** Whole periods of a grain: every period starting in [from, to). */
   periods: PeriodSpan[];
   /** What is left, for the rows; never open-ended. */

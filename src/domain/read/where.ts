@@ -8,7 +8,7 @@ import { FORBIDDEN_KEYS } from '../forbidden-keys.ts';
 // nothing a caller writes ever becomes SQL text. Anything malformed is a ValidationError (400).
 
 export type FieldType = 'number' | 'string' | 'boolean' | 'date';
-export type FieldSpec = { type: FieldType; filter?: boolean; sort?: boolean };
+type FieldSpec = { type: FieldType; filter?: boolean; sort?: boolean };
 export type FieldWhitelist = Record<string, FieldSpec>;
 
 export const OPERATORS = [
@@ -24,9 +24,9 @@ export const OPERATORS = [
   'contains',
   'exists',
 ] as const;
-export type Operator = (typeof OPERATORS)[number];
+type Operator = (typeof OPERATORS)[number];
 
-export type Scalar = string | number | boolean;
+type Scalar = string | number | boolean;
 export type Condition =
   | { field: string; operator: 'in' | 'not_in'; value: Scalar[] }
   | { field: string; operator: 'exists'; value: boolean }
@@ -38,7 +38,7 @@ export type WhereNode = { and: WhereNode[] } | { or: WhereNode[] } | Condition;
  * visible row once per pattern), so they get a budget of their own: `textMatches` counts each
  * `contains` and each word of a `like`, and their values are shorter than other values.
  */
-export const WHERE_LIMITS = {
+const WHERE_LIMITS = {
   depth: 6,
   conditions: 50,
   listValues: 500,

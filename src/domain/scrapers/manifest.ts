@@ -3,16 +3,15 @@
 // (`scrapers[2].limits.timeout`) so that a user can fix the whole file in one go.
 
 export type Runtime = 'python' | 'node';
-export const RUNTIMES: readonly Runtime[] = ['python', 'node'];
 
 export const SLUG_PATTERN = /^[a-z0-9-]+$/;
 export const MAX_NAME_LENGTH = 255;
 export const MAX_SLUG_LENGTH = 128;
-export const DEFAULT_OUTPUT_FILE = 'data.csv';
+const DEFAULT_OUTPUT_FILE = 'data.csv';
 // The runner writes the CSV to /output itself and accepts only a plain name there (runner/src/run-manager.ts).
 const OUTPUT_FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
-export const TIMEOUT_LIMITS = { min: 10, max: 3600, default: 300 } as const;
-export const MEMORY_LIMITS = { min: 64, max: 4096, default: 512 } as const;
+const TIMEOUT_LIMITS = { min: 10, max: 3600, default: 300 } as const;
+const MEMORY_LIMITS = { min: 64, max: 4096, default: 512 } as const;
 
 /** One scraper as the manifest declares it, with every default applied. */
 export type ManifestScraper = {
@@ -26,13 +25,12 @@ export type ManifestScraper = {
   memoryMb: number;
 };
 
-export type ManifestProblem = { path: string; message: string };
+type ManifestProblem = { path: string; message: string };
 
-export type ManifestResult =
-  { ok: true; scrapers: ManifestScraper[] } | { ok: false; problems: ManifestProblem[] };
+type ManifestResult = { ok: true; scrapers: ManifestScraper[] } | { ok: false; problems: ManifestProblem[] };
 
 /** Checks that go beyond the field count of a cron expression are the cron library's (an adapter). */
-export type CronCheck = (expression: string) => string | undefined;
+type CronCheck = (expression: string) => string | undefined;
 
 export function validateManifest(document: unknown, cronProblem: CronCheck): ManifestResult {
   const problems: ManifestProblem[] = [];
@@ -145,7 +143,7 @@ export function describeProblems(problems: readonly ManifestProblem[]): string {
 }
 
 /** A five-field cron expression; the spec's granularity is one minute, so seconds fields are refused. */
-export function scheduleProblem(expression: string, cronProblem: CronCheck): string | undefined {
+function scheduleProblem(expression: string, cronProblem: CronCheck): string | undefined {
   const fields = expression.trim().split(/\s+/).filter(Boolean);
   if (fields.length !== 5) return `must be a five-field cron expression (got ${fields.length} fields)`;
   const problem = cronProblem(expression.trim());
@@ -153,7 +151,7 @@ export function scheduleProblem(expression: string, cronProblem: CronCheck): str
 }
 
 /** Paths inside a repo: relative, without `..`, without a leading `/` or a backslash. */
-export function relativePathProblem(path: string): string | undefined {
+function relativePathProblem(path: string): string | undefined {
   if (path.trim() === '') return 'must not be empty';
   if (path.startsWith('/')) return 'must be relative to the repository root (no leading "/")';
   if (path.includes('\\')) return 'must use "/" as separator';

@@ -3,7 +3,7 @@ import { MAX_NAME_LENGTH, MAX_SLUG_LENGTH, SLUG_PATTERN } from './manifest.ts';
 
 // Scraper repos: where a repo's code comes from, and how its sync is tracked.
 
-export type SourceType = 'git' | 'upload';
+type SourceType = 'git' | 'upload';
 export type SyncStatus = 'pending' | 'syncing' | 'synced' | 'failed';
 export const MANIFEST_FILE = 'scrapers.yml';
 

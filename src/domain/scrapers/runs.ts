@@ -1,26 +1,14 @@
-// Scraper runs: their states, the transitions between them, and when a run counts as stuck.
+// Scraper runs: their states, which of them are final, and when a run counts as stuck.
 
 export type RunStatus = 'queued' | 'running' | 'success' | 'failed' | 'timeout';
 export type TriggeredBy = 'schedule' | 'manual' | 'webhook';
-export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'success', 'failed', 'timeout'];
-export const FINISHED_STATUSES: readonly RunStatus[] = ['success', 'failed', 'timeout'];
+const FINISHED_STATUSES: readonly RunStatus[] = ['success', 'failed', 'timeout'];
 
 /**
- * queued -> running -> success | failed | timeout. A queued run may also fail without running
- * (flag off, quota spent, cancelled, runner refused it); a finished run never changes again.
+ * queued -> running -> success | failed | timeout; a queued run may also fail without running
+ * (flag off, quota spent, cancelled, runner refused it); a finished run never changes again. The run
+ * store decides each move in its update (postgres/scrapers/scraper-run-store.ts: `where status = from`).
  */
-const TRANSITIONS: Record<RunStatus, readonly RunStatus[]> = {
-  queued: ['running', 'failed'],
-  running: ['success', 'failed', 'timeout'],
-  success: [],
-  failed: [],
-  timeout: [],
-};
-
-export function canTransition(from: RunStatus, to: RunStatus): boolean {
-  return TRANSITIONS[from].includes(to);
-}
-
 export function isFinished(status: RunStatus): boolean {
   return FINISHED_STATUSES.includes(status);
 }
@@ -44,19 +32,6 @@ export function isStuck(
 export function overrunDeadlineMs(timeoutSecs: number): number {
   return (timeoutSecs + STUCK_MARGIN_SECS) * 1000;
 }
-
-/** Why a run ended without success, as a code stored on the run next to the message. */
-export type RunFailureCode =
-  | 'SCRAPERS_DISABLED'
-  | 'QUOTA_EXCEEDED'
-  | 'CANCELLED'
-  | 'RUNNER_BUSY'
-  | 'RUNNER_UNAVAILABLE'
-  | 'RUNNER_REJECTED'
-  | 'OVERRUN'
-  | 'STUCK'
-  | 'SCRAPER_DELETED'
-  | (string & {});
 
 /** Statistics kept on the scraper, updated when a run finishes. */
 export type RunStatistics = {

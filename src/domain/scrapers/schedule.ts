@@ -2,9 +2,9 @@
 // before t"; this decides whether that occurrence is due now and has not been run yet.
 
 /** The most recent occurrence at or before `at`, or null when the expression has none. */
-export type PreviousOccurrence = (expression: string, at: Date) => Date | null;
+type PreviousOccurrence = (expression: string, at: Date) => Date | null;
 
-export type ScheduleState = {
+type ScheduleState = {
   schedule: string;
   /** When the current schedule took effect: occurrences before it are never run. */
   scheduleSince: Date;

@@ -1,6 +1,6 @@
 // A scraper's webhook: disabling and re-enabling rotates the token (its shape: domain/ingest/webhook-tokens.ts).
 
-export type WebhookChange =
+type WebhookChange =
   | { action: 'issue' } // off -> on: a new token, shown once
   | { action: 'revoke' } // on -> off: the token is forgotten
   | { action: 'none' };

@@ -6,7 +6,7 @@ import type { ReplicaCheck } from '../read/replica-choice.ts';
 export type DatabaseCheck = { status: 'ok' | 'error'; message?: string };
 export type MigrationsCheck = { status: 'ok' | 'pending' | 'error'; pending?: string[]; message?: string };
 export type PostgisCheck = { status: 'ok' | 'not found' | 'error'; version?: string; message?: string };
-export type EnvironmentCheck = { status: 'ok' | 'error'; missing?: string[] };
+type EnvironmentCheck = { status: 'ok' | 'error'; missing?: string[] };
 export type RunnerCheck = {
   status: 'ok' | 'degraded';
   url: string;

@@ -10,13 +10,6 @@ export type LegalNotices = {
   contactEmail: string | null;
 };
 
-export const NO_LEGAL_NOTICES: LegalNotices = {
-  termsUrl: null,
-  privacyUrl: null,
-  registrationDisclaimer: null,
-  contactEmail: null,
-};
-
 /** An http(s) URL a person's browser opens (terms, privacy), or null. */
 export function publicUrl(value: string | null, field: string): string | null {
   if (value === null || value === '') return null;

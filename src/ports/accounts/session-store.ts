@@ -1,6 +1,6 @@
 import type { StoredUser } from './user-store.ts';
 
-export type Session = { id: string; userId: number; expiresAt: Date; loggedInAt: Date };
+type Session = { id: string; userId: number; expiresAt: Date; loggedInAt: Date };
 
 /** Server-side record of issued tokens, so that tokens can be revoked before they expire. */
 export interface SessionStore {

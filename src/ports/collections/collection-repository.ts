@@ -5,7 +5,7 @@ import type { SortKey, WhereNode } from '../../domain/read/where.ts';
 /** A document as the API shows it: field names of domain/collections/collections.ts, JSON values. */
 export type Doc = Record<string, unknown> & { id: number };
 
-export type FindQuery = { where: WhereNode | null; sort: SortKey[]; limit: number; page: number };
+type FindQuery = { where: WhereNode | null; sort: SortKey[]; limit: number; page: number };
 
 /** Where a catalog, dataset or event sits in the hierarchy, for write decisions. */
 export type HierarchyFacts = {

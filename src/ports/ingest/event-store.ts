@@ -1,7 +1,7 @@
 import type { NewEvent } from '../../domain/read/events.ts';
 
-export type CatalogInput = { slug: string; title: string; description?: string; isPublic: boolean };
-export type DatasetInput = { slug: string; title: string; description?: string; isPublic: boolean };
+type CatalogInput = { slug: string; title: string; description?: string; isPublic: boolean };
+type DatasetInput = { slug: string; title: string; description?: string; isPublic: boolean };
 
 export interface EventStore {
   /** Returns the id of the catalog with that slug, creating it when absent. */

@@ -21,10 +21,7 @@ export type IngestDraft = {
   createdAt: string;
 };
 
-export type NewIngestDraft = Omit<
-  IngestDraft,
-  'id' | 'configuredAt' | 'startedFileId' | 'startedAt' | 'createdAt'
->;
+type NewIngestDraft = Omit<IngestDraft, 'id' | 'configuredAt' | 'startedFileId' | 'startedAt' | 'createdAt'>;
 
 export interface IngestDrafts {
   create(draft: NewIngestDraft): Promise<IngestDraft>;

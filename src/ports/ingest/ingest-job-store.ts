@@ -8,8 +8,8 @@ import type { Stage, StageStatus, TaskStage } from '../../domain/ingest/stages.t
 // records: what the workflow has done and where it stands.
 
 export type FileFormat = 'csv' | 'xlsx' | 'ods';
-export type IngestSource = 'upload' | 'scheduled' | 'webhook' | 'scraper';
-export type IngestFileStatus = 'pending' | 'processing' | 'needs-review' | 'completed' | 'partial' | 'failed';
+type IngestSource = 'upload' | 'scheduled' | 'webhook' | 'scraper';
+type IngestFileStatus = 'pending' | 'processing' | 'needs-review' | 'completed' | 'partial' | 'failed';
 
 export type IngestFile = {
   id: number;

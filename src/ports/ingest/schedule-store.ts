@@ -29,7 +29,7 @@ export type ScheduledRun = {
   error: string | null;
 };
 
-export type NewScheduledIngest = Omit<
+type NewScheduledIngest = Omit<
   ScheduledIngest,
   'id' | 'lastRunAt' | 'lastStatus' | 'lastError' | 'createdAt' | 'updatedAt'
 > & { webhookTokenHash: string | null };

@@ -1,6 +1,6 @@
 import type { FieldMapping, FieldSchema } from '../../domain/ingest/schema.ts';
 
-export type SchemaVersion = { version: number; fields: FieldSchema[]; mapping: FieldMapping };
+type SchemaVersion = { version: number; fields: FieldSchema[]; mapping: FieldMapping };
 
 /** A dataset's schema history: each import whose schema differs adds a version. */
 export interface SchemaVersions {

@@ -19,7 +19,7 @@ export type EventView = {
   isValid: boolean;
 };
 
-export type DatasetCount = {
+type DatasetCount = {
   datasetId: number;
   datasetTitle: string;
   catalogId: number;
@@ -47,7 +47,7 @@ export type DataSource = {
   }>;
 };
 
-export type DatasetSummary = { id: number; slug: string; title: string; dateFields: string[] };
+type DatasetSummary = { id: number; slug: string; title: string; dateFields: string[] };
 
 /**
  * A page of /events: the events as JSON text, the filter's total, and the data signature the answer

@@ -24,7 +24,7 @@ export type RunnerRunResult = {
   code?: string;
 };
 
-export type RunnerFailureKind = 'busy' | 'unavailable' | 'unauthorized' | 'rejected' | 'aborted';
+type RunnerFailureKind = 'busy' | 'unavailable' | 'unauthorized' | 'rejected' | 'aborted';
 
 /** The runner did not run the scraper: at capacity, unreachable, wrong key, or a refused request. */
 export class RunnerError extends Error {

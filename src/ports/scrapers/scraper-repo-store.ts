@@ -1,6 +1,6 @@
 import type { RepoSource, ScraperRepo, SyncStatus } from '../../domain/scrapers/repos.ts';
 
-export type NewScraperRepo = {
+type NewScraperRepo = {
   name: string;
   slug: string;
   catalogId: number | null;

@@ -1,7 +1,7 @@
 import type { RunStatus, TriggeredBy } from '../../domain/scrapers/runs.ts';
 import type { RunOutcome, ScraperRun } from '../../domain/scrapers/scrapers.ts';
 
-export type NewRun = {
+type NewRun = {
   scraperId: number;
   runId: string;
   triggeredBy: TriggeredBy;

@@ -16,7 +16,7 @@ export type QueueSummary = {
   oldestQueuedAt: string | null;
 };
 
-export type JobRunRecord = {
+type JobRunRecord = {
   state: string;
   createdAt: string;
   startedAt: string | null;

@@ -1,6 +1,6 @@
 // Site-wide settings an admin keeps (migration 0720_site_settings.sql): one JSON document per key.
 
-export type SiteSettingKey = 'legal-notices' | 'newsletter';
+type SiteSettingKey = 'legal-notices' | 'newsletter';
 
 export interface SiteSettings {
   read(key: SiteSettingKey): Promise<Record<string, unknown> | null>;

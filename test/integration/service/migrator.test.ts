@@ -5,11 +5,12 @@ import pg from 'pg';
 import t from 'tap';
 import {
   loadMigrations,
+  type Migration,
   MigrationError,
   migrate,
-  pendingMigrations,
 } from '../../../src/adapters/postgres/migrator.ts';
-import { testDatabase } from '../../helpers/database.ts';
+import { postgresDatabaseStatus } from '../../../src/adapters/postgres/site/database-status.ts';
+import { type TestDatabase, testDatabase } from '../../helpers/database.ts';
 
 function migrationsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'chronomap-migrations-'));
@@ -27,9 +28,13 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
   }
 }
 
+// What the health check reports as pending (GET /api/health), which is how the service asks.
+const pendingMigrations = (db: TestDatabase, migrations: Migration[]) =>
+  postgresDatabaseStatus(db.pool, migrations).pendingMigrations();
+
 t.test('the template database has every migration of the repository applied', async (t) => {
   const db = await testDatabase(t);
-  const pending = await withClient(db.url, (client) => pendingMigrations(client, loadMigrations()));
+  const pending = await pendingMigrations(db, loadMigrations());
   t.same(pending, []);
 });
 
@@ -41,7 +46,7 @@ t.test('new migrations apply once, in order, and are reported as pending before'
     '9002_b.sql': 'insert into demo_a values (1);',
   });
   const migrations = [...loadMigrations(), ...loadMigrations(dir).filter((m) => m.name.startsWith('9'))];
-  t.same(await withClient(db.url, (c) => pendingMigrations(c, migrations)), ['9001_a.sql', '9002_b.sql']);
+  t.same(await pendingMigrations(db, migrations), ['9001_a.sql', '9002_b.sql']);
   t.same(await migrate(db.url, migrations), ['9001_a.sql', '9002_b.sql']);
   t.same(await migrate(db.url, migrations), [], 'a second run applies nothing');
   const count = await withClient(db.url, (c) => c.query('select count(*)::int as n from demo_a'));
@@ -61,7 +66,7 @@ t.test('a failing migration is rolled back whole and reported', async (t) => {
   t.match((error as Error).message, /9001_half\.sql failed and was rolled back: .*no_such_table/);
   const exists = await withClient(db.url, (c) => c.query("select to_regclass('half_done') is not null as e"));
   t.equal(exists.rows[0].e, false, 'the table created before the failing statement is gone');
-  t.same(await withClient(db.url, (c) => pendingMigrations(c, migrations)), ['9001_half.sql']);
+  t.same(await pendingMigrations(db, migrations), ['9001_half.sql']);
 });
 
 t.test('an applied migration that was edited is refused', async (t) => {

@@ -17,7 +17,7 @@ import { clearTokenCookie, requireUser, setTokenCookie } from '../authentication
 import { errorResponses } from '../error-body.ts';
 import { MessageSchema, NoQuery } from '../schemas.ts';
 
-export type AuthRouteDeps = {
+type AuthRouteDeps = {
   login: LoginDeps;
   account: AccountDeps;
   flags: FeatureFlagStore;

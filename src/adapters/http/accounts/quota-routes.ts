@@ -11,7 +11,7 @@ import type { Clock } from '../../../ports/clock.ts';
 // GET /api/quotas in the spec's current shape, and with ?variant=earlier the earlier variant's
 // extra fields and headers. Unlimited quotas (admins, level 5) show -1 as limit and remaining.
 
-export const UNLIMITED = -1;
+const UNLIMITED = -1;
 
 const Counted = Type.Object({ used: Type.Number(), limit: Type.Number(), remaining: Type.Number() });
 const CountedEarlier = Type.Object({

@@ -26,13 +26,13 @@ import { OPERATORS } from '../../../domain/read/where.ts';
 // collection, the scheduled imports with their last runs (and delete), and the caller's catalogs
 // with their datasets. Each needs a login (401) and shows only what the caller may manage.
 
-export type ImportListRouteOptions = { ingest: IngestHttpDeps; listings: ImportListings };
+type ImportListRouteOptions = { ingest: IngestHttpDeps; listings: ImportListings };
 
 const NoQuery = Type.Object({}, { additionalProperties: false });
 const signedInAndLimited = { rateLimit: true, requiresUser: true } as const;
 
 /** Payload's list query (where/sort/limit/page) over a whitelist. */
-export function listQuerySchema(fields: FieldWhitelist) {
+function listQuerySchema(fields: FieldWhitelist) {
   return Type.Object(
     {
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: COLLECTION_PAGING.maxLimit })),

@@ -53,7 +53,7 @@ const MB = 1024 * 1024;
 /** What the preview reads of a CSV: its first MiB, cut back to the last whole line. */
 export const PREVIEW_CSV_PREFIX_BYTES = MB;
 /** A workbook has no usable prefix (its directory is at the end): the preview reads one up to 10 MiB. */
-export const PREVIEW_WORKBOOK_MAX_BYTES = 10 * MB;
+const PREVIEW_WORKBOOK_MAX_BYTES = 10 * MB;
 /** How long the preview may spend reading rows once the file is received. */
 export const PREVIEW_TIME_BUDGET_MS = 5_000;
 

@@ -10,7 +10,7 @@ import { scheduledIngestRoutes } from './scheduled-ingest-routes.ts';
 // shared webhook endpoint, then the imports API (lists, wizard, and the site's and accounts' routes
 // registered with it: admin jobs, notices, data exports).
 
-export type IngestHttpFeatureDeps = {
+type IngestHttpFeatureDeps = {
   ingest: IngestHttpDeps;
   /** Import lists, the wizard's routes, data exports, legal notices and the admin job views. */
   imports?: ImportsApiDeps;

@@ -7,7 +7,7 @@ const NullableString = Type.Union([Type.String(), Type.Null()]);
 const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
 const Loose = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
-export const IngestJobDoc = Type.Object(
+const IngestJobDoc = Type.Object(
   {
     id: Type.Integer(),
     ingestFile: Type.Integer(),
@@ -36,7 +36,7 @@ export const IngestJobDoc = Type.Object(
   { $id: 'IngestJobDoc' },
 );
 
-export const IngestFileDoc = Type.Object(
+const IngestFileDoc = Type.Object(
   {
     id: Type.Integer(),
     originalName: Type.String(),
@@ -90,7 +90,7 @@ const ProgressCommon = {
   createdAt: Type.String(),
 };
 
-export const IngestProgress = Type.Object(
+const IngestProgress = Type.Object(
   {
     type: Type.Literal('ingest-file'),
     ...ProgressCommon,
@@ -117,7 +117,7 @@ export const IngestProgress = Type.Object(
   { $id: 'IngestProgress' },
 );
 
-export const ImportProgress = Type.Object(
+const ImportProgress = Type.Object(
   {
     type: Type.Literal('import-file'),
     ...ProgressCommon,

@@ -90,7 +90,7 @@ const runDoc = (r: ScheduledRun) => ({
 const withToken = (token: string | null) =>
   token ? { webhookToken: token, webhookUrl: `/api/webhooks/trigger/${token}` } : {};
 
-export type ScheduledIngestRouteOptions = {
+type ScheduledIngestRouteOptions = {
   ingest: IngestHttpDeps;
   /** Scrapers share the webhook endpoint; their lookup goes first, scheduled imports second. */
   triggerScraperWebhook?: ScraperUseCases['triggerWebhook'];

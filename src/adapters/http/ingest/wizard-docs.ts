@@ -5,7 +5,7 @@ import type { IngestDraft } from '../../../ports/ingest/ingest-drafts.ts';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
-export const IngestDraftDoc = Type.Object(
+const IngestDraftDoc = Type.Object(
   {
     id: Type.Number({ description: 'The upload id that configure and validate-preview take (`draft`)' }),
     originalName: Type.String(),

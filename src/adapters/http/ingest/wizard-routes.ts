@@ -20,7 +20,7 @@ import { PREVIEW_CSV_PREFIX_BYTES, PREVIEW_TIME_BUDGET_MS, viewerOf } from './in
 // the settings, optionally start), validate-preview (check them against the file's first rows,
 // nothing changes) and the schema preview of a URL. docs/ingestion.md, "The import wizard".
 
-export type WizardRouteOptions = { wizard: WizardDeps; urlPreview: UrlPreviewDeps };
+type WizardRouteOptions = { wizard: WizardDeps; urlPreview: UrlPreviewDeps };
 
 const signedInAndLimited = { rateLimit: true, requiresUser: true } as const;
 const NoQuery = Type.Object({}, { additionalProperties: false });

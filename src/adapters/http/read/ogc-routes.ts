@@ -26,7 +26,7 @@ import { errorResponses } from '../error-body.ts';
 // /req/core/query-param-unknown); their values are checked by src/domain/read/ogc.ts. Bodies are sent
 // as JSON text, so the response schemas document them without dropping the events' free-form data.
 
-export const OGC_PREFIX = '/ogc';
+const OGC_PREFIX = '/ogc';
 
 const Query = (properties: Record<string, TSchema>) =>
   Type.Object(properties, { additionalProperties: false });

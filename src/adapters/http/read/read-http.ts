@@ -7,7 +7,7 @@ import { type TileRoutesDeps, v1TileRoutes } from './tiles-routes.ts';
 
 // The public read API's routes: /api/v1 (events, tiles, exports) and /ogc, over one read model.
 
-export type ReadHttpDeps = {
+type ReadHttpDeps = {
   readApi: ReadApiDeps;
   /** The vector tiles of the read API (/api/v1/tiles). */
   tiles?: TileRoutesDeps;

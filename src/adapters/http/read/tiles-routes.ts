@@ -15,7 +15,7 @@ import { filterParameters } from './events-routes.ts';
 
 export type TileRoutesDeps = { tiles: TileReader };
 
-export const MVT_CONTENT_TYPE = 'application/vnd.mapbox-vector-tile';
+const MVT_CONTENT_TYPE = 'application/vnd.mapbox-vector-tile';
 
 const { bounds: _bounds, ...tileFilterParameters } = filterParameters;
 const Query = Type.Object(tileFilterParameters, { additionalProperties: false });

@@ -23,7 +23,7 @@ export type ScraperUseCases = {
 
 export type Authenticate = (request: FastifyRequest) => Promise<Actor | null> | Actor | null;
 
-export type ScraperRouteOptions = {
+type ScraperRouteOptions = {
   /** Absent in a process built without the scraper subsystem: the routes answer 503. */
   scrapers: ScraperUseCases | undefined;
   authenticate?: Authenticate;

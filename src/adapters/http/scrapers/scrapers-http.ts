@@ -5,7 +5,7 @@ import { type Authenticate, type ScraperUseCases, scraperRoutes } from './scrape
 
 // The scraper routes: the scraper-repos, scrapers and scraper-runs collections, then the triggers.
 
-export type ScrapersHttpDeps = {
+type ScrapersHttpDeps = {
   /** Absent in a process built without the scraper subsystem: the trigger routes answer 503. */
   triggers: ScraperUseCases | undefined;
   /** The collections; they need the accounts hooks (accountsHttp), so only an app with them has them. */

@@ -7,7 +7,7 @@ import { healthRoutes } from './health-routes.ts';
 
 // The site's own routes, registered first: `/`, the files it hands out and its health.
 
-export type SiteHttpDeps = {
+type SiteHttpDeps = {
   version: string;
   health: HealthDeps;
   /** The Explore page at `/` (without it `/` answers the JSON index only). */

@@ -14,7 +14,7 @@ import { loginView } from '../site/dashboard-views.ts';
 // /account pages): one pair of handlers, so both areas log in through the same use case, with the
 // same throttling, cookie and answers (401 wrong credentials, 429 with Retry-After when throttled).
 
-export type LoginPages = {
+type LoginPages = {
   login: LoginDeps;
   csrf: Csrf;
   paths: { login: string; logout: string; home: string };

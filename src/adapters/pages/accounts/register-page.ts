@@ -19,7 +19,7 @@ import { redirect } from '../replies.ts';
 // same use case as POST /api/auth/register (same checks, same enumeration-safe answer), shows the
 // site's legal notices, and logs the new user in on the way to the import wizard.
 
-export type RegisterPageDeps = {
+type RegisterPageDeps = {
   login: LoginDeps;
   flags: FeatureFlagStore;
   notices: Pick<SiteNoticeDeps, 'settings'>;

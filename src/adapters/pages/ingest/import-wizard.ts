@@ -39,7 +39,7 @@ const select = (id: string, label: string, options: [string, string][], multiple
     </select></label
   >`;
 
-export function importWizardView(): Html {
+function importWizardView(): Html {
   return html`<style>
       ${STYLE}
     </style>

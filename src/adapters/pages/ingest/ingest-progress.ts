@@ -20,7 +20,7 @@ import { messageView } from '../site/dashboard-views.ts';
 // script (web/account/ingest-progress.js) polls that endpoint and updates the page in place; without
 // JavaScript a reload shows the same figures.
 
-export type IngestProgressPageDeps = { store: IngestStore; clock: Clock; csrfSecret: string };
+type IngestProgressPageDeps = { store: IngestStore; clock: Clock; csrfSecret: string };
 
 // A file in one of these states changes no more: the polling script stops (or reloads the page).
 const SETTLED = ['completed', 'failed', 'partial', 'needs-review'];
@@ -141,7 +141,7 @@ export function fileSection(
 }
 
 /** The admin's manual re-queue (spec: FAILED → resumes at the failed task once the cause is fixed). */
-export function failedJobsView(token: string, jobs: FailedJobSummary[]): Html {
+function failedJobsView(token: string, jobs: FailedJobSummary[]): Html {
   if (jobs.length === 0) return html``;
   return html`<h2 id="failed-jobs">Failed jobs (all users)</h2>
     <table class="failed-jobs">
@@ -174,7 +174,7 @@ export function failedJobsView(token: string, jobs: FailedJobSummary[]): Html {
     </table>`;
 }
 
-export function ingestProgressView(files: IngestFileProgress[], now: number, failed: Html | '' = ''): Html {
+function ingestProgressView(files: IngestFileProgress[], now: number, failed: Html | '' = ''): Html {
   return html`<style>
       ${PROGRESS_STYLE}
     </style>

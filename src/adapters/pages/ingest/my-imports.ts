@@ -177,7 +177,7 @@ function jobActions(
   </div>`;
 }
 
-export function myImportsView(
+function myImportsView(
   token: string,
   user: User,
   files: { progress: IngestFileProgress; jobs: IngestJob[]; uploadedBy: number | null }[],

@@ -28,7 +28,7 @@ import { messageView } from '../site/dashboard-views.ts';
 // dashboard it is server-rendered, works without JavaScript, and every action is a form post with
 // a CSRF token answered by a redirect. The actions are the same use cases as the API's.
 
-export type AccountScraperDeps = ScraperCollectionDeps & { login: LoginDeps; csrfSecret: string };
+type AccountScraperDeps = ScraperCollectionDeps & { login: LoginDeps; csrfSecret: string };
 
 type User = Exclude<Viewer, null>;
 
@@ -171,7 +171,7 @@ function source(repo: Doc): Html {
     : html`upload, ${String(repo.fileCount ?? 0)} files`;
 }
 
-export function accountScrapersView(
+function accountScrapersView(
   token: string,
   user: User,
   repos: Doc[],

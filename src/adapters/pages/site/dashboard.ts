@@ -34,7 +34,7 @@ import {
 // change is a form post with a CSRF token, answered with a redirect (post/redirect/get) that carries
 // a flash message. The pages use the same use cases, and so the same access rules, as the API.
 
-export type DashboardDeps = {
+type DashboardDeps = {
   login: LoginDeps;
   collections: CollectionDeps;
   flags: FeatureFlagStore;

@@ -15,7 +15,7 @@ const CountRow = Type.Object({
   hits: Type.Number(),
 });
 
-export type RateLimitCounterOptions = {
+type RateLimitCounterOptions = {
   /** Delete windows older than two days after this many flushes. */
   sweepEvery?: number;
   /** Local hits are written at the latest this long after the first of them (ms). */

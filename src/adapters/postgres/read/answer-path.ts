@@ -68,7 +68,7 @@ export function fineCellsPayOff(density: number, minDensity: number): boolean {
 }
 
 /** The scope row as the database resolved it (see scope.ts in the adapter). */
-export type ResolvedScope = {
+type ResolvedScope = {
   /** Datasets the filter names that the viewer may not read. */
   hidden: number;
   /** The filter's catalog id when it names exactly one, else null. */
@@ -127,7 +127,7 @@ export type CountNeed = {
 };
 
 /** Which precomputed counts answer a count (the rows supply the rest of each path). */
-export type CountAnswer =
+type CountAnswer =
   /** The rows only. */
   | { kind: 'rows' }
   /** No bounds: whole periods of these grains from event_counts, the partial days from the rows. */
@@ -148,7 +148,7 @@ export type CountAnswer =
  * page's first view, such as west -170 east 170) are counted as every event minus those outside
  * the box, which are fewer than those inside.
  */
-export const MOSTLY_WORLD = 0.5;
+const MOSTLY_WORLD = 0.5;
 
 export function coversMostOfWorld(bounds: Bounds | null): boolean {
   return bounds !== null && mercatorShare(bounds) >= MOSTLY_WORLD;
@@ -223,7 +223,7 @@ export function histogramGrain(
 }
 
 /** How the first and last instants of a view are found. */
-export type TimeRangeAnswer =
+type TimeRangeAnswer =
   | { kind: 'rows' }
   /** A box (not most of the world): first and last periods of its inner level-10 cells. */
   | { kind: 'box-cell-periods'; grain: Grain }
@@ -240,7 +240,7 @@ export function timeRangeAnswer(scope: ScopeFacts, filter: EventFilter): TimeRan
 }
 
 /** How an /events page and its total are read. */
-export type PageAnswer =
+type PageAnswer =
   /** A small box: one pass over the box's entries of the covering index gives total and page. */
   | { kind: 'box-rows' }
   /**

@@ -17,10 +17,10 @@ export const MAX_CSV_DATA_COLUMNS = 1000;
  * The budget of the pass that reads the keys of datasets not remembered yet: longer than the read
  * pool's per-statement budget, since it reads every event of those datasets once.
  */
-export const CSV_KEYS_STATEMENT_TIMEOUT_MS = 60_000;
+const CSV_KEYS_STATEMENT_TIMEOUT_MS = 60_000;
 
 /** Datasets whose keys an API process remembers (the least recently used are forgotten). */
-export const REMEMBERED_DATASET_KEYS = 1000;
+const REMEMBERED_DATASET_KEYS = 1000;
 
 const VersionRow = row(Type.Object({ id: Type.Number(), version: Type.String() }));
 const KeysRow = row(
@@ -30,7 +30,7 @@ const SettingRow = row(Type.Object({ setting: Type.String() }));
 
 type Remembered = { version: string; keys: string[]; tooMany: boolean };
 
-export type DatasetKeys = {
+type DatasetKeys = {
   /** The sorted union of the data keys of the scope's datasets; a 400 beyond MAX_CSV_DATA_COLUMNS. */
   keysOf(scope: Scope): Promise<string[]>;
 };

@@ -35,19 +35,19 @@ export const EXPORT_BATCH_SIZE = 5_000;
  * 5,000-event range (1.6 MB) went to the large-object space and let the process grow by up to 66
  * MB during an export (docs/performance.md, "Exports").
  */
-export const EXPORT_CHUNK_EVENTS = 250;
+const EXPORT_CHUNK_EVENTS = 250;
 
 /** Ranges read at once: the 2 cores of the reference machine (docs/performance.md, "Exports"). */
-export const EXPORT_PARALLEL_READS = 2;
+const EXPORT_PARALLEL_READS = 2;
 
 /** Range bounds found by one `boundaries` statement. */
-export const EXPORT_BOUNDS_PER_STATEMENT = 8;
+const EXPORT_BOUNDS_PER_STATEMENT = 8;
 
 /** Events one read of a range returns at most (a range holds EXPORT_BATCH_SIZE unless written into). */
-export const RANGE_READ_LIMIT = EXPORT_BATCH_SIZE * 2;
+const RANGE_READ_LIMIT = EXPORT_BATCH_SIZE * 2;
 
 /** The CSV columns before the data keys. */
-export const CSV_FIXED_COLUMNS = ['id', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'];
+const CSV_FIXED_COLUMNS = ['id', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'];
 
 const ChunkRow = row(Type.Object({ chunk: Type.String(), n: Type.Number() }));
 const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
@@ -88,7 +88,7 @@ function csvCell(key: string, index: number): Sql {
 }
 
 /** The header's names: the data keys as they are, unless one is a fixed column's name (then `data.<key>`). */
-export function csvHeader(keys: string[]): string {
+function csvHeader(keys: string[]): string {
   const names = [
     ...CSV_FIXED_COLUMNS,
     ...keys.map((key) => (CSV_FIXED_COLUMNS.includes(key) ? `data.${key}` : key)),
@@ -142,7 +142,7 @@ function sortColumns(sort: Sort): Sql {
 type Range = { from: KeysetPosition | null; to: KeysetPosition | null };
 
 /** Tuning of the reads; the defaults are the constants above (tests make them small). */
-export type ExportReadOptions = { batchSize: number; boundsPerStatement: number; rangeReadLimit: number };
+type ExportReadOptions = { batchSize: number; boundsPerStatement: number; rangeReadLimit: number };
 
 export function postgresEventExporter(
   pool: DatabasePool,

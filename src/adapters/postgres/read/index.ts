@@ -28,7 +28,7 @@ import { timeRangeReads } from './time-range.ts';
 //   dataset-extents.ts: the other reads (the last two for /ogc);
 // - tiles.ts: the vector tiles (the TileReader port), clusters.ts's groups cut into tiles.
 
-export type EventReaderOptions = {
+type EventReaderOptions = {
   /**
    * Unfiltered map views at zoom 9-13 read event_fine_cell_counts when it holds at least this many
    * events per row on average (PostgreSQL's table statistics, read at most once a minute; default

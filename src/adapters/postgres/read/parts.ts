@@ -21,7 +21,7 @@ import type { Scope } from './scope.ts';
 type Fragment = Sql;
 
 /** What a count asks for (CountNeed), with the SQL of the months a histogram bin boundary cuts. */
-export type Need = Omit<CountNeed, 'cutMonths'> & {
+type Need = Omit<CountNeed, 'cutMonths'> & {
   /** With histogram 'day': the month starts (a query's rows `m`) a bin boundary falls inside. */
   cutMonths?: Fragment;
 };

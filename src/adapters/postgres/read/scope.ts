@@ -57,7 +57,7 @@ const ScopeRecord = Type.Object({
 type ScopeRecord = Static<typeof ScopeRecord>;
 const ScopeRow = row(ScopeRecord);
 
-export const SCOPE_VERSION = sqlText`(select version::text from chronomap_read_scope_version)`;
+const SCOPE_VERSION = sqlText`(select version::text from chronomap_read_scope_version)`;
 
 function scopeKey(viewer: Viewer, filter: ScopeFilter): string {
   return JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter.catalog, filter.datasets]);

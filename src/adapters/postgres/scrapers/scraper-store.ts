@@ -39,7 +39,7 @@ const COLUMNS = sql.fragment`s.id, s.repo_id, s.name, s.slug, s.runtime, s.entry
   s.total_runs, s.success_runs, s.failed_runs, s.last_run_at, s.last_run_status, s.last_run_duration_ms,
   s.webhook_enabled`;
 
-export function toScraper(r: Static<typeof ScraperRow>): Scraper {
+function toScraper(r: Static<typeof ScraperRow>): Scraper {
   return {
     id: r.id,
     repoId: r.repo_id,

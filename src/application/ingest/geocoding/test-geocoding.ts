@@ -8,7 +8,7 @@ import type { GeocodeExplanation, Geocoder } from '../../../ports/ingest/geocode
 
 export const MAX_TEST_ADDRESS_CHARS = 500;
 
-export type GeocodingTest = {
+type GeocodingTest = {
   address: string;
   /** The chain's configuration: null when geocoding is off (GEOCODER=off). */
   geocoder: string | null;

@@ -19,7 +19,7 @@ import {
 // work) and collects the addresses to geocode (geocode-batch's work). What it learns is its output.
 
 /** What the pass needs: the file, the dataset (for duplicates of its events), the job's progress. */
-export type AnalyzeDeps = { files: SourceFiles; store: IngestDatasets & StageProgress };
+type AnalyzeDeps = { files: SourceFiles; store: IngestDatasets & StageProgress };
 
 type HeldRow = { values: string[]; row: number; problem: RowProblem | null };
 

@@ -26,7 +26,7 @@ import {
 // geocode-batch ran), stored in batches that commit with the stage's progress, so that a restarted
 // stage continues after the last batch it committed.
 
-export type CreateEventsDeps = Pick<
+type CreateEventsDeps = Pick<
   IngestDeps,
   'files' | 'batchSize' | 'deferCountsMinRows' | 'deferredWriters' | 'countsRefresh' | 'quotas'
 > & { store: EventBatchWriter & DeferredCounts & JobGeocodes };

@@ -6,7 +6,7 @@ import type { SourceFiles } from '../../../ports/ingest/source-files.ts';
 import type { DetectOutput } from './outputs.ts';
 import { outputOf, type StageContext, type StageProgress, type TaskResult } from './stage-context.ts';
 
-export type DetectDeps = { files: SourceFiles; store: StageProgress };
+type DetectDeps = { files: SourceFiles; store: StageProgress };
 
 // detect-schema: the schema analyze-duplicates detected from the file's first rows, checked against
 // the job's settings (a named column must exist, a timestamp column must be found) and passed on as

@@ -13,7 +13,7 @@ import { outputOf, type StageContext, type TaskResult } from './stage-context.ts
 // batch's answers are stored for the job (ingest_job_geocodes) with the stage's progress, so a
 // resumed stage asks only for the addresses not answered yet.
 
-export type GeocodeDeps = { files: SourceFiles; geocoder: Geocoder | null; store: JobGeocodes };
+type GeocodeDeps = { files: SourceFiles; geocoder: Geocoder | null; store: JobGeocodes };
 
 const GEOCODE_BATCH = 200;
 const NOTHING: GeocodeOutput = { addresses: 0, found: 0, failed: 0, notFound: 0, lowConfidence: 0 };

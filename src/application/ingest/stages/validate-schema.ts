@@ -17,7 +17,7 @@ import {
 // upload until approved), and the row checks analyze-duplicates made with that same schema: a file
 // without a valid row stops here.
 
-export type ValidateDeps = { files: SourceFiles; store: SchemaVersions & StageProgress };
+type ValidateDeps = { files: SourceFiles; store: SchemaVersions & StageProgress };
 
 export async function validateSchema(
   deps: ValidateDeps,

@@ -3,7 +3,7 @@
 // ("{city}, {region}, {country}", a column name in braces is its value). The preview proposes the
 // columns when it sees city-, region- and country-like columns.
 
-export type AddressSpec = string | readonly string[];
+type AddressSpec = string | readonly string[];
 
 /** A spec compiled against a header: literal text and column positions (-1: not in the file). */
 export type AddressPlan = { pieces: (string | number)[]; columns: number[] };

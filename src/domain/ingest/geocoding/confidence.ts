@@ -4,8 +4,9 @@
 /** The default threshold (GEOCODER_MIN_CONFIDENCE): two equally likely places give at most 0.475. */
 export const DEFAULT_MIN_CONFIDENCE = 0.5;
 
-export type ConfidenceVerdict = 'located' | 'low-confidence';
+type ConfidenceVerdict = 'located' | 'low-confidence';
 
+/** The one threshold test, which both geocoders (offline and online) ask. */
 export function confidenceVerdict(confidence: number, threshold: number): ConfidenceVerdict {
-  return confidence >= threshold ? 'located' : 'low-confidence';
+  return confidence < threshold ? 'low-confidence' : 'located';
 }

@@ -18,8 +18,6 @@ export type LocatedByGeocoder = GeocodeMatch & {
   confidence: number;
 };
 
-export type LocatedBy = { method: 'coordinates' } | LocatedByGeocoder;
-
 /** The record kept on an event a geocoder located (an answer without a match is an older cache row). */
 export function locatedByGeocoder(
   address: string,

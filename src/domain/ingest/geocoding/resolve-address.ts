@@ -45,7 +45,7 @@ export type ScoredCandidate = {
   rejected: string | null;
 };
 
-export type Resolved = {
+type Resolved = {
   location: { latitude: number; longitude: number };
   confidence: number;
   matchedName: string;
@@ -76,14 +76,14 @@ const FEATURE_WEIGHT: Record<string, number> = {
 };
 
 /** Relative weight of a candidate: a big town under its own name beats a hamlet known by the same alias. */
-export function candidateScore(match: PlaceMatch): number {
+function candidateScore(match: PlaceMatch): number {
   const feature = Object.hasOwn(FEATURE_WEIGHT, match.place.featureCode)
     ? (FEATURE_WEIGHT[match.place.featureCode] ?? 1)
     : 1;
   return (match.place.population + 1000) * feature * (match.alternate ? 0.5 : 1);
 }
 
-export type Constraint = { part: AddressPart; countries: readonly string[]; regions: readonly RegionRef[] };
+type Constraint = { part: AddressPart; countries: readonly string[]; regions: readonly RegionRef[] };
 
 function constraintOf(lookup: GazetteerLookup, part: AddressPart): Constraint | null {
   const countries = lookup.countries(part.key);
@@ -96,7 +96,7 @@ function constraintOf(lookup: GazetteerLookup, part: AddressPart): Constraint | 
  * does not mean Manchester Parish (Jamaica). A region name the named country does not have cannot be
  * checked, so it constrains nothing (and lowers the confidence as an unknown part).
  */
-export function withinNamedCountries(constraints: Constraint[]): Constraint[] {
+function withinNamedCountries(constraints: Constraint[]): Constraint[] {
   const countryOnly = constraints.filter((c) => c.countries.length > 0 && c.regions.length === 0);
   if (countryOnly.length === 0) return constraints;
   const named = new Set(countryOnly.flatMap((c) => c.countries));
@@ -124,14 +124,14 @@ function satisfies(place: GazetteerPlace, constraint: Constraint): boolean {
  * Confidence of the best of several candidates inside the constraints: its share of their total
  * weight, times how directly the address named it (the first part, a later part, "12 km N of").
  */
-export function confidenceOf(bestScore: number, totalScore: number, base: number): number {
+function confidenceOf(bestScore: number, totalScore: number, base: number): number {
   if (totalScore <= 0) return 0;
   return Math.round(base * (bestScore / totalScore) * 1000) / 1000;
 }
 
 /** Bounds on what is resolved: the work grows with the square of the parts (a hostile cell). */
 export const MAX_RESOLVED_ADDRESS_CHARS = 500;
-export const MAX_ADDRESS_PARTS = 12;
+const MAX_ADDRESS_PARTS = 12;
 
 export function resolveAddress(lookup: GazetteerLookup, address: string): Resolution {
   if (address.length > MAX_RESOLVED_ADDRESS_CHARS)

@@ -2,7 +2,6 @@ import t from 'tap';
 import {
   cellBounds,
   cellRangeBounds,
-  cellSizeMetres,
   clusterLevel,
   gridRange,
   INDIVIDUAL_ZOOM,
@@ -10,6 +9,12 @@ import {
   mercatorCell,
   mercatorShare,
 } from '../../../../src/domain/read/clustering.ts';
+
+// The width of a Web Mercator cell of a level, in metres, at a latitude: what the spec's "clusters of
+// roughly 100 to 1000 m" measures clusterLevel's levels by.
+const EARTH_CIRCUMFERENCE_M = 40_075_016.686;
+const cellSizeMetres = (level: number, latitude = 0) =>
+  (EARTH_CIRCUMFERENCE_M / 2 ** level) * Math.cos((latitude * Math.PI) / 180);
 
 t.test('zoom 16 and deeper: no grid, events one by one', async (t) => {
   for (let zoom = INDIVIDUAL_ZOOM; zoom <= 22; zoom++) t.equal(clusterLevel(zoom), null, `zoom ${zoom}`);

@@ -8,7 +8,6 @@ import {
   tileBounds,
   tileClusterLevel,
   tileReadBounds,
-  tilesCovering,
   tileShift,
 } from '../../../../src/domain/read/tiles.ts';
 
@@ -85,11 +84,4 @@ t.test('cluster levels: those of /events/geo, never coarser than the tile', asyn
     if (level !== null) t.ok(level >= z, `zoom ${z}: level ${level}`);
     t.ok(crowdedTileLevel({ z, x: 0, y: 0 }) > z && crowdedTileLevel({ z, x: 0, y: 0 }) <= GRID_LEVEL);
   }
-});
-
-t.test('tilesCovering: the tiles a box touches', async (t) => {
-  t.same(tilesCovering({ north: 85, south: -85, west: -180, east: 180 }, 1).length, 4);
-  const berlin = tilesCovering({ north: 52.6, south: 52.4, west: 13.2, east: 13.6 }, 10);
-  t.ok(berlin.length >= 1 && berlin.length <= 4);
-  t.ok(berlin.every((tile) => tile.z === 10));
 });
