@@ -97,4 +97,3 @@ export function composeAccounts(
   };
 }
 
-type AccountsFeature = ReturnType<typeof composeAccounts>;

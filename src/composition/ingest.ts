@@ -164,4 +164,3 @@ export function composeIngest(
   };
 }
 
-type IngestFeature = ReturnType<typeof composeIngest>;

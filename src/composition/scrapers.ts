@@ -98,4 +98,3 @@ export function composeScrapers(
   };
 }
 
-type ScrapersFeature = ReturnType<typeof composeScrapers>;

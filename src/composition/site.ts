@@ -70,4 +70,3 @@ export function composeSite(
   };
 }
 
-type SiteFeature = ReturnType<typeof composeSite>;
