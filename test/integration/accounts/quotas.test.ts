@@ -38,8 +38,8 @@ t.test('GET /api/quotas, current shape', async (t) => {
       urlFetchesPerDay: { used: 0, limit: 50, remaining: 50 },
       importJobsPerDay: { used: 0, limit: 100, remaining: 100 },
       activeSchedules: { used: 0, limit: 10, remaining: 10 },
-      totalEvents: { used: 0, limit: 500000, remaining: 500000 },
-      eventsPerImport: { used: 0, limit: 50000, remaining: 50000 },
+      totalEvents: { used: 0, limit: 2000000, remaining: 2000000 },
+      eventsPerImport: { used: 0, limit: 250000, remaining: 250000 },
       scraperRepos: { used: 0, limit: 3, remaining: 3 },
       scraperRunsPerDay: { used: 0, limit: 10, remaining: 10 },
       maxFileSizeMB: { limit: 100 },
@@ -72,7 +72,7 @@ t.test('GET /api/quotas?variant=earlier', async (t) => {
   });
   t.match(body.quotas.totalEvents, { resetTime: null, allowed: true });
   t.match(body.quotas.scraperRepos, { limit: 0, remaining: 0, allowed: false }, 'no scrapers below level 3');
-  t.match(body.quotas.maxFileSizeMB, { limit: 10, allowed: true });
+  t.match(body.quotas.maxFileSizeMB, { limit: 25, allowed: true });
   t.same(body.summary, { hasUnlimitedAccess: false, nextResetTime: midnight });
   t.equal(
     response.headers['x-ratelimit-limit'],

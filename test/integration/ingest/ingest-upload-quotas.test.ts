@@ -117,7 +117,7 @@ t.test('limits are checked before the body is read: nothing reaches the upload d
   t.same(storedFiles(dataDir), [], 'the upload directory did not grow');
   t.same(await usage(db, spent.id), {}, 'nothing was taken');
 
-  // Trust level 0 may send files of 1 MB (maxFileSizeMB): a 3 MB stream is cut off with 413.
+  // Trust level 0 may send files of 2 MB (maxFileSizeMB): a 3 MB stream is cut off with 413.
   const untrusted = await signIn(app, db.pool, { trustLevel: 0, owns: catalogId });
   const tooLarge = await streamUpload(
     port,
@@ -129,7 +129,7 @@ t.test('limits are checked before the body is read: nothing reaches the upload d
   );
   if (tooLarge.status !== -1) {
     t.equal(tooLarge.status, 413, tooLarge.body);
-    t.match(JSON.parse(tooLarge.body), { code: 'FILE_TOO_LARGE', message: /1 MB/ });
+    t.match(JSON.parse(tooLarge.body), { code: 'FILE_TOO_LARGE', message: /2 MB/ });
   } else t.match(tooLarge.body, /ECONNRESET|EPIPE|socket hang up/);
   t.same(storedFiles(dataDir), [], 'the partial file was deleted');
   const declared = await app.inject({

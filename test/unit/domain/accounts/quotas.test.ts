@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { parse } from 'yaml';
@@ -26,6 +26,28 @@ type RawConfig = {
 };
 
 const raw = () => parse(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8')) as RawConfig;
+
+t.test('the shipped quotas let a new account import a real first file (issue 28 §1)', async (t) => {
+  const policy = parseAccessPolicy(raw());
+  const sample = path.join(projectRoot, 'examples', 'usgs-earthquakes.csv');
+  const rows = readFileSync(sample, 'utf8').trimEnd().split('\n').length - 1;
+  const megabytes = statSync(sample).size / (1024 * 1024);
+  t.equal(rows, 1943, 'the sample seed-demo loads');
+  const newcomer = { role: 'user' as const, trustLevel: policy.defaultTrustLevel };
+  for (const subject of [newcomer, { role: 'user' as const, trustLevel: 0 as const }]) {
+    const label = `level ${subject.trustLevel}`;
+    t.ok(
+      (quotaLimit(policy, 'eventsPerImport', subject) ?? Infinity) >= rows,
+      `${label}: the sample in one import`,
+    );
+    t.ok((quotaLimit(policy, 'totalEvents', subject) ?? Infinity) >= rows, `${label}: and kept`);
+    t.ok((quotaLimit(policy, 'maxFileSizeMB', subject) ?? Infinity) >= megabytes, `${label}: its file size`);
+  }
+  // A public data set of tens of thousands of rows (50,000 rows of about 20 columns is ~10-20 MB).
+  t.ok((quotaLimit(policy, 'eventsPerImport', newcomer) ?? Infinity) >= 50_000, 'tens of thousands of rows');
+  t.ok((quotaLimit(policy, 'totalEvents', newcomer) ?? Infinity) >= 50_000);
+  t.ok((quotaLimit(policy, 'maxFileSizeMB', newcomer) ?? Infinity) >= 20);
+});
 
 t.test('config/quotas.yaml holds the spec scraper numbers', async (t) => {
   const policy = parseAccessPolicy(raw());
@@ -111,13 +133,13 @@ t.test(
     t.same(refusal?.resetsAt, new Date('2030-06-02T00:00:00Z'), 'a daily quota names its reset');
     t.match(refusal?.message, /importJobsPerDay.*limited to 10.*resets at 2030-06-02T00:00:00\.000Z/);
 
-    const perItem = decideQuotaTake(policy, level1, [{ quota: 'maxFileSizeMB', amount: 11 }], new Map(), now);
+    const perItem = decideQuotaTake(policy, level1, [{ quota: 'maxFileSizeMB', amount: 26 }], new Map(), now);
     t.match(
       perItem,
-      { quota: 'maxFileSizeMB', limit: 10, resetsAt: null },
+      { quota: 'maxFileSizeMB', limit: 25, resetsAt: null },
       'a ceiling compares the amount itself',
     );
-    t.equal(decideQuotaTake(policy, level1, [{ quota: 'maxFileSizeMB', amount: 10 }], new Map(), now), null);
+    t.equal(decideQuotaTake(policy, level1, [{ quota: 'maxFileSizeMB', amount: 25 }], new Map(), now), null);
 
     for (const subject of [
       { role: 'admin' as const, trustLevel: 0 as const },
