@@ -8,8 +8,7 @@ import {
   type PolicyTimer,
 } from '../../../src/adapters/geocoding/nominatim-geocoder.ts';
 import { offlineGazetteer } from '../../../src/adapters/geocoding/offline-gazetteer.ts';
-import type { GeocodeCache } from '../../../src/ports/ingest/geocode-cache.ts';
-import type { GeocodeOutcome } from '../../../src/ports/ingest/geocoder.ts';
+import { memoryGeocodeCache } from '../../fakes/ingest/geocode-cache.ts';
 
 // The provider chain and the online provider's request policy, against real HTTP servers on
 // loopback: what leaves for the server (User-Agent, how often, after a 429) and what the chain asks
@@ -39,24 +38,6 @@ async function fakeServer(t: Test, answer: (seen: Seen, count: number) => Answer
     server.close();
   });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
-
-/** A fake of our own cache port: a map per provider. */
-function memoryCache(): GeocodeCache {
-  const stored = new Map<string, GeocodeOutcome>();
-  return {
-    async get(provider, queries) {
-      const found = new Map<string, GeocodeOutcome>();
-      for (const query of queries) {
-        const outcome = stored.get(`${provider}|${query}`);
-        if (outcome) found.set(query, outcome);
-      }
-      return found;
-    },
-    async put(provider, results) {
-      for (const [query, outcome] of results) stored.set(`${provider}|${query}`, outcome);
-    },
-  };
 }
 
 /** A timer whose time moves only when the policy sleeps, by exactly what it asked for. */
@@ -118,7 +99,7 @@ t.test('the chain asks the online provider only what the offline gazetteer could
   }));
   const chain = geocoderChain(
     offlineGazetteer(),
-    onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache()),
+    onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryGeocodeCache()),
   );
   const results = await chain.geocode(['Cologne, Germany', 'Kleinweiler bei Nirgendwo', 'Springfield, US']);
   t.same(
@@ -146,7 +127,7 @@ t.test('an online "not found" does not hide why offline refused an ambiguous pla
   const server = await fakeServer(t, () => ({ status: 200, body: '[]' }));
   const chain = geocoderChain(
     offlineGazetteer(),
-    onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache()),
+    onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryGeocodeCache()),
   );
   const results = await chain.geocode(['Springfield, US']);
   t.match(results.get('Springfield, US'), { lowConfidence: true, match: { provider: 'offline-geonames' } });
@@ -155,7 +136,7 @@ t.test('an online "not found" does not hide why offline refused an ambiguous pla
 t.test('the public policy: an identifying User-Agent and one request a second', async (t) => {
   const server = await fakeServer(t, () => ({ status: 200, body: nominatimPlace(1, 1, 0.9) }));
   const timer = fakeTimer();
-  const geocoder = onlineGeocoder(options(server.url), memoryCache(), timer);
+  const geocoder = onlineGeocoder(options(server.url), memoryGeocodeCache(), timer);
   const sent = departures(t, server.url, timer.now);
   await geocoder.geocode(['a', 'b', 'c']);
   t.same(
@@ -175,7 +156,7 @@ t.test('scheduled imports ask at the slower per-minute rate', async (t) => {
   const timer = fakeTimer();
   const geocoder = onlineGeocoder(
     options(server.url, { requestsPerSecond: 100, scheduledRequestsPerMinute: 4 }),
-    memoryCache(),
+    memoryGeocodeCache(),
     timer,
   );
   // One recorder for both geocoders: each request is timed on the timer of the geocoder sending it.
@@ -191,7 +172,7 @@ t.test('scheduled imports ask at the slower per-minute rate', async (t) => {
   const interactiveTimer = fakeTimer();
   const interactive = onlineGeocoder(
     options(server.url, { requestsPerSecond: 100 }),
-    memoryCache(),
+    memoryGeocodeCache(),
     interactiveTimer,
   );
   sender = interactiveTimer;
@@ -212,7 +193,11 @@ t.test('a 429 is waited out as its Retry-After asks, then the request is made ag
       : { status: 200, body: nominatimPlace(1, 1, 0.9) },
   );
   const timer = fakeTimer();
-  const geocoder = onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache(), timer);
+  const geocoder = onlineGeocoder(
+    options(server.url, { requestsPerSecond: 100 }),
+    memoryGeocodeCache(),
+    timer,
+  );
   const sent = departures(t, server.url, timer.now);
   const results = await geocoder.geocode(['a']);
   t.ok('location' in (results.get('a') ?? {}));
@@ -226,7 +211,7 @@ t.test('a Retry-After longer than the longest wait fails the stage for a later r
   const server = await fakeServer(t, () => ({ status: 429, body: '{}', headers: { 'retry-after': '3600' } }));
   const geocoder = onlineGeocoder(
     options(server.url, { requestsPerSecond: 100, maxRetryAfterMs: 1000 }),
-    memoryCache(),
+    memoryGeocodeCache(),
   );
   const error = await geocoder.geocode(['a']).catch((caught: unknown) => caught);
   t.match(error, { name: 'GeocoderHttpError', status: 429 });
@@ -235,7 +220,7 @@ t.test('a Retry-After longer than the longest wait fails the stage for a later r
 
 t.test('an address too long for a URL is not sent', async (t) => {
   const server = await fakeServer(t, () => ({ status: 200, body: nominatimPlace(1, 1, 0.9) }));
-  const geocoder = onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache());
+  const geocoder = onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryGeocodeCache());
   const long = 'Street '.repeat(200);
   const results = await geocoder.geocode([long]);
   t.same(results.get(long), { failure: 'address longer than 500 characters' });
@@ -257,7 +242,7 @@ t.test('a Photon-compatible server', async (t) => {
   }));
   const geocoder = onlineGeocoder(
     options(server.url, { flavour: 'photon', requestsPerSecond: 100 }),
-    memoryCache(),
+    memoryGeocodeCache(),
   );
   const results = await geocoder.geocode(['Köln']);
   t.equal(server.seen[0]?.path, '/api');
