@@ -12,8 +12,6 @@ import { stopProcess } from './processes.ts';
 
 export const HAPROXY = '/usr/sbin/haproxy';
 
-export const haproxyInstalled = (): boolean => existsSync(HAPROXY);
-
 export type Backend = { name: string; port: number };
 
 export type Haproxy = {
@@ -109,6 +107,12 @@ export async function startHaproxy(
   backends: Backend[],
   kind: BackendKind = 'api',
 ): Promise<Haproxy> {
+  // No skipping when it is missing: scripts/setup installs it, so a machine without it is set up wrong.
+  if (!existsSync(HAPROXY)) {
+    throw new Error(
+      `${HAPROXY} is missing: scripts/install-system-packages installs it (Debian package haproxy)`,
+    );
+  }
   const dir = mkdtempSync(path.join(tmpdir(), 'chronomap-haproxy-'));
   const [port, statsPort] = [await freePort(), await freePort()];
   const file = path.join(dir, 'haproxy.cfg');

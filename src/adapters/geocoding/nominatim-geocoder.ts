@@ -154,12 +154,25 @@ function retryAfterMs(header: string | null, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The time the request policy keeps: milliseconds now, and a wait. The system's in production; a
+ * test passes a fake one, so it can check the waits the policy asks for without waiting them.
+ */
+export type PolicyTimer = { now(): number; sleep(ms: number): Promise<void> };
 
-/** Date.now()'s step. */
+const systemTimer: PolicyTimer = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+/** The step of a millisecond clock such as Date.now(). */
 const CLOCK_RESOLUTION_MS = 1;
 
-export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCache): Geocoder {
+export function onlineGeocoder(
+  options: OnlineGeocoderOptions,
+  cache: GeocodeCache,
+  timer: PolicyTimer = systemTimer,
+): Geocoder {
   const name = `${options.flavour}:${options.url}`;
   // One timeline per server: the next moment a request may leave, whatever the import's kind.
   let nextSlot = 0;
@@ -168,11 +181,11 @@ export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCac
     const spacingMs = scheduled
       ? 60_000 / options.scheduledRequestsPerMinute
       : 1000 / options.requestsPerSecond;
-    const now = Date.now();
+    const now = timer.now();
     const slot = Math.max(now, nextSlot);
     nextSlot = slot + spacingMs;
     // Timers may fire a millisecond early: wait until the slot has really come.
-    while (Date.now() < slot) await sleep(slot - Date.now());
+    while (timer.now() < slot) await timer.sleep(slot - timer.now());
     return spacingMs;
   };
 
@@ -185,7 +198,7 @@ export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCac
    * by the clock of the caller's fetch).
    */
   const leaving = (spacingMs: number) => {
-    nextSlot = Math.max(nextSlot, Date.now() + spacingMs + CLOCK_RESOLUTION_MS);
+    nextSlot = Math.max(nextSlot, timer.now() + spacingMs + CLOCK_RESOLUTION_MS);
   };
 
   const searchUrl = (address: string, limit: number) =>
@@ -224,9 +237,9 @@ export function onlineGeocoder(options: OnlineGeocoderOptions, cache: GeocodeCac
       const response = await request(searchUrl(address, limit), spacingMs);
       if (response.status === 429) {
         await response.body?.cancel();
-        const wait = retryAfterMs(response.headers.get('retry-after'), Date.now());
+        const wait = retryAfterMs(response.headers.get('retry-after'), timer.now());
         // Nothing leaves for this server before the time it asked for.
-        if (wait !== null) nextSlot = Math.max(nextSlot, Date.now() + wait);
+        if (wait !== null) nextSlot = Math.max(nextSlot, timer.now() + wait);
         if (wait !== null && wait <= options.maxRetryAfterMs) continue;
         throw new GeocoderHttpError(429, 'the geocoder answered 429 Too Many Requests');
       }

@@ -5,16 +5,18 @@ import { geocoderChain } from '../../../src/adapters/geocoding/geocoder-chain.ts
 import {
   onlineGeocoder,
   type OnlineGeocoderOptions,
+  type PolicyTimer,
 } from '../../../src/adapters/geocoding/nominatim-geocoder.ts';
 import { offlineGazetteer } from '../../../src/adapters/geocoding/offline-gazetteer.ts';
-import type { GeocodeCache } from '../../../src/ports/ingest/geocode-cache.ts';
-import type { GeocodeOutcome } from '../../../src/ports/ingest/geocoder.ts';
+import { memoryGeocodeCache } from '../../fakes/ingest/geocode-cache.ts';
 
 // The provider chain and the online provider's request policy, against real HTTP servers on
 // loopback: what leaves for the server (User-Agent, how often, after a 429) and what the chain asks
-// it (only what the offline gazetteer could not resolve).
+// it (only what the offline gazetteer could not resolve). The rate policy runs on a fake timer: the
+// test reads the gaps it kept between departures on that timer, which the machine's load cannot
+// stretch or shrink, and waits none of them.
 
-type Seen = { query: string; userAgent: string; at: number; path: string };
+type Seen = { query: string; userAgent: string; path: string };
 type Answer = { status: number; body: string; headers?: Record<string, string> };
 
 async function fakeServer(t: Test, answer: (seen: Seen, count: number) => Answer) {
@@ -24,7 +26,6 @@ async function fakeServer(t: Test, answer: (seen: Seen, count: number) => Answer
     const entry = {
       query: url.searchParams.get('q') ?? '',
       userAgent: request.headers['user-agent'] ?? '',
-      at: Date.now(),
       path: url.pathname,
     };
     seen.push(entry);
@@ -39,33 +40,26 @@ async function fakeServer(t: Test, answer: (seen: Seen, count: number) => Answer
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
-/** A fake of our own cache port: a map per provider. */
-function memoryCache(): GeocodeCache {
-  const stored = new Map<string, GeocodeOutcome>();
+/** A timer whose time moves only when the policy sleeps, by exactly what it asked for. */
+function fakeTimer(): PolicyTimer & { waits: number[] } {
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  const waits: number[] = [];
   return {
-    async get(provider, queries) {
-      const found = new Map<string, GeocodeOutcome>();
-      for (const query of queries) {
-        const outcome = stored.get(`${provider}|${query}`);
-        if (outcome) found.set(query, outcome);
-      }
-      return found;
-    },
-    async put(provider, results) {
-      for (const [query, outcome] of results) stored.set(`${provider}|${query}`, outcome);
+    waits,
+    now: () => now,
+    async sleep(ms) {
+      waits.push(ms);
+      now += ms;
     },
   };
 }
 
-/**
- * When the geocoder's requests to `base` leave this process (the rate policy governs departures; the
- * server's arrival times add the machine's scheduling jitter on top).
- */
-function departures(t: Test, base: string): number[] {
+/** When, on the time `now` reads, the geocoder's requests to `base` leave this process. */
+function departures(t: Test, base: string, now: () => number): number[] {
   const times: number[] = [];
   const original = globalThis.fetch;
   globalThis.fetch = (input, init) => {
-    if (String(input instanceof Request ? input.url : input).startsWith(base)) times.push(Date.now());
+    if (String(input instanceof Request ? input.url : input).startsWith(base)) times.push(now());
     return original(input, init);
   };
   t.teardown(() => {
@@ -105,7 +99,7 @@ t.test('the chain asks the online provider only what the offline gazetteer could
   }));
   const chain = geocoderChain(
     offlineGazetteer(),
-    onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache()),
+    onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryGeocodeCache()),
   );
   const results = await chain.geocode(['Cologne, Germany', 'Kleinweiler bei Nirgendwo', 'Springfield, US']);
   t.same(
@@ -133,7 +127,7 @@ t.test('an online "not found" does not hide why offline refused an ambiguous pla
   const server = await fakeServer(t, () => ({ status: 200, body: '[]' }));
   const chain = geocoderChain(
     offlineGazetteer(),
-    onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache()),
+    onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryGeocodeCache()),
   );
   const results = await chain.geocode(['Springfield, US']);
   t.match(results.get('Springfield, US'), { lowConfidence: true, match: { provider: 'offline-geonames' } });
@@ -141,8 +135,9 @@ t.test('an online "not found" does not hide why offline refused an ambiguous pla
 
 t.test('the public policy: an identifying User-Agent and one request a second', async (t) => {
   const server = await fakeServer(t, () => ({ status: 200, body: nominatimPlace(1, 1, 0.9) }));
-  const geocoder = onlineGeocoder(options(server.url), memoryCache());
-  const sent = departures(t, server.url);
+  const timer = fakeTimer();
+  const geocoder = onlineGeocoder(options(server.url), memoryGeocodeCache(), timer);
+  const sent = departures(t, server.url, timer.now);
   await geocoder.geocode(['a', 'b', 'c']);
   t.same(
     server.seen.map((s) => s.userAgent),
@@ -158,25 +153,37 @@ t.test('the public policy: an identifying User-Agent and one request a second', 
 
 t.test('scheduled imports ask at the slower per-minute rate', async (t) => {
   const server = await fakeServer(t, () => ({ status: 200, body: nominatimPlace(1, 1, 0.9) }));
-  // 120 a minute here (half a second apart) so that the test stays short; the default is 4.
+  const timer = fakeTimer();
   const geocoder = onlineGeocoder(
-    options(server.url, { requestsPerSecond: 100, scheduledRequestsPerMinute: 120 }),
-    memoryCache(),
+    options(server.url, { requestsPerSecond: 100, scheduledRequestsPerMinute: 4 }),
+    memoryGeocodeCache(),
+    timer,
   );
-  const sent = departures(t, server.url);
+  // One recorder for both geocoders: each request is timed on the timer of the geocoder sending it.
+  let sender = timer;
+  const sent = departures(t, server.url, () => sender.now());
   await geocoder.geocode(['a', 'b', 'c'], { scheduled: true });
   const gaps = gapsOf(sent);
   t.equal(sent.length, 3);
   t.ok(
-    gaps.every((gap) => gap >= 500),
-    `scheduled requests half a second apart (${gaps.join(', ')} ms)`,
+    gaps.every((gap) => gap >= 15_000),
+    `scheduled requests 4 a minute, 15 s apart (${gaps.join(', ')} ms)`,
   );
-  const interactive = onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache());
-  const before = server.seen.length;
-  const started = Date.now();
+  const interactiveTimer = fakeTimer();
+  const interactive = onlineGeocoder(
+    options(server.url, { requestsPerSecond: 100 }),
+    memoryGeocodeCache(),
+    interactiveTimer,
+  );
+  sender = interactiveTimer;
   await interactive.geocode(['d', 'e', 'f']);
-  t.equal(server.seen.length - before, 3);
-  t.ok(Date.now() - started < 480 * 2, 'an interactive import is not held to that rate');
+  const interactiveSent = sent.slice(3);
+  const interactiveGaps = gapsOf(interactiveSent);
+  t.equal(interactiveSent.length, 3);
+  t.ok(
+    interactiveGaps.every((gap) => gap >= 10 && gap < 15_000),
+    `an interactive import keeps its own rate, 100 a second, not the scheduled one (${interactiveGaps.join(', ')} ms)`,
+  );
 });
 
 t.test('a 429 is waited out as its Retry-After asks, then the request is made again', async (t) => {
@@ -185,20 +192,26 @@ t.test('a 429 is waited out as its Retry-After asks, then the request is made ag
       ? { status: 429, body: '{}', headers: { 'retry-after': '1' } }
       : { status: 200, body: nominatimPlace(1, 1, 0.9) },
   );
-  const geocoder = onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache());
-  const sent = departures(t, server.url);
+  const timer = fakeTimer();
+  const geocoder = onlineGeocoder(
+    options(server.url, { requestsPerSecond: 100 }),
+    memoryGeocodeCache(),
+    timer,
+  );
+  const sent = departures(t, server.url, timer.now);
   const results = await geocoder.geocode(['a']);
   t.ok('location' in (results.get('a') ?? {}));
   t.equal(server.seen.length, 2);
   const [gap] = gapsOf(sent);
   t.ok((gap ?? 0) >= 1000, `the retry waited the second it was asked to (${gap} ms)`);
+  t.same(timer.waits, [1000], 'in one wait, not a busy loop');
 });
 
 t.test('a Retry-After longer than the longest wait fails the stage for a later retry', async (t) => {
   const server = await fakeServer(t, () => ({ status: 429, body: '{}', headers: { 'retry-after': '3600' } }));
   const geocoder = onlineGeocoder(
     options(server.url, { requestsPerSecond: 100, maxRetryAfterMs: 1000 }),
-    memoryCache(),
+    memoryGeocodeCache(),
   );
   const error = await geocoder.geocode(['a']).catch((caught: unknown) => caught);
   t.match(error, { name: 'GeocoderHttpError', status: 429 });
@@ -207,7 +220,7 @@ t.test('a Retry-After longer than the longest wait fails the stage for a later r
 
 t.test('an address too long for a URL is not sent', async (t) => {
   const server = await fakeServer(t, () => ({ status: 200, body: nominatimPlace(1, 1, 0.9) }));
-  const geocoder = onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryCache());
+  const geocoder = onlineGeocoder(options(server.url, { requestsPerSecond: 100 }), memoryGeocodeCache());
   const long = 'Street '.repeat(200);
   const results = await geocoder.geocode([long]);
   t.same(results.get(long), { failure: 'address longer than 500 characters' });
@@ -229,7 +242,7 @@ t.test('a Photon-compatible server', async (t) => {
   }));
   const geocoder = onlineGeocoder(
     options(server.url, { flavour: 'photon', requestsPerSecond: 100 }),
-    memoryCache(),
+    memoryGeocodeCache(),
   );
   const results = await geocoder.geocode(['Köln']);
   t.equal(server.seen[0]?.path, '/api');

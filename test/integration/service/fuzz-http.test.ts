@@ -11,13 +11,15 @@ import {
 } from '../../helpers/fuzz.ts';
 
 // The HTTP fuzzer of issue 16, in the test command: FUZZ_RUNS seeded requests (FUZZ_SEED) over
-// every route of /api/openapi.json, anonymous and logged in. Fails on any 5xx, on an answer slower
-// than FUZZ_MAX_MS, and on Object.prototype changing. bench/fuzz/run.sh runs it longer and prints
-// requests per second and the classes covered.
+// every route of /api/openapi.json, anonymous and logged in. Fails on any 5xx and on
+// Object.prototype changing; a request that never gets an answer fails it by tap's timeout.
+// bench/fuzz/run.sh runs it longer and prints requests per second and the classes covered; it also
+// sets FUZZ_MAX_MS, failing on an answer slower than that: a figure of the machine, so the test
+// command, which a loaded machine runs too, asserts no time.
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1_500);
 const SEED = Number(process.env.FUZZ_SEED ?? 1616);
-const MAX_MS = Number(process.env.FUZZ_MAX_MS ?? 10_000);
+const MAX_MS = process.env.FUZZ_MAX_MS ? Number(process.env.FUZZ_MAX_MS) : Infinity;
 
 t.test('fuzzing every route of the OpenAPI document', async (t) => {
   const { app, db, createUser, login } = await accountsApp(t, { policy: unlimitedAnonymousReads });

@@ -4,7 +4,7 @@ import { cancelScraperRun } from '../../../src/application/scrapers/cancel-scrap
 import { executeScraperRun } from '../../../src/application/scrapers/execute-scraper-run.ts';
 import { triggerScraperRun } from '../../../src/application/scrapers/trigger-scraper-run.ts';
 import { testDatabase } from '../../helpers/database.ts';
-import { freePort, HAPROXY, haproxyInstalled, startHaproxy } from '../../helpers/haproxy.ts';
+import { freePort, startHaproxy } from '../../helpers/haproxy.ts';
 import {
   pythonRepo,
   RUNNER_KEY,
@@ -28,7 +28,6 @@ const SLEEPS = 'import time\nprint("started", flush=True)\ntime.sleep(60)\n';
 
 t.test(
   'two runners behind HAProxy: runs spread, a cancel reaches its runner, a killed runner fails its run cleanly',
-  { skip: haproxyInstalled() ? false : `${HAPROXY} is missing (Debian package haproxy)` },
   async (t) => {
     const db = await testDatabase(t);
     const ports = [await freePort(), await freePort()] as [number, number];

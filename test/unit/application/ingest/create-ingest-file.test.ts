@@ -1,10 +1,14 @@
+import path from 'node:path';
 import t from 'tap';
+import { loadAccessPolicy } from '../../../../src/adapters/config/access-policy.ts';
+import { projectRoot } from '../../../../src/adapters/config/environment.ts';
 import {
   createIngestFile,
   importQuotaAmounts,
 } from '../../../../src/application/ingest/create-ingest-file.ts';
 import { DEFAULT_JOB_CONFIG } from '../../../../src/domain/ingest/settings.ts';
 import type { IngestStore } from '../../../../src/ports/ingest/ingest-store.ts';
+import { memoryQuotas } from '../../../fakes/accounts/quotas.ts';
 import { fakeQuotas } from '../../../helpers/quotas.ts';
 
 // What recording a file takes from the quotas, and that a file not recorded keeps nothing.
@@ -81,4 +85,29 @@ t.test('a file that is not recorded gives back what it took; a refusal takes not
     input('scheduled', { quotaTaken: true }),
   );
   t.same(fetched.taken, [], 'a scheduled fetch took its quota before fetching');
+});
+
+t.test('on the quota arithmetic of config/quotas.yaml: uploads until the daily limit', async (t) => {
+  const policy = loadAccessPolicy(path.join(projectRoot, 'config', 'quotas.yaml'));
+  const quotas = memoryQuotas(policy, { now: () => new Date('2030-01-01T12:00:00.000Z') });
+  const userId = quotas.addUser({ role: 'user', trustLevel: 1 });
+  const used = async () => Object.fromEntries((await quotas.status(userId)).map((s) => [s.quota, s.used]));
+  const upload = (options: { failCreate?: boolean } = {}) =>
+    createIngestFile({ store: store(options), queue, quotas }, { ...input('upload'), userId });
+
+  await t.rejects(upload({ failCreate: true }));
+  t.match(await used(), { fileUploadsPerDay: 0, importJobsPerDay: 0 }, 'a file not recorded costs nothing');
+  const uploads = policy.quotas.fileUploadsPerDay.limits[1] ?? 0;
+  for (let i = 0; i < uploads; i += 1) await upload();
+  t.match(
+    await used(),
+    { fileUploadsPerDay: uploads, importJobsPerDay: 2 * uploads },
+    'two sheets: two jobs each',
+  );
+  await t.rejects(upload(), { code: 'QUOTA_EXCEEDED' });
+  t.match(
+    await used(),
+    { fileUploadsPerDay: uploads, importJobsPerDay: 2 * uploads },
+    'the refusal took nothing',
+  );
 });
