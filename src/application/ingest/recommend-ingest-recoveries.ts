@@ -1,5 +1,5 @@
 import { importVisibility, requireViewer, type Viewer } from '../../domain/access.ts';
-import { type RetryPolicy, recommendAction } from '../../domain/ingest/failures.ts';
+import { type RetryPolicy, recommendAction, retryRefusal } from '../../domain/ingest/failures.ts';
 import { type StageNaming, stageName } from '../../domain/ingest/stages.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 
@@ -27,7 +27,14 @@ export async function recommendIngestRecoveries(
         importFileName: job.fileName,
         stage: stageName(naming, log?.failedStage ?? job.stage),
         failedAt: job.failedAt ?? log?.failedAt ?? job.createdAt,
-        errorClassification: classification,
+        // Whether POST .../retry would be taken, by the rule the retry itself applies; a job
+        // waiting for its scheduled retry is being retried already.
+        errorClassification: {
+          ...classification,
+          retryable: waitingForRetry
+            ? classification.retryable
+            : retryRefusal({ classification, code: log?.code }) === null,
+        },
         recommendedAction: recommendAction({
           classification,
           code: log?.code,

@@ -172,6 +172,13 @@ const USER_FIXES: Record<string, string> = {
 };
 
 /**
+ * The failures of an import that a limit stopped (quota-failures.ts): the events that fit are
+ * stored, and a retry continues with the rest once the limit allows (the retry takes its quotas
+ * like any other import, so one that still does not fit stops again, storing nothing twice).
+ */
+const LIMIT_CODES = new Set(['QUOTA_EXCEEDED', 'EVENTS_PER_IMPORT_EXCEEDED']);
+
+/**
  * Why retrying this failure would only fail again, naming what to do instead; null when a retry
  * may succeed. Decided before any quota is taken. A quota failure is retryable (after the reset:
  * the retry takes the quota like any other).
@@ -181,7 +188,7 @@ export function retryRefusal(failure: {
   code?: string | undefined;
 }): string | null {
   const { classification, code } = failure;
-  if (code === 'QUOTA_EXCEEDED') return null;
+  if (code && LIMIT_CODES.has(code)) return null;
   const fix = code ? USER_FIXES[code] : undefined;
   if (fix) return `not retryable: ${fix}`;
   if (classification.type === 'permanent' || !classification.retryable) {

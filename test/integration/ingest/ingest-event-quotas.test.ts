@@ -104,7 +104,7 @@ t.test('a level-1 account cannot import past eventsPerImport or totalEvents', as
   t.match(perImportJob.errorLog, {
     code: 'EVENTS_PER_IMPORT_EXCEEDED',
     lastError: /limit of 30 events.*eventsPerImport/,
-    classification: { type: 'permanent', retryable: false },
+    classification: { type: 'user_action_required' },
   });
 
   const third = await send('third.csv', csv(5, 'third'));
@@ -114,6 +114,99 @@ t.test('a level-1 account cannot import past eventsPerImport or totalEvents', as
     'nothing fits any more',
   );
   t.match((await quotas()).totalEvents, { used: 50 });
+});
+
+t.test('an import stopped by eventsPerImport continues with the rest once the level allows', async (t) => {
+  const quotasFile = policyFile(t, (p) => {
+    p.quotas.eventsPerImport.levels[1] = 30;
+  });
+  const { app, db, catalogId } = await ingestApp(t, { batchSize: 8, deferCountsMinRows: 1_000_000 }, true, {
+    quotasFile,
+  });
+  const user = await signIn(app, db.pool, { trustLevel: 1, owns: catalogId });
+  const auth = { authorization: `Bearer ${user.token}` };
+  const body = multipart(
+    { catalog: String(catalogId), settings: '{"geocoding":false}' },
+    { name: 'big.csv', content: csv(45, 'row') },
+  );
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/ingest-files',
+    payload: body.payload,
+    headers: { ...body.headers, ...auth },
+  });
+  const doc = (response.json() as { doc: UploadedDoc }).doc;
+  await waitForFile(app, doc.id);
+  const [stopped] = await jobsOf(db, doc.id);
+  t.match(stopped, { stage: 'failed', code: 'EVENTS_PER_IMPORT_EXCEEDED', events: 30 });
+
+  const recommendations = async () =>
+    (
+      await app.inject({ method: 'GET', url: '/api/ingest-jobs/failed/recommendations', headers: auth })
+    ).json().recommendations;
+  t.match(
+    (await recommendations()).filter((r: { importJobId: number }) => r.importJobId === stopped?.id),
+    [
+      {
+        importJobId: stopped?.id,
+        recommendedAction: 'manual_intervention',
+        errorClassification: { type: 'user_action_required', retryable: true },
+      },
+    ],
+  );
+
+  // My imports names the limit and who can lift it, and offers the Retry that will be taken; a file
+  // that can never import (a header without rows: permanent) gets no Retry.
+  const emptyBody = multipart(
+    { catalog: String(catalogId), settings: '{"geocoding":false}' },
+    { name: 'empty.csv', content: 'time,title,latitude,longitude\n' },
+  );
+  const empty = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/ingest-files',
+      payload: emptyBody.payload,
+      headers: { ...emptyBody.headers, ...auth },
+    })
+  ).json() as { doc: UploadedDoc };
+  await waitForFile(app, empty.doc.id);
+  const [emptyJob] = await jobsOf(db, empty.doc.id);
+  t.equal(emptyJob?.stage, 'failed');
+  const page = (await app.inject({ method: 'GET', url: '/account/imports', headers: auth })).body;
+  t.match(page, /more rows than one import may store at your trust level/);
+  t.match(page, /ask an administrator to raise your trust level/);
+  t.match(
+    page,
+    new RegExp(`action="/account/imports/jobs/${stopped?.id}/retry"`),
+    'Retry for the stopped import',
+  );
+  t.notMatch(
+    page,
+    new RegExp(`action="/account/imports/jobs/${emptyJob?.id}/retry"`),
+    'none for the empty file',
+  );
+
+  // An admin raises the level (level 2 keeps the shipped 100,000 per import); the same job goes on.
+  await db.pool.query(sql.unsafe`update users set trust_level = 2 where id = ${user.id}`);
+  const retry = await app.inject({
+    method: 'POST',
+    url: `/api/ingest-jobs/${stopped?.id}/retry`,
+    headers: auth,
+  });
+  t.equal(retry.statusCode, 200, retry.body);
+  t.match(retry.json(), { success: true, action: 'retry_scheduled' });
+  const done = await waitForFile(app, doc.id, (p) => p.status === 'completed');
+  t.equal(done.status, 'completed');
+  t.same(
+    await titles(db, stopped?.dataset_id as number),
+    Array.from({ length: 45 }, (_, i) => `row ${i + 1}`),
+    'every row once: the 30 stored before and the 15 after',
+  );
+  t.same(
+    (await recommendations()).map((r: { importJobId: number }) => r.importJobId),
+    [emptyJob?.id],
+    'only the empty file is still failed',
+  );
 });
 
 t.test(

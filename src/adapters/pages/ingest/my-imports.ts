@@ -43,7 +43,9 @@ const STYLE = trusted(`
 /** The recommendations endpoint's actions in words. */
 const ADVICE: Record<string, string> = {
   automatic_retry: 'This failure is temporary: it is retried automatically, or retry it now.',
-  wait_for_quota_reset: 'A quota is used up: retry after it resets (see GET /api/quotas).',
+  wait_for_quota_reset:
+    'Your account may store no more events (its totalEvents quota). The events before the limit are stored. ' +
+    'An administrator can raise your trust level (Dashboard, Users); then Retry continues this import with the rest.',
   manual_intervention:
     'This needs a change before it can work: re-configure the mapping or settings below, or fix the file and upload it again.',
   approve_schema_changes:
@@ -51,7 +53,27 @@ const ADVICE: Record<string, string> = {
   max_retries_exceeded: 'It failed after every automatic retry: retry it once the cause is fixed.',
 };
 
-type Recommendation = { recommendedAction: string; errorClassification: { reason: string } };
+/** Advice by failure code, where the failure's class alone would advise the wrong thing. */
+const ADVICE_BY_CODE: Record<string, string> = {
+  EVENTS_PER_IMPORT_EXCEEDED:
+    'The file has more rows than one import may store at your trust level (eventsPerImport); the events before ' +
+    'the limit are stored. Split the file into smaller ones, or ask an administrator to raise your trust level ' +
+    '(Dashboard, Users): then Retry continues this import with the rest, no new upload needed.',
+};
+
+type Recommendation = {
+  recommendedAction: string;
+  errorClassification: { reason: string; retryable: boolean };
+};
+
+/** What to do, in words: by the failure's code where that says more, else by the recommended action. */
+function advice(recommendation: Recommendation, code: string | undefined): string {
+  return (
+    (code ? ADVICE_BY_CODE[code] : undefined) ??
+    ADVICE[recommendation.recommendedAction] ??
+    recommendation.errorClassification.reason
+  );
+}
 
 function driftView(drift: SchemaDrift): Html {
   const row = (label: string, items: string[]) =>
@@ -136,7 +158,7 @@ function jobActions(
           </details>`
         : ''
     }
-    ${recommendation ? html`<p class="advice"><b>What to do:</b> ${ADVICE[recommendation.recommendedAction] ?? recommendation.errorClassification.reason}</p>` : ''}
+    ${recommendation ? html`<p class="advice"><b>What to do:</b> ${advice(recommendation, log?.code)}</p>` : ''}
     ${drift ? driftView(drift) : ''}
     <div class="actions" style="flex-wrap:wrap">
       ${
@@ -151,8 +173,9 @@ function jobActions(
             : ''
       }
       ${
-        // A schema change is approved, not retried (a retry would stop at it again).
-        failed && log?.code !== 'SCHEMA_DRIFT'
+        // Offered only when the retry would be taken (retryRefusal, through the recommendation): a
+        // schema change is approved and a bad mapping re-configured, not retried.
+        failed && recommendation?.errorClassification.retryable
           ? html`<form method="post" action="${HOME}/jobs/${job.id}/retry" class="inline">
               ${csrfInput(token)}<button type="submit" class="small secondary">Retry</button>
             </form>`

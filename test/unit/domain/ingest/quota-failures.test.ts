@@ -3,6 +3,7 @@ import {
   classifyFailure,
   DEFAULT_RETRY_POLICY,
   recommendAction,
+  retryRefusal,
 } from '../../../../src/domain/ingest/failures.ts';
 import { importQuotaFailure } from '../../../../src/domain/ingest/quota-failures.ts';
 import { QuotaExceededError } from '../../../../src/domain/accounts/quotas.ts';
@@ -44,17 +45,16 @@ t.test('an import stopped by totalEvents: wait_for_quota_reset, and it may be re
   );
 });
 
-t.test('an import stopped by eventsPerImport: manual_intervention, not retryable', async (t) => {
-  const stopped = recommendationFor(
-    new QuotaExceededError('eventsPerImport', { limit: 1_000, used: 1_000, resetsAt: null }),
-  );
-  t.equal(stopped.action, 'manual_intervention');
+t.test('an import stopped by eventsPerImport: the user acts first, then a retry continues it', async (t) => {
+  const error = new QuotaExceededError('eventsPerImport', { limit: 1_000, used: 1_000, resetsAt: null });
+  const stopped = recommendationFor(error);
+  t.equal(stopped.action, 'manual_intervention', 'split the file or ask for a higher level');
   t.equal(stopped.code, 'EVENTS_PER_IMPORT_EXCEEDED');
-  t.match(stopped.classification, { type: 'permanent', retryable: false });
-  t.match(
-    importQuotaFailure(
-      new QuotaExceededError('eventsPerImport', { limit: 1_000, used: 1_000, resetsAt: null }),
-    ).message,
-    /events before the limit were stored/,
+  t.match(stopped.classification, { type: 'user_action_required', retryable: true });
+  t.equal(
+    retryRefusal({ classification: stopped.classification, code: stopped.code }),
+    null,
+    'a retry is taken',
   );
+  t.match(importQuotaFailure(error).message, /events before the limit were stored/);
 });
