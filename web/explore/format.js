@@ -26,10 +26,12 @@ export function formatDateTime(iso) {
 }
 
 /**
- * A readable name for an event: /api/v1/events has no title, so take a likely field of `data`.
- * @param {{ id: number, data: Record<string, unknown> }} event
+ * A readable name for an event: its title (the column mapped as the title at import), else a
+ * likely field of `data` for events stored without one, else its id.
+ * @param {{ id: number, title?: string | null, data: Record<string, unknown> }} event
  */
 export function eventName(event) {
+  if (typeof event.title === 'string' && event.title.trim() !== '') return event.title;
   for (const key of ['title', 'name', 'place', 'label', 'description']) {
     const value = event.data[key];
     if (typeof value === 'string' && value.trim() !== '') return value;

@@ -31,7 +31,13 @@ type Feature = {
   type: 'Feature';
   id: number;
   geometry: { type: 'Point'; coordinates: [number, number] } | null;
-  properties: { eventTimestamp: string; dataset: string; catalog: string; data: Record<string, unknown> };
+  properties: {
+    title: string | null;
+    eventTimestamp: string;
+    dataset: string;
+    catalog: string;
+    data: Record<string, unknown>;
+  };
 };
 
 type Collection = {
@@ -235,6 +241,7 @@ function featureOf(event: EventView, datasetSlug: string): Feature {
       ? { type: 'Point', coordinates: [event.location.longitude, event.location.latitude] }
       : null,
     properties: {
+      title: event.title,
       eventTimestamp: event.eventTimestamp,
       dataset: datasetSlug,
       catalog: event.dataset.catalog,

@@ -12,6 +12,8 @@ export type { Viewer };
 
 export type EventView = {
   id: number;
+  /** The value of the column mapped as the title at import; null when none was. */
+  title: string | null;
   dataset: { id: number; title: string; catalog: string };
   data: Record<string, unknown>;
   location: { longitude: number; latitude: number } | null;

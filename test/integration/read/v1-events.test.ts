@@ -34,6 +34,7 @@ function checkEventShape(t: Test, event: Record<string, unknown>) {
   t.type(event.isValid, 'boolean');
   // Events of the fixture have their own coordinates (or none): nothing geocoded them.
   t.same(event.locatedBy, event.location ? { method: 'coordinates' } : null);
+  t.type(event.title, 'string', 'the fixture maps a title for every event');
   t.same(Object.keys(event).sort(), [
     'data',
     'dataset',
@@ -42,6 +43,7 @@ function checkEventShape(t: Test, event: Record<string, unknown>) {
     'isValid',
     'locatedBy',
     'location',
+    'title',
   ]);
 }
 

@@ -57,6 +57,7 @@ t.test('GeoJSON: every event of the filter, as /events has them', async (t) => {
             ? { type: 'Point', coordinates: [event.location.longitude, event.location.latitude] }
             : null,
           properties: {
+            title: event.title,
             eventTimestamp: event.eventTimestamp,
             dataset: feature.properties.dataset,
             catalog: event.dataset.catalog,
@@ -77,11 +78,11 @@ t.test('CSV: RFC 4180, UTF-8 byte-exact, one column per data key, formula cells 
     await db.pool.oneFirst(sql.unsafe`
       insert into datasets (catalog_id, slug, title, is_public) values (${science}, 'tricky', 'Tricky', true) returning id`),
   );
-  const insert = async (data: unknown, location: [number, number] | null, at: string) =>
+  const insert = async (data: unknown, location: [number, number] | null, at: string, title: string | null) =>
     Number(
       await db.pool.oneFirst(sql.unsafe`
         insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
-        values (${datasetId}, ${science}, ${at}, 't', ${JSON.stringify(data)}::jsonb,
+        values (${datasetId}, ${science}, ${at}, ${title}, ${JSON.stringify(data)}::jsonb,
                 ${location ? sql.unsafe`st_setsrid(st_makepoint(${location[0]}, ${location[1]}), 4326)` : null}, ${at})
         returning id`),
     );
@@ -97,32 +98,42 @@ t.test('CSV: RFC 4180, UTF-8 byte-exact, one column per data key, formula cells 
     },
     [8.54, 47.37],
     '2024-05-01T10:00:00Z',
+    'Jazz night, "live"',
   );
   const second = await insert(
     { name: 'plain', formula: '@cmd', minus: '-5', id: 'collides' },
     null,
     '2024-05-02T00:00:00Z',
+    '=cmd',
   );
   const third = await insert(
     { list: ['a,b', 2], nul: null, plus: '+1', tab: '\tcmd', minus: '-' },
     [-0.5, -45.25],
     '2024-05-03T00:00:00Z',
+    null,
   );
   const line = (fields: Array<string | number>) => `${fields.join(',')}\r\n`;
   const expected =
     line([
-      'id,eventTimestamp,dataset,catalog,longitude,latitude',
+      'id,title,eventTimestamp,dataset,catalog,longitude,latitude',
       'emoji,flag,formula,data.id,list,minus,n,name,nested,note,nul,plus,tab',
     ]) +
     line([
       first,
+      '"Jazz night, ""live"""',
       '2024-05-01T10:00:00.000Z,tricky,science,8.54,47.37',
       "東京 🎌,true,'=SUM(A1:A2),,,,-3.5",
       '"Zürich ""Altstadt"", Bahnhof","{""a"": [1, ""x""]}","line1\nline2",,,',
     ]) +
-    line([second, '2024-05-02T00:00:00.000Z,tricky,science,,', ",,'@cmd,collides,,'-5,,plain,,,,,"]) +
+    line([
+      second,
+      "'=cmd",
+      '2024-05-02T00:00:00.000Z,tricky,science,,',
+      ",,'@cmd,collides,,'-5,,plain,,,,,",
+    ]) +
     line([
       third,
+      '',
       '2024-05-03T00:00:00.000Z,tricky,science,-0.5,-45.25',
       `,,,,"[""a,b"", 2]",'-,,,,,,'+1,'\tcmd`,
     ]);

@@ -157,6 +157,11 @@ const LocatedBy = Type.Union(
 
 const Event = Type.Object({
   id: Id,
+  title: Nullable(
+    Type.String({
+      description: 'The value of the column mapped as the title at import; null when none was.',
+    }),
+  ),
   dataset: Type.Object({
     id: Id,
     title: Type.String(),

@@ -11,6 +11,7 @@ import { visibility } from './scope.ts';
 const EventRow = row(
   Type.Object({
     id: Type.Number(),
+    title: Type.Union([Type.String(), Type.Null()]),
     dataset_id: Type.Number(),
     dataset_title: Type.String(),
     catalog_slug: Type.String(),
@@ -54,7 +55,7 @@ export function eventByIdReads(pool: DatabasePool): Pick<EventReader, 'eventInDa
     async eventInDataset(viewer, datasetSlug, eventId) {
       const visible = visibility(viewer) ?? sqlText`true`;
       const found = await pool.maybeOne(typed(EventRow)`
-        select e.id, e.dataset_id, d.title as dataset_title, c.slug as catalog_slug, e.data,
+        select e.id, e.title, e.dataset_id, d.title as dataset_title, c.slug as catalog_slug, e.data,
                st_x(e.location) as longitude, st_y(e.location) as latitude,
                to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as event_timestamp,
                e.is_valid
@@ -63,6 +64,7 @@ export function eventByIdReads(pool: DatabasePool): Pick<EventReader, 'eventInDa
       if (!found) return null;
       return {
         id: found.id,
+        title: found.title,
         dataset: { id: found.dataset_id, title: found.dataset_title, catalog: found.catalog_slug },
         data: found.data,
         location:

@@ -47,7 +47,7 @@ const EXPORT_BOUNDS_PER_STATEMENT = 8;
 const RANGE_READ_LIMIT = EXPORT_BATCH_SIZE * 2;
 
 /** The CSV columns before the data keys. */
-const CSV_FIXED_COLUMNS = ['id', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'];
+const CSV_FIXED_COLUMNS = ['id', 'title', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'];
 
 const ChunkRow = row(Type.Object({ chunk: Type.String(), n: Type.Number() }));
 const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
@@ -59,7 +59,8 @@ const FEATURE = sqlText`'{"type":"Feature","id":' || e.id || ',"geometry":'
   || case when e.location is null then 'null'
        else '{"type":"Point","coordinates":[' || to_json(st_x(e.location))::text || ','
             || to_json(st_y(e.location))::text || ']}' end
-  || ',"properties":{"eventTimestamp":"' || ${TIMESTAMP} || '","dataset":' || to_json(d.slug)::text
+  || ',"properties":{"title":' || coalesce(to_json(e.title)::text, 'null')
+  || ',"eventTimestamp":"' || ${TIMESTAMP} || '","dataset":' || to_json(d.slug)::text
   || ',"catalog":' || to_json(c.slug)::text || ',"data":' || e.data::text || '}}'`;
 
 /** RFC 4180: a field with a quote, comma, CR or LF is quoted, its quotes doubled. */
@@ -87,6 +88,13 @@ function csvCell(key: string, index: number): Sql {
     then ${quoted(sqlText`('''' || ${text})`)} else ${quoted(text)} end`;
 }
 
+/** The CSV field of a text column (the title): as a text value of `data` is written, apostrophe and all. */
+function csvText(text: Sql): Sql {
+  return sqlText`case when ${text} is null then ''
+    when left(${text}, 1) in ('=', '+', '-', '@', chr(9), chr(13)) then ${quoted(sqlText`('''' || ${text})`)}
+    else ${quoted(text)} end`;
+}
+
 /** The header's names: the data keys as they are, unless one is a fixed column's name (then `data.<key>`). */
 function csvHeader(keys: string[]): string {
   const names = [
@@ -105,7 +113,7 @@ function csvField(text: string): string {
 type RowText = { line: Sql; separator: Sql; lateral: Sql };
 
 function csvLine(keys: string[]): RowText {
-  const fixed = sqlText`e.id || ',' || ${TIMESTAMP} || ',' || d.slug || ',' || c.slug || ','
+  const fixed = sqlText`e.id || ',' || ${csvText(sqlText`e.title`)} || ',' || ${TIMESTAMP} || ',' || d.slug || ',' || c.slug || ','
     || coalesce(to_json(st_x(e.location))::text, '') || ',' || coalesce(to_json(st_y(e.location))::text, '')`;
   const cells = keys.map((key, index) => sqlText`|| ',' || ${csvCell(key, index)}`);
   // Each key is looked up once per row (offset 0 keeps the subquery from being inlined into every use).

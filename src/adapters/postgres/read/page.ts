@@ -129,6 +129,7 @@ function pageJson(sort: Sort): Fragment {
   return sqlText`
     select coalesce('[' || string_agg(
              '{"id":' || e.id
+             || ',"title":' || coalesce(to_json(e.title)::text, 'null')
              || ',"dataset":{"id":' || e.dataset_id || ',"title":' || to_json(d.title)::text
              || ',"catalog":' || to_json(d.slug)::text
              || '},"data":' || e.data::text
@@ -141,7 +142,7 @@ function pageJson(sort: Sort): Fragment {
              || '","isValid":' || case when e.is_valid then 'true' else 'false' end || '}',
              ',' order by ${orderBy(sort)}) || ']', '[]')
     from page p
-    cross join lateral (select e.id, e.dataset_id, e.data, e.location, e.located_by, e.event_timestamp,
+    cross join lateral (select e.id, e.title, e.dataset_id, e.data, e.location, e.located_by, e.event_timestamp,
                                e.is_valid from events e where e.id = p.id offset 0) e
     cross join lateral (select d.title, c.slug from datasets d join catalogs c on c.id = d.catalog_id
                         where d.id = e.dataset_id offset 0) d`;
