@@ -4,6 +4,7 @@ import type { AccessPolicy } from '../../domain/accounts/quotas.ts';
 import { decideRate, type RateDecision, RateLimitedError } from '../../domain/accounts/rate-limits.ts';
 import type { RateLimitCounter } from '../../ports/accounts/rate-limit-counter.ts';
 import type { Clock } from '../../ports/clock.ts';
+import { viewerOf } from './viewer.ts';
 
 // Request rate limits kept in Postgres, so every API process counts the same requests (batched: see
 // postgresRateLimitCounter for how far over a limit several processes can go). Routes opt
@@ -57,7 +58,7 @@ export function installRateLimits(app: FastifyInstance, deps: RateLimitDeps): vo
   // preHandler: after authentication (onRequest) and after validation, so bad requests cost nothing.
   app.addHook('preHandler', async (request, reply) => {
     if (!applies(request)) return;
-    const viewer = request.viewer;
+    const viewer = viewerOf(request);
     if (viewer && isUnlimited(viewer)) return;
     const windows = viewer
       ? deps.policy.rateLimits.byTrustLevel[viewer.trustLevel]

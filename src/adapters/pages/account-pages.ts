@@ -15,6 +15,7 @@ import { type Html, html } from './html.ts';
 import { type Flash, page } from './layout.ts';
 import { htmlReply, redirect } from './replies.ts';
 import { messageView } from './site/dashboard-views.ts';
+import { viewerOf } from '../http/viewer.ts';
 
 // The frame of the /account import pages (the wizard, my imports, scheduled imports): one
 // navigation bar, the /account login (which sends the visitor back to the page they asked for),
@@ -152,7 +153,8 @@ export function accountPages(app: FastifyInstance, csrfSecret: string, home: str
   );
 
   const user: AccountPages['user'] = (request, reply, path) => {
-    if (request.viewer) return request.viewer;
+    const viewer = viewerOf(request);
+    if (viewer) return viewer;
     void redirect(reply, `${ACCOUNT_LOGIN}?next=${encodeURIComponent(path)}`);
     return null;
   };

@@ -17,6 +17,7 @@ import {
 } from '../../../domain/collections/collections.ts';
 import { OPERATORS } from '../../../domain/read/where.ts';
 import { errorResponses } from '../error-body.ts';
+import { viewerOf } from '../viewer.ts';
 
 // Payload CMS's REST conventions for every collection: GET/POST /api/{collection},
 // GET/PATCH/DELETE /api/{collection}/{id}; lists answer {docs, totalDocs, limit, page, totalPages,
@@ -235,7 +236,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
           },
         },
       },
-      async (request) => findDocuments(deps, collection, request.viewer, request.query as ListQuery),
+      async (request) => findDocuments(deps, collection, viewerOf(request), request.query as ListQuery),
     );
 
     app.get(
@@ -254,7 +255,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
           response: { 200: docRef, ...errorResponses(400, 404, 429) },
         },
       },
-      async (request) => findDocument(deps, collection, request.viewer, request.params.id),
+      async (request) => findDocument(deps, collection, viewerOf(request), request.params.id),
     );
 
     app.post(
@@ -273,7 +274,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
         const doc = await createDocument(
           deps,
           collection,
-          request.viewer,
+          viewerOf(request),
           request.body as Record<string, unknown>,
         );
         return reply.status(201).send({ doc, message: `${schemas.label} successfully created.` });
@@ -298,7 +299,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
         const doc = await updateDocument(
           deps,
           collection,
-          request.viewer,
+          viewerOf(request),
           request.params.id,
           request.body as Record<string, unknown>,
         );
@@ -320,7 +321,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
         },
       },
       async (request) => {
-        const doc = await deleteDocument(deps, collection, request.viewer, request.params.id);
+        const doc = await deleteDocument(deps, collection, viewerOf(request), request.params.id);
         return { doc, message: 'Deleted successfully.' };
       },
     );

@@ -12,7 +12,8 @@ import type { ScheduledIngest, ScheduledRun } from '../../../ports/ingest/schedu
 import { errorResponses } from '../error-body.ts';
 import { IdParams, RecordId } from './ingest-schema-routes.ts';
 import { USER_ONLY } from '../require-user.ts';
-import { type IngestHttpDeps, viewerOf } from './ingest-file-routes.ts';
+import type { IngestHttpDeps } from './ingest-file-routes.ts';
+import { viewerOf } from '../viewer.ts';
 import {
   QueuedScraperRunDoc,
   queuedScraperRunDoc,

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { viewerOf } from '../viewer.ts';
 import { type Static, type TSchema, Type } from 'typebox';
 import { buildHistogram } from '../../../application/read/build-histogram.ts';
 import { clusterEvents } from '../../../application/read/cluster-events.ts';
@@ -51,11 +52,6 @@ function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
 function asksNoCache(request: FastifyRequest): boolean {
   const header = request.headers['cache-control'];
   return typeof header === 'string' && /(^|,)\s*no-(cache|store)\b/i.test(header);
-}
-
-/** Who is asking: set by the account hooks from the session cookie or bearer token (null: anonymous). */
-function viewerOf(request: FastifyRequest): Viewer {
-  return request.viewer ?? null;
 }
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -6,9 +6,10 @@ import { DailyQuotaExceededError } from '../../../domain/scrapers/errors.ts';
 import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_SECURITY } from '../openapi-document.ts';
+import { viewerOf } from '../viewer.ts';
 
 // Scraper triggers of the main application (spec: Scraper endpoints). Who is calling comes from
-// `authenticate`: by default the `request.viewer` that the accounts hooks set (the `payload-token`
+// `authenticate`: by default `viewerOf`, the user that the accounts hooks set (the `payload-token`
 // session cookie or a bearer token); without those hooks nobody is authenticated and the answer is 401.
 
 export type ScraperUseCases = {
@@ -27,14 +28,6 @@ export type ScraperRouteOptions = {
   /** Absent in a process built without the scraper subsystem: the routes answer 503. */
   scrapers: ScraperUseCases | undefined;
   authenticate?: Authenticate;
-};
-
-/** The user the accounts hooks put on the request (`request.viewer`), if any. */
-export const viewerFromRequest: Authenticate = (request) => {
-  // Undefined rather than null when the app was built without the accounts hooks.
-  const viewer = (request as Partial<Pick<FastifyRequest, 'viewer'>>).viewer;
-  if (!viewer) return null;
-  return { id: viewer.id, role: viewer.role === 'admin' ? 'admin' : 'user', trustLevel: viewer.trustLevel };
 };
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
@@ -84,7 +77,7 @@ const RateLimitBody = Type.Object({
 });
 
 export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app, options) => {
-  const authenticate = options.authenticate ?? viewerFromRequest;
+  const authenticate = options.authenticate ?? viewerOf;
 
   const actorOf = async (request: FastifyRequest): Promise<Actor> => {
     const actor = await authenticate(request);

@@ -9,6 +9,7 @@ import { flashFrom, redirect } from '../replies.ts';
 import type { Html } from '../html.ts';
 import type { Flash } from '../layout.ts';
 import { loginView } from '../site/dashboard-views.ts';
+import { viewerOf } from '../../http/viewer.ts';
 
 // The login form and the logout post of a server-rendered area (the admin dashboard, the
 // /account pages): one pair of handlers, so both areas log in through the same use case, with the
@@ -50,7 +51,8 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
 
   app.get(paths.login, hidden, async (request, reply) => {
     const next = safeNext((request.query as Record<string, unknown>).next, paths.home);
-    if (request.viewer && !pages.refuse?.(request.viewer)) return redirect(reply, next ?? paths.home);
+    const viewer = viewerOf(request);
+    if (viewer && !pages.refuse?.(viewer)) return redirect(reply, next ?? paths.home);
     return pages.render(reply, 200, form(pages.csrf.token(request, reply), '', next), flashFrom(request));
   });
 

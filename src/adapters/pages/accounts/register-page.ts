@@ -14,6 +14,7 @@ import { verifiedForm } from '../csrf.ts';
 import { type Html, html } from '../html.ts';
 import type { Flash } from '../layout.ts';
 import { redirect } from '../replies.ts';
+import { viewerOf } from '../../http/viewer.ts';
 
 // /account/register: the registration form of a person with a browser. It registers through the
 // same use case as POST /api/auth/register (same checks, same enumeration-safe answer), shows the
@@ -97,7 +98,7 @@ export const registerPage: FastifyPluginAsync<RegisterPageDeps> = async (app, de
   };
 
   app.get(PATH, hidden, async (request, reply) => {
-    if (request.viewer) return redirect(reply, WIZARD);
+    if (viewerOf(request)) return redirect(reply, WIZARD);
     return answer(request, reply, 200, '', {});
   });
 

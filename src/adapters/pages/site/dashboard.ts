@@ -29,6 +29,7 @@ import {
   settingsView,
   usersView,
 } from './dashboard-views.ts';
+import { viewerOf } from '../../http/viewer.ts';
 
 // The admin dashboard: server-rendered pages under /dashboard that work without JavaScript. Every
 // change is a form post with a CSRF token, answered with a redirect (post/redirect/get) that carries
@@ -116,7 +117,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
 
   /** The admin behind this request, or a redirect to the login page (or a 403 for non-admins). */
   const admin = (request: FastifyRequest, reply: FastifyReply): Admin | null => {
-    const viewer = request.viewer;
+    const viewer = viewerOf(request);
     if (!viewer) {
       void redirect(reply, '/dashboard/login');
       return null;
