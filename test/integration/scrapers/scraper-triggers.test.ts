@@ -202,6 +202,37 @@ t.test(
     t.equal(off.statusCode, 403, 'scrapers switched off');
     t.equal(off.json().code, 'SCRAPERS_DISABLED');
     await switchScrapers(db.pool, true);
+
+    // Over the owner's daily runs (trust level 3: 10): the spec's rate-limit error, body and
+    // headers, exactly as the run route and the request rate limit answer it; no run is queued.
+    for (let used = 0; used < 10; used++)
+      await deps.quotas.take(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]);
+    const runsBefore = await db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Integer() })))`
+      select count(*)::int as n from scraper_runs where scraper_id = ${scraper.id}`);
+    const spent = await trigger(token);
+    t.equal(spent.statusCode, 429);
+    const limited = spent.json();
+    t.same(limited, {
+      success: false,
+      error: 'Rate limit exceeded',
+      message: 'the daily limit of 10 scraper runs is reached',
+      code: 'SCRAPER_RUNS_QUOTA_EXCEEDED',
+      limitType: 'daily',
+      retryAfter: limited.retryAfter,
+    });
+    t.match(limited.retryAfter, /T00:00:00\.000Z$/, 'daily quotas reset at midnight UTC');
+    t.equal(spent.headers['x-ratelimit-limit'], '10');
+    t.equal(spent.headers['x-ratelimit-remaining'], '0');
+    t.equal(spent.headers['x-ratelimit-reset'], limited.retryAfter);
+    t.match(spent.headers['retry-after'], /^[1-9]\d*$/, 'whole seconds, at least one');
+    t.ok(Number(spent.headers['retry-after']) <= 24 * 60 * 60, 'no later than the next midnight');
+    t.equal(
+      await db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Integer() })))`
+        select count(*)::int as n from scraper_runs where scraper_id = ${scraper.id}`),
+      runsBefore,
+      'a refused webhook queues nothing',
+    );
+
     await setScraperWebhook(deps, owner, scraper.id, false);
     t.equal((await trigger(token)).statusCode, 404, 'a disabled webhook');
   },

@@ -267,7 +267,8 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
         description:
           'No header: the 64-hex token in the URL is the credential. A scraper webhook queues a run ' +
           '(`run.scraper`); a scheduled-import webhook starts a run (`run.scheduledIngest`); 200 with the queued job. ' +
-          '404 for an unknown or disabled token; 403 while scrapers are switched off, 429 when the owner has no runs left today.',
+          '404 for an unknown or disabled token; 403 while scrapers are switched off; 429, the rate-limit error ' +
+          '(limitType daily), when the owner has no scraper runs left today.',
         params: Type.Object({ token: Type.String({ maxLength: 128 }) }, { additionalProperties: false }),
         querystring: NoQuery,
         response: {

@@ -10,6 +10,7 @@ import type { Html } from '../html.ts';
 import type { Flash } from '../layout.ts';
 import { loginView } from '../site/dashboard-views.ts';
 import { viewerOf } from '../../http/viewer.ts';
+import { setRefusalHeaders } from '../../http/rate-limit.ts';
 
 // The login form and the logout post of a server-rendered area (the admin dashboard, the
 // /account pages): one pair of handlers, so both areas log in through the same use case, with the
@@ -74,7 +75,7 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       const throttled = error instanceof RateLimitedError;
-      if (throttled) reply.header('Retry-After', String(error.decision.retryAfterSeconds));
+      if (throttled) setRefusalHeaders(reply, error.decision);
       return pages.render(reply, throttled ? 429 : 401, form(pages.csrf.token(request, reply), email, next), {
         error: error.message,
       });

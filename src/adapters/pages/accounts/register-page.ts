@@ -15,6 +15,7 @@ import { type Html, html } from '../html.ts';
 import type { Flash } from '../layout.ts';
 import { redirect } from '../replies.ts';
 import { viewerOf } from '../../http/viewer.ts';
+import { setRefusalHeaders } from '../../http/rate-limit.ts';
 
 // /account/register: the registration form of a person with a browser. It registers through the
 // same use case as POST /api/auth/register (same checks, same enumeration-safe answer), shows the
@@ -129,7 +130,7 @@ export const registerPage: FastifyPluginAsync<RegisterPageDeps> = async (app, de
       if (error.kind === 'unauthorized')
         return answer(request, reply, 200, email, { notice: REGISTRATION_MESSAGE });
       const throttled = error instanceof RateLimitedError;
-      if (throttled) reply.header('Retry-After', String(error.decision.retryAfterSeconds));
+      if (throttled) setRefusalHeaders(reply, error.decision);
       const status = throttled ? 429 : error.kind === 'forbidden' ? 403 : 400;
       return answer(request, reply, status, email, { error: error.message });
     }
