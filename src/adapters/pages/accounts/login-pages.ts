@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type LoginDeps, logIn } from '../../../application/accounts/log-in.ts';
 import type { Viewer } from '../../../domain/access.ts';
 import { DomainError } from '../../../domain/errors.ts';
-import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
 import { clearTokenCookie, setTokenCookie } from '../../http/authentication.ts';
 import { type Csrf, verifiedForm } from '../csrf.ts';
 import { flashFrom, redirect } from '../replies.ts';
@@ -10,7 +9,7 @@ import type { Html } from '../html.ts';
 import type { Flash } from '../layout.ts';
 import { loginView } from '../site/dashboard-views.ts';
 import { viewerOf } from '../../http/viewer.ts';
-import { setRefusalHeaders } from '../../http/rate-limit.ts';
+import { pageErrorStatus } from '../../http/error-handling.ts';
 
 // The login form and the logout post of a server-rendered area (the admin dashboard, the
 // /account pages): one pair of handlers, so both areas log in through the same use case, with the
@@ -74,11 +73,15 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
       return redirect(reply, next ?? paths.home);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      const throttled = error instanceof RateLimitedError;
-      if (throttled) setRefusalHeaders(reply, error.decision);
-      return pages.render(reply, throttled ? 429 : 401, form(pages.csrf.token(request, reply), email, next), {
-        error: error.message,
-      });
+      // Wrong credentials are 401, throttling 429 with its headers: the API's statuses.
+      return pages.render(
+        reply,
+        pageErrorStatus(error, reply),
+        form(pages.csrf.token(request, reply), email, next),
+        {
+          error: error.message,
+        },
+      );
     }
   });
 

@@ -250,9 +250,7 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
       }),
     );
 
-  installPageErrors(app, render, [HOME, 'Back to your scrapers'], (error) =>
-    error instanceof DomainError ? 400 : undefined,
-  );
+  installPageErrors(app, render, [HOME, 'Back to your scrapers']);
 
   /** The logged-in user with scraper access, or a redirect to the login (or a 403 page). */
   const scraperUser = (request: FastifyRequest, reply: FastifyReply): User | null => {

@@ -30,6 +30,7 @@ import {
   usersView,
 } from './dashboard-views.ts';
 import { viewerOf } from '../../http/viewer.ts';
+import { pageErrorStatus } from '../../http/error-handling.ts';
 
 // The admin dashboard: server-rendered pages under /dashboard that work without JavaScript. Every
 // change is a form post with a CSRF token, answered with a redirect (post/redirect/get) that carries
@@ -80,10 +81,10 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
           }),
         );
     }
-    const status = error instanceof DomainError ? 400 : (error.statusCode ?? 500);
+    const status = pageErrorStatus(error, reply);
     if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');
     return reply
-      .status(status >= 500 ? 500 : status)
+      .status(status)
       .type('text/html; charset=utf-8')
       .send(
         page({
