@@ -206,6 +206,17 @@ t.test('dashboard', async (t) => {
       slug: 'floods',
     });
     t.equal(flashError(bad.headers.location), 'A document with this value already exists');
+    // The dashboard's form reads slugs like the API (isSlug): before, any length the database's
+    // pattern check let through was stored.
+    const long = await browser.submit('/dashboard/catalogs', '/dashboard/catalogs', {
+      title: 'Long',
+      slug: 'a'.repeat(129),
+    });
+    t.match(flashError(long.headers.location), /slug must be .* at most 128 characters/);
+    t.notMatch(
+      (await browser.get('/dashboard/catalogs')).body,
+      /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/,
+    );
 
     await browser.submit(catalogUrl, `/dashboard/catalogs/${catalogId}/datasets`, {
       title: 'Rivers',

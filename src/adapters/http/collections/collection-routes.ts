@@ -18,6 +18,7 @@ import {
 import { OPERATORS } from '../../../domain/read/where.ts';
 import { errorResponses } from '../error-body.ts';
 import { viewerOf } from '../viewer.ts';
+import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
 
 // Payload CMS's REST conventions for every collection: GET/POST /api/{collection},
 // GET/PATCH/DELETE /api/{collection}/{id}; lists answer {docs, totalDocs, limit, page, totalPages,
@@ -25,7 +26,7 @@ import { viewerOf } from '../viewer.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time' });
-const Slug = Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 128 });
+const Slug = Type.String({ pattern: SLUG_PATTERN.source, maxLength: MAX_SLUG_LENGTH });
 const Title = Type.String({ minLength: 1, maxLength: 255 });
 const TrustLevel = Type.Integer({ minimum: 0, maximum: 5 });
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('user')]);

@@ -31,6 +31,7 @@ import {
 } from './dashboard-views.ts';
 import { viewerOf } from '../../http/viewer.ts';
 import { pageErrorStatus } from '../../http/error-handling.ts';
+import { parseSlug } from '../../../domain/collections/slugs.ts';
 
 // The admin dashboard: server-rendered pages under /dashboard that work without JavaScript. Every
 // change is a form post with a CSRF token, answered with a redirect (post/redirect/get) that carries
@@ -54,7 +55,7 @@ function described(form: Form) {
   const description = text(form.description);
   return {
     title: text(form.title),
-    slug: text(form.slug),
+    slug: parseSlug(text(form.slug), 'slug'),
     description: description === '' ? null : description,
     isPublic: form.isPublic === 'on',
   };
