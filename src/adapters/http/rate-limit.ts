@@ -51,7 +51,8 @@ export function setRefusalHeaders(reply: FastifyReply, decision: RateRefusal): F
 /**
  * The spec's 429, built here and nowhere else: `{success: false, error, message, limitType, retryAfter}`
  * plus the headers, for every RateLimitedError (the request windows of the hook below, login
- * throttling, the daily scraper runs quota on the run and webhook routes); the error handler calls it.
+ * throttling, the daily scraper runs quota on the run and webhook routes, the data exports a day);
+ * the error handler calls it.
  */
 export function sendRateLimited(reply: FastifyReply, error: RateLimitedError): FastifyReply {
   const { decision } = error;
