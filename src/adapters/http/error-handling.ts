@@ -1,12 +1,13 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { DomainError, type DomainErrorKind, ValidationError } from '../../domain/errors.ts';
 import { RateLimitedError } from '../../domain/accounts/rate-limits.ts';
 import { classifyDatabaseError } from './database-errors.ts';
 import { type ErrorBodyShape, reasonPhrase } from './error-body.ts';
-import { sendRateLimited } from './rate-limit.ts';
+import { sendRateLimited, setRefusalHeaders } from './rate-limit.ts';
 
 // One place turns every failure into the spec's error body. Domain errors map to statuses here
-// (never the other way round); anything unexpected is a 500 that reveals nothing internal.
+// (never the other way round), for the API and the server pages alike; anything unexpected is a
+// 500 that reveals nothing internal.
 
 const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   validation: 400,
@@ -18,6 +19,22 @@ const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   rate_limited: 429,
   unavailable: 503,
 };
+
+/** The HTTP status of a refusal by the domain: the one map, used by the API's errors and every page. */
+export function domainErrorStatus(error: DomainError): number {
+  return STATUS_BY_KIND[error.kind];
+}
+
+/**
+ * The status an HTML page answers for a failure: a domain error's from the map above, a framework
+ * error's own (a 4xx from Fastify), otherwise 500. A rate-limit refusal also gets its headers.
+ */
+export function pageErrorStatus(error: FastifyError | Error, reply: FastifyReply): number {
+  if (error instanceof RateLimitedError) setRefusalHeaders(reply, error.decision);
+  if (error instanceof DomainError) return domainErrorStatus(error);
+  const status = (error as FastifyError).statusCode;
+  return status && status >= 400 && status < 500 ? status : 500;
+}
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -43,9 +60,9 @@ export function installErrorHandling(app: FastifyInstance): void {
 const TRUNCATED_MULTIPART =
   /^(Unexpected end of (form|file|multipart data)|Malformed part header|Multipart: Boundary not found)/i;
 
-function toErrorResponse(error: FastifyError | Error): { status: number; body: ErrorBodyShape } {
+export function toErrorResponse(error: FastifyError | Error): { status: number; body: ErrorBodyShape } {
   if (error instanceof DomainError) {
-    const status = STATUS_BY_KIND[error.kind];
+    const status = domainErrorStatus(error);
     const body: ErrorBodyShape = { error: reasonPhrase(status), message: error.message };
     if (error.code) body.code = error.code;
     if (error.details) body.details = error.details;

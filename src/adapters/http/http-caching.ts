@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { viewerOf } from './viewer.ts';
 
 // HTTP caching of the public read paths (/api/v1, /ogc), by URL prefix so that every route there
 // gets it without doing anything (docs/api-v1.md, "HTTP caching"):
@@ -23,7 +24,7 @@ function isCachedPath(url: string): boolean {
 
 /** The tag of an answer read at a data signature (`scope version:data versions`), for one URL and caller. */
 function versionTag(request: FastifyRequest, signature: string): string {
-  const viewer = request.viewer ?? null;
+  const viewer = viewerOf(request);
   return digest(`${request.url}\n${viewer?.id ?? ''}\n${viewer?.role ?? ''}\n${signature}`);
 }
 
@@ -77,7 +78,7 @@ export function installHttpCaching(app: FastifyInstance): void {
     addVary(reply, ['Authorization', 'Cookie', 'accept-encoding']);
     if (reply.statusCode !== 200) return payload;
     if (!reply.hasHeader('cache-control'))
-      reply.header('cache-control', request.viewer ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL);
+      reply.header('cache-control', viewerOf(request) ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL);
     const routeTag = reply.getHeader('etag');
     let tag: string;
     if (typeof routeTag === 'string') tag = routeTag.replace(/^"|"$/g, '');

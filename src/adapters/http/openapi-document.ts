@@ -203,7 +203,9 @@ function completeResponses(operation: Schema): void {
   if (Array.isArray(operation.security) && operation.security.length > 0) {
     responses[401] ??= {};
   }
-  if (rateLimited) {
+  // Every 429 is sendRateLimited's body and headers, whether a request window or a daily quota (the
+  // scraper runs', on the run and webhook routes) refuses: a route that declares a 429 gets it too.
+  if (rateLimited || responses[429]) {
     responses[429] = {
       description: 'Rate limit exceeded: retry after `Retry-After` seconds',
       headers: {

@@ -1,9 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnlimited } from '../../domain/access.ts';
 import type { AccessPolicy } from '../../domain/accounts/quotas.ts';
-import { decideRate, type RateDecision, RateLimitedError } from '../../domain/accounts/rate-limits.ts';
+import {
+  decideRate,
+  type RateDecision,
+  RateLimitedError,
+  type RateRefusal,
+} from '../../domain/accounts/rate-limits.ts';
 import type { RateLimitCounter } from '../../ports/accounts/rate-limit-counter.ts';
 import type { Clock } from '../../ports/clock.ts';
+import { viewerOf } from './viewer.ts';
 
 // Request rate limits kept in Postgres, so every API process counts the same requests (batched: see
 // postgresRateLimitCounter for how far over a limit several processes can go). Routes opt
@@ -36,19 +42,30 @@ function setRateHeaders(reply: FastifyReply, decision: RateDecision): void {
   reply.header('X-RateLimit-Reset', decision.reset.toISOString());
 }
 
-/** The spec's 429: `{success: false, error, message, limitType, retryAfter}` plus headers. */
+/** A refusal's headers: `Retry-After` in seconds and `X-RateLimit-*` (Remaining 0). HTML pages that answer 429 send these too. */
+export function setRefusalHeaders(reply: FastifyReply, decision: RateRefusal): FastifyReply {
+  setRateHeaders(reply, decision);
+  return reply.header('Retry-After', String(decision.retryAfterSeconds));
+}
+
+/**
+ * The spec's 429, built here and nowhere else: `{success: false, error, message, limitType, retryAfter}`
+ * plus the headers, for every RateLimitedError (the request windows of the hook below, login
+ * throttling, the daily scraper runs quota on the run and webhook routes, the data exports a day);
+ * the error handler calls it.
+ */
 export function sendRateLimited(reply: FastifyReply, error: RateLimitedError): FastifyReply {
   const { decision } = error;
-  setRateHeaders(reply, decision);
-  reply.header('Retry-After', String(decision.retryAfterSeconds));
-  return reply.status(429).send({
-    success: false,
-    error: 'Rate limit exceeded',
-    message: error.message,
-    code: 'RATE_LIMITED',
-    limitType: decision.limitType,
-    retryAfter: decision.reset.toISOString(),
-  });
+  return setRefusalHeaders(reply, decision)
+    .status(429)
+    .send({
+      success: false,
+      error: 'Rate limit exceeded',
+      message: error.message,
+      code: error.code ?? 'RATE_LIMITED',
+      limitType: decision.limitType,
+      retryAfter: decision.reset.toISOString(),
+    });
 }
 
 export function installRateLimits(app: FastifyInstance, deps: RateLimitDeps): void {
@@ -57,7 +74,7 @@ export function installRateLimits(app: FastifyInstance, deps: RateLimitDeps): vo
   // preHandler: after authentication (onRequest) and after validation, so bad requests cost nothing.
   app.addHook('preHandler', async (request, reply) => {
     if (!applies(request)) return;
-    const viewer = request.viewer;
+    const viewer = viewerOf(request);
     if (viewer && isUnlimited(viewer)) return;
     const windows = viewer
       ? deps.policy.rateLimits.byTrustLevel[viewer.trustLevel]

@@ -15,6 +15,8 @@ import { type Html, html } from './html.ts';
 import { type Flash, page } from './layout.ts';
 import { htmlReply, redirect } from './replies.ts';
 import { messageView } from './site/dashboard-views.ts';
+import { viewerOf } from '../http/viewer.ts';
+import { pageErrorStatus } from '../http/error-handling.ts';
 
 // The frame of the /account import pages (the wizard, my imports, scheduled imports): one
 // navigation bar, the /account login (which sends the visitor back to the page they asked for),
@@ -81,26 +83,13 @@ export function formText(form: Form, name: string, max: number): string {
   return value;
 }
 
-const PAGE_STATUS: Partial<Record<DomainError['kind'], number>> = {
-  not_found: 404,
-  unauthorized: 401,
-  forbidden: 403,
-  conflict: 409,
-  rate_limited: 429,
-};
-
 type Render = (reply: FastifyReply, status: number, title: string, body: Html) => FastifyReply;
 
 /**
  * Errors of a page area as pages: an expired form is a 403 "form expired", a refused request its
- * message with `statusOf`'s status (else the error's own), anything else a logged 500.
+ * message with the API's status for it (pageErrorStatus), anything else a logged 500.
  */
-export function installPageErrors(
-  app: FastifyInstance,
-  render: Render,
-  back: [string, string],
-  statusOf: (error: FastifyError) => number | undefined,
-): void {
+export function installPageErrors(app: FastifyInstance, render: Render, back: [string, string]): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof CsrfError) {
       return render(
@@ -114,11 +103,11 @@ export function installPageErrors(
         ),
       );
     }
-    const status = statusOf(error) ?? error.statusCode ?? 500;
+    const status = pageErrorStatus(error, reply);
     if (status >= 500) request.log.error({ err: error }, 'page request failed');
     return render(
       reply,
-      status >= 500 ? 500 : status,
+      status,
       'Error',
       messageView(
         status === 404 ? 'Not found' : 'Something went wrong',
@@ -147,12 +136,11 @@ export function accountPages(app: FastifyInstance, csrfSecret: string, home: str
       }),
     );
 
-  installPageErrors(app, render, [home, 'Back'], (error) =>
-    error instanceof DomainError ? (PAGE_STATUS[error.kind] ?? 400) : undefined,
-  );
+  installPageErrors(app, render, [home, 'Back']);
 
   const user: AccountPages['user'] = (request, reply, path) => {
-    if (request.viewer) return request.viewer;
+    const viewer = viewerOf(request);
+    if (viewer) return viewer;
     void redirect(reply, `${ACCOUNT_LOGIN}?next=${encodeURIComponent(path)}`);
     return null;
   };

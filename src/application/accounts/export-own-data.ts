@@ -30,14 +30,16 @@ export async function requestDataExport(
   viewer: Viewer,
 ): Promise<DataExport> {
   const user = requireViewer(viewer);
-  const dayAgo = new Date(deps.clock.now().getTime() - 24 * 60 * 60 * 1000);
+  const now = deps.clock.now();
+  const dayAgo = new Date(now.getTime() - 24 * 60 * 60 * 1000);
   assertMayRequestExport(
     await deps.exports.hasActive(user.id),
-    await deps.exports.countSince(user.id, dayAgo),
+    await deps.exports.requestsSince(user.id, dayAgo),
+    now,
   );
   const created = await deps.exports.create(user.id);
   // Two requests at once: the database's one-active rule lets one through.
-  if (!created) assertMayRequestExport(true, 0);
+  if (!created) assertMayRequestExport(true, { count: 0, oldest: null }, now);
   const record = created as DataExport;
   await deps.queue.enqueueDataExport(record.id);
   return record;

@@ -11,6 +11,7 @@ import type { ScheduleStore, ScheduledIngest, ScheduledRun } from '../../ports/i
 import type { CronSchedule } from '../../ports/cron-schedule.ts';
 import type { WebhookTokens } from '../../ports/webhook-tokens.ts';
 import { authorizeImportTarget, type ImportAccessDeps } from './import-access.ts';
+import { changeWebhookToken } from './webhook-token-change.ts';
 
 // Scheduled URL imports: create and change schedules (the webhook token rotates on disable and
 // enable), trigger a run by hand or by webhook. Running the schedule manager and fetching are
@@ -66,7 +67,7 @@ export async function createScheduledIngest(
   // A schedule that runs by itself holds one activeSchedules unit while it is enabled.
   const active = isActive(input) ? ACTIVE : [];
   if (active.length) await deps.quotas.take(userId, active);
-  const token = input.enabled ? deps.tokens.generate() : null;
+  const { token, storedHash } = changeWebhookToken(deps.tokens, false, input.enabled);
   const schedule = await deps.schedules
     .create({
       name: input.name,
@@ -78,13 +79,13 @@ export async function createScheduledIngest(
       settings: input.settings,
       createdBy: userId,
       nextRunAt: nextRun(deps, input.schedule, input.enabled),
-      webhookTokenHash: token?.hash ?? null,
+      webhookTokenHash: storedHash ?? null,
     })
     .catch(async (error: unknown) => {
       if (active.length) await deps.quotas.give(userId, active);
       throw error;
     });
-  return { schedule, webhookToken: token?.token ?? null };
+  return { schedule, webhookToken: token };
 }
 
 const scheduleNotFound = (id: number) =>
@@ -146,13 +147,7 @@ export async function updateScheduledIngest(
   const target = await changedTarget(deps, viewer, current, change);
   const enabled = change.enabled ?? current.enabled;
   const schedule = change.schedule === undefined ? current.schedule : change.schedule;
-  let token: { token: string; hash: string } | null = null;
-  let webhookTokenHash: string | null | undefined;
-  if (change.enabled === false && current.enabled) webhookTokenHash = null;
-  if (change.enabled === true && !current.enabled) {
-    token = deps.tokens.generate();
-    webhookTokenHash = token.hash;
-  }
+  const { token, storedHash: webhookTokenHash } = changeWebhookToken(deps.tokens, current.enabled, enabled);
   // Becoming active takes an activeSchedules unit from the schedule's creator; stopping gives it back.
   const owner = current.createdBy;
   const starts = owner !== null && !isActive(current) && isActive({ schedule, enabled });
@@ -175,7 +170,7 @@ export async function updateScheduledIngest(
     });
   if (owner !== null && (stops || (starts && !updated))) await deps.quotas.give(owner, ACTIVE);
   if (!updated) throw scheduleNotFound(id);
-  return { schedule: updated, webhookToken: token?.token ?? null };
+  return { schedule: updated, webhookToken: token };
 }
 
 async function startRun(deps: ScheduleDeps, schedule: ScheduledIngest, dueAt: Date, by: ScheduleTrigger) {

@@ -1,7 +1,7 @@
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
 import type { Actor } from '../../domain/scrapers/access.ts';
 import { canManageScraperRepo } from '../../domain/access.ts';
-import { webhookChange } from '../../domain/scrapers/webhooks.ts';
+import { changeWebhookToken } from '../ingest/webhook-token-change.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
 /**
@@ -23,12 +23,12 @@ export async function setScraperWebhook(
       code: 'FORBIDDEN',
     });
   }
-  const change = webhookChange(scraper.webhookEnabled, enabled, options.rotate ?? false);
-  if (change.action === 'issue') {
-    const { token, hash } = deps.tokens.generate();
-    await deps.scrapers.setWebhook(scraperId, true, hash);
-    return { webhookEnabled: true, token };
-  }
-  if (change.action === 'revoke') await deps.scrapers.setWebhook(scraperId, false, null);
-  return { webhookEnabled: enabled };
+  const { token, storedHash } = changeWebhookToken(
+    deps.tokens,
+    scraper.webhookEnabled,
+    enabled,
+    options.rotate ?? false,
+  );
+  if (storedHash !== undefined) await deps.scrapers.setWebhook(scraperId, enabled, storedHash);
+  return token === null ? { webhookEnabled: enabled } : { webhookEnabled: true, token };
 }

@@ -11,7 +11,7 @@ export type QueuedRun = { run: ScraperRun; jobId: string | null };
 
 type Deps = Pick<
   ScraperDeps,
-  'scrapers' | 'repos' | 'runs' | 'jobs' | 'flags' | 'quotas' | 'actors' | 'runIds'
+  'scrapers' | 'repos' | 'runs' | 'jobs' | 'flags' | 'quotas' | 'actors' | 'runIds' | 'clock'
 >;
 
 /** Levels 0-2 have no scraper access at all: 403, as the scraper collections answer. */
@@ -60,10 +60,12 @@ export async function queueRun(
     await deps.quotas.check(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]);
   } catch (error) {
     if (!(error instanceof QuotaExceededError)) throw error;
+    const now = deps.clock.now();
     throw new DailyQuotaExceededError(
       `the daily limit of ${error.limit} scraper runs is reached`,
       error.limit,
-      error.resetsAt ?? new Date(),
+      error.resetsAt ?? now,
+      now,
     );
   }
   const run = await deps.runs.createQueued({

@@ -4,7 +4,7 @@ import type { ScraperDeps } from './scraper-deps.ts';
 
 type Deps = Pick<
   ScraperDeps,
-  'scrapers' | 'repos' | 'runs' | 'jobs' | 'flags' | 'quotas' | 'actors' | 'runIds' | 'tokens'
+  'scrapers' | 'repos' | 'runs' | 'jobs' | 'flags' | 'quotas' | 'actors' | 'runIds' | 'tokens' | 'clock'
 >;
 
 /**

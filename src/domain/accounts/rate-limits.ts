@@ -26,6 +26,23 @@ export type RateDecision =
       retryAfterSeconds: number;
     };
 
+export type RateRefusal = Extract<RateDecision, { allowed: false }>;
+
+/**
+ * A refusal by the `limitType` window of `limit`, free again at `reset`: what every 429 says, the
+ * request windows' and the daily runs quota's alike. Retry-After is at least a second, never 0.
+ */
+export function rateRefusal(limitType: RateWindowName, limit: number, reset: Date, now: Date): RateRefusal {
+  return {
+    allowed: false,
+    limitType,
+    limit,
+    remaining: 0,
+    reset,
+    retryAfterSeconds: Math.max(1, Math.ceil((reset.getTime() - now.getTime()) / 1000)),
+  };
+}
+
 /**
  * Denied when any window is over its limit; the window named is the one that frees up last. When allowed, the
  * headers describe the window with the fewest requests left.
@@ -36,17 +53,8 @@ export function decideRate(counts: WindowCount[], now: Date): RateDecision {
     .sort((a, b) => windowReset(b.window, now).getTime() - windowReset(a.window, now).getTime());
   // When several windows are full, the caller must wait for the one that frees up last.
   const blocking = exceeded[0];
-  if (blocking) {
-    const reset = windowReset(blocking.window, now);
-    return {
-      allowed: false,
-      limitType: blocking.window.name,
-      limit: blocking.window.limit,
-      remaining: 0,
-      reset,
-      retryAfterSeconds: Math.max(1, Math.ceil((reset.getTime() - now.getTime()) / 1000)),
-    };
-  }
+  if (blocking)
+    return rateRefusal(blocking.window.name, blocking.window.limit, windowReset(blocking.window, now), now);
   let tightest: WindowCount | undefined;
   for (const c of counts) {
     if (!tightest || c.window.limit - c.hits < tightest.window.limit - tightest.hits) tightest = c;
@@ -60,15 +68,16 @@ export function decideRate(counts: WindowCount[], now: Date): RateDecision {
   };
 }
 
+/** Every refusal answered with the spec's rate-limit error (429): the HTTP adapter builds it from `decision`. */
 export class RateLimitedError extends DomainError {
-  readonly decision: Extract<RateDecision, { allowed: false }>;
+  readonly decision: RateRefusal;
 
-  constructor(decision: Extract<RateDecision, { allowed: false }>, message?: string) {
+  constructor(decision: RateRefusal, message?: string, code = 'RATE_LIMITED') {
     super(
       'rate_limited',
       message ??
         `Too many requests: the ${decision.limitType} limit of ${decision.limit} is used up; retry after ${decision.reset.toISOString()}`,
-      { code: 'RATE_LIMITED' },
+      { code },
     );
     this.name = 'RateLimitedError';
     this.decision = decision;

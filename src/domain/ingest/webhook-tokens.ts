@@ -13,3 +13,19 @@ export function tokenFromBytes(bytes: Uint8Array): string {
   if (bytes.length !== 32) throw new Error('a webhook token is made of exactly 32 random bytes');
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
+
+type WebhookChange =
+  | { action: 'issue' } // a new token, shown once
+  | { action: 'revoke' } // on -> off: the token is forgotten
+  | { action: 'none' };
+
+/**
+ * What switching a webhook (a scraper's or a scheduled import's) does to its token. Enabling always
+ * issues a fresh one (so disable + enable rotates it, as the spec says; `rotate` issues one without
+ * the round trip); disabling drops the stored hash so an old token can never come back to life.
+ */
+export function webhookChange(currentlyEnabled: boolean, wanted: boolean, rotate = false): WebhookChange {
+  if (wanted && (!currentlyEnabled || rotate)) return { action: 'issue' };
+  if (!wanted && currentlyEnabled) return { action: 'revoke' };
+  return { action: 'none' };
+}

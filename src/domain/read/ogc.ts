@@ -1,4 +1,5 @@
 import { type Bounds, type DateRange, invalid, parseDate } from './read-query.ts';
+import { isSlug } from '../collections/slugs.ts';
 
 // OGC API – Features, Part 1 (Core) with the GeoJSON encoding: the parameter rules and the links of
 // /ogc, without I/O. The standard is OGC 17-069r4; requirement names below are its /req/core/* ids.
@@ -165,11 +166,11 @@ export function parseOffset(value: unknown, limit: number): { page: number; limi
 }
 
 /**
- * A collection id is a dataset slug (migration 0001's check). Anything else names no collection
- * (404) without a query.
+ * A collection id is a dataset slug (isSlug). Anything else names no collection (404) without a
+ * query.
  */
 export function isCollectionId(value: string): boolean {
-  return value.length <= 200 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(value);
+  return isSlug(value);
 }
 
 /** A feature id is an event id: a positive integer. Anything else is an unknown feature (404). */

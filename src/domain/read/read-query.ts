@@ -1,5 +1,6 @@
 import { isSupportedInstant, supportedRangeText } from './date-range.ts';
 import { ValidationError } from '../errors.ts';
+import { isSlug } from '../collections/slugs.ts';
 
 // The one parser for the query parameters that every /api/v1 read endpoint shares. It turns raw
 // query-string values into a validated, normalised filter, or throws a ValidationError naming the
@@ -202,12 +203,10 @@ export function parseInteger(
   return number;
 }
 
-const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
-
 function parseSlug(value: unknown, parameter: string): string | null {
   const text = optionalText(value, parameter);
   if (text === null) return null;
-  if (!SLUG.test(text)) throw invalid(parameter, `${parameter} must be a slug (got "${text}")`);
+  if (!isSlug(text)) throw invalid(parameter, `${parameter} must be a slug (got "${text}")`);
   return text;
 }
 
@@ -218,7 +217,7 @@ function parseSlugList(value: unknown, parameter: string): string[] {
   const slugs = values.flatMap((item) => String(item).split(',')).filter((item) => item !== '');
   if (slugs.length > 200) throw invalid(parameter, `${parameter} accepts at most 200 slugs`);
   for (const slug of slugs) {
-    if (!SLUG.test(slug)) throw invalid(parameter, `${parameter} must be dataset slugs (got "${slug}")`);
+    if (!isSlug(slug)) throw invalid(parameter, `${parameter} must be dataset slugs (got "${slug}")`);
   }
   return [...new Set(slugs)];
 }

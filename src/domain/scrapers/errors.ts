@@ -1,15 +1,13 @@
-import { DomainError } from '../errors.ts';
+import { RateLimitedError, rateRefusal } from '../accounts/rate-limits.ts';
 
-/** The daily runs quota is spent: answered as the spec's rate-limit error (429, limitType daily). */
-export class DailyQuotaExceededError extends DomainError {
-  readonly resetAt: Date;
-  readonly limit: number;
-
-  constructor(message: string, limit: number, resetAt: Date) {
-    super('rate_limited', message, { code: 'SCRAPER_RUNS_QUOTA_EXCEEDED' });
+/**
+ * The daily runs quota is spent: a rate-limit refusal of the daily window, so the HTTP adapter answers
+ * it with the spec's rate-limit error (429, limitType daily) exactly as it answers the request windows.
+ */
+export class DailyQuotaExceededError extends RateLimitedError {
+  constructor(message: string, limit: number, resetAt: Date, now: Date) {
+    super(rateRefusal('daily', limit, resetAt, now), message, 'SCRAPER_RUNS_QUOTA_EXCEEDED');
     this.name = 'DailyQuotaExceededError';
-    this.limit = limit;
-    this.resetAt = resetAt;
   }
 }
 

@@ -4,6 +4,11 @@
 
 export type Runtime = 'python' | 'node';
 
+/**
+ * A scraper's (and its repo's) slug, exactly the spec's manifest rule: lowercase letters, digits and
+ * hyphens, in any order. Deliberately not catalog slugs' stricter form (domain/collections/slugs.ts):
+ * refusing `-a` or `a--b` here would refuse manifests the spec accepts. Migration 0400 checks the same.
+ */
 export const SLUG_PATTERN = /^[a-z0-9-]+$/;
 export const MAX_NAME_LENGTH = 255;
 export const MAX_SLUG_LENGTH = 128;

@@ -20,7 +20,8 @@ export interface DataExportStore {
   create(userId: number): Promise<DataExport | null>;
   get(id: number): Promise<DataExport | null>;
   hasActive(userId: number): Promise<boolean>;
-  countSince(userId: number, since: Date): Promise<number>;
+  /** The user's export requests made after `since`: how many, and when the oldest of them was. */
+  requestsSince(userId: number, since: Date): Promise<{ count: number; oldest: Date | null }>;
   markRunning(id: number): Promise<void>;
   markReady(id: number, file: { storedPath: string; sizeBytes: number; expiresAt: string }): Promise<void>;
   markFailed(id: number, error: string): Promise<void>;

@@ -44,6 +44,38 @@ t.test('one export at a time; a second request while one waits is a 409 that cha
 });
 
 t.test(
+  "over 5 exports in a rolling day: the spec's rate-limit error until the oldest is a day old",
+  async (t) => {
+    const { db, user, call } = await setup(t, false);
+    // Five finished requests, the oldest 2 hours ago: the sixth waits until that one is a day old.
+    await db.pool.query(sql.unsafe`
+    insert into data_exports (user_id, status, created_at, finished_at)
+    select ${user.id}, 'failed', now() - make_interval(mins => 120 - i), now()
+    from generate_series(0, 4) as i`);
+    const oldest = await db.pool.oneFirst(sql.type(row(Type.Object({ at: Type.String() })))`
+    select to_char((min(created_at) + interval '1 day') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
+    from data_exports where user_id = ${user.id}`);
+    const refused = await call('POST', '/api/data-exports/request', user.token);
+    t.equal(refused.statusCode, 429);
+    t.same(refused.json(), {
+      success: false,
+      error: 'Rate limit exceeded',
+      message: `at most 5 exports a day; try again after ${oldest}`,
+      code: 'EXPORT_RATE_LIMITED',
+      limitType: 'daily',
+      retryAfter: oldest,
+    });
+    t.equal(refused.headers['x-ratelimit-limit'], '5');
+    t.equal(refused.headers['x-ratelimit-remaining'], '0');
+    t.equal(refused.headers['x-ratelimit-reset'], oldest);
+    t.match(refused.headers['retry-after'], /^[1-9]\d*$/);
+    const count = await db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Number() })))`
+    select count(*)::int as n from data_exports where user_id = ${user.id}`);
+    t.equal(count, 5, 'nothing stored by the refused request');
+  },
+);
+
+t.test(
   'the job builds a ZIP of the user’s data; only its owner downloads it, until it expires',
   async (t) => {
     const { app, db, catalogId, user, stranger, admin, call, dataDir } = await setup(t, true);

@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
-import t from 'tap';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import t, { type Test } from 'tap';
 import { Type } from 'typebox';
 import { buildHttpApp } from '../../../src/adapters/http/app.ts';
 import { scrapersHttp } from '../../../src/adapters/http/scrapers/scrapers-http.ts';
@@ -48,6 +48,29 @@ async function appWithTestUsers(deps: ScraperDeps, users: Map<string, Actor>): P
     },
     { logLevel: 'silent', bodyLimitBytes: 1024 * 1024 },
   );
+}
+
+/**
+ * The spec's rate-limit error for a spent daily runs quota of `limit`: exactly this body and these
+ * headers, whichever route (run or webhook) was refused.
+ */
+function assertDailyRunsRefusal(t: Test, spent: LightMyRequestResponse, limit: number): void {
+  t.equal(spent.statusCode, 429);
+  const limited = spent.json();
+  t.same(limited, {
+    success: false,
+    error: 'Rate limit exceeded',
+    message: `the daily limit of ${limit} scraper runs is reached`,
+    code: 'SCRAPER_RUNS_QUOTA_EXCEEDED',
+    limitType: 'daily',
+    retryAfter: limited.retryAfter,
+  });
+  t.match(limited.retryAfter, /T00:00:00\.000Z$/, 'daily quotas reset at midnight UTC');
+  t.equal(spent.headers['x-ratelimit-limit'], String(limit));
+  t.equal(spent.headers['x-ratelimit-remaining'], '0');
+  t.equal(spent.headers['x-ratelimit-reset'], limited.retryAfter);
+  t.match(spent.headers['retry-after'], /^[1-9]\d*$/, 'whole seconds, at least one');
+  t.ok(Number(spent.headers['retry-after']) <= 24 * 60 * 60, 'no later than the next midnight');
 }
 
 t.test('anonymous callers are not authenticated: 401, in the spec error body', async (t) => {
@@ -196,6 +219,21 @@ t.test(
     t.equal(off.statusCode, 403, 'scrapers switched off');
     t.equal(off.json().code, 'SCRAPERS_DISABLED');
     await switchScrapers(db.pool, true);
+
+    // Over the owner's daily runs (trust level 3: 10): the spec's rate-limit error, body and
+    // headers, exactly as the run route and the request rate limit answer it; no run is queued.
+    for (let used = 0; used < 10; used++)
+      await deps.quotas.take(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]);
+    const runsBefore = await db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Integer() })))`
+      select count(*)::int as n from scraper_runs where scraper_id = ${scraper.id}`);
+    assertDailyRunsRefusal(t, await trigger(token), 10);
+    t.equal(
+      await db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Integer() })))`
+        select count(*)::int as n from scraper_runs where scraper_id = ${scraper.id}`),
+      runsBefore,
+      'a refused webhook queues nothing',
+    );
+
     await setScraperWebhook(deps, owner, scraper.id, false);
     t.equal((await trigger(token)).statusCode, 404, 'a disabled webhook');
   },
@@ -249,22 +287,7 @@ t.test('POST /api/scrapers/{id}/run and /api/scraper-repos/{id}/sync: 200, 403, 
   // Trust level 3: 10 runs a day. The two runs above are queued, not run: they take no quota yet.
   for (let used = 0; used < 10; used++)
     await deps.quotas.take(owner.id, [{ quota: 'scraperRunsPerDay', amount: 1 }]);
-  const spent = await post(`/api/scrapers/${scraper.id}/run`, 'owner');
-  t.equal(spent.statusCode, 429);
-  const limited = spent.json();
-  t.same(limited, {
-    success: false,
-    error: 'Rate limit exceeded',
-    message: 'the daily limit of 10 scraper runs is reached',
-    limitType: 'daily',
-    retryAfter: limited.retryAfter,
-    code: 'SCRAPER_RUNS_QUOTA_EXCEEDED',
-  });
-  t.match(limited.retryAfter, /T00:00:00\.000Z$/, 'daily quotas reset at midnight UTC');
-  t.equal(spent.headers['x-ratelimit-limit'], '10');
-  t.equal(spent.headers['x-ratelimit-remaining'], '0');
-  t.equal(spent.headers['x-ratelimit-reset'], limited.retryAfter);
-  t.ok(Number(spent.headers['retry-after']) > 0);
+  assertDailyRunsRefusal(t, await post(`/api/scrapers/${scraper.id}/run`, 'owner'), 10);
 
   const sync = await post(`/api/scraper-repos/${repo.id}/sync`, 'owner');
   t.equal(sync.statusCode, 200);

@@ -206,6 +206,17 @@ t.test('dashboard', async (t) => {
       slug: 'floods',
     });
     t.equal(flashError(bad.headers.location), 'A document with this value already exists');
+    // The dashboard's form reads slugs like the API (isSlug): before, any length the database's
+    // pattern check let through was stored.
+    const long = await browser.submit('/dashboard/catalogs', '/dashboard/catalogs', {
+      title: 'Long',
+      slug: 'a'.repeat(129),
+    });
+    t.match(flashError(long.headers.location), /slug must be .* at most 128 characters/);
+    t.notMatch(
+      (await browser.get('/dashboard/catalogs')).body,
+      /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/,
+    );
 
     await browser.submit(catalogUrl, `/dashboard/catalogs/${catalogId}/datasets`, {
       title: 'Rivers',
@@ -270,6 +281,20 @@ t.test('the dashboard and /account log in through one handler, throttled alike',
     const throttled = await guess(area, PASSWORD);
     t.equal(throttled.statusCode, 429, `${area}: the attempts of both pages count together`);
     t.ok(Number(throttled.headers['retry-after']) > 0, `${area}: with Retry-After`);
+    t.equal(throttled.headers['x-ratelimit-remaining'], '0', `${area}: and the API's X-RateLimit headers`);
     t.match(throttled.body, /Too many login attempts/);
   }
+});
+
+t.test('pages answer a refusal with the status the API gives it (one map)', async (t) => {
+  const { app, createUser, login, as } = await accountsApp(t);
+  const admin = await createUser({ role: 'admin' });
+  const browser = new Browser(app);
+  t.equal((await browser.login(admin)).statusCode, 303);
+  const missing = '/dashboard/catalogs/987654';
+  const page = await browser.get(missing);
+  const api = await as(await login(admin))('GET', '/api/catalogs/987654');
+  t.equal(api.statusCode, 404);
+  t.equal(page.statusCode, 404, 'a missing catalog is 404 on the dashboard too, not 400');
+  t.match(page.body, /Something went wrong/);
 });

@@ -16,6 +16,7 @@ import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts
 import { clearTokenCookie, requireUser, setTokenCookie } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
 import { MessageSchema, NoQuery } from '../schemas.ts';
+import { viewerOf } from '../viewer.ts';
 
 type AuthRouteDeps = {
   login: LoginDeps;
@@ -112,10 +113,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
         },
       },
     },
-    async (request) =>
-      request.viewer
-        ? { user: request.viewer, exp: request.tokenExp ?? undefined, collection: 'users' as const }
-        : { user: null },
+    async (request) => {
+      const viewer = viewerOf(request);
+      return viewer
+        ? { user: viewer, exp: request.tokenExp ?? undefined, collection: 'users' as const }
+        : { user: null };
+    },
   );
 
   app.post(

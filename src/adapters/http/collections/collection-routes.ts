@@ -18,6 +18,8 @@ import {
 } from '../../../domain/collections/collections.ts';
 import { OPERATORS } from '../../../domain/read/where.ts';
 import { errorResponses } from '../error-body.ts';
+import { viewerOf } from '../viewer.ts';
+import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
 
 // Payload CMS's REST conventions for every collection: GET/POST /api/{collection},
 // GET/PATCH/DELETE /api/{collection}/{id}; lists answer {docs, totalDocs, limit, page, totalPages,
@@ -25,7 +27,7 @@ import { errorResponses } from '../error-body.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time' });
-const Slug = Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 128 });
+const Slug = Type.String({ pattern: SLUG_PATTERN.source, maxLength: MAX_SLUG_LENGTH });
 const Title = Type.String({ minLength: 1, maxLength: 255 });
 const TrustLevel = Type.Integer({ minimum: 0, maximum: 5 });
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('user')]);
@@ -255,7 +257,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
           },
         },
       },
-      async (request) => findDocuments(deps, collection, request.viewer, request.query as ListQuery),
+      async (request) => findDocuments(deps, collection, viewerOf(request), request.query as ListQuery),
     );
 
     app.get(
@@ -274,7 +276,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
           response: { 200: docRef, ...errorResponses(400, 404, 429) },
         },
       },
-      async (request) => findDocument(deps, collection, request.viewer, request.params.id),
+      async (request) => findDocument(deps, collection, viewerOf(request), request.params.id),
     );
 
     app.post(
@@ -293,7 +295,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
         const doc = await createDocument(
           deps,
           collection,
-          request.viewer,
+          viewerOf(request),
           request.body as Record<string, unknown>,
         );
         return reply.status(201).send({ doc, message: `${schemas.label} successfully created.` });
@@ -318,7 +320,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
         const doc = await updateDocument(
           deps,
           collection,
-          request.viewer,
+          viewerOf(request),
           request.params.id,
           request.body as Record<string, unknown>,
         );
@@ -340,7 +342,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
         },
       },
       async (request) => {
-        const doc = await deleteDocument(deps, collection, request.viewer, request.params.id);
+        const doc = await deleteDocument(deps, collection, viewerOf(request), request.params.id);
         return { doc, message: 'Deleted successfully.' };
       },
     );

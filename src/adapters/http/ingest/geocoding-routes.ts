@@ -8,6 +8,7 @@ import type { Geocoder } from '../../../ports/ingest/geocoder.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_ONLY } from '../require-user.ts';
 import { NoQuery } from '../schemas.ts';
+import { viewerOf } from '../viewer.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
@@ -73,6 +74,7 @@ export const geocodingRoutes: FastifyPluginAsyncTypebox<{ geocoder: Geocoder | n
         response: { 200: GeocodingTestAnswer, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => testGeocoding(geocoder, request.viewer, (request.body as { address: string }).address),
+    async (request) =>
+      testGeocoding(geocoder, viewerOf(request), (request.body as { address: string }).address),
   );
 };

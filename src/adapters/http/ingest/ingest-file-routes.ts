@@ -11,7 +11,7 @@ import type { ScheduleDeps } from '../../../application/ingest/scheduled-ingests
 import { uploadIngestFile } from '../../../application/ingest/upload-ingest-file.ts';
 import { draftIngestFile, type WizardDeps } from '../../../application/ingest/import-wizard.ts';
 import { draftDoc } from './wizard-docs.ts';
-import type { Viewer } from '../../../domain/access.ts';
+import { viewerOf } from '../viewer.ts';
 import { DomainError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
@@ -262,11 +262,6 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
   progressRoute('ingest');
   progressRoute('import');
 };
-
-/** Who is calling: the accounts hooks' request.viewer (absent, so anonymous, without those hooks). */
-export function viewerOf(request: FastifyRequest): Viewer {
-  return (request as Partial<Pick<FastifyRequest, 'viewer'>>).viewer ?? null;
-}
 
 /**
  * Uploads need a logged-in user (the spec: protected API access needs an authenticated session, and

@@ -9,7 +9,8 @@ import { ID_STRATEGIES } from '../../../domain/ingest/rows.ts';
 import { stageName } from '../../../domain/ingest/stages.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_ONLY } from '../require-user.ts';
-import { type IngestHttpDeps, viewerOf } from './ingest-file-routes.ts';
+import type { IngestHttpDeps } from './ingest-file-routes.ts';
+import { viewerOf } from '../viewer.ts';
 import { jobDoc } from './ingest-docs.ts';
 import {
   IdParams,

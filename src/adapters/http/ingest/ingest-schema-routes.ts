@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { ScheduledRun } from '../../../ports/ingest/schedule-store.ts';
 
 // Response shapes of the ingestion endpoints (spec: GET /api/ingest/{ingestId}/progress, Ingestion
 // recovery endpoints). Shared by the route files and registered once for OpenAPI.
@@ -264,3 +265,20 @@ export const UploadForm = Type.Object({
 });
 
 export const PreviewForm = Type.Object({ file: UploadedFile, settings: Type.Optional(SettingsField) });
+
+/** A run of a scheduled import, as its manual trigger and the shared webhook answer it. */
+export const ScheduledRunDoc = Type.Object({
+  id: Type.Integer(),
+  scheduledIngest: Type.Integer(),
+  dueAt: Type.String(),
+  triggeredBy: Type.String(),
+  status: Type.String(),
+});
+
+export const scheduledRunDoc = (r: ScheduledRun) => ({
+  id: r.id,
+  scheduledIngest: r.scheduledIngestId,
+  dueAt: r.dueAt,
+  triggeredBy: r.triggeredBy,
+  status: r.status,
+});

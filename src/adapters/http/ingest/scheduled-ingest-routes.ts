@@ -3,26 +3,23 @@ import { Type } from 'typebox';
 import {
   createScheduledIngest,
   getScheduledIngest,
-  triggerByWebhook,
   triggerScheduledIngest,
   updateScheduledIngest,
 } from '../../../application/ingest/scheduled-ingests.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
-import type { ScheduledIngest, ScheduledRun } from '../../../ports/ingest/schedule-store.ts';
+import type { ScheduledIngest } from '../../../ports/ingest/schedule-store.ts';
 import { errorResponses } from '../error-body.ts';
-import { IdParams, RecordId } from './ingest-schema-routes.ts';
+import { IdParams, RecordId, ScheduledRunDoc, scheduledRunDoc } from './ingest-schema-routes.ts';
 import { USER_ONLY } from '../require-user.ts';
-import { type IngestHttpDeps, viewerOf } from './ingest-file-routes.ts';
-import {
-  QueuedScraperRunDoc,
-  queuedScraperRunDoc,
-  type ScraperUseCases,
-} from '../scrapers/scraper-routes.ts';
+import type { IngestHttpDeps } from './ingest-file-routes.ts';
+import { viewerOf } from '../viewer.ts';
+import type { ScraperUseCases } from '../scrapers/scraper-routes.ts';
+import { webhookTriggerRoute } from '../scrapers/webhook-routes.ts';
 
-// Scheduled URL imports (`scheduled-ingests`, alias `scheduled-imports`) and the webhook trigger.
-// Creating one needs write access to the target catalog; the rest is for the creator, the catalog's
-// owner and admins (401 anonymous, 404 for others). The webhook trigger is public: the token is the
-// credential.
+// Scheduled URL imports (`scheduled-ingests`, alias `scheduled-imports`). Creating one needs write
+// access to the target catalog; the rest is for the creator, the catalog's owner and admins (401
+// anonymous, 404 for others). Their webhook trigger, shared with scrapers, is in
+// scrapers/webhook-routes.ts.
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 export const ScheduleDoc = Type.Object({
@@ -40,13 +37,6 @@ export const ScheduleDoc = Type.Object({
   lastError: NullableString,
   createdAt: Type.String(),
   updatedAt: Type.String(),
-});
-const RunDoc = Type.Object({
-  id: Type.Integer(),
-  scheduledIngest: Type.Integer(),
-  dueAt: Type.String(),
-  triggeredBy: Type.String(),
-  status: Type.String(),
 });
 const Saved = Type.Object({
   doc: ScheduleDoc,
@@ -79,13 +69,6 @@ export const scheduleDoc = (s: ScheduledIngest) => ({
   lastError: s.lastError,
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
-});
-const runDoc = (r: ScheduledRun) => ({
-  id: r.id,
-  scheduledIngest: r.scheduledIngestId,
-  dueAt: r.dueAt,
-  triggeredBy: r.triggeredBy,
-  status: r.status,
 });
 const withToken = (token: string | null) =>
   token ? { webhookToken: token, webhookUrl: `/api/webhooks/trigger/${token}` } : {};
@@ -244,7 +227,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           params: IdParams,
           querystring: NoQuery,
           response: {
-            202: Type.Object({ success: Type.Literal(true), run: RunDoc }),
+            202: Type.Object({ success: Type.Literal(true), run: ScheduledRunDoc }),
             ...errorResponses(400, 401, 404, 409),
           },
         },
@@ -252,46 +235,12 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
       async (request, reply) => {
         const { id } = request.params as { id: number };
         const run = await triggerScheduledIngest(deps, viewerOf(request), id);
-        return reply.status(202).send({ success: true, run: runDoc(run) });
+        return reply.status(202).send({ success: true, run: scheduledRunDoc(run) });
       },
     );
   }
 
-  app.post(
-    '/api/webhooks/trigger/:token',
-    {
-      schema: {
-        tags: ['ingestion'],
-        summary: "Trigger a scraper's run or a scheduled import by its webhook token",
-        description:
-          'No header: the 64-hex token in the URL is the credential. A scraper webhook queues a run ' +
-          '(`run.scraper`); a scheduled-import webhook starts a run (`run.scheduledIngest`); 200 with the queued job. ' +
-          '404 for an unknown or disabled token; 403 while scrapers are switched off, 429 when the owner has no runs left today.',
-        params: Type.Object({ token: Type.String({ maxLength: 128 }) }, { additionalProperties: false }),
-        querystring: NoQuery,
-        response: {
-          200: Type.Union([
-            Type.Object({
-              success: Type.Literal(true),
-              jobId: Type.Union([Type.String(), Type.Null()]),
-              run: QueuedScraperRunDoc,
-            }),
-            Type.Object({ success: Type.Literal(true), run: RunDoc }),
-          ]),
-          ...errorResponses(400, 403, 404, 409, 429),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { token } = request.params as { token: string };
-      const scraperRun = triggerScraperWebhook ? await triggerScraperWebhook(token) : null;
-      if (scraperRun) {
-        return reply
-          .status(200)
-          .send({ success: true, jobId: scraperRun.jobId, run: queuedScraperRunDoc(scraperRun.run) });
-      }
-      const run = await triggerByWebhook(deps, token);
-      return reply.status(200).send({ success: true, run: runDoc(run) });
-    },
-  );
+  // The shared webhook route, registered here (after the routes above) so the routes' order, and
+  // the OpenAPI document, stay as they were.
+  webhookTriggerRoute(app, { schedules: deps, triggerScraperWebhook });
 };

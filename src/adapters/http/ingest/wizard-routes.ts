@@ -14,7 +14,8 @@ import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
 import { RecordId, SchemaPreview } from './ingest-schema-routes.ts';
 import { ConfigurationProblemDoc, draftDoc } from './wizard-docs.ts';
-import { PREVIEW_CSV_PREFIX_BYTES, PREVIEW_TIME_BUDGET_MS, viewerOf } from './ingest-file-routes.ts';
+import { PREVIEW_CSV_PREFIX_BYTES, PREVIEW_TIME_BUDGET_MS } from './ingest-file-routes.ts';
+import { viewerOf } from '../viewer.ts';
 
 // The import wizard's JSON steps after `POST /api/ingest-files` with `start=false`: configure (store
 // the settings, optionally start), validate-preview (check them against the file's first rows,

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { viewerOf } from '../viewer.ts';
 import { type Static, type TSchema, Type } from 'typebox';
 import { buildHistogram } from '../../../application/read/build-histogram.ts';
 import { clusterEvents } from '../../../application/read/cluster-events.ts';
@@ -25,6 +26,7 @@ import type { EventReader, Viewer } from '../../../ports/read/event-reader.ts';
 import { errorResponses } from '../error-body.ts';
 import { setVersionTag } from '../http-caching.ts';
 import { documented } from '../openapi-document.ts';
+import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
 
 // The stable public read API, /api/v1, exactly in the spec's shapes. Parameters are declared here
 // for the OpenAPI file and basic typing; their meaning and ranges are checked by the domain parser
@@ -53,11 +55,6 @@ function asksNoCache(request: FastifyRequest): boolean {
   return typeof header === 'string' && /(^|,)\s*no-(cache|store)\b/i.test(header);
 }
 
-/** Who is asking: set by the account hooks from the session cookie or bearer token (null: anonymous). */
-function viewerOf(request: FastifyRequest): Viewer {
-  return request.viewer ?? null;
-}
-
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /**
  * `{type: ['object', 'null']}` rather than an anyOf: the response serializer then tells the two
@@ -73,7 +70,6 @@ const NullableObject = (properties: Record<string, TSchema>) =>
 const Timestamp = Type.String({ format: 'date-time' });
 const Count = Type.Integer({ minimum: 0 });
 const Id = Type.Integer({ minimum: 1 });
-const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
 const DATA_FIELD_PATTERN = 'data(\\.[A-Za-z_][A-Za-z0-9_-]{0,63}){1,3}';
 /** What parseDate accepts: a date, or a date-time (without an offset it is read as UTC). */
 const DATE_FACTS = documented({
@@ -98,7 +94,10 @@ const BOUNDS_DESCRIPTION =
 
 export const filterParameters = {
   catalog: Type.Optional(
-    Type.String({ description: 'Catalog slug.', ...documented({ pattern: SLUG_PATTERN }) }),
+    Type.String({
+      description: 'Catalog slug.',
+      ...documented({ pattern: SLUG_PATTERN.source, maxLength: MAX_SLUG_LENGTH }),
+    }),
   ),
   datasets: Type.Optional(
     Type.Array(Type.String(), {

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { viewerOf } from '../viewer.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { EXPORT_DEFAULT_SORT, exportEvents } from '../../../application/read/export-events.ts';
@@ -102,7 +103,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = a
         },
       },
       async (request, reply) => {
-        const text = await exportEvents(deps, request.viewer ?? null, request.query as RawQuery, format);
+        const text = await exportEvents(deps, viewerOf(request), request.query as RawQuery, format);
         const iterator = text.batches[Symbol.asyncIterator]();
         const first = await iterator.next();
         const body = new PassThrough();

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { viewerOf } from '../viewer.ts';
 import { type TSchema, Type } from 'typebox';
 import {
   conformance,
@@ -114,7 +115,6 @@ function baseUrl(request: FastifyRequest): string {
 }
 
 function ogcRoutes(deps: OgcDeps): OgcRoute[] {
-  const viewer = (request: FastifyRequest) => request.viewer ?? null;
   const params = (request: FastifyRequest) => request.params as { collectionId: string; featureId: string };
   return [
     {
@@ -139,7 +139,7 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       response: Type.Object({ links: Links, collections: Type.Array(CollectionSchema) }),
       errors: [400, 500],
       contentType: 'application/json',
-      answer: (request, base) => listCollections(deps, viewer(request), base),
+      answer: (request, base) => listCollections(deps, viewerOf(request), base),
     },
     {
       path: `${OGC_PREFIX}/collections/:collectionId`,
@@ -149,7 +149,7 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       errors: [400, 404, 500],
       contentType: 'application/json',
       answer: (request, base) =>
-        describeCollection(deps, viewer(request), params(request).collectionId, base),
+        describeCollection(deps, viewerOf(request), params(request).collectionId, base),
     },
     {
       path: `${OGC_PREFIX}/collections/:collectionId/items`,
@@ -197,7 +197,7 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       errors: [400, 404, 500],
       contentType: GEOJSON_TYPE,
       answer: (request, base) =>
-        listItems(deps, viewer(request), params(request).collectionId, request.query as RawQuery, base),
+        listItems(deps, viewerOf(request), params(request).collectionId, request.query as RawQuery, base),
     },
     {
       path: `${OGC_PREFIX}/collections/:collectionId/items/:featureId`,
@@ -207,7 +207,7 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       errors: [400, 404, 500],
       contentType: GEOJSON_TYPE,
       answer: (request, base) =>
-        getItem(deps, viewer(request), params(request).collectionId, params(request).featureId, base),
+        getItem(deps, viewerOf(request), params(request).collectionId, params(request).featureId, base),
     },
   ];
 }

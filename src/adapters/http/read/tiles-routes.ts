@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { viewerOf } from '../viewer.ts';
 import { Type } from 'typebox';
 import { describeTiles } from '../../../application/read/describe-tiles.ts';
 import { renderTile } from '../../../application/read/render-tile.ts';
 import { TILE_MAX_ZOOM } from '../../../domain/read/tiles.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
-import type { Viewer } from '../../../ports/read/event-reader.ts';
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
 import { errorResponses } from '../error-body.ts';
 import { filterParameters } from './events-routes.ts';
@@ -22,10 +22,6 @@ const Query = Type.Object(tileFilterParameters, { additionalProperties: false })
 
 /** A host as a client may send it (name or address, optional port): anything else is not echoed into URLs. */
 const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/;
-
-function viewerOf(request: FastifyRequest): Viewer {
-  return request.viewer ?? null;
-}
 
 /**
  * Scheme and host the client reached the service at, for the absolute tile URLs TileJSON needs:

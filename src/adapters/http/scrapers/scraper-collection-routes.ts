@@ -18,6 +18,7 @@ import type { ScraperCollectionSlug } from '../../../domain/collections/collecti
 import { ForbiddenError } from '../../../domain/access.ts';
 import { errorResponses } from '../error-body.ts';
 import { ListQuerySchema, PageSchema } from '../collections/collection-routes.ts';
+import { viewerOf } from '../viewer.ts';
 
 // The scraper collections in Payload's REST shape (spec: `/api/{collection}`): scraper-repos,
 // scrapers and scraper-runs. Only the repo owner (trust level 3 or more) and admins see anything;
@@ -215,7 +216,8 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
           },
         },
       },
-      async (request) => listScraperDocuments(deps, collection, request.viewer, request.query as ListQuery),
+      async (request) =>
+        listScraperDocuments(deps, collection, viewerOf(request), request.query as ListQuery),
     );
     app.get(
       `/api/${collection}/:id`,
@@ -233,7 +235,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
           response: { 200: docRef, ...errorResponses(400, 401, 403, 404, 429) },
         },
       },
-      async (request) => readScraperDocument(deps, collection, request.viewer, request.params.id),
+      async (request) => readScraperDocument(deps, collection, viewerOf(request), request.params.id),
     );
   }
 
@@ -255,7 +257,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
       },
     },
     async (request, reply) => {
-      const doc = await createRepoDocument(deps, request.viewer, request.body as RepoInput);
+      const doc = await createRepoDocument(deps, viewerOf(request), request.body as RepoInput);
       return reply.status(201).send({ doc, message: 'Scraper repo successfully created; sync queued.' });
     },
   );
@@ -286,7 +288,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
     async (request) => {
       const { doc, syncQueued } = await updateRepoDocument(
         deps,
-        request.viewer,
+        viewerOf(request),
         request.params.id,
         request.body as RepoInput,
       );
@@ -310,7 +312,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
       },
     },
     async (request) => {
-      const doc = await deleteRepoDocument(deps, request.viewer, request.params.id);
+      const doc = await deleteRepoDocument(deps, viewerOf(request), request.params.id);
       return { doc, message: 'Deleted successfully.' };
     },
   );
@@ -342,7 +344,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
     async (request) => {
       const { doc, webhookToken } = await updateScraperDocument(
         deps,
-        request.viewer,
+        viewerOf(request),
         request.params.id,
         request.body as ScraperInput,
       );
@@ -373,7 +375,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
       },
     },
     async (request) => {
-      const { doc, cancelled } = await cancelRunDocument(deps, request.viewer, request.params.id);
+      const { doc, cancelled } = await cancelRunDocument(deps, viewerOf(request), request.params.id);
       return { doc, cancelled, message: cancelled ? 'Run cancelled.' : 'The run had already finished.' };
     },
   );

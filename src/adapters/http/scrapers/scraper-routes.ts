@@ -2,13 +2,13 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { DomainError } from '../../../domain/errors.ts';
 import type { Actor } from '../../../domain/scrapers/access.ts';
-import { DailyQuotaExceededError } from '../../../domain/scrapers/errors.ts';
 import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_SECURITY } from '../openapi-document.ts';
+import { viewerOf } from '../viewer.ts';
 
 // Scraper triggers of the main application (spec: Scraper endpoints). Who is calling comes from
-// `authenticate`: by default the `request.viewer` that the accounts hooks set (the `payload-token`
+// `authenticate`: by default `viewerOf`, the user that the accounts hooks set (the `payload-token`
 // session cookie or a bearer token); without those hooks nobody is authenticated and the answer is 401.
 
 export type ScraperUseCases = {
@@ -27,14 +27,6 @@ type ScraperRouteOptions = {
   /** Absent in a process built without the scraper subsystem: the routes answer 503. */
   scrapers: ScraperUseCases | undefined;
   authenticate?: Authenticate;
-};
-
-/** The user the accounts hooks put on the request (`request.viewer`), if any. */
-export const viewerFromRequest: Authenticate = (request) => {
-  // Undefined rather than null when the app was built without the accounts hooks.
-  const viewer = (request as Partial<Pick<FastifyRequest, 'viewer'>>).viewer;
-  if (!viewer) return null;
-  return { id: viewer.id, role: viewer.role === 'admin' ? 'admin' : 'user', trustLevel: viewer.trustLevel };
 };
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
@@ -73,18 +65,8 @@ const SyncQueuedBody = Type.Object({
   syncStatus: Type.Literal('pending'),
 });
 
-/** The spec's rate-limit error, used for the spent daily runs quota. */
-const RateLimitBody = Type.Object({
-  success: Type.Literal(false),
-  error: Type.String(),
-  message: Type.String(),
-  limitType: Type.Union([Type.Literal('burst'), Type.Literal('hourly'), Type.Literal('daily')]),
-  retryAfter: Type.String({ format: 'date-time' }),
-  code: Type.Optional(Type.String()),
-});
-
 export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app, options) => {
-  const authenticate = options.authenticate ?? viewerFromRequest;
+  const authenticate = options.authenticate ?? viewerOf;
 
   const actorOf = async (request: FastifyRequest): Promise<Actor> => {
     const actor = await authenticate(request);
@@ -114,32 +96,15 @@ export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app
         description:
           'The repo owner (trust level 3 or more) or an admin. 429 with the rate-limit body when the daily runs quota is spent.',
         params: IdParams,
-        response: { 200: QueuedRunBody, 429: RateLimitBody, ...errorResponses(400, 401, 403, 404, 503) },
+        // 429: the spec's rate-limit error, built by sendRateLimited (documented as RateLimitBody).
+        response: { 200: QueuedRunBody, ...errorResponses(400, 401, 403, 404, 429, 503) },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const actor = await actorOf(request);
-      try {
-        const { run, jobId } = await useCases().triggerRun(actor, request.params.id);
-        return { message: 'run queued', jobId, run: queuedScraperRunDoc(run) };
-      } catch (error) {
-        if (!(error instanceof DailyQuotaExceededError)) throw error;
-        const seconds = Math.max(0, Math.ceil((error.resetAt.getTime() - Date.now()) / 1000));
-        return reply
-          .status(429)
-          .header('Retry-After', String(seconds))
-          .header('X-RateLimit-Limit', String(error.limit))
-          .header('X-RateLimit-Remaining', '0')
-          .header('X-RateLimit-Reset', error.resetAt.toISOString())
-          .send({
-            success: false as const,
-            error: 'Rate limit exceeded',
-            message: error.message,
-            limitType: 'daily' as const,
-            retryAfter: error.resetAt.toISOString(),
-            code: error.code ?? 'SCRAPER_RUNS_QUOTA_EXCEEDED',
-          });
-      }
+      // A spent daily runs quota is a DailyQuotaExceededError: the error handler answers the spec's 429.
+      const { run, jobId } = await useCases().triggerRun(actor, request.params.id);
+      return { message: 'run queued', jobId, run: queuedScraperRunDoc(run) };
     },
   );
 

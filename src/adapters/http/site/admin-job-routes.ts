@@ -8,7 +8,7 @@ import {
   scheduleServiceStatus,
 } from '../../../application/site/admin-jobs.ts';
 import { errorResponses } from '../error-body.ts';
-import { viewerOf } from '../ingest/ingest-file-routes.ts';
+import { viewerOf } from '../viewer.ts';
 
 // Admin views of the background work: the schedule manager's status (and a pass queued now), the
 // pg-boss queues' counts and oldest waiting job, and running deferred jobs now outside production.

@@ -6,6 +6,7 @@ import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts
 import { errorResponses } from '../error-body.ts';
 import { USER_ONLY } from '../require-user.ts';
 import { NoQuery } from '../schemas.ts';
+import { viewerOf } from '../viewer.ts';
 
 const Flags = Type.Object(
   Object.fromEntries(
@@ -58,6 +59,6 @@ export const featureFlagRoutes: FastifyPluginAsyncTypebox<{ flags: FeatureFlagSt
         response: { 200: Type.Ref('FeatureFlags'), ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => changeFeatureFlags(flags, request.viewer, request.body as Record<string, unknown>),
+    async (request) => changeFeatureFlags(flags, viewerOf(request), request.body as Record<string, unknown>),
   );
 };

@@ -11,7 +11,7 @@ import {
 } from '../../../application/site/site-notices.ts';
 import { errorResponses } from '../error-body.ts';
 import { RecordId } from '../ingest/ingest-schema-routes.ts';
-import { viewerOf } from '../ingest/ingest-file-routes.ts';
+import { viewerOf } from '../viewer.ts';
 
 // Legal notices (public; admins set them), the newsletter subscription (public, rate limited) and
 // its service URL (admins), and the admins' preview redirect to the Explore page.

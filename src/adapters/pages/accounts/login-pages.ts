@@ -2,13 +2,14 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type LoginDeps, logIn } from '../../../application/accounts/log-in.ts';
 import type { Viewer } from '../../../domain/access.ts';
 import { DomainError } from '../../../domain/errors.ts';
-import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
 import { clearTokenCookie, setTokenCookie } from '../../http/authentication.ts';
 import { type Csrf, verifiedForm } from '../csrf.ts';
 import { flashFrom, redirect } from '../replies.ts';
 import type { Html } from '../html.ts';
 import type { Flash } from '../layout.ts';
 import { loginView } from '../site/dashboard-views.ts';
+import { viewerOf } from '../../http/viewer.ts';
+import { pageErrorStatus } from '../../http/error-handling.ts';
 
 // The login form and the logout post of a server-rendered area (the admin dashboard, the
 // /account pages): one pair of handlers, so both areas log in through the same use case, with the
@@ -50,7 +51,8 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
 
   app.get(paths.login, hidden, async (request, reply) => {
     const next = safeNext((request.query as Record<string, unknown>).next, paths.home);
-    if (request.viewer && !pages.refuse?.(request.viewer)) return redirect(reply, next ?? paths.home);
+    const viewer = viewerOf(request);
+    if (viewer && !pages.refuse?.(viewer)) return redirect(reply, next ?? paths.home);
     return pages.render(reply, 200, form(pages.csrf.token(request, reply), '', next), flashFrom(request));
   });
 
@@ -71,11 +73,15 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
       return redirect(reply, next ?? paths.home);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      const throttled = error instanceof RateLimitedError;
-      if (throttled) reply.header('Retry-After', String(error.decision.retryAfterSeconds));
-      return pages.render(reply, throttled ? 429 : 401, form(pages.csrf.token(request, reply), email, next), {
-        error: error.message,
-      });
+      // Wrong credentials are 401, throttling 429 with its headers: the API's statuses.
+      return pages.render(
+        reply,
+        pageErrorStatus(error, reply),
+        form(pages.csrf.token(request, reply), email, next),
+        {
+          error: error.message,
+        },
+      );
     }
   });
 

@@ -4,7 +4,6 @@ import { registerAccount, REGISTRATION_MESSAGE } from '../../../application/acco
 import { getLegalNotices, type SiteNoticeDeps } from '../../../application/site/site-notices.ts';
 import { DomainError } from '../../../domain/errors.ts';
 import { withDefaults } from '../../../domain/site/feature-flags.ts';
-import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
 import type { LegalNotices } from '../../../domain/site/site-notices.ts';
 import { MIN_PASSWORD_LENGTH } from '../../../domain/accounts/users.ts';
 import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
@@ -14,6 +13,8 @@ import { verifiedForm } from '../csrf.ts';
 import { type Html, html } from '../html.ts';
 import type { Flash } from '../layout.ts';
 import { redirect } from '../replies.ts';
+import { viewerOf } from '../../http/viewer.ts';
+import { pageErrorStatus } from '../../http/error-handling.ts';
 
 // /account/register: the registration form of a person with a browser. It registers through the
 // same use case as POST /api/auth/register (same checks, same enumeration-safe answer), shows the
@@ -97,7 +98,7 @@ export const registerPage: FastifyPluginAsync<RegisterPageDeps> = async (app, de
   };
 
   app.get(PATH, hidden, async (request, reply) => {
-    if (request.viewer) return redirect(reply, WIZARD);
+    if (viewerOf(request)) return redirect(reply, WIZARD);
     return answer(request, reply, 200, '', {});
   });
 
@@ -127,10 +128,7 @@ export const registerPage: FastifyPluginAsync<RegisterPageDeps> = async (app, de
       if (!(error instanceof DomainError)) throw error;
       if (error.kind === 'unauthorized')
         return answer(request, reply, 200, email, { notice: REGISTRATION_MESSAGE });
-      const throttled = error instanceof RateLimitedError;
-      if (throttled) reply.header('Retry-After', String(error.decision.retryAfterSeconds));
-      const status = throttled ? 429 : error.kind === 'forbidden' ? 403 : 400;
-      return answer(request, reply, status, email, { error: error.message });
+      return answer(request, reply, pageErrorStatus(error, reply), email, { error: error.message });
     }
   });
 };

@@ -13,6 +13,7 @@ import { type Html, html, jsonData, trusted } from '../html.ts';
 import { pageScript } from '../page-scripts.ts';
 import { page } from '../layout.ts';
 import { messageView } from '../site/dashboard-views.ts';
+import { viewerOf } from '../../http/viewer.ts';
 
 // The admin's ingest progress page (/dashboard/ingest): the caller's recent ingest files, each with
 // a progress bar, the state of every stage, rows/s and the estimated completion, rendered from the
@@ -193,7 +194,7 @@ export const ingestProgressPage: FastifyPluginAsync<IngestProgressPageDeps> = as
     htmlReply(reply, status, { scripts: true }).send(body);
 
   app.get('/dashboard/ingest', { schema: { hide: true } }, async (request, reply) => {
-    const viewer = request.viewer;
+    const viewer = viewerOf(request);
     if (!viewer) return reply.redirect('/dashboard/login', 303);
     const token = csrf.token(request, reply);
     if (viewer.role !== 'admin') {

@@ -21,6 +21,7 @@ import { type Html, html } from '../html.ts';
 import { type Flash, page } from '../layout.ts';
 import { registerLoginPages } from '../accounts/login-pages.ts';
 import { messageView } from '../site/dashboard-views.ts';
+import { viewerOf } from '../../http/viewer.ts';
 
 // /account/scrapers (spec: Management page): a user's scraper repos with their sync status and
 // source, their scrapers with last-run status and statistics, the actions force sync, trigger run
@@ -249,13 +250,11 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
       }),
     );
 
-  installPageErrors(app, render, [HOME, 'Back to your scrapers'], (error) =>
-    error instanceof DomainError ? 400 : undefined,
-  );
+  installPageErrors(app, render, [HOME, 'Back to your scrapers']);
 
   /** The logged-in user with scraper access, or a redirect to the login (or a 403 page). */
   const scraperUser = (request: FastifyRequest, reply: FastifyReply): User | null => {
-    const viewer = request.viewer;
+    const viewer = viewerOf(request);
     if (!viewer) {
       void redirect(reply, LOGIN);
       return null;

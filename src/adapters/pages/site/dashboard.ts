@@ -29,6 +29,9 @@ import {
   settingsView,
   usersView,
 } from './dashboard-views.ts';
+import { viewerOf } from '../../http/viewer.ts';
+import { pageErrorStatus } from '../../http/error-handling.ts';
+import { parseSlug } from '../../../domain/collections/slugs.ts';
 
 // The admin dashboard: server-rendered pages under /dashboard that work without JavaScript. Every
 // change is a form post with a CSRF token, answered with a redirect (post/redirect/get) that carries
@@ -52,7 +55,7 @@ function described(form: Form) {
   const description = text(form.description);
   return {
     title: text(form.title),
-    slug: text(form.slug),
+    slug: parseSlug(text(form.slug), 'slug'),
     description: description === '' ? null : description,
     isPublic: form.isPublic === 'on',
   };
@@ -79,10 +82,10 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
           }),
         );
     }
-    const status = error instanceof DomainError ? 400 : (error.statusCode ?? 500);
+    const status = pageErrorStatus(error, reply);
     if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');
     return reply
-      .status(status >= 500 ? 500 : status)
+      .status(status)
       .type('text/html; charset=utf-8')
       .send(
         page({
@@ -116,7 +119,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
 
   /** The admin behind this request, or a redirect to the login page (or a 403 for non-admins). */
   const admin = (request: FastifyRequest, reply: FastifyReply): Admin | null => {
-    const viewer = request.viewer;
+    const viewer = viewerOf(request);
     if (!viewer) {
       void redirect(reply, '/dashboard/login');
       return null;

@@ -60,9 +60,14 @@ export function postgresDataExportStore(pool: DatabasePool): DataExportStore {
       return pool.oneFirst(sql.type(row(Type.Object({ active: Type.Boolean() })))`
         select exists (select 1 from data_exports where user_id = ${userId} and status in ('queued', 'running')) as active`);
     },
-    async countSince(userId, since) {
-      return pool.oneFirst(sql.type(row(Type.Object({ n: Type.Number() })))`
-        select count(*)::int as n from data_exports where user_id = ${userId} and created_at > ${since.toISOString()}`);
+    async requestsSince(userId, since) {
+      // Milliseconds since the epoch: an instant, whatever the session's time zone and text format.
+      const found = await pool.one(sql.type(
+        row(Type.Object({ n: Type.Number(), oldestMs: Type.Union([Type.Number(), Type.Null()]) })),
+      )`
+        select count(*)::int as n, (extract(epoch from min(created_at)) * 1000)::float8 as "oldestMs"
+        from data_exports where user_id = ${userId} and created_at > ${since.toISOString()}`);
+      return { count: found.n, oldest: found.oldestMs === null ? null : new Date(found.oldestMs) };
     },
     async markRunning(id) {
       await pool.query(

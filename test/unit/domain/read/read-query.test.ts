@@ -27,6 +27,10 @@ t.test('datasets: repeated, comma separated, deduplicated; slugs only', async (t
   t.same(parseEventFilter({ datasets: 'a,b,a' }).datasets, ['a', 'b']);
   rejected(t, () => parseEventFilter({ datasets: ['ok', 'Not A Slug'] }), 'datasets');
   rejected(t, () => parseEventFilter({ catalog: 'x y' }), 'catalog');
+  // The one slug rule (domain/collections/slugs.ts), length included: before, any length passed.
+  t.equal(parseEventFilter({ catalog: 'a'.repeat(128) }).catalog, 'a'.repeat(128));
+  rejected(t, () => parseEventFilter({ catalog: 'a'.repeat(129) }), 'catalog');
+  rejected(t, () => parseEventFilter({ datasets: ['a'.repeat(129)] }), 'datasets');
 });
 
 t.test('bounds', async (t) => {

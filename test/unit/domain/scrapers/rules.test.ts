@@ -5,7 +5,7 @@ import { ValidationError } from '../../../../src/domain/errors.ts';
 import { sourceChanged, validateCodeMap, validateGitSource } from '../../../../src/domain/scrapers/repos.ts';
 import { isStuck, STUCK_MARGIN_SECS } from '../../../../src/domain/scrapers/runs.ts';
 import { dueTime } from '../../../../src/domain/scrapers/schedule.ts';
-import { webhookChange } from '../../../../src/domain/scrapers/webhooks.ts';
+import { webhookChange } from '../../../../src/domain/ingest/webhook-tokens.ts';
 import { isWebhookTokenFormat, tokenFromBytes } from '../../../../src/domain/ingest/webhook-tokens.ts';
 
 t.test('upload code maps: ".." anywhere or a leading "/" is a 400 naming the file', async (t) => {
