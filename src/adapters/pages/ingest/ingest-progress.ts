@@ -182,7 +182,9 @@ function ingestProgressView(files: IngestFileProgress[], now: number, failed: Ht
     <h1>Imports</h1>
     ${
       files.length === 0
-        ? html`<div class="card"><p>You have not uploaded any file yet (POST /api/ingest-files).</p></div>`
+        ? html`<div class="card">
+            <p>No import yet. <a href="/account/imports/new">Import a file</a> with the import wizard.</p>
+          </div>`
         : files.map((file) => fileSection(file, now))
     }
     ${failed} ${progressScript()}`;
