@@ -242,7 +242,7 @@ async function runSeedDemo(databaseUrl: string, args: string[]): Promise<number>
     const result = await seedDemo({ events: postgresEventStore(pool) }, csvRows(file));
     say(
       `demo data: read ${result.read} rows, stored ${result.inserted} new events` +
-        `${result.invalid ? `, skipped ${result.invalid} invalid rows` : ''} (catalog "demo", dataset "usgs-earthquakes")`,
+        `${result.invalid ? `, skipped ${result.invalid} invalid rows` : ''} (the public demo: catalog ${result.catalogId}, dataset ${result.datasetId})`,
     );
     return 0;
   } finally {

@@ -21,7 +21,6 @@ import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
 import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
 import { benchDurability } from './durability.ts';
 import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
-import { postgresEventStore } from '../../src/adapters/postgres/ingest/event-store.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
@@ -287,14 +286,12 @@ try {
     });
     if (login.status !== 200) throw new Error(`login answered ${login.status}: ${await login.text()}`);
     const { token } = (await login.json()) as { token: string };
-    const catalogId = await postgresEventStore(services.pool).ensureCatalog({
-      slug: 'bench',
-      title: 'Bench',
-      isPublic: true,
-    });
     // Uploads need write access to the catalog: the bench user owns it.
-    await services.pool.query(
-      sql.unsafe`update catalogs set created_by = ${benchUser.id} where id = ${catalogId}`,
+    const catalogId = Number(
+      await services.pool.oneFirst(sql.unsafe`
+        insert into catalogs (slug, title, is_public, created_by) values ('bench', 'Bench', true, ${benchUser.id})
+        on conflict (slug) do update set created_by = excluded.created_by
+        returning id`),
     );
 
     const big = await uploadAndWait(base, token, catalogId, bigFile, 'coordinates.csv');

@@ -23,6 +23,9 @@ const DEMO_DATASET = {
   isPublic: true,
 };
 
+/** The keys the demo catalog and dataset are kept under (migration 0750 gave existing ones theirs). */
+const DEMO_KEYS = { catalog: 'demo', dataset: 'demo/usgs-earthquakes' };
+
 /** The USGS export's columns, as an import's field mapping would name them. */
 const USGS_MAPPING: FieldMapping = {
   timestamp: 'time',
@@ -52,8 +55,10 @@ export async function seedDemo(
   deps: { events: EventStore },
   rows: AsyncIterable<SourceRow>,
 ): Promise<SeedResult> {
-  const catalogId = await deps.events.ensureCatalog(DEMO_CATALOG);
-  const datasetId = await deps.events.ensureDataset(catalogId, DEMO_DATASET);
+  // Found by the service's own keys: a user's catalog or dataset with the same slug (an import of
+  // this very file takes its name) is never written into.
+  const catalogId = await deps.events.ensureSystemCatalog(DEMO_KEYS.catalog, DEMO_CATALOG);
+  const datasetId = await deps.events.ensureSystemDataset(DEMO_KEYS.dataset, catalogId, DEMO_DATASET);
   const result: SeedResult = { catalogId, datasetId, read: 0, inserted: 0, invalid: 0 };
   let header: string[] | null = null;
   let batch: NewEvent[] = [];

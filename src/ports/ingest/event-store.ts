@@ -4,10 +4,14 @@ type CatalogInput = { slug: string; title: string; description?: string; isPubli
 type DatasetInput = { slug: string; title: string; description?: string; isPublic: boolean };
 
 export interface EventStore {
-  /** Returns the id of the catalog with that slug, creating it when absent. */
-  ensureCatalog(catalog: CatalogInput): Promise<number>;
-  /** Returns the id of the dataset with that slug in the catalog, creating it when absent. */
-  ensureDataset(catalogId: number, dataset: DatasetInput): Promise<number>;
+  /**
+   * The id of the catalog the service keeps under `key` (such as the demo's), creating it when
+   * absent with the slug asked for, or the first free one after it (`demo-2`, ...). Found by the key
+   * alone: a catalog a user made with the same slug is never taken for it.
+   */
+  ensureSystemCatalog(key: string, catalog: CatalogInput): Promise<number>;
+  /** The same for a dataset of the service's, in that catalog. */
+  ensureSystemDataset(key: string, catalogId: number, dataset: DatasetInput): Promise<number>;
   /** Inserts a batch in one statement; events whose uniqueId the dataset already has are skipped. */
   insertEvents(datasetId: number, events: NewEvent[]): Promise<{ inserted: number }>;
 }

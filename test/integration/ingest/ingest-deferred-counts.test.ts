@@ -21,6 +21,7 @@ import { policyFile, unlimitedAnonymousReads } from '../../helpers/accounts.ts';
 import { testApp } from '../../helpers/app.ts';
 import { assertCountTablesExact } from '../../helpers/count-tables.ts';
 import { unlimitedQuotas } from '../../helpers/quotas.ts';
+import { ensureCatalog, ensureDataset } from '../../helpers/collections.ts';
 
 // Deferred counts (migration 0330, docs/ingestion.md "Deferred counts"): an import of at least
 // INGEST_DEFER_COUNTS_MIN_ROWS rows into an empty dataset stores its events without the read API's
@@ -74,7 +75,7 @@ async function setup(t: Test) {
     config: { dataDir, quotasFile: policyFile(t, unlimitedAnonymousReads) },
   });
   const { app, db, services } = base;
-  const catalogId = await postgresEventStore(db.pool).ensureCatalog({
+  const catalogId = await ensureCatalog(db.pool, {
     slug: 'imports',
     title: 'Imports',
     isPublic: true,
@@ -270,7 +271,11 @@ t.test(
     const { app, db, catalogId, deps, queued, adminToken } = await setup(t);
     const store = postgresEventStore(db.pool);
     // Events counted by the triggers, in the same catalog and cells (one spot shared with the import).
-    const other = await store.ensureDataset(catalogId, { slug: 'counted', title: 'Counted', isPublic: true });
+    const other = await ensureDataset(db.pool, catalogId, {
+      slug: 'counted',
+      title: 'Counted',
+      isPublic: true,
+    });
     await store.insertEvents(other, events('c', 60));
     await assertCountTablesExact(t, db.pool, 'before the import');
 
@@ -367,7 +372,11 @@ t.test(
   async (t) => {
     const { app, db, catalogId, deps } = await setup(t);
     const store = postgresEventStore(db.pool);
-    const other = await store.ensureDataset(catalogId, { slug: 'counted', title: 'Counted', isPublic: true });
+    const other = await ensureDataset(db.pool, catalogId, {
+      slug: 'counted',
+      title: 'Counted',
+      isPublic: true,
+    });
     await store.insertEvents(other, events('c', 40));
     const first = await runImport(app, deps, catalogId, { name: 'one.csv', content: csv('a', 120) });
     const second = await runImport(app, deps, catalogId, { name: 'two.csv', content: csv('b', 120) });

@@ -12,8 +12,8 @@ import { postgresScheduleStore } from '../../../src/adapters/postgres/ingest/sch
 import { unlimitedQuotas } from '../../helpers/quotas.ts';
 import { webhookTokens } from '../../../src/adapters/security/webhook-tokens.ts';
 import { runScheduleManager } from '../../../src/application/ingest/scheduled-ingests.ts';
-import { postgresEventStore } from '../../../src/adapters/postgres/ingest/event-store.ts';
 import { authHeaders, countEvents, ingestApp, signIn, waitForFile } from '../../fixtures/ingest/client.ts';
+import { ensureCatalog, ensureDataset } from '../../helpers/collections.ts';
 
 // Scheduled URL imports against a real HTTP server on loopback (allowed by the test configuration's
 // explicit flag): the schedule manager queues each due time once however many managers run, the
@@ -260,11 +260,14 @@ t.test('bad schedules and URLs are refused with the field named', async (t) => {
 t.test('PATCH edits URL, settings and target, all or nothing, for the owner and admins only', async (t) => {
   const { app, db, catalogId, saved } = await withSchedule(t, 'Editable');
   const url = `/api/scheduled-ingests/${saved.doc.id}`;
-  const events = postgresEventStore(db.pool);
-  const dataset = await events.ensureDataset(catalogId, { slug: 'edit-target', title: 'T', isPublic: true });
+  const dataset = await ensureDataset(db.pool, catalogId, {
+    slug: 'edit-target',
+    title: 'T',
+    isPublic: true,
+  });
   const stranger = await signIn(app, db.pool);
   const admin = await signIn(app, db.pool, { role: 'admin' });
-  const theirs = await events.ensureCatalog({ slug: 'strangers', title: 'S', isPublic: false });
+  const theirs = await ensureCatalog(db.pool, { slug: 'strangers', title: 'S', isPublic: false });
   await db.pool.query(sql.unsafe`update catalogs set created_by = ${stranger.id} where id = ${theirs}`);
   const patch = (payload: object, headers: Record<string, string> = authHeaders(app)) =>
     app.inject({ method: 'PATCH', url, payload, headers });

@@ -6,7 +6,6 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
-import { postgresEventStore } from '../../../src/adapters/postgres/ingest/event-store.ts';
 import { postgresUserStore } from '../../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../../src/adapters/security/scrypt-password-hasher.ts';
 import type { TrustLevel } from '../../../src/domain/accounts/users.ts';
@@ -22,6 +21,7 @@ import {
   request,
   startHost,
 } from '../../helpers/scale-out.ts';
+import { ensureCatalog } from '../../helpers/collections.ts';
 
 // Two API processes and two workers, each as if on a host of its own, behind a real HAProxy, on one
 // database, under a mixed load of reads, uploads and a schedule due every minute. Shown: every
@@ -75,7 +75,7 @@ async function createUser(db: TestDatabase, name: string, trustLevel: TrustLevel
 
 /** A catalog owned by `ownerId` (uploads need write access to their catalog). */
 async function ownedCatalog(db: TestDatabase, slug: string, ownerId: number, isPublic: boolean) {
-  const id = await postgresEventStore(db.pool).ensureCatalog({ slug, title: slug, isPublic });
+  const id = await ensureCatalog(db.pool, { slug, title: slug, isPublic });
   await db.pool.query(sql.unsafe`update catalogs set created_by = ${ownerId} where id = ${id}`);
   return id;
 }

@@ -15,6 +15,49 @@ import { type TestDatabase, testDatabase } from '../../helpers/database.ts';
 
 const demoRows = () => csvRows(path.join(projectRoot, 'examples', 'usgs-earthquakes.csv'));
 
+t.test(
+  'seed-demo never writes into a user’s catalog or dataset that took the demo’s slugs (issue 28 §7)',
+  async (t) => {
+    const db = await testDatabase(t);
+    const Id = row(Type.Object({ id: Type.Number() }));
+    const owner = await db.pool.oneFirst(sql.type(Id)`
+    insert into users (email, password_hash, role, trust_level) values ('u@example.org', 'x', 'user', 1) returning id`);
+    // A user imported the same file into a private catalog named "demo": the dataset took the file's name.
+    const theirCatalog = await db.pool.oneFirst(sql.type(Id)`
+    insert into catalogs (slug, title, is_public, created_by) values ('demo', 'Mine', false, ${owner}) returning id`);
+    const theirDataset = await db.pool.oneFirst(sql.type(Id)`
+    insert into datasets (catalog_id, slug, title, is_public, created_by)
+    values (${theirCatalog}, 'usgs-earthquakes', 'usgs-earthquakes', false, ${owner}) returning id`);
+
+    const events = postgresEventStore(db.pool);
+    const seeded = await seedDemo({ events }, demoRows());
+    t.not(seeded.catalogId, theirCatalog, 'a catalog of its own');
+    t.not(seeded.datasetId, theirDataset, 'a dataset of its own');
+    t.equal(seeded.inserted, 1943);
+    const Facts = row(Type.Object({ slug: Type.String(), is_public: Type.Boolean(), n: Type.Number() }));
+    const facts = (id: number) =>
+      db.pool.one(sql.type(Facts)`
+      select d.slug, d.is_public and c.is_public as is_public, (select count(*)::int from events e where e.dataset_id = d.id) as n
+      from datasets d join catalogs c on c.id = d.catalog_id where d.id = ${id}`);
+    t.same(
+      await facts(theirDataset),
+      { slug: 'usgs-earthquakes', is_public: false, n: 0 },
+      'theirs untouched',
+    );
+    t.same(
+      await facts(seeded.datasetId),
+      { slug: 'usgs-earthquakes-2', is_public: true, n: 1943 },
+      'the public demo',
+    );
+    const again = await seedDemo({ events }, demoRows());
+    t.same(
+      [again.catalogId, again.datasetId, again.inserted],
+      [seeded.catalogId, seeded.datasetId, 0],
+      'found again by key',
+    );
+  },
+);
+
 t.test('seed-demo loads every USGS row once, with locations and data, and is idempotent', async (t) => {
   const db = await testDatabase(t);
   const events = postgresEventStore(db.pool);

@@ -6,23 +6,57 @@ import { type DatabasePool, row, sql } from '../database.ts';
 
 const Id = row(Type.Object({ id: Type.Number() }));
 
+/** Slugs tried for a collection of the service's before giving up: `slug`, `slug-2`, ... */
+const FREE_SLUG_ATTEMPTS = 50;
+
+/**
+ * The row the service keeps under `key` (migration 0750): found by the key, else inserted with the
+ * first free slug. `on conflict do nothing` covers both a taken slug (try the next) and a
+ * concurrent seed that inserted the key first (found on the next look-up).
+ */
+async function ensureSystemRow(
+  key: string,
+  slug: string,
+  find: () => Promise<number | null>,
+  insert: (slug: string) => Promise<number | null>,
+): Promise<number> {
+  for (let attempt = 1; attempt <= FREE_SLUG_ATTEMPTS; attempt += 1) {
+    const found = await find();
+    if (found !== null) return found;
+    const inserted = await insert(attempt === 1 ? slug : `${slug}-${attempt}`);
+    if (inserted !== null) return inserted;
+  }
+  throw new Error(`no free slug for ${key} after ${FREE_SLUG_ATTEMPTS} tries (${slug}, ${slug}-2, ...)`);
+}
+
 export function postgresEventStore(pool: DatabasePool): EventStore {
   return {
-    async ensureCatalog(catalog) {
-      // The no-op update makes RETURNING yield the existing row's id on conflict.
-      return pool.oneFirst(sql.type(Id)`
-        insert into catalogs (slug, title, description, is_public)
-        values (${catalog.slug}, ${catalog.title}, ${catalog.description ?? null}, ${catalog.isPublic})
-        on conflict (slug) do update set slug = excluded.slug
-        returning id`);
+    async ensureSystemCatalog(key, catalog) {
+      return ensureSystemRow(
+        key,
+        catalog.slug,
+        () => pool.maybeOneFirst(sql.type(Id)`select id from catalogs where system_key = ${key}`),
+        (slug) =>
+          pool.maybeOneFirst(sql.type(Id)`
+            insert into catalogs (slug, title, description, is_public, system_key)
+            values (${slug}, ${catalog.title}, ${catalog.description ?? null}, ${catalog.isPublic}, ${key})
+            on conflict do nothing
+            returning id`),
+      );
     },
 
-    async ensureDataset(catalogId, dataset) {
-      return pool.oneFirst(sql.type(Id)`
-        insert into datasets (catalog_id, slug, title, description, is_public)
-        values (${catalogId}, ${dataset.slug}, ${dataset.title}, ${dataset.description ?? null}, ${dataset.isPublic})
-        on conflict (slug) do update set slug = excluded.slug
-        returning id`);
+    async ensureSystemDataset(key, catalogId, dataset) {
+      return ensureSystemRow(
+        key,
+        dataset.slug,
+        () => pool.maybeOneFirst(sql.type(Id)`select id from datasets where system_key = ${key}`),
+        (slug) =>
+          pool.maybeOneFirst(sql.type(Id)`
+            insert into datasets (catalog_id, slug, title, description, is_public, system_key)
+            values (${catalogId}, ${slug}, ${dataset.title}, ${dataset.description ?? null}, ${dataset.isPublic}, ${key})
+            on conflict do nothing
+            returning id`),
+      );
     },
 
     async insertEvents(datasetId, events) {

@@ -10,8 +10,8 @@ import type { EventStore } from '../../../../src/ports/ingest/event-store.ts';
 function fakeEvents() {
   const stored = new Map<string, NewEvent>();
   const events: EventStore = {
-    ensureCatalog: async () => 1,
-    ensureDataset: async () => 2,
+    ensureSystemCatalog: async () => 1,
+    ensureSystemDataset: async () => 2,
     async insertEvents(_datasetId, batch) {
       let inserted = 0;
       for (const event of batch) {
