@@ -9,55 +9,43 @@ const Id = row(Type.Object({ id: Type.Number() }));
 /** Slugs tried for a collection of the service's before giving up: `slug`, `slug-2`, ... */
 const FREE_SLUG_ATTEMPTS = 50;
 
+type Described = { slug: string; title: string; description?: string; isPublic: boolean };
+
 /**
- * The row the service keeps under `key` (migration 0750): found by the key, else inserted with the
- * first free slug. `on conflict do nothing` covers both a taken slug (try the next) and a
- * concurrent seed that inserted the key first (found on the next look-up).
+ * The catalog or dataset the service keeps under `key` (migration 0750): found by the key, else
+ * inserted with the first free slug. `on conflict do nothing` covers both a taken slug (try the
+ * next) and a concurrent seed that inserted the key first (found on the next look-up).
  */
 async function ensureSystemRow(
+  pool: DatabasePool,
   key: string,
-  slug: string,
-  find: () => Promise<number | null>,
-  insert: (slug: string) => Promise<number | null>,
+  row: Described,
+  parent: { catalogId: number } | null,
 ): Promise<number> {
+  const table = sql.identifier([parent ? 'datasets' : 'catalogs']);
+  const [parentColumn, parentValue] = parent
+    ? [sql.fragment`catalog_id,`, sql.fragment`${parent.catalogId},`]
+    : [sql.fragment``, sql.fragment``];
   for (let attempt = 1; attempt <= FREE_SLUG_ATTEMPTS; attempt += 1) {
-    const found = await find();
+    const found = await pool.maybeOneFirst(sql.type(Id)`select id from ${table} where system_key = ${key}`);
     if (found !== null) return found;
-    const inserted = await insert(attempt === 1 ? slug : `${slug}-${attempt}`);
+    const slug = attempt === 1 ? row.slug : `${row.slug}-${attempt}`;
+    const inserted = await pool.maybeOneFirst(sql.type(Id)`
+      insert into ${table} (${parentColumn} slug, title, description, is_public, system_key)
+      values (${parentValue} ${slug}, ${row.title}, ${row.description ?? null}, ${row.isPublic}, ${key})
+      on conflict do nothing
+      returning id`);
     if (inserted !== null) return inserted;
   }
-  throw new Error(`no free slug for ${key} after ${FREE_SLUG_ATTEMPTS} tries (${slug}, ${slug}-2, ...)`);
+  throw new Error(
+    `no free slug for ${key} after ${FREE_SLUG_ATTEMPTS} tries (${row.slug}, ${row.slug}-2, ...)`,
+  );
 }
 
 export function postgresEventStore(pool: DatabasePool): EventStore {
   return {
-    async ensureSystemCatalog(key, catalog) {
-      return ensureSystemRow(
-        key,
-        catalog.slug,
-        () => pool.maybeOneFirst(sql.type(Id)`select id from catalogs where system_key = ${key}`),
-        (slug) =>
-          pool.maybeOneFirst(sql.type(Id)`
-            insert into catalogs (slug, title, description, is_public, system_key)
-            values (${slug}, ${catalog.title}, ${catalog.description ?? null}, ${catalog.isPublic}, ${key})
-            on conflict do nothing
-            returning id`),
-      );
-    },
-
-    async ensureSystemDataset(key, catalogId, dataset) {
-      return ensureSystemRow(
-        key,
-        dataset.slug,
-        () => pool.maybeOneFirst(sql.type(Id)`select id from datasets where system_key = ${key}`),
-        (slug) =>
-          pool.maybeOneFirst(sql.type(Id)`
-            insert into datasets (catalog_id, slug, title, description, is_public, system_key)
-            values (${catalogId}, ${slug}, ${dataset.title}, ${dataset.description ?? null}, ${dataset.isPublic}, ${key})
-            on conflict do nothing
-            returning id`),
-      );
-    },
+    ensureSystemCatalog: (key, catalog) => ensureSystemRow(pool, key, catalog, null),
+    ensureSystemDataset: (key, catalogId, dataset) => ensureSystemRow(pool, key, dataset, { catalogId }),
 
     async insertEvents(datasetId, events) {
       const { inserted } = await storeEvents(pool, datasetId, events, 'skip');
