@@ -48,10 +48,15 @@ function renameOldKeys(file: Mapping, warn: (line: string) => void): Mapping {
   return copy;
 }
 
+/** The rate windows a limit may have: a set of them is one value (an omitted window is no window). */
+const RATE_WINDOWS = new Set(['burst', 'hourly', 'daily']);
+const isWindowSet = (value: Mapping) => Object.keys(value).every((key) => RATE_WINDOWS.has(key));
+
 /**
  * The shipped defaults with the operator's values laid over them: mappings merge key by key, any
- * other value replaces the default whole. A key the defaults do not have is refused by name, so a
- * typo is not silently ignored.
+ * other value replaces the default whole, and so does a set of rate windows (a file that limits
+ * anonymous callers by `burst` alone means no hourly or daily window, not the shipped ones). A key
+ * the defaults do not have is refused by name, so a typo is not silently ignored.
  */
 export function overlay(defaults: Mapping, changes: Mapping, where: string[] = []): Mapping {
   const merged: Mapping = { ...defaults };
@@ -63,7 +68,8 @@ export function overlay(defaults: Mapping, changes: Mapping, where: string[] = [
       );
     }
     const base = defaults[key];
-    merged[key] = isMapping(base) && isMapping(value) ? overlay(base, value, at) : value;
+    merged[key] =
+      isMapping(base) && isMapping(value) && !isWindowSet(base) ? overlay(base, value, at) : value;
   }
   return merged;
 }

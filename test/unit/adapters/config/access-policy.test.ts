@@ -84,7 +84,7 @@ t.test(
       ],
       [
         'rateLimits:\n  anonymous:\n    weekly: { seconds: 5, limit: 1 }\n',
-        /rateLimits\.anonymous\.weekly: unknown key/,
+        /rateLimits\.anonymous\.weekly: unknown window/,
       ],
       [
         'tokenTtlSeconds: 7200\nsessionMaxAgeSeconds: 60\n',
@@ -117,6 +117,16 @@ t.test(
 
 t.test('a missing file is one configuration error too', async (t) => {
   t.throws(() => loadAccessPolicy('/nonexistent/quotas.yaml', () => {}), ConfigError);
+});
+
+t.test('a set of rate windows is replaced whole: an omitted window is no window', async (t) => {
+  const file = fileWith(t, 'rateLimits:\n  anonymous:\n    burst: { seconds: 10, limit: 5 }\n');
+  const policy = loadAccessPolicy(file, () => {});
+  t.same(
+    policy.rateLimits.anonymous.map((w) => [w.name, w.seconds, w.limit]),
+    [['burst', 10, 5]],
+  );
+  t.same(policy.rateLimits.byTrustLevel, shipped.rateLimits.byTrustLevel, 'the rest shipped');
 });
 
 t.test('overlay merges mappings and replaces everything else', async (t) => {
