@@ -58,6 +58,7 @@ export function composeSite(
         health: {
           database: postgresDatabaseStatus(on, loadMigrations()),
           environment: { missingVariables: () => missingVariables(config) },
+          flags: flagCheck,
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
           replicas,
         },

@@ -6,7 +6,7 @@ import type { ReplicaCheck } from '../read/replica-choice.ts';
 export type DatabaseCheck = { status: 'ok' | 'error'; message?: string };
 export type MigrationsCheck = { status: 'ok' | 'pending' | 'error'; pending?: string[]; message?: string };
 export type PostgisCheck = { status: 'ok' | 'not found' | 'error'; version?: string; message?: string };
-type EnvironmentCheck = { status: 'ok' | 'error'; missing?: string[] };
+type EnvironmentCheck = { status: 'ok' | 'error'; missing?: string[]; conflicts?: string[] };
 export type RunnerCheck = {
   status: 'ok' | 'degraded';
   url: string;
@@ -38,6 +38,27 @@ export function migrationsCheck(pending: readonly string[]): MigrationsCheck {
   return pending.length === 0 ? { status: 'ok' } : { status: 'pending', pending: [...pending] };
 }
 
-export function environmentCheck(missing: readonly string[]): EnvironmentCheck {
-  return missing.length === 0 ? { status: 'ok' } : { status: 'error', missing: [...missing] };
+/** Scrapers switched on by the admin while this process has no runner to run them. */
+export const SCRAPERS_WITHOUT_RUNNER =
+  'enableScrapers is on but SCRAPER_RUNNER_URL is not set: every scraper run fails until a runner is configured';
+
+/**
+ * The environment: required variables that are missing, and settings that contradict each other
+ * (the admin's switches against the process's variables). Either is an error: the service
+ * promises something it cannot do.
+ */
+export function environmentCheck(
+  missing: readonly string[],
+  facts: { scrapersEnabled: boolean; runnerConfigured: boolean } = {
+    scrapersEnabled: false,
+    runnerConfigured: false,
+  },
+): EnvironmentCheck {
+  const conflicts = facts.scrapersEnabled && !facts.runnerConfigured ? [SCRAPERS_WITHOUT_RUNNER] : [];
+  if (missing.length === 0 && conflicts.length === 0) return { status: 'ok' };
+  return {
+    status: 'error',
+    ...(missing.length ? { missing: [...missing] } : {}),
+    ...(conflicts.length ? { conflicts } : {}),
+  };
 }

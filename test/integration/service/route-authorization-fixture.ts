@@ -71,8 +71,12 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
   // callers are level 5 and admins, who have none).
   const quotasFile = policyFile(t, unlimitedAnonymousReads);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'chronomap-matrix-'));
+  // Scrapers are switched on below, which needs a runner address (else /api/health reports the
+  // conflict with a 503); nothing listens there: this fixture runs no scraper, and a runner that does
+  // not answer is only a warning.
+  const runner = { scraperRunnerUrl: 'http://127.0.0.1:9', scraperApiKey: 'matrix-runner-key-0123' };
   const { app, db, services } = await testApp(t, {
-    config: { sessionSecret: TEST_SESSION_SECRET, quotasFile, dataDir },
+    config: { sessionSecret: TEST_SESSION_SECRET, quotasFile, dataDir, ...runner },
   });
   const store = postgresUserStore(db.pool);
   const createUser = async (role: Role, trustLevel: TrustLevel) => {
@@ -150,7 +154,7 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
   const schedule = await freshSchedule();
 
   await switchScrapers(db.pool, true);
-  const scraperDeps = composeScraperDeps(testConfig(), db.pool, services.boss);
+  const scraperDeps = composeScraperDeps(testConfig(runner), db.pool, services.boss);
   const freshRepo = async () => {
     const slug = `repo-${randomUUID().slice(0, 8)}`;
     const created = await app.inject({

@@ -2,7 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { sql } from '../../../src/adapters/postgres/database.ts';
+import { SCRAPERS_WITHOUT_RUNNER } from '../../../src/domain/site/health.ts';
 import { testApp } from '../../helpers/app.ts';
+import { switchScrapers } from '../scrapers/scraper-fixtures.ts';
 
 function listen(server: Server): Promise<string> {
   return new Promise((resolve) =>
@@ -24,6 +26,23 @@ t.test('healthy service: 200 and every check ok, in the spec shape', async (t) =
   t.same(body.environment, { status: 'ok' });
   t.notOk('runner' in body, 'no runner field without SCRAPER_RUNNER_URL');
 });
+
+t.test(
+  'scrapers switched on without SCRAPER_RUNNER_URL: an environment error, 503 (issue 28 §8)',
+  async (t) => {
+    const { app, db } = await testApp(t);
+    await switchScrapers(db.pool, true);
+    const response = await app.inject({ method: 'GET', url: '/api/health' });
+    t.equal(response.statusCode, 503);
+    t.same(response.json().environment, { status: 'error', conflicts: [SCRAPERS_WITHOUT_RUNNER] });
+    await switchScrapers(db.pool, false);
+    t.equal(
+      (await app.inject({ method: 'GET', url: '/api/health' })).statusCode,
+      200,
+      'switched off again: ok',
+    );
+  },
+);
 
 t.test('a reachable runner is ok, an unreachable one degraded, and both answer 200', async (t) => {
   const runner = createServer((_req, res) => {

@@ -21,6 +21,9 @@ export const HealthReportSchema = Type.Object(
     environment: Type.Object({
       status: Status(['ok', 'error']),
       missing: Type.Optional(Type.Array(Type.String())),
+      conflicts: Type.Optional(
+        Type.Array(Type.String(), { description: 'Settings that contradict each other, in words.' }),
+      ),
     }),
     runner: Type.Optional(
       Type.Object(

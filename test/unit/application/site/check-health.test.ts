@@ -1,5 +1,6 @@
 import t from 'tap';
 import { checkHealth } from '../../../../src/application/site/check-health.ts';
+import { SCRAPERS_WITHOUT_RUNNER } from '../../../../src/domain/site/health.ts';
 import type {
   DatabaseStatus,
   EnvironmentStatus,
@@ -70,4 +71,25 @@ t.test('missing environment variables make it unhealthy and are listed', async (
   });
   t.equal(result.healthy, false);
   t.same(result.report.environment, { status: 'error', missing: ['SESSION_SECRET'] });
+});
+
+t.test('scrapers switched on without a runner is an environment error (issue 28 §8)', async (t) => {
+  const flags = (on: boolean) => ({ isEnabled: async () => on });
+  const runner: RunnerStatus = {
+    url: 'http://runner:8080',
+    check: async () => ({ status: 'ok', url: 'http://runner:8080' }),
+  };
+  const without = await checkHealth({ database: fakeDatabase(), environment, flags: flags(true) });
+  t.equal(without.healthy, false, 'the service promises runs it cannot make');
+  t.same(without.report.environment, { status: 'error', conflicts: [SCRAPERS_WITHOUT_RUNNER] });
+  const off = await checkHealth({ database: fakeDatabase(), environment, flags: flags(false) });
+  t.same(off.report.environment, { status: 'ok' }, 'switched off: nothing to run');
+  const withRunner = await checkHealth({ database: fakeDatabase(), environment, flags: flags(true), runner });
+  t.same(withRunner.report.environment, { status: 'ok' }, 'with a runner configured');
+  const unreadable = await checkHealth({
+    database: fakeDatabase(),
+    environment,
+    flags: { isEnabled: async () => Promise.reject(new Error('database down')) },
+  });
+  t.same(unreadable.report.environment, { status: 'ok' }, 'an unreadable switch counts as off');
 });
