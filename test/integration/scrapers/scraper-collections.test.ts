@@ -371,6 +371,7 @@ t.test('scraper collections API', async (t) => {
       memoryMb: 512,
       targetDataset: null,
       autoImport: false,
+      reviewDuplicates: 'first-run',
       webhookEnabled: false,
       statistics: { totalRuns: 0, successRuns: 0, failedRuns: 0, lastRunAt: null, lastRunStatus: null },
     });
@@ -396,6 +397,7 @@ t.test('scraper collections API', async (t) => {
       envVars: { API_BASE: 'https://example.org', PAGE_SIZE: '50' },
       targetDataset: dataset.json().doc.id,
       autoImport: true,
+      reviewDuplicates: 'never',
     });
     t.equal(changed.statusCode, 200, changed.body);
     t.match(changed.json().doc, {
@@ -403,7 +405,13 @@ t.test('scraper collections API', async (t) => {
       envVars: { API_BASE: 'https://example.org', PAGE_SIZE: '50' },
       targetDataset: dataset.json().doc.id,
       autoImport: true,
+      reviewDuplicates: 'never',
     });
+    const sometimes = await trustedApi('PATCH', `/api/scrapers/${events?.id}`, {
+      reviewDuplicates: 'sometimes',
+    });
+    t.equal(sometimes.statusCode, 400, 'reviewDuplicates takes first-run, always or never');
+    t.equal((await trustedApi('GET', `/api/scrapers/${events?.id}`)).json().reviewDuplicates, 'never');
     t.notOk('webhookToken' in changed.json());
 
     const on = await trustedApi('PATCH', `/api/scrapers/${events?.id}`, { webhookEnabled: true });
