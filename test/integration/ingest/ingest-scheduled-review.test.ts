@@ -65,7 +65,7 @@ async function runOnce(app: FastifyInstance, pool: DatabasePool, scheduleId: num
 }
 
 t.test('an unchanged feed run three times: three completed runs, no review, events unchanged', async (t) => {
-  const { app, db, catalogId } = await ingestApp(t, {
+  const { app, db, catalogId, user } = await ingestApp(t, {
     fetch: { maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateAddresses: true },
   });
   const url = await feed(t);
@@ -86,12 +86,44 @@ t.test('an unchanged feed run three times: three completed runs, no review, even
       select count(*)::int as n from ingest_jobs where review_reasons is not null and jsonb_array_length(review_reasons) > 0`,
   );
   t.equal(reviews, 0, 'no run asked for a review');
+
+  const listed = await app.inject({
+    method: 'GET',
+    url: `/api/scheduled-ingests/${schedule.id}/runs`,
+    headers: authHeaders(app),
+  });
+  const runs = (listed.json() as { runs: { import: Record<string, unknown> | null }[] }).runs;
+  t.match(
+    runs.map((run) => run.import),
+    [
+      { status: 'completed', rowsNew: 0, rowsUpdated: 0, rowsUnchanged: 3, reviewReasons: [] },
+      { status: 'completed', rowsNew: 0, rowsUpdated: 0, rowsUnchanged: 3, reviewReasons: [] },
+      { status: 'completed', rowsNew: 3, rowsUpdated: 0, rowsUnchanged: 0, reviewReasons: [] },
+    ],
+    "each run's import outcome, newest first: 0 new, 3 unchanged after the first",
+  );
+  const page = await app.inject({
+    method: 'GET',
+    url: '/account/scheduled-imports',
+    headers: { authorization: `Bearer ${user.token}` },
+  });
+  t.equal(page.statusCode, 200);
+  t.equal(page.body.match(/0 new, 3 unchanged/g)?.length, 2, 'the page shows the outcome of each run');
+  t.match(page.body, /3 new, 0 unchanged/);
+  const fileId = runs[0]?.import?.ingestFile as number;
+  t.match(page.body, `href="/account/imports#import-${fileId}"`, 'and links to the import');
+  const imports = await app.inject({
+    method: 'GET',
+    url: '/account/imports',
+    headers: { authorization: `Bearer ${user.token}` },
+  });
+  t.match(imports.body, `id="import-${fileId}"`, 'which My imports has');
 });
 
 t.test(
   "a schedule's first import into a dataset holding the rows from another source asks for review; later runs do not",
   async (t) => {
-    const { app, db, catalogId } = await ingestApp(t, {
+    const { app, db, catalogId, user } = await ingestApp(t, {
       fetch: { maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateAddresses: true },
     });
     const url = await feed(t);
@@ -150,6 +182,35 @@ t.test(
       '`always` asks on every run',
     );
     t.equal(await countEvents(db.pool, dataset), 3);
+
+    const runs = (
+      await app.inject({
+        method: 'GET',
+        url: `/api/scheduled-ingests/${other.id}/runs`,
+        headers: authHeaders(app),
+      })
+    ).json() as { runs: { status: string; import: Record<string, unknown> | null }[] };
+    t.match(
+      runs.runs[0],
+      {
+        status: 'imported',
+        import: {
+          status: 'needs-review',
+          rowsNew: null,
+          reviewReasons: ['duplicate rate 100% over 50%: 3 already in the dataset of 3 rows'],
+        },
+      },
+      'a fetched run whose import waits says so, with the reason',
+    );
+    const page = await app.inject({
+      method: 'GET',
+      url: '/account/scheduled-imports',
+      headers: { authorization: `Bearer ${user.token}` },
+    });
+    t.match(
+      page.body,
+      /needs review<\/span\s*>\s*<span class="muted" data-field="import-reasons">duplicate rate 100% over 50%/,
+    );
   },
 );
 

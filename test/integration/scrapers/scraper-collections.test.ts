@@ -552,6 +552,66 @@ t.test('scraper collections API', async (t) => {
     t.equal(create.json().code, 'RUNS_FROM_TRIGGERS');
   });
 
+  await t.test("a run's import outcome: what its auto-import did, linked by its ingest file", async (t) => {
+    const run = await scrapers.runs.createQueued({
+      scraperId: events?.id ?? 0,
+      runId: crypto.randomUUID(),
+      triggeredBy: 'manual',
+      triggeredByUser: trusted.id,
+      scheduledFor: null,
+    });
+    if (!run) throw new Error('no run');
+    t.equal((await trustedApi('GET', `/api/scraper-runs/${run.id}`)).json().import, null, 'no import yet');
+    // Its auto-import, completed: one row new, one found stored already, one repeated in the file.
+    const Id = row(Type.Object({ id: Type.Number() }));
+    const fileId = await db.pool.oneFirst(sql.type(Id)`
+      insert into ingest_files (original_name, stored_path, size_bytes, format, source, status)
+      values ('events.csv', 'scrapers/events.csv', 40, 'csv', 'scraper', 'completed') returning id`);
+    const jobId = await db.pool.oneFirst(sql.type(Id)`
+      insert into ingest_jobs (ingest_file_id, stage) values (${fileId}, 'completed') returning id`);
+    await db.pool.query(sql.unsafe`
+      insert into ingest_job_stages (ingest_job_id, stage, status, output) values
+        (${jobId}, 'analyze-duplicates', 'completed', '{"internal": 1, "external": 1}'),
+        (${jobId}, 'create-events', 'completed', '{"created": 1, "updated": 0, "duplicates": 2}')`);
+    await scrapers.runs.recordImport(run.id, { ingestFileId: fileId });
+    const outcome = {
+      ingestFile: fileId,
+      status: 'completed',
+      rowsNew: 1,
+      rowsUpdated: 0,
+      rowsUnchanged: 1,
+      reviewReasons: [],
+    };
+    t.same((await trustedApi('GET', `/api/scraper-runs/${run.id}`)).json().import, outcome);
+    const listed = (await trustedApi('GET', `/api/scraper-runs?where[id][equals]=${run.id}`)).json().docs;
+    t.same(listed[0]?.import, outcome, 'in lists too');
+    const page = await trustedApi('GET', '/account/scrapers');
+    t.equal(page.statusCode, 200);
+    t.match(page.body, '1 new, 1 unchanged', '/account/scrapers shows what the import did');
+    t.match(page.body, `href="/account/imports#import-${fileId}"`, 'and links to it');
+
+    await db.pool.query(sql.unsafe`
+      update ingest_files set status = 'needs-review' where id = ${fileId}`);
+    await db.pool.query(sql.unsafe`
+      update ingest_jobs set stage = 'needs-review', review_reasons = '["duplicate rate 67% over 50%: 2 of 3"]'
+      where id = ${jobId}`);
+    await db.pool.query(sql.unsafe`
+      update ingest_job_stages set output = null, status = 'pending'
+      where ingest_job_id = ${jobId} and stage = 'create-events'`);
+    t.same(
+      (await trustedApi('GET', `/api/scraper-runs/${run.id}`)).json().import,
+      {
+        ...outcome,
+        status: 'needs-review',
+        rowsNew: null,
+        rowsUpdated: null,
+        rowsUnchanged: null,
+        reviewReasons: ['duplicate rate 67% over 50%: 2 of 3'],
+      },
+      'an import that waits says so, with why, and no rows yet',
+    );
+  });
+
   await t.test(
     'deleting a repo: refused while a scraper runs, then it goes with its scrapers and runs',
     async (t) => {

@@ -18,6 +18,7 @@ import type { ScraperCollectionSlug } from '../../../domain/collections/collecti
 import { ForbiddenError } from '../../../domain/access.ts';
 import { REVIEW_DUPLICATES, type ReviewDuplicates } from '../../../domain/ingest/review.ts';
 import { errorResponses } from '../error-body.ts';
+import { ImportOutcomeDoc } from '../ingest/import-outcome-doc.ts';
 import { ListQuerySchema, PageSchema } from '../collections/collection-routes.ts';
 
 // The scraper collections in Payload's REST shape (spec: `/api/{collection}`): scraper-repos,
@@ -130,6 +131,7 @@ const ScraperRunDoc = Type.Object(
     outputBytes: Nullable(Type.Integer()),
     ingestFile: Nullable(Type.Integer()),
     importError: Nullable(Type.String()),
+    import: ImportOutcomeDoc,
     stdout: Type.Optional(Nullable(Type.String({ description: 'On a single run only' }))),
     stderr: Type.Optional(Nullable(Type.String({ description: 'On a single run only' }))),
     resultFile: Type.Optional(

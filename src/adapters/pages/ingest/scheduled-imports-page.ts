@@ -19,6 +19,7 @@ import type { ScheduledIngest } from '../../../ports/ingest/schedule-store.ts';
 import { accountPages, csrfInput, formText, headRow, hidden, type User } from '../account-pages.ts';
 import type { Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
+import { importOutcomeCell } from './import-outcome.ts';
 import type { MyImportsDeps } from './my-imports.ts';
 import { pageScript } from '../page-scripts.ts';
 import { flashFrom } from '../replies.ts';
@@ -45,15 +46,15 @@ const badge = (status: string | null) =>
 function runsTable(runs: ScheduledRunRecord[]): Html {
   if (runs.length === 0) return html`<p class="muted">No runs yet.</p>`;
   return html`<table class="runs">
-    ${headRow('Due', 'By', 'Outcome', 'Import')}
+    ${headRow('Due', 'By', 'Fetch', 'Import')}
     <tbody>
       ${runs.map(
         (run) =>
-          html`<tr>
+          html`<tr data-run-id="${run.id}">
             <td class="nowrap">${when(run.dueAt)}</td>
             <td>${run.triggeredBy}</td>
             <td>${badge(run.status)} ${run.error ? html`<span class="muted">${run.error}</span>` : ''}</td>
-            <td>${run.ingestFileId ? html`<a href="/account/imports">#${run.ingestFileId}</a>` : '—'}</td>
+            <td>${importOutcomeCell(run.import)}</td>
           </tr>`,
       )}
     </tbody>

@@ -2,6 +2,7 @@ import type { FragmentSqlToken } from 'slonik';
 import type { Viewer } from '../../../domain/access.ts';
 import type { CollectionSlug } from '../../../domain/collections/collections.ts';
 import { sql } from '../database.ts';
+import { importOutcomeJson } from '../ingest/import-outcome.ts';
 import { visibleCatalogCondition, visibleDatasetCondition } from '../visibility.ts';
 import type { ColumnMap } from '../where-sql.ts';
 
@@ -78,7 +79,8 @@ const runFields = sql.fragment`'id', t.id, 'runId', t.run_id, 'scraper', t.scrap
   'scheduledFor', ${iso(t('scheduled_for'))}, 'queuedAt', ${iso(t('queued_at'))},
   'startedAt', ${iso(t('started_at'))}, 'finishedAt', ${iso(t('finished_at'))}, 'durationMs', t.duration_ms,
   'exitCode', t.exit_code, 'error', t.error, 'errorCode', t.error_code, 'outputRows', t.output_rows,
-  'outputBytes', t.output_bytes, 'ingestFile', t.ingest_file_id, 'importError', t.import_error`;
+  'outputBytes', t.output_bytes, 'ingestFile', t.ingest_file_id, 'importError', t.import_error,
+  'import', ${importOutcomeJson(sql.fragment`t.ingest_file_id`)}`;
 
 export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
   users: {
