@@ -1,4 +1,4 @@
-import { describeDrift, type SchemaDrift } from './schema.ts';
+import { describeDrift, driftHasChanges, type SchemaDrift } from './schema.ts';
 import { ValidationError } from '../errors.ts';
 
 // When an automated import (scheduled, webhook, scraper) stops for a human decision. Manual uploads
@@ -61,7 +61,7 @@ export function reviewReasons(input: {
 }): string[] {
   const reasons: string[] = [];
   const drift = input.drift;
-  if (drift && (drift.added.length || drift.removed.length || drift.changed.length)) {
+  if (drift && driftHasChanges(drift)) {
     reasons.push(`schema drift${drift.breaking ? ' (breaking)' : ''}: ${describeDrift(drift)}`);
   }
   const rate = (n: number) => (input.rowsTotal === 0 ? 0 : n / input.rowsTotal);

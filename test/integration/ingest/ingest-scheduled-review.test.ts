@@ -147,6 +147,20 @@ t.test(
       ['duplicate rate 100% over 50%: 3 already in the dataset of 3 rows'],
       'the reason with its numbers',
     );
+    const myImports = await app.inject({
+      method: 'GET',
+      url: '/account/imports',
+      headers: { authorization: `Bearer ${user.token}` },
+    });
+    const card =
+      new RegExp(`data-job-actions="${job?.id}"[\\s\\S]*?</form>\\s*</div>`).exec(myImports.body)?.[0] ?? '';
+    t.match(
+      card,
+      /Waiting for review:<\/b>\s*duplicate rate 100% over 50%: 3 already in the dataset of 3 rows/,
+      'My imports names the real reason with its numbers',
+    );
+    t.match(card, /<button[^>]*>Import anyway<\/button>/, 'and its button says what it does');
+    t.notMatch(card, /Approve schema changes|class="drift"/, 'no schema change is offered: nothing drifted');
 
     const approved = await app.inject({
       method: 'PATCH',
