@@ -89,6 +89,6 @@ export function geocodingReviewReason(addresses: number, failed: number): string
   if (addresses === 0) return null;
   const rate = failed / addresses;
   return rate > REVIEW_THRESHOLDS.geocodingFailureRate
-    ? `geocoding failure rate ${Math.round(rate * 100)}% over ${REVIEW_THRESHOLDS.geocodingFailureRate * 100}%`
+    ? `geocoding failure rate ${percent(rate)} over ${percent(REVIEW_THRESHOLDS.geocodingFailureRate)}: ${failed} of ${addresses} addresses not located`
     : null;
 }

@@ -2,6 +2,7 @@ import t from 'tap';
 import { ValidationError } from '../../../../src/domain/errors.ts';
 import {
   duplicateReviewFor,
+  geocodingReviewReason,
   parseReviewDuplicates,
   reviewReasons,
 } from '../../../../src/domain/ingest/review.ts';
@@ -63,6 +64,12 @@ t.test('each reason names its numbers: drift, invalid rows', async (t) => {
     ['schema drift: added depth', 'invalid rows 20% over 10%: 2 of 10 rows'],
   );
   t.same(reviewReasons({ ...clean, rowsTotal: 0 }), [], 'an empty file has no rates');
+});
+
+t.test('the geocoding reason names the addresses not located', async (t) => {
+  t.equal(geocodingReviewReason(3, 2), 'geocoding failure rate 67% over 30%: 2 of 3 addresses not located');
+  t.equal(geocodingReviewReason(10, 3), null, 'exactly the threshold is not over');
+  t.equal(geocodingReviewReason(0, 0), null, 'no addresses, no rate');
 });
 
 t.test('reviewDuplicates takes the three settings and defaults to first-run', async (t) => {
