@@ -7,7 +7,7 @@ import { CODE_LIMITS } from '../../../src/application/scrapers/scraper-collectio
 import { composeScraperDeps } from '../../helpers/compose.ts';
 import { accountsApp } from '../../helpers/accounts.ts';
 import { testConfig } from '../../helpers/app.ts';
-import { openBoss, pythonRepo } from './scraper-fixtures.ts';
+import { completedScraperImport, openBoss, pythonRepo } from './scraper-fixtures.ts';
 
 // The scraper-repos, scrapers and scraper-runs collections over HTTP, on a real database: every
 // route, each access level (anonymous, level 2, level 3 with its quota, another user, admin), the
@@ -563,16 +563,13 @@ t.test('scraper collections API', async (t) => {
     if (!run) throw new Error('no run');
     t.equal((await trustedApi('GET', `/api/scraper-runs/${run.id}`)).json().import, null, 'no import yet');
     // Its auto-import, completed: one row new, one found stored already, one repeated in the file.
-    const Id = row(Type.Object({ id: Type.Number() }));
-    const fileId = await db.pool.oneFirst(sql.type(Id)`
-      insert into ingest_files (original_name, stored_path, size_bytes, format, source, status)
-      values ('events.csv', 'scrapers/events.csv', 40, 'csv', 'scraper', 'completed') returning id`);
-    const jobId = await db.pool.oneFirst(sql.type(Id)`
-      insert into ingest_jobs (ingest_file_id, stage) values (${fileId}, 'completed') returning id`);
-    await db.pool.query(sql.unsafe`
-      insert into ingest_job_stages (ingest_job_id, stage, status, output) values
-        (${jobId}, 'analyze-duplicates', 'completed', '{"internal": 1, "external": 1}'),
-        (${jobId}, 'create-events', 'completed', '{"created": 1, "updated": 0, "duplicates": 2}')`);
+    const fileId = await completedScraperImport(db.pool, {
+      internal: 1,
+      external: 1,
+      created: 1,
+      updated: 0,
+      duplicates: 2,
+    });
     await scrapers.runs.recordImport(run.id, { ingestFileId: fileId });
     const outcome = {
       ingestFile: fileId,
@@ -594,10 +591,10 @@ t.test('scraper collections API', async (t) => {
       update ingest_files set status = 'needs-review' where id = ${fileId}`);
     await db.pool.query(sql.unsafe`
       update ingest_jobs set stage = 'needs-review', review_reasons = '["duplicate rate 67% over 50%: 2 of 3"]'
-      where id = ${jobId}`);
+      where ingest_file_id = ${fileId}`);
     await db.pool.query(sql.unsafe`
       update ingest_job_stages set output = null, status = 'pending'
-      where ingest_job_id = ${jobId} and stage = 'create-events'`);
+      where stage = 'create-events' and ingest_job_id in (select id from ingest_jobs where ingest_file_id = ${fileId})`);
     t.same(
       (await trustedApi('GET', `/api/scraper-runs/${run.id}`)).json().import,
       {
