@@ -67,7 +67,7 @@ const REVIEW_CHOICES: [ReviewDuplicates, string][] = [
   ['never', 'never'],
 ];
 
-/** The schedule's duplicate review (docs/ingestion.md, "Scheduled imports"). */
+/** The schedule's duplicate review (docs/ingestion.md, "Duplicate review of recurring sources"). */
 function reviewDuplicatesSelect(current: ReviewDuplicates): Html {
   return html`<label
     >Stop for review when most rows are duplicates
