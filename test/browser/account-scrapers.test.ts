@@ -8,7 +8,7 @@ import { composeScraperDeps } from '../helpers/compose.ts';
 import { accountsApp, PASSWORD } from '../helpers/accounts.ts';
 import { launchChromium, screenshots } from '../helpers/browser.ts';
 import { testConfig } from '../helpers/app.ts';
-import { openBoss } from '../integration/scrapers/scraper-fixtures.ts';
+import { completedScraperImport, openBoss } from '../integration/scrapers/scraper-fixtures.ts';
 
 // /account/scrapers in a real browser (Debian's Chromium) with JavaScript switched off: a user logs
 // in, sees their repos, scrapers and run output (escaped), forces a sync, triggers a run and
@@ -87,7 +87,18 @@ t.test('/account/scrapers in Chromium without JavaScript', async (t) => {
     });
     return run.id;
   };
-  await finished(concerts.id, { stdout: 'fetching page 1\nfetching page 2\nwrote 12 rows\n' });
+  const importedRun = await finished(concerts.id, {
+    stdout: 'fetching page 1\nfetching page 2\nwrote 12 rows\n',
+  });
+  // Its auto-import completed: the twelve rows were all stored by earlier runs already.
+  const importFile = await completedScraperImport(db.pool, {
+    internal: 0,
+    external: 12,
+    created: 0,
+    updated: 0,
+    duplicates: 12,
+  });
+  await scrapers.runs.recordImport(importedRun, { ingestFileId: importFile });
   const failedRun = await finished(concerts.id, {
     status: 'failed',
     exitCode: 1,
@@ -141,6 +152,15 @@ t.test('/account/scrapers in Chromium without JavaScript', async (t) => {
   await shot('account-scrapers');
 
   await concertsRow.locator('details.history > summary').click();
+  t.match(
+    (await concertsRow.locator('details.history table').textContent())?.replace(/\s+/g, ' '),
+    `completed 0 new, 12 unchanged import #${importFile}`,
+    "the run's import outcome, with the import it made",
+  );
+  t.equal(
+    await concertsRow.locator('details.history table a').getAttribute('href'),
+    `/account/imports#import-${importFile}`,
+  );
   const output = concertsRow.locator('details.output', { hasText: `Output of run ${failedRun}` });
   await output.locator('summary').click();
   const stdout = output.locator('pre.log').first();

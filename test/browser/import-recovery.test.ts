@@ -2,6 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import t from 'tap';
+import { Type } from 'typebox';
+import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
 import { launchChromium, screenshots } from '../helpers/browser.ts';
 import { reloadUntil } from '../helpers/page-polling.ts';
 import { ingestApp, signIn, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
@@ -12,6 +14,9 @@ import { ingestApp, signIn, upload, type UploadedDoc, waitForFile } from '../fix
 // job is the 404 page. Then the scheduled imports page: create (the webhook URL shown once), run
 // now, edit, disable, enable, delete. With CHRONOMAP_SCREENSHOTS=1 the run also refreshes
 // docs/screenshots/my-imports-failed.png, ingest-requeue.png and scheduled-imports.png.
+
+const countAllEvents = (pool: DatabasePool) =>
+  pool.oneFirst(sql.type(row(Type.Object({ n: Type.Number() })))`select count(*)::int as n from events`);
 
 const PLACES = 'time,place\n2026-01-01T00:00:00Z,Somewhere\n2026-01-02T00:00:00Z,Elsewhere\n';
 
@@ -112,7 +117,7 @@ t.test('scheduled imports: create, run now, edit, disable, enable, delete', asyn
   await new Promise<void>((resolve) => stations.listen(0, '127.0.0.1', resolve));
   t.teardown(() => stations.close());
   const web = `http://127.0.0.1:${(stations.address() as AddressInfo).port}`;
-  const { app, user } = await ingestApp(t, {
+  const { app, db, user } = await ingestApp(t, {
     fetch: { maxBytes: 1024 * 1024, timeoutMs: 3000, allowPrivateAddresses: true },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -145,21 +150,42 @@ t.test('scheduled imports: create, run now, edit, disable, enable, delete', asyn
   const card = page.locator('section.schedule').first();
   t.match(await card.locator('h2').textContent(), /Weather stations\s+enabled/);
 
-  await card.locator('button', { hasText: 'Run now' }).click();
-  t.match(await page.textContent('.flash.ok'), /^Run \d+ queued\.$/);
-  t.match(await card.locator('table.runs tbody tr').first().textContent(), /manual/, 'the run is listed');
-  await reloadUntil(page, 'section.schedule table.runs .badge.imported');
-  t.match(
-    await card.locator('table.runs tbody tr').first().textContent(),
-    /manual\s+imported\s+#\d+/,
-    'its outcome and the import it made',
+  // An unchanged feed run three times: three completed imports, no review, the row stored once.
+  const newest = 'section.schedule table.runs tbody tr:first-child';
+  for (let run = 1; run <= 3; run++) {
+    await card.locator('button', { hasText: 'Run now' }).click();
+    t.match(await page.textContent('.flash.ok'), /^Run \d+ queued\.$/);
+    t.match(await card.locator('table.runs tbody tr').first().textContent(), /manual/, 'the run is listed');
+    // Settled: its import completed, or waits for a review (which it must not).
+    await reloadUntil(
+      page,
+      `${newest} .badge.completed, ${newest} .badge.needs-review, ${newest} .badge.failed`,
+    );
+    t.equal(await page.locator(`${newest} .badge.completed`).count(), 1, `run ${run}: completed, no review`);
+  }
+  const rows = (await card.locator('table.runs tbody tr').allTextContents()).map((row) =>
+    row.replace(/\s+/g, ' ').trim(),
   );
+  t.match(
+    rows,
+    [
+      /manual imported completed 0 new, 1 unchanged import #\d+/,
+      /manual imported completed 0 new, 1 unchanged import #\d+/,
+      /manual imported completed 1 new, 0 unchanged import #\d+/,
+    ],
+    'each run: the fetch, the import completed with its rows new and unchanged, and the import it made',
+  );
+  const link = await card.locator('table.runs a').first().getAttribute('href');
+  t.match(link, /^\/account\/imports#import-\d+$/, 'linked to the import on My imports');
+  t.equal(await countAllEvents(db.pool), 1, 'the one row of the feed, stored once');
 
   await card.locator('summary', { hasText: 'Edit' }).click();
   await card.locator('input[name=schedule]').fill('30 7 * * 1');
   const feedUrl = await card.locator('input[name=url]').inputValue();
   await card.locator('input[name=url]').fill(`${feedUrl}?edited=1`);
   await card.locator('input[name="mapping.timestamp"]').fill('observed');
+  t.equal(await card.locator('select[name=reviewDuplicates]').inputValue(), 'first-run', 'the default');
+  await card.locator('select[name=reviewDuplicates]').selectOption('always');
   await card.locator('button', { hasText: 'Save' }).click();
   t.equal(await page.textContent('.flash.ok'), 'Saved Weather stations.');
   t.match(await card.textContent(), /30 7 \* \* 1/);
@@ -169,6 +195,11 @@ t.test('scheduled imports: create, run now, edit, disable, enable, delete', asyn
     await card.locator('input[name="mapping.timestamp"]').inputValue(),
     'observed',
     'the time column is kept',
+  );
+  t.equal(
+    await card.locator('select[name=reviewDuplicates]').inputValue(),
+    'always',
+    'and the review choice',
   );
   await card.locator('input[name=url]').fill('ftp://example.org/a.csv');
   await card.locator('button', { hasText: 'Save' }).click();

@@ -59,9 +59,10 @@ button.small { padding:.3rem .7rem; font-size:.9em; }
 .row { display:flex; gap:1rem; flex-wrap:wrap; }
 .row > * { flex:1; min-width:200px; }
 .actions { display:flex; gap:.75rem; align-items:center; }
-.badge.synced, .badge.success { background:var(--ok-bg); color:var(--ok); }
-.badge.pending, .badge.queued, .badge.syncing, .badge.running { background:#dceefb; color:#0b4f8a; }
-.badge.failed, .badge.timeout { background:var(--err-bg); color:var(--err); }
+.badge.synced, .badge.success, .badge.completed { background:var(--ok-bg); color:var(--ok); }
+.badge.pending, .badge.queued, .badge.syncing, .badge.running, .badge.processing { background:#dceefb; color:#0b4f8a; }
+.badge.failed, .badge.timeout, .badge.partial { background:var(--err-bg); color:var(--err); }
+.badge.needs-review { background:#fff3c4; color:#8d6100; }
 details { margin:.25rem 0; }
 .nowrap { white-space:nowrap; }
 table table { border-radius:6px; margin-top:.5rem; }

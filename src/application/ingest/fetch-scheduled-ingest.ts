@@ -1,5 +1,6 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import { classifyFailure } from '../../domain/ingest/failures.ts';
+import { duplicateReviewFor } from '../../domain/ingest/review.ts';
 import type { FileStore } from '../../ports/ingest/file-store.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import type { UrlFetcher } from '../../ports/url-fetcher.ts';
@@ -10,7 +11,8 @@ import type { ScheduleDeps } from './scheduled-ingests.ts';
 // One scheduled run: fetch the URL (SSRF guard, size and time limits) and hand the file to the
 // ingestion pipeline as an automated import (so it goes through needs-review). The first run creates
 // the dataset and the schedule keeps it for the next runs. A failed run is recorded on its row and
-// does not stand in the way of the next scheduled one.
+// does not stand in the way of the next scheduled one. Each file carries the schedule's duplicate
+// review for this run: once a run imported into the dataset, rows found there are the feed's own.
 
 type FetchOutcome =
   { status: 'imported'; ingestFileId: number } | { status: 'failed' | 'retry'; error: string };
@@ -37,8 +39,12 @@ export async function fetchScheduledIngest(
     const fetched = await deps.fetcher.fetch(schedule.url);
     const { storedPath, bytes } = await deps.files.writeNew('scheduled', '.csv', fetched.body);
     stored = storedPath;
+    const importedBefore =
+      schedule.datasetId !== null &&
+      (await deps.schedules.hasCompletedImport(schedule.id, schedule.datasetId));
     const settings = {
       ...schedule.settings,
+      duplicateReview: duplicateReviewFor(schedule.reviewDuplicates, importedBefore),
       targets: {
         0: schedule.datasetId ? { datasetId: schedule.datasetId } : { newDataset: { title: schedule.name } },
       },

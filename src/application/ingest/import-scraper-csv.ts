@@ -21,7 +21,7 @@ type ScraperCsvImportDeps = {
 
 export function scraperCsvImport(deps: ScraperCsvImportDeps): IngestFileCreator {
   return {
-    async createFromCsv({ csv, originalName, datasetId, createdBy }) {
+    async createFromCsv({ csv, originalName, datasetId, createdBy, duplicateReview }) {
       const catalogId = await deps.store.catalogOfDataset(datasetId);
       if (catalogId === null) {
         throw new NotFoundError(`the target dataset ${datasetId} does not exist`, {
@@ -39,7 +39,7 @@ export function scraperCsvImport(deps: ScraperCsvImportDeps): IngestFileCreator 
           source: 'scraper',
           catalogId,
           userId: createdBy,
-          settings: { ...DEFAULT_JOB_CONFIG, targets: { 0: { datasetId } } },
+          settings: { ...DEFAULT_JOB_CONFIG, duplicateReview, targets: { 0: { datasetId } } },
           sheets: [null],
         });
         return { id: file.id };

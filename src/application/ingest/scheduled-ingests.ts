@@ -31,7 +31,7 @@ export type ScheduleDeps = {
 
 type NewSchedule = Pick<
   ScheduledIngest,
-  'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'
+  'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings' | 'reviewDuplicates'
 >;
 
 export const ACTIVE: QuotaAmount[] = [{ quota: 'activeSchedules', amount: 1 }];
@@ -77,6 +77,7 @@ export async function createScheduledIngest(
       catalogId: input.catalogId,
       datasetId: input.datasetId,
       settings: input.settings,
+      reviewDuplicates: input.reviewDuplicates,
       createdBy: userId,
       nextRunAt: nextRun(deps, input.schedule, input.enabled),
       webhookTokenHash: storedHash ?? null,
@@ -106,7 +107,10 @@ export async function getScheduledIngest(
 }
 
 type ScheduleChange = Partial<
-  Pick<ScheduledIngest, 'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings'>
+  Pick<
+    ScheduledIngest,
+    'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings' | 'reviewDuplicates'
+  >
 >;
 
 /**
@@ -131,7 +135,7 @@ async function changedTarget(
 
 /**
  * Changes any of name, URL (the creation's URL checks), schedule, settings (parsed by the caller
- * with parseIngestSettings), target and enabled, all or nothing. Disabling revokes the webhook
+ * with parseIngestSettings), the duplicate review, target and enabled, all or nothing. Disabling revokes the webhook
  * token; enabling issues a new one (returned this once).
  */
 export async function updateScheduledIngest(
@@ -158,6 +162,7 @@ export async function updateScheduledIngest(
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(url !== undefined ? { url } : {}),
       ...(change.settings !== undefined ? { settings: change.settings } : {}),
+      ...(change.reviewDuplicates !== undefined ? { reviewDuplicates: change.reviewDuplicates } : {}),
       ...(target ?? {}),
       schedule,
       enabled,

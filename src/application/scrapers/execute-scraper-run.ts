@@ -1,7 +1,8 @@
 import { QuotaExceededError } from '../../domain/accounts/quotas.ts';
 import { hasScraperAccess } from '../../domain/access.ts';
+import { duplicateReviewFor } from '../../domain/ingest/review.ts';
 import { overrunDeadlineMs } from '../../domain/scrapers/runs.ts';
-import type { RunOutcome, ScraperRun } from '../../domain/scrapers/scrapers.ts';
+import type { RunOutcome, Scraper, ScraperRun } from '../../domain/scrapers/scrapers.ts';
 import { RunnerError, type RunnerRunResult } from '../../ports/scrapers/runner-client.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
@@ -103,7 +104,7 @@ export async function executeScraperRun(deps: Deps, runId: number): Promise<Exec
   const imported = await autoImport(
     deps,
     run,
-    scraper.slug,
+    scraper,
     scraper.targetDatasetId,
     owner.id,
     result.output.contentBase64,
@@ -114,17 +115,20 @@ export async function executeScraperRun(deps: Deps, runId: number): Promise<Exec
 async function autoImport(
   deps: Pick<Deps, 'ingest' | 'runs' | 'clock'>,
   run: ScraperRun,
-  slug: string,
+  scraper: Pick<Scraper, 'id' | 'slug' | 'reviewDuplicates'>,
   datasetId: number,
   ownerId: number,
   contentBase64: string,
 ): Promise<boolean> {
   try {
+    // Once a run's import completed into the dataset, its rows there are this scraper's own output.
+    const importedBefore = await deps.runs.hasCompletedImport(scraper.id, datasetId);
     const { id } = await deps.ingest.createFromCsv({
       csv: Buffer.from(contentBase64, 'base64'),
-      originalName: `${slug}-${deps.clock.now().toISOString().replaceAll(':', '-')}.csv`,
+      originalName: `${scraper.slug}-${deps.clock.now().toISOString().replaceAll(':', '-')}.csv`,
       datasetId,
       createdBy: ownerId,
+      duplicateReview: duplicateReviewFor(scraper.reviewDuplicates, importedBefore),
     });
     await deps.runs.recordImport(run.id, { ingestFileId: id });
     return true;

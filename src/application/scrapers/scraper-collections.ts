@@ -1,3 +1,4 @@
+import { parseReviewDuplicates, type ReviewDuplicates } from '../../domain/ingest/review.ts';
 import {
   canReadCatalog,
   canReadDataset,
@@ -248,6 +249,7 @@ export type ScraperInput = {
   envVars?: Record<string, string>;
   targetDataset?: number | null;
   autoImport?: boolean;
+  reviewDuplicates?: ReviewDuplicates;
   webhookEnabled?: boolean;
   rotateWebhookToken?: boolean;
 };
@@ -284,6 +286,8 @@ export async function updateScraperDocument(
   if (input.envVars !== undefined) changes.envVars = input.envVars;
   if (input.targetDataset !== undefined) changes.targetDatasetId = input.targetDataset;
   if (input.autoImport !== undefined) changes.autoImport = input.autoImport;
+  if (input.reviewDuplicates !== undefined)
+    changes.reviewDuplicates = parseReviewDuplicates(input.reviewDuplicates);
   await deps.scrapers.scrapers.update(id, changes);
   let webhookToken: string | undefined;
   if (input.webhookEnabled !== undefined || input.rotateWebhookToken) {

@@ -61,6 +61,7 @@ export const COLLECTION_FIELDS = {
     enabled: { type: 'boolean' },
     targetDataset: { type: 'number' },
     autoImport: { type: 'boolean' },
+    reviewDuplicates: { type: 'string' },
     webhookEnabled: { type: 'boolean' },
     lastRunStatus: { type: 'string' },
     lastRunAt: { type: 'date' },

@@ -412,6 +412,11 @@ export function compareSchemas(
   return { added, removed, changed, breaking };
 }
 
+/** Whether anything differs: a comparison of equal schemas is a drift with nothing in it. */
+export function driftHasChanges(drift: SchemaDrift): boolean {
+  return drift.added.length > 0 || drift.removed.length > 0 || drift.changed.length > 0;
+}
+
 export function describeDrift(drift: SchemaDrift): string {
   const parts = [
     drift.added.length ? `added ${drift.added.join(', ')}` : '',

@@ -2,6 +2,7 @@ import { MAX_ADDRESS_COLUMNS, MAX_ADDRESS_TEMPLATE_CHARS } from './geocoding/add
 import { ValidationError } from '../errors.ts';
 import { type DuplicateHandling, ID_STRATEGIES, type IdStrategy } from './rows.ts';
 import type { FieldMapping, SchemaMode } from './schema.ts';
+import type { DuplicateReview } from './review.ts';
 
 // The import settings a user chooses on upload (or a schedule stores), validated once here.
 
@@ -13,6 +14,11 @@ export type JobConfig = {
   duplicateHandling: DuplicateHandling;
   geocoding: boolean;
   schemaMode: SchemaMode;
+  /**
+   * Set by a recurring source (schedule, scraper) when it creates the file, never by the user:
+   * which duplicates the needs-review stage counts. Absent: all of them.
+   */
+  duplicateReview?: DuplicateReview;
 };
 
 export type IngestSettings = JobConfig & {

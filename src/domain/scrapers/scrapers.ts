@@ -1,8 +1,9 @@
+import type { ReviewDuplicates } from '../ingest/review.ts';
 import type { ManifestScraper } from './manifest.ts';
 import type { RunStatistics, RunStatus, TriggeredBy } from './runs.ts';
 
 // A scraper as stored: the manifest's declaration plus settings the user keeps on the record
-// (enabled, envVars, targetDataset, autoImport, webhook) that a re-sync must not reset.
+// (enabled, envVars, targetDataset, autoImport, reviewDuplicates, webhook) that a re-sync must not reset.
 
 export type Scraper = ManifestScraper & {
   id: number;
@@ -12,6 +13,8 @@ export type Scraper = ManifestScraper & {
   envVars: Record<string, string>;
   targetDatasetId: number | null;
   autoImport: boolean;
+  /** The auto-import's duplicate review (domain/ingest/review.ts, duplicateReviewFor). */
+  reviewDuplicates: ReviewDuplicates;
   webhookEnabled: boolean;
   statistics: RunStatistics;
 };

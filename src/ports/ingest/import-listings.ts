@@ -17,8 +17,25 @@ export type CatalogWithDatasets = {
   datasets: { id: number; slug: string; title: string; isPublic: boolean }[];
 };
 
-/** A run with when it was queued and when it ended (null while it runs). */
-export type ScheduledRunRecord = ScheduledRun & { createdAt: string; finishedAt: string | null };
+/**
+ * What became of the import a run created: the file's status and, once create-events completed,
+ * its rows stored new, updated, and found stored already (unchanged); the reasons it waits for.
+ */
+export type ImportOutcome = {
+  ingestFile: number;
+  status: IngestFile['status'];
+  rowsNew: number | null;
+  rowsUpdated: number | null;
+  rowsUnchanged: number | null;
+  reviewReasons: string[];
+};
+
+/** A run with when it was queued and when it ended (null while it runs), and its import's outcome. */
+export type ScheduledRunRecord = ScheduledRun & {
+  createdAt: string;
+  finishedAt: string | null;
+  import: ImportOutcome | null;
+};
 
 export interface ImportListings {
   /** A page of the ingest files the visibility allows, with the jobs of those files. */

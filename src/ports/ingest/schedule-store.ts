@@ -1,4 +1,5 @@
 import type { ScheduleTrigger } from '../../domain/ingest/schedules.ts';
+import type { ReviewDuplicates } from '../../domain/ingest/review.ts';
 import type { IngestSettings } from '../../domain/ingest/settings.ts';
 
 export type ScheduledIngest = {
@@ -10,6 +11,7 @@ export type ScheduledIngest = {
   catalogId: number;
   datasetId: number | null;
   settings: IngestSettings;
+  reviewDuplicates: ReviewDuplicates;
   createdBy: number | null;
   nextRunAt: string | null;
   lastRunAt: string | null;
@@ -42,7 +44,15 @@ export interface ScheduleStore {
     change: Partial<
       Pick<
         ScheduledIngest,
-        'name' | 'url' | 'schedule' | 'enabled' | 'nextRunAt' | 'catalogId' | 'datasetId' | 'settings'
+        | 'name'
+        | 'url'
+        | 'schedule'
+        | 'enabled'
+        | 'nextRunAt'
+        | 'catalogId'
+        | 'datasetId'
+        | 'settings'
+        | 'reviewDuplicates'
       >
     > & {
       webhookTokenHash?: string | null;
@@ -55,6 +65,8 @@ export interface ScheduleStore {
   /** Records a run for that due time unless one exists: the one place that makes runs happen once. */
   claimRun(scheduleId: number, dueAt: Date, by: ScheduleTrigger): Promise<ScheduledRun | null>;
   getRun(id: number): Promise<ScheduledRun | null>;
+  /** Whether an import of one of the schedule's runs into that dataset completed. */
+  hasCompletedImport(scheduleId: number, datasetId: number): Promise<boolean>;
   finishRun(
     runId: number,
     outcome: { status: 'fetching' | 'imported' | 'failed'; ingestFileId?: number; error?: string },

@@ -21,5 +21,7 @@ export interface ScraperRunStore {
     id: number,
     result: { ingestFileId: number } | { error: string; resultFile: string },
   ): Promise<void>;
+  /** Whether an import of one of the scraper's runs into that dataset completed. */
+  hasCompletedImport(scraperId: number, datasetId: number): Promise<boolean>;
   listRunning(): Promise<(ScraperRun & { timeoutSecs: number })[]>;
 }

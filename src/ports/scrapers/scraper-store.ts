@@ -20,6 +20,8 @@ export interface ScraperStore {
   findByWebhookHash(tokenHash: string): Promise<Scraper | null>;
   update(
     id: number,
-    changes: Partial<Pick<Scraper, 'enabled' | 'envVars' | 'targetDatasetId' | 'autoImport'>>,
+    changes: Partial<
+      Pick<Scraper, 'enabled' | 'envVars' | 'targetDatasetId' | 'autoImport' | 'reviewDuplicates'>
+    >,
   ): Promise<void>;
 }

@@ -202,7 +202,7 @@ t.test(
     );
     t.match(review.jobs[0]?.schemaValidation, {
       requiresApproval: true,
-      reasons: ['geocoding failure rate 67% over 30%'],
+      reasons: ['geocoding failure rate 67% over 30%: 2 of 3 addresses not located'],
     });
   },
 );

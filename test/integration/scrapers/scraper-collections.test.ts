@@ -7,7 +7,7 @@ import { CODE_LIMITS } from '../../../src/application/scrapers/scraper-collectio
 import { composeScraperDeps } from '../../helpers/compose.ts';
 import { accountsApp } from '../../helpers/accounts.ts';
 import { testConfig } from '../../helpers/app.ts';
-import { openBoss, pythonRepo } from './scraper-fixtures.ts';
+import { completedScraperImport, openBoss, pythonRepo } from './scraper-fixtures.ts';
 
 // The scraper-repos, scrapers and scraper-runs collections over HTTP, on a real database: every
 // route, each access level (anonymous, level 2, level 3 with its quota, another user, admin), the
@@ -371,6 +371,7 @@ t.test('scraper collections API', async (t) => {
       memoryMb: 512,
       targetDataset: null,
       autoImport: false,
+      reviewDuplicates: 'first-run',
       webhookEnabled: false,
       statistics: { totalRuns: 0, successRuns: 0, failedRuns: 0, lastRunAt: null, lastRunStatus: null },
     });
@@ -396,6 +397,7 @@ t.test('scraper collections API', async (t) => {
       envVars: { API_BASE: 'https://example.org', PAGE_SIZE: '50' },
       targetDataset: dataset.json().doc.id,
       autoImport: true,
+      reviewDuplicates: 'never',
     });
     t.equal(changed.statusCode, 200, changed.body);
     t.match(changed.json().doc, {
@@ -403,7 +405,13 @@ t.test('scraper collections API', async (t) => {
       envVars: { API_BASE: 'https://example.org', PAGE_SIZE: '50' },
       targetDataset: dataset.json().doc.id,
       autoImport: true,
+      reviewDuplicates: 'never',
     });
+    const sometimes = await trustedApi('PATCH', `/api/scrapers/${events?.id}`, {
+      reviewDuplicates: 'sometimes',
+    });
+    t.equal(sometimes.statusCode, 400, 'reviewDuplicates takes first-run, always or never');
+    t.equal((await trustedApi('GET', `/api/scrapers/${events?.id}`)).json().reviewDuplicates, 'never');
     t.notOk('webhookToken' in changed.json());
 
     const on = await trustedApi('PATCH', `/api/scrapers/${events?.id}`, { webhookEnabled: true });
@@ -542,6 +550,63 @@ t.test('scraper collections API', async (t) => {
     const create = await trustedApi('POST', '/api/scraper-runs', { scraper: events?.id });
     t.equal(create.statusCode, 403);
     t.equal(create.json().code, 'RUNS_FROM_TRIGGERS');
+  });
+
+  await t.test("a run's import outcome: what its auto-import did, linked by its ingest file", async (t) => {
+    const run = await scrapers.runs.createQueued({
+      scraperId: events?.id ?? 0,
+      runId: crypto.randomUUID(),
+      triggeredBy: 'manual',
+      triggeredByUser: trusted.id,
+      scheduledFor: null,
+    });
+    if (!run) throw new Error('no run');
+    t.equal((await trustedApi('GET', `/api/scraper-runs/${run.id}`)).json().import, null, 'no import yet');
+    // Its auto-import, completed: one row new, one found stored already, one repeated in the file.
+    const fileId = await completedScraperImport(db.pool, {
+      internal: 1,
+      external: 1,
+      created: 1,
+      updated: 0,
+      duplicates: 2,
+    });
+    await scrapers.runs.recordImport(run.id, { ingestFileId: fileId });
+    const outcome = {
+      ingestFile: fileId,
+      status: 'completed',
+      rowsNew: 1,
+      rowsUpdated: 0,
+      rowsUnchanged: 1,
+      reviewReasons: [],
+    };
+    t.same((await trustedApi('GET', `/api/scraper-runs/${run.id}`)).json().import, outcome);
+    const listed = (await trustedApi('GET', `/api/scraper-runs?where[id][equals]=${run.id}`)).json().docs;
+    t.same(listed[0]?.import, outcome, 'in lists too');
+    const page = await trustedApi('GET', '/account/scrapers');
+    t.equal(page.statusCode, 200);
+    t.match(page.body, '1 new, 1 unchanged', '/account/scrapers shows what the import did');
+    t.match(page.body, `href="/account/imports#import-${fileId}"`, 'and links to it');
+
+    await db.pool.query(sql.unsafe`
+      update ingest_files set status = 'needs-review' where id = ${fileId}`);
+    await db.pool.query(sql.unsafe`
+      update ingest_jobs set stage = 'needs-review', review_reasons = '["duplicate rate 67% over 50%: 2 of 3"]'
+      where ingest_file_id = ${fileId}`);
+    await db.pool.query(sql.unsafe`
+      update ingest_job_stages set output = null, status = 'pending'
+      where stage = 'create-events' and ingest_job_id in (select id from ingest_jobs where ingest_file_id = ${fileId})`);
+    t.same(
+      (await trustedApi('GET', `/api/scraper-runs/${run.id}`)).json().import,
+      {
+        ...outcome,
+        status: 'needs-review',
+        rowsNew: null,
+        rowsUpdated: null,
+        rowsUnchanged: null,
+        reviewReasons: ['duplicate rate 67% over 50%: 2 of 3'],
+      },
+      'an import that waits says so, with why, and no rows yet',
+    );
   });
 
   await t.test(

@@ -179,6 +179,27 @@ t.test(
     const queued = await db.pool.oneFirst(sql.type(row(Type.Object({ count: Type.Number() })))`
     select count(*)::int as count from pgboss.job where name = 'ingest-process'`);
     t.equal(queued, 1, "the pipeline's job is queued");
+
+    // The duplicate review follows the scraper's reviewDuplicates (first-run): rows the dataset
+    // holds count until one of its auto-imports there completed, then only rows repeated in the output.
+    const reviewOf = (fileId: number) =>
+      db.pool.oneFirst(sql.type(row(Type.Object({ review: Type.Union([Type.String(), Type.Null()]) })))`
+        select config->>'duplicateReview' as review from ingest_jobs where ingest_file_id = ${fileId}`);
+    t.equal(await reviewOf(file.id), 'all', 'the first auto-import into the dataset');
+    await db.pool.query(
+      sql.unsafe`update ingest_jobs set stage = 'completed' where ingest_file_id = ${file.id}`,
+    );
+    const next = await triggerScraperRun(deps, owner, scraper.id);
+    t.match(await executeScraperRun(deps, next.run.id), { imported: true });
+    t.equal(
+      await reviewOf((await deps.runs.get(next.run.id))?.ingestFileId ?? 0),
+      'internal',
+      'after a completed auto-import, stored rows are its own',
+    );
+    await deps.scrapers.update(scraper.id, { reviewDuplicates: 'always' });
+    const always = await triggerScraperRun(deps, owner, scraper.id);
+    t.match(await executeScraperRun(deps, always.run.id), { imported: true });
+    t.equal(await reviewOf((await deps.runs.get(always.run.id))?.ingestFileId ?? 0), 'all', '`always`');
   },
 );
 

@@ -40,6 +40,28 @@ export async function openBoss(t: Test, db: TestDatabase): Promise<PgBoss> {
 }
 
 /** What an admin does with PATCH /api/feature-flags: switch `enableScrapers` in the flag store. */
+/**
+ * An ingest file of a scraper's auto-import with one job that completed, its analyze-duplicates and
+ * create-events outputs as the pipeline stores them: what a run's import outcome is read from.
+ */
+export async function completedScraperImport(
+  pool: DatabasePool,
+  outputs: { internal: number; external: number; created: number; updated: number; duplicates: number },
+): Promise<number> {
+  const Id = row(Type.Object({ id: Type.Number() }));
+  const fileId = await pool.oneFirst(sql.type(Id)`
+    insert into ingest_files (original_name, stored_path, size_bytes, format, source, status)
+    values ('output.csv', 'scrapers/output.csv', 40, 'csv', 'scraper', 'completed') returning id`);
+  const jobId = await pool.oneFirst(sql.type(Id)`
+    insert into ingest_jobs (ingest_file_id, stage) values (${fileId}, 'completed') returning id`);
+  const { internal, external, ...events } = outputs;
+  await pool.query(sql.unsafe`
+    insert into ingest_job_stages (ingest_job_id, stage, status, output) values
+      (${jobId}, 'analyze-duplicates', 'completed', ${sql.jsonb({ internal, external })}),
+      (${jobId}, 'create-events', 'completed', ${sql.jsonb(events)})`);
+  return fileId;
+}
+
 export async function switchScrapers(pool: DatabasePool, enabled: boolean): Promise<void> {
   const admin = await createUser(pool, 0, 'admin');
   await postgresFeatureFlagStore(pool).write({ enableScrapers: enabled }, admin.id);

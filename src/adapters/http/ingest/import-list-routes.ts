@@ -1,3 +1,4 @@
+import { ImportOutcomeDoc } from './import-outcome-doc.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import {
@@ -60,6 +61,7 @@ const RunRecordDoc = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String(),
   finishedAt: Type.Union([Type.String(), Type.Null()]),
+  import: ImportOutcomeDoc,
 });
 
 const CatalogWithDatasetsDoc = Type.Object({
@@ -158,7 +160,10 @@ export const importListRoutes: FastifyPluginAsync<ImportListRouteOptions> = asyn
         schema: {
           tags,
           summary: 'The last runs of a scheduled import, with their outcome',
-          description: 'Newest first, at most 20: status, error and the ingest file each run created.',
+          description:
+            'Newest first, at most 20: status (of the fetch), error and the ingest file each run created, and ' +
+            "`import`, that file's outcome: completed, needs-review (with its reasons) or failed, rows new, " +
+            'updated and unchanged.',
           params: IdParams,
           querystring: NoQuery,
           response: {
@@ -181,6 +186,7 @@ export const importListRoutes: FastifyPluginAsync<ImportListRouteOptions> = asyn
             error: run.error,
             createdAt: run.createdAt,
             finishedAt: run.finishedAt,
+            import: run.import,
           })),
         };
       },

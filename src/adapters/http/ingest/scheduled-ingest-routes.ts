@@ -6,6 +6,11 @@ import {
   triggerScheduledIngest,
   updateScheduledIngest,
 } from '../../../application/ingest/scheduled-ingests.ts';
+import {
+  parseReviewDuplicates,
+  REVIEW_DUPLICATES,
+  type ReviewDuplicates,
+} from '../../../domain/ingest/review.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { ScheduledIngest } from '../../../ports/ingest/schedule-store.ts';
 import { errorResponses } from '../error-body.ts';
@@ -31,6 +36,7 @@ export const ScheduleDoc = Type.Object({
   catalog: Type.Integer(),
   dataset: Type.Union([Type.Integer(), Type.Null()]),
   settings: Type.Object({}, { additionalProperties: true }),
+  reviewDuplicates: Type.Unsafe<ReviewDuplicates>({ type: 'string', enum: [...REVIEW_DUPLICATES] }),
   nextRunAt: NullableString,
   lastRunAt: NullableString,
   lastStatus: NullableString,
@@ -53,6 +59,16 @@ const Saved = Type.Object({
   ),
 });
 const NoQuery = Type.Object({}, { additionalProperties: false });
+const ReviewDuplicatesField = Type.Optional(
+  Type.Unsafe<ReviewDuplicates>({
+    type: 'string',
+    enum: [...REVIEW_DUPLICATES],
+    description:
+      'When a high duplicate rate stops a run for review: `first-run` (default) counts rows the dataset ' +
+      'already holds only until one run of this schedule imported into it, later runs only rows repeated ' +
+      'in the file; `always` counts both on every run; `never` does not review duplicates.',
+  }),
+);
 
 export const scheduleDoc = (s: ScheduledIngest) => ({
   id: s.id,
@@ -63,6 +79,7 @@ export const scheduleDoc = (s: ScheduledIngest) => ({
   catalog: s.catalogId,
   dataset: s.datasetId,
   settings: s.settings,
+  reviewDuplicates: s.reviewDuplicates,
   nextRunAt: s.nextRunAt,
   lastRunAt: s.lastRunAt,
   lastStatus: s.lastStatus,
@@ -109,6 +126,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
               catalog: RecordId,
               dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
               settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
+              reviewDuplicates: ReviewDuplicatesField,
             },
             { additionalProperties: false },
           ),
@@ -124,6 +142,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           catalog: number;
           dataset?: number | null;
           settings?: Record<string, unknown>;
+          reviewDuplicates?: string;
         };
         const { schedule, webhookToken } = await createScheduledIngest(deps, viewerOf(request), {
           name: body.name,
@@ -133,6 +152,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           catalogId: body.catalog,
           datasetId: body.dataset ?? null,
           settings: parseIngestSettings(body.settings, undefined),
+          reviewDuplicates: parseReviewDuplicates(body.reviewDuplicates),
         });
         return reply.status(201).send({
           doc: scheduleDoc(schedule),
@@ -166,7 +186,8 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
         config: USER_ONLY,
         schema: {
           tags,
-          summary: 'Change a scheduled import: name, URL, schedule, settings, target, enabled',
+          summary:
+            'Change a scheduled import: name, URL, schedule, settings, reviewDuplicates, target, enabled',
           description:
             'Only the fields sent change, all or nothing: a bad field (400) or target (403/404) changes nothing. ' +
             '`url` gets the checks of creation (http or https, no credentials); `settings` is validated and ' +
@@ -187,6 +208,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
               catalog: Type.Optional(RecordId),
               dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
               settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
+              reviewDuplicates: ReviewDuplicatesField,
             },
             { additionalProperties: false },
           ),
@@ -203,6 +225,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           catalog?: number;
           dataset?: number | null;
           settings?: Record<string, unknown>;
+          reviewDuplicates?: string;
         };
         const { schedule, webhookToken } = await updateScheduledIngest(deps, viewerOf(request), id, {
           ...(body.name !== undefined ? { name: body.name } : {}),
@@ -212,6 +235,9 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           ...(body.catalog !== undefined ? { catalogId: body.catalog } : {}),
           ...(body.dataset !== undefined ? { datasetId: body.dataset } : {}),
           ...(body.settings !== undefined ? { settings: parseIngestSettings(body.settings, undefined) } : {}),
+          ...(body.reviewDuplicates !== undefined
+            ? { reviewDuplicates: parseReviewDuplicates(body.reviewDuplicates) }
+            : {}),
         });
         return { doc: scheduleDoc(schedule), message: 'Updated', ...withToken(webhookToken) };
       },

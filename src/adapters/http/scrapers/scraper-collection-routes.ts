@@ -16,7 +16,9 @@ import {
 } from '../../../application/scrapers/scraper-collections.ts';
 import type { ScraperCollectionSlug } from '../../../domain/collections/collections.ts';
 import { ForbiddenError } from '../../../domain/access.ts';
+import { REVIEW_DUPLICATES, type ReviewDuplicates } from '../../../domain/ingest/review.ts';
 import { errorResponses } from '../error-body.ts';
+import { ImportOutcomeDoc } from '../ingest/import-outcome-doc.ts';
 import { ListQuerySchema, PageSchema } from '../collections/collection-routes.ts';
 import { viewerOf } from '../viewer.ts';
 
@@ -33,6 +35,15 @@ const NullableId = Type.Union([Type.Integer({ minimum: 1 }), Type.Unsafe<null>({
 const RunStatus = Type.Union(
   ['queued', 'running', 'success', 'failed', 'timeout'].map((status) => Type.Literal(status)),
 );
+
+const ReviewDuplicatesSchema = Type.Unsafe<ReviewDuplicates>({
+  type: 'string',
+  enum: [...REVIEW_DUPLICATES],
+  description:
+    'When a high duplicate rate stops an auto-import for review: `first-run` (default) counts rows the ' +
+    'target dataset already holds only until one auto-import of this scraper completed there, later runs ' +
+    'only rows repeated in the output; `always` counts both on every run; `never` does not review duplicates.',
+});
 
 const ScraperRepoDoc = Type.Object(
   {
@@ -84,6 +95,7 @@ const ScraperDoc = Type.Object(
     memoryMb: Type.Integer(),
     targetDataset: Nullable(Type.Integer()),
     autoImport: Type.Boolean(),
+    reviewDuplicates: ReviewDuplicatesSchema,
     webhookEnabled: Type.Boolean(),
     statistics: Type.Object({
       totalRuns: Type.Integer(),
@@ -120,6 +132,7 @@ const ScraperRunDoc = Type.Object(
     outputBytes: Nullable(Type.Integer()),
     ingestFile: Nullable(Type.Integer()),
     importError: Nullable(Type.String()),
+    import: ImportOutcomeDoc,
     stdout: Type.Optional(Nullable(Type.String({ description: 'On a single run only' }))),
     stderr: Type.Optional(Nullable(Type.String({ description: 'On a single run only' }))),
     resultFile: Type.Optional(
@@ -166,6 +179,7 @@ const ScraperUpdate = Type.Object(
     ),
     targetDataset: Type.Optional(NullableId),
     autoImport: Type.Optional(Type.Boolean()),
+    reviewDuplicates: Type.Optional(ReviewDuplicatesSchema),
     webhookEnabled: Type.Optional(
       Type.Boolean({ description: 'Turning it on answers a new token once, in webhookToken' }),
     ),
@@ -325,7 +339,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
         tags,
         summary: 'Update the user-set fields of a scraper',
         description:
-          'enabled, envVars, targetDataset, autoImport and the webhook. The other fields come from scrapers.yml and ' +
+          'enabled, envVars, targetDataset, autoImport, reviewDuplicates and the webhook. The other fields come from scrapers.yml and ' +
           'change with a sync. Turning the webhook on, or rotateWebhookToken, answers the token once in ' +
           'webhookToken (64 hex); only its hash is stored. Turning it off and on again rotates it.',
         params: IdParams,

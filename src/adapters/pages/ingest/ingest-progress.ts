@@ -77,7 +77,12 @@ export function fileSection(
   now: number,
   jobExtra: (jobId: number) => Html | '' = () => '',
 ): Html {
-  return html`<section class="card ingest-file" data-file-id="${file.id}" data-status="${file.status}">
+  return html`<section
+    class="card ingest-file"
+    id="import-${file.id}"
+    data-file-id="${file.id}"
+    data-status="${file.status}"
+  >
     <header>
       <h2>${file.originalName}</h2>
       <span class="badge ${file.status}" data-field="status">${file.status}</span>

@@ -168,7 +168,7 @@ function jobActions(
             </form>`
           : review
             ? html`<form method="post" action="${HOME}/jobs/${job.id}/approve" class="inline">
-                ${csrfInput(token)}<button type="submit" class="small">Approve and continue</button>
+                ${csrfInput(token)}<button type="submit" class="small">Import anyway</button>
               </form>`
             : ''
       }

@@ -12,12 +12,14 @@ import {
   updateScheduledIngest,
 } from '../../../application/ingest/scheduled-ingests.ts';
 import { ValidationError } from '../../../domain/errors.ts';
+import { parseReviewDuplicates, type ReviewDuplicates } from '../../../domain/ingest/review.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { ScheduledRunRecord } from '../../../ports/ingest/import-listings.ts';
 import type { ScheduledIngest } from '../../../ports/ingest/schedule-store.ts';
 import { accountPages, csrfInput, formText, headRow, hidden, type User } from '../account-pages.ts';
 import type { Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
+import { importOutcomeCell } from './import-outcome.ts';
 import type { MyImportsDeps } from './my-imports.ts';
 import { pageScript } from '../page-scripts.ts';
 import { flashFrom } from '../replies.ts';
@@ -44,19 +46,38 @@ const badge = (status: string | null) =>
 function runsTable(runs: ScheduledRunRecord[]): Html {
   if (runs.length === 0) return html`<p class="muted">No runs yet.</p>`;
   return html`<table class="runs">
-    ${headRow('Due', 'By', 'Outcome', 'Import')}
+    ${headRow('Due', 'By', 'Fetch', 'Import')}
     <tbody>
       ${runs.map(
         (run) =>
-          html`<tr>
+          html`<tr data-run-id="${run.id}">
             <td class="nowrap">${when(run.dueAt)}</td>
             <td>${run.triggeredBy}</td>
             <td>${badge(run.status)} ${run.error ? html`<span class="muted">${run.error}</span>` : ''}</td>
-            <td>${run.ingestFileId ? html`<a href="/account/imports">#${run.ingestFileId}</a>` : '—'}</td>
+            <td>${importOutcomeCell(run.import)}</td>
           </tr>`,
       )}
     </tbody>
   </table>`;
+}
+
+const REVIEW_CHOICES: [ReviewDuplicates, string][] = [
+  ['first-run', 'on the first run into the dataset only (rows repeated in the file: every run)'],
+  ['always', 'on every run'],
+  ['never', 'never'],
+];
+
+/** The schedule's duplicate review (docs/ingestion.md, "Duplicate review of recurring sources"). */
+function reviewDuplicatesSelect(current: ReviewDuplicates): Html {
+  return html`<label
+    >Stop for review when most rows are duplicates
+    <select name="reviewDuplicates">
+      ${REVIEW_CHOICES.map(
+        ([value, label]) =>
+          html`<option value="${value}" ${value === current ? trusted('selected') : ''}>${label}</option>`,
+      )}
+    </select></label
+  >`;
 }
 
 function scheduleCard(token: string, schedule: ScheduledIngest, runs: ScheduledRunRecord[]): Html {
@@ -108,6 +129,7 @@ function scheduleCard(token: string, schedule: ScheduledIngest, runs: ScheduledR
             value="${schedule.settings.fieldMapping.timestamp ?? ''}"
             maxlength="255"
         /></label>
+        ${reviewDuplicatesSelect(schedule.reviewDuplicates)}
         <div><button type="submit" class="small">Save</button></div>
       </form>
     </details>
@@ -155,6 +177,7 @@ function createForm(
         <input type="text" name="mapping.timestamp" list="url-columns" maxlength="255"
       /></label>
       <datalist id="url-columns"></datalist>
+      ${reviewDuplicatesSelect('first-run')}
       <div><button type="submit">Create</button></div>
       ${catalogs.length ? '' : html`<p class="muted">You have no catalog yet: <a href="/account/imports/new">import a file</a> first.</p>`}
     </form>
@@ -189,6 +212,7 @@ function newScheduleFrom(form: Form) {
     catalogId: number(catalog, 'catalog'),
     datasetId: dataset === 'new' ? null : number(dataset, 'dataset'),
     settings: parseIngestSettings(timestamp ? { fieldMapping: { timestamp } } : undefined, undefined),
+    reviewDuplicates: parseReviewDuplicates(formText(form, 'reviewDuplicates', 20) || undefined),
   };
 }
 
@@ -246,6 +270,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
     const name = formText(form, 'name', 255);
     const url = formText(form, 'url', 2048);
     const timestamp = formText(form, 'mapping.timestamp', 255);
+    const reviewDuplicates = formText(form, 'reviewDuplicates', 20);
     // The form edits the time column only: the other settings (set through the API) are kept.
     const current = await getScheduledIngest(schedules, user, id);
     const { timestamp: _old, ...otherColumns } = current.settings.fieldMapping;
@@ -258,6 +283,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
       ...(url ? { url } : {}),
       schedule: cron === '' ? null : cron,
       settings: { ...current.settings, fieldMapping: mapping },
+      ...(reviewDuplicates ? { reviewDuplicates: parseReviewDuplicates(reviewDuplicates) } : {}),
     });
     return `Saved ${schedule.name}.`;
   });

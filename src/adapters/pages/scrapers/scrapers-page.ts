@@ -14,7 +14,9 @@ import type { Viewer } from '../../../domain/access.ts';
 import { DomainError } from '../../../domain/errors.ts';
 import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
 import type { Doc } from '../../../ports/collections/collection-repository.ts';
+import type { ImportOutcome } from '../../../ports/ingest/import-listings.ts';
 import { installPageErrors } from '../account-pages.ts';
+import { importOutcomeCell } from '../ingest/import-outcome.ts';
 import { acceptForms, CSRF_FIELD, csrfProtection, type Form, verifiedForm } from '../csrf.ts';
 import { flashFrom, htmlReply, redirect } from '../replies.ts';
 import { type Html, html } from '../html.ts';
@@ -91,6 +93,7 @@ function runHistory(runs: Doc[], total: number): Html {
           <th>Duration</th>
           <th>Exit</th>
           <th>Rows</th>
+          <th>Import</th>
         </tr>
       </thead>
       <tbody>
@@ -107,9 +110,10 @@ function runHistory(runs: Doc[], total: number): Html {
                 <td>${seconds(run.durationMs)}</td>
                 <td>${run.exitCode ?? '—'}</td>
                 <td>${run.outputRows ?? '—'}</td>
+                <td>${importOutcomeCell(run.import as ImportOutcome | null)}</td>
               </tr>
               <tr>
-                <td colspan="7">${output(run)}</td>
+                <td colspan="8">${output(run)}</td>
               </tr>`,
         )}
       </tbody>

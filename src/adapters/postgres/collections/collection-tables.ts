@@ -2,6 +2,7 @@ import type { FragmentSqlToken } from 'slonik';
 import type { Viewer } from '../../../domain/access.ts';
 import type { CollectionSlug } from '../../../domain/collections/collections.ts';
 import { sql } from '../database.ts';
+import { importOutcomeJson } from '../ingest/import-outcome.ts';
 import { visibleCatalogCondition, visibleDatasetCondition } from '../visibility.ts';
 import type { ColumnMap } from '../where-sql.ts';
 
@@ -78,7 +79,8 @@ const runFields = sql.fragment`'id', t.id, 'runId', t.run_id, 'scraper', t.scrap
   'scheduledFor', ${iso(t('scheduled_for'))}, 'queuedAt', ${iso(t('queued_at'))},
   'startedAt', ${iso(t('started_at'))}, 'finishedAt', ${iso(t('finished_at'))}, 'durationMs', t.duration_ms,
   'exitCode', t.exit_code, 'error', t.error, 'errorCode', t.error_code, 'outputRows', t.output_rows,
-  'outputBytes', t.output_bytes, 'ingestFile', t.ingest_file_id, 'importError', t.import_error`;
+  'outputBytes', t.output_bytes, 'ingestFile', t.ingest_file_id, 'importError', t.import_error,
+  'import', ${importOutcomeJson(sql.fragment`t.ingest_file_id`)}`;
 
 export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
   users: {
@@ -206,6 +208,7 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
       enabled: bool('enabled'),
       targetDataset: number('target_dataset_id'),
       autoImport: bool('auto_import'),
+      reviewDuplicates: text('review_duplicates'),
       webhookEnabled: bool('webhook_enabled'),
       lastRunStatus: text('last_run_status'),
       lastRunAt: date('last_run_at'),
@@ -214,7 +217,8 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
     doc: sql.fragment`json_build_object('id', t.id, 'repo', t.repo_id, 'name', t.name, 'slug', t.slug,
       'runtime', t.runtime, 'entrypoint', t.entrypoint, 'outputFile', t.output_file, 'schedule', t.schedule,
       'enabled', t.enabled, 'envVars', t.env_vars, 'timeoutSecs', t.timeout_secs, 'memoryMb', t.memory_mb,
-      'targetDataset', t.target_dataset_id, 'autoImport', t.auto_import, 'webhookEnabled', t.webhook_enabled,
+      'targetDataset', t.target_dataset_id, 'autoImport', t.auto_import,
+      'reviewDuplicates', t.review_duplicates, 'webhookEnabled', t.webhook_enabled,
       'statistics', json_build_object('totalRuns', t.total_runs, 'successRuns', t.success_runs,
         'failedRuns', t.failed_runs, 'lastRunAt', ${iso(t('last_run_at'))}, 'lastRunStatus', t.last_run_status,
         'lastRunDurationMs', t.last_run_duration_ms),

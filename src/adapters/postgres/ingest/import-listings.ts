@@ -1,7 +1,13 @@
 import type { FragmentSqlToken } from 'slonik';
 import { Type } from 'typebox';
 import type { ImportVisibility } from '../../../domain/access.ts';
-import type { CatalogWithDatasets, ImportListings, ListPage } from '../../../ports/ingest/import-listings.ts';
+import type {
+  CatalogWithDatasets,
+  ImportListings,
+  ImportOutcome,
+  ListPage,
+} from '../../../ports/ingest/import-listings.ts';
+import { importOutcomeJson } from './import-outcome.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 import { Count, FileRow, JobRow, jobSelect, Nullable, toFile, toJob } from './ingest-rows.ts';
 import { RunFields, ScheduleRow, scheduleColumns, toRun, toSchedule } from './schedule-store.ts';
@@ -53,7 +59,12 @@ function visibleTo(visibility: ImportVisibility, owner: FragmentSqlToken, catalo
 }
 
 const RunRecordRow = row(
-  Type.Object({ ...RunFields.properties, created_at: Type.String(), finished_at: Nullable(Type.String()) }),
+  Type.Object({
+    ...RunFields.properties,
+    created_at: Type.String(),
+    finished_at: Nullable(Type.String()),
+    import: Type.Any(),
+  }),
 );
 
 const CatalogRow = row(
@@ -137,10 +148,16 @@ export function postgresImportListings(pool: DatabasePool): ImportListings {
 
     async runsOf(scheduleId, limit) {
       const rows = await pool.any(sql.type(RunRecordRow)`
-        select id, scheduled_ingest_id, due_at, triggered_by, status, ingest_file_id, error, created_at, finished_at
-        from scheduled_ingest_runs where scheduled_ingest_id = ${scheduleId}
+        select id, scheduled_ingest_id, due_at, triggered_by, status, ingest_file_id, error, created_at, finished_at,
+               ${importOutcomeJson(sql.fragment`r.ingest_file_id`)} as import
+        from scheduled_ingest_runs r where scheduled_ingest_id = ${scheduleId}
         order by created_at desc, id desc limit ${limit}`);
-      return rows.map((r) => ({ ...toRun(r), createdAt: r.created_at, finishedAt: r.finished_at }));
+      return rows.map((r) => ({
+        ...toRun(r),
+        createdAt: r.created_at,
+        finishedAt: r.finished_at,
+        import: r.import as ImportOutcome | null,
+      }));
     },
 
     async deleteSchedule(id) {

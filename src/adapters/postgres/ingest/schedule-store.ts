@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { ScheduleStore, ScheduledIngest, ScheduledRun } from '../../../ports/ingest/schedule-store.ts';
+import { hasCompletedImport } from './completed-imports.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
@@ -15,6 +16,7 @@ export const ScheduleRow = row(
     catalog_id: Type.Number(),
     dataset_id: Nullable(Type.Number()),
     settings: Type.Any(),
+    review_duplicates: Type.String(),
     created_by: Nullable(Type.Number()),
     next_run_at: Nullable(Type.String()),
     last_run_at: Nullable(Type.String()),
@@ -37,7 +39,8 @@ export const RunFields = Type.Object({
 });
 const RunRow = row(RunFields);
 
-const columns = sql.fragment`id, name, url, schedule, enabled, catalog_id, dataset_id, settings, created_by, next_run_at,
+const columns = sql.fragment`id, name, url, schedule, enabled, catalog_id, dataset_id, settings, review_duplicates,
+  created_by, next_run_at,
   last_run_at, last_status, last_error, created_at, updated_at`;
 /** The columns toSchedule reads, for other queries of scheduled_ingests (import-listings.ts). */
 export const scheduleColumns = columns;
@@ -52,6 +55,7 @@ export function toSchedule(r: Record<string, unknown>): ScheduledIngest {
     catalogId: r.catalog_id as number,
     datasetId: r.dataset_id as number | null,
     settings: r.settings as ScheduledIngest['settings'],
+    reviewDuplicates: r.review_duplicates as ScheduledIngest['reviewDuplicates'],
     createdBy: r.created_by as number | null,
     nextRunAt: r.next_run_at as string | null,
     lastRunAt: r.last_run_at as string | null,
@@ -78,10 +82,11 @@ export function postgresScheduleStore(pool: DatabasePool): ScheduleStore {
   return {
     async create(input) {
       const created = await pool.one(sql.type(ScheduleRow)`
-        insert into scheduled_ingests (name, url, schedule, enabled, catalog_id, dataset_id, settings, created_by,
-                                       webhook_token_hash, next_run_at)
+        insert into scheduled_ingests (name, url, schedule, enabled, catalog_id, dataset_id, settings, review_duplicates,
+                                       created_by, webhook_token_hash, next_run_at)
         values (${input.name}, ${input.url}, ${input.schedule}, ${input.enabled}, ${input.catalogId}, ${input.datasetId},
-                ${sql.jsonb(input.settings as never)}, ${input.createdBy}, ${input.webhookTokenHash}, ${input.nextRunAt})
+                ${sql.jsonb(input.settings as never)}, ${input.reviewDuplicates}, ${input.createdBy},
+                ${input.webhookTokenHash}, ${input.nextRunAt})
         returning ${columns}`);
       return toSchedule(created);
     },
@@ -100,6 +105,9 @@ export function postgresScheduleStore(pool: DatabasePool): ScheduleStore {
         change.catalogId !== undefined ? sql.fragment`catalog_id = ${change.catalogId}` : null,
         change.settings !== undefined
           ? sql.fragment`settings = ${sql.jsonb(change.settings as never)}`
+          : null,
+        change.reviewDuplicates !== undefined
+          ? sql.fragment`review_duplicates = ${change.reviewDuplicates}`
           : null,
         change.schedule !== undefined ? sql.fragment`schedule = ${change.schedule}` : null,
         change.enabled !== undefined ? sql.fragment`enabled = ${change.enabled}` : null,
@@ -157,6 +165,9 @@ export function postgresScheduleStore(pool: DatabasePool): ScheduleStore {
         from scheduled_ingest_runs where id = ${id}`);
       return found ? toRun(found) : null;
     },
+
+    hasCompletedImport: (scheduleId, datasetId) =>
+      hasCompletedImport(pool, 'schedule', scheduleId, datasetId),
 
     async finishRun(runId, outcome) {
       await pool.transaction(async (tx) => {

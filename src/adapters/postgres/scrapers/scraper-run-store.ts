@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
 import type { ScraperRunStore } from '../../../ports/scrapers/scraper-run-store.ts';
+import { hasCompletedImport } from '../ingest/completed-imports.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 import { Nullable, RunStatusColumn } from './scraper-rows.ts';
 
@@ -133,6 +134,8 @@ export function postgresScraperRunStore(pool: DatabasePool): ScraperRunStore {
           where id = ${id}`);
       }
     },
+
+    hasCompletedImport: (scraperId, datasetId) => hasCompletedImport(pool, 'scraper', scraperId, datasetId),
 
     async listRunning() {
       const rows = await pool.any(sql.type(RunningRun)`

@@ -21,6 +21,7 @@ const ScraperRow = Type.Object({
   memory_mb: Type.Number(),
   target_dataset_id: Nullable(Type.Number()),
   auto_import: Type.Boolean(),
+  review_duplicates: Type.Union([Type.Literal('first-run'), Type.Literal('always'), Type.Literal('never')]),
   total_runs: Type.Number(),
   success_runs: Type.Number(),
   failed_runs: Type.Number(),
@@ -36,6 +37,7 @@ const SchedulableRecord = row(
 
 const COLUMNS = sql.fragment`s.id, s.repo_id, s.name, s.slug, s.runtime, s.entrypoint, s.output_file, s.schedule,
   s.schedule_since, s.enabled, s.env_vars, s.timeout_secs, s.memory_mb, s.target_dataset_id, s.auto_import,
+  s.review_duplicates,
   s.total_runs, s.success_runs, s.failed_runs, s.last_run_at, s.last_run_status, s.last_run_duration_ms,
   s.webhook_enabled`;
 
@@ -56,6 +58,7 @@ function toScraper(r: Static<typeof ScraperRow>): Scraper {
     memoryMb: r.memory_mb,
     targetDatasetId: r.target_dataset_id,
     autoImport: r.auto_import,
+    reviewDuplicates: r.review_duplicates,
     webhookEnabled: r.webhook_enabled,
     statistics: {
       totalRuns: r.total_runs,
@@ -184,6 +187,8 @@ export function postgresScraperStore(pool: DatabasePool): ScraperStore {
       if (changes.targetDatasetId !== undefined)
         sets.push(sql.fragment`target_dataset_id = ${changes.targetDatasetId}`);
       if (changes.autoImport !== undefined) sets.push(sql.fragment`auto_import = ${changes.autoImport}`);
+      if (changes.reviewDuplicates !== undefined)
+        sets.push(sql.fragment`review_duplicates = ${changes.reviewDuplicates}`);
       if (sets.length === 0) return;
       await pool.query(sql.unsafe`
         update scrapers set ${sql.join(sets, sql.fragment`, `)}, updated_at = now() where id = ${id}`);

@@ -11,7 +11,11 @@ export async function needsReview(_deps: unknown, context: StageContext): Promis
   const validated = outputOf(context, 'validate-schema');
   const reasons = reviewReasons({
     rowsTotal: analyzed.rowsTotal,
-    duplicates: analyzed.internal + analyzed.external,
+    internal: analyzed.internal,
+    external: analyzed.external,
+    // What the file's source decided when it created the file (a recurring source's later runs
+    // count only rows repeated in the file; domain/ingest/review.ts, duplicateReviewFor).
+    duplicateReview: context.job.config.duplicateReview,
     invalidRows: validated.invalidRows,
     drift: validated.drift,
   });

@@ -53,7 +53,7 @@ t.test("a scraper's CSV is stored and recorded as a scraper import into the data
     queue,
     quotas: fakeQuotas(),
     files: disk.store,
-  }).createFromCsv({ csv, originalName: 'run.csv', datasetId: 4, createdBy: 7 });
+  }).createFromCsv({ csv, originalName: 'run.csv', datasetId: 4, createdBy: 7, duplicateReview: 'internal' });
   t.same(created, { id: 11 });
   t.same([...disk.written.keys()], ['scrapers/1.csv']);
   t.match(db.recorded, [
@@ -63,7 +63,7 @@ t.test("a scraper's CSV is stored and recorded as a scraper import into the data
       source: 'scraper',
       catalogId: 40,
       uploadedBy: 7,
-      settings: { targets: { 0: { datasetId: 4 } } },
+      settings: { duplicateReview: 'internal', targets: { 0: { datasetId: 4 } } },
     },
   ]);
 });
@@ -76,7 +76,7 @@ t.test('a missing dataset writes nothing; a file not recorded is removed again',
       queue,
       quotas: fakeQuotas(),
       files: none.store,
-    }).createFromCsv({ csv, originalName: 'run.csv', datasetId: 4, createdBy: 7 }),
+    }).createFromCsv({ csv, originalName: 'run.csv', datasetId: 4, createdBy: 7, duplicateReview: 'all' }),
     { code: 'DATASET_NOT_FOUND' },
   );
   t.equal(none.written.size, 0);
@@ -88,7 +88,7 @@ t.test('a missing dataset writes nothing; a file not recorded is removed again',
       queue,
       quotas: fakeQuotas(),
       files: failing.store,
-    }).createFromCsv({ csv, originalName: 'run.csv', datasetId: 4, createdBy: 7 }),
+    }).createFromCsv({ csv, originalName: 'run.csv', datasetId: 4, createdBy: 7, duplicateReview: 'all' }),
     /database went away/,
   );
   t.equal(failing.written.size, 0, 'the CSV written for it is gone');

@@ -2,6 +2,7 @@ import t from 'tap';
 import { executeScraperRun } from '../../../../src/application/scrapers/execute-scraper-run.ts';
 import type { RunStatus } from '../../../../src/domain/scrapers/runs.ts';
 import type { RunOutcome, Scraper, ScraperRun } from '../../../../src/domain/scrapers/scrapers.ts';
+import type { IngestFileCreator } from '../../../../src/ports/ingest/ingest-file-creator.ts';
 import { type RunnerClient, RunnerError } from '../../../../src/ports/scrapers/runner-client.ts';
 import { fakeQuotas } from '../../../helpers/quotas.ts';
 
@@ -24,6 +25,7 @@ const scraper: Scraper = {
   memoryMb: 64,
   targetDatasetId: null,
   autoImport: false,
+  reviewDuplicates: 'first-run',
   webhookEnabled: false,
   statistics: {
     totalRuns: 0,
@@ -35,7 +37,7 @@ const scraper: Scraper = {
   },
 };
 
-function fakes(runner: RunnerClient) {
+function fakes(runner: RunnerClient, options: { scraper?: Scraper; importedBefore?: boolean } = {}) {
   const run: ScraperRun = {
     id: 9,
     runId: '00000000-0000-4000-8000-000000000009',
@@ -59,6 +61,8 @@ function fakes(runner: RunnerClient) {
     ingestFileId: null,
   };
   const outcomes: RunOutcome[] = [];
+  const asked: { scraperId: number; datasetId: number }[] = [];
+  const imports: Parameters<IngestFileCreator['createFromCsv']>[0][] = [];
   const deps = {
     runs: {
       get: async () => ({ ...run }),
@@ -75,9 +79,13 @@ function fakes(runner: RunnerClient) {
       },
       createQueued: async () => null,
       recordImport: async () => {},
+      hasCompletedImport: async (scraperId: number, datasetId: number) => {
+        asked.push({ scraperId, datasetId });
+        return options.importedBefore ?? false;
+      },
       listRunning: async () => [],
     },
-    scrapers: { get: async () => scraper } as never,
+    scrapers: { get: async () => options.scraper ?? scraper } as never,
     repos: {
       get: async () => ({
         id: 1,
@@ -98,10 +106,15 @@ function fakes(runner: RunnerClient) {
     flags: { isEnabled: async () => true },
     quotas: fakeQuotas(),
     actors: { find: async () => ({ id: 5, role: 'user' as const, trustLevel: 3 }) },
-    ingest: { createFromCsv: async () => ({ id: 1 }) },
+    ingest: {
+      createFromCsv: async (input: Parameters<IngestFileCreator['createFromCsv']>[0]) => {
+        imports.push(input);
+        return { id: 1 };
+      },
+    },
     clock: { now: () => new Date('2026-01-01T00:00:00Z') },
   };
-  return { deps, run, outcomes };
+  return { deps, run, outcomes, asked, imports };
 }
 
 t.test(
@@ -155,3 +168,43 @@ t.test('an unexpected error still ends the run, and is rethrown for the job log'
   await t.rejects(executeScraperRun(deps, run.id), TypeError);
   t.match(outcomes, [{ status: 'failed', errorCode: 'INTERNAL' }]);
 });
+
+t.test(
+  "an auto-import reviews the dataset's rows until one of the scraper's imports there completed",
+  async (t) => {
+    const runner: RunnerClient = {
+      run: async () => ({
+        status: 'success',
+        exitCode: 0,
+        durationMs: 5,
+        stdout: '',
+        stderr: '',
+        output: { rows: 1, bytes: 4, contentBase64: Buffer.from('a\n1\n').toString('base64') },
+      }),
+      stop: async () => 'not_found',
+      status: async () => ({ active: false }),
+    };
+    const importing = (reviewDuplicates: Scraper['reviewDuplicates']): Scraper => ({
+      ...scraper,
+      autoImport: true,
+      targetDatasetId: 4,
+      reviewDuplicates,
+    });
+    const cases: [Scraper['reviewDuplicates'], boolean, string][] = [
+      ['first-run', false, 'all'],
+      ['first-run', true, 'internal'],
+      ['always', true, 'all'],
+      ['never', false, 'none'],
+    ];
+    for (const [setting, importedBefore, expected] of cases) {
+      const { deps, run, asked, imports } = fakes(runner, { scraper: importing(setting), importedBefore });
+      t.match(await executeScraperRun(deps, run.id), { outcome: 'finished', imported: true });
+      t.same(asked, [{ scraperId: 1, datasetId: 4 }], 'asks about the scraper and its target dataset');
+      t.match(
+        imports,
+        [{ datasetId: 4, duplicateReview: expected }],
+        `${setting}, imported before: ${importedBefore}`,
+      );
+    }
+  },
+);
