@@ -43,9 +43,9 @@ t.test('pages over everything or a large catalog use generic plans and give the 
     returning id`);
   await db.pool.query(sql.unsafe`
     insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp, is_valid)
-    values (${tinyDataset}, ${tiny}, 'odd-1', 'odd', '{"text": "Zürich \\"quoted\\"\\n", "nested": {"list": [1, 2.5, null]}}',
+    values (${tinyDataset}, ${tiny}, 'odd-1', 'Quote " and \\ backslash', '{"text": "Zürich \\"quoted\\"\\n", "nested": {"list": [1, 2.5, null]}}',
             null, '2024-02-29T23:59:59.999Z', false),
-           (${tinyDataset}, ${tiny}, 'odd-2', 'odd', '{}', st_setsrid(st_makepoint(-0.000001, 89.9), 4326),
+           (${tinyDataset}, ${tiny}, 'odd-2', null, '{}', st_setsrid(st_makepoint(-0.000001, 89.9), 4326),
             '2024-03-01T00:00:00.000123Z', true),
            (${tinyDataset}, ${tiny}, 'odd-3', 'odd', '{}', st_setsrid(st_makepoint(179.999, -85.5), 4326),
             '2023-05-05T05:05:05Z', true)`);
@@ -126,6 +126,7 @@ t.test('pages over everything or a large catalog use generic plans and give the 
     [
       {
         id: 'number',
+        title: 'odd',
         dataset,
         data: {},
         location: { longitude: 179.999, latitude: -85.5 },
@@ -135,6 +136,7 @@ t.test('pages over everything or a large catalog use generic plans and give the 
       },
       {
         id: 'number',
+        title: 'Quote " and \\ backslash',
         dataset,
         data: { text: 'Zürich "quoted"\n', nested: { list: [1, 2.5, null] } },
         location: null,
@@ -144,6 +146,7 @@ t.test('pages over everything or a large catalog use generic plans and give the 
       },
       {
         id: 'number',
+        title: null,
         dataset,
         data: {},
         location: { longitude: -0.000001, latitude: 89.9 },
