@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { TRUST_LEVELS } from '../../domain/accounts/users.ts';
 
-// Schemas shared by the account, collection and quota routes.
+// Schemas shared by the routes of several features.
 
 export const UserSchema = Type.Object(
   {
@@ -22,3 +22,8 @@ function trustLevelDescription(): string {
     .map(([level, name]) => `${level} ${name}`)
     .join(', ')}`;
 }
+
+/** A record's id in a path or a body: a positive integer JavaScript holds exactly. */
+export const RecordId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+
+export const IdParams = Type.Object({ id: RecordId }, { additionalProperties: false });

@@ -14,7 +14,7 @@ import {
 import { type Html, html } from './html.ts';
 import { type Flash, page } from './layout.ts';
 import { htmlReply, redirect } from './replies.ts';
-import { messageView } from './site/dashboard-views.ts';
+import { messageView } from './layout.ts';
 import { viewerOf } from '../http/viewer.ts';
 import { pageErrorStatus } from '../http/error-handling.ts';
 

@@ -132,3 +132,12 @@ export function page(options: {
       </body>
     </html> `.text;
 }
+
+/** A page that only says something: a heading, a sentence and perhaps a link (every area uses it). */
+export function messageView(title: string, message: string, link?: [string, string]): Html {
+  return html`<div class="card">
+    <h1>${title}</h1>
+    <p>${message}</p>
+    ${link ? html`<p><a href="${link[0]}">${link[1]}</a></p>` : ''}
+  </div>`;
+}

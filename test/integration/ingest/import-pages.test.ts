@@ -1,5 +1,5 @@
 import t from 'tap';
-import { safeNext } from '../../../src/adapters/pages/accounts/login-pages.ts';
+import { safeNext } from '../../../src/adapters/pages/login-pages.ts';
 import { ingestApp, signIn, upload, type UploadedDoc, waitForFile } from '../../fixtures/ingest/client.ts';
 
 // The import pages' answers to what a browser would not send: the login's return path only ever

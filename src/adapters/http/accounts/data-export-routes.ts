@@ -9,7 +9,7 @@ import {
 import { EXPORT_FILES } from '../../../domain/accounts/data-export.ts';
 import type { DataExport } from '../../../ports/accounts/data-export-store.ts';
 import { errorResponses } from '../error-body.ts';
-import { IdParams } from '../ingest/ingest-schema-routes.ts';
+import { IdParams } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
 
 // A user's export of their own data: request it, follow its state, download the ZIP. Only its owner

@@ -17,7 +17,7 @@ import type { ImportListings } from '../../../ports/ingest/import-listings.ts';
 import { errorResponses } from '../error-body.ts';
 import { PageSchema } from '../collections/collection-routes.ts';
 import { fileDoc } from './ingest-docs.ts';
-import { IdParams } from './ingest-schema-routes.ts';
+import { IdParams } from '../schemas.ts';
 import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
 import { ScheduleDoc, scheduleDoc } from './scheduled-ingest-routes.ts';

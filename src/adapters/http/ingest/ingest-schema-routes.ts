@@ -237,9 +237,6 @@ export const SchemaPreview = Type.Object({
 export const INGEST_SHARED_SCHEMAS = [IngestJobDoc, IngestFileDoc, IngestProgress, ImportProgress];
 
 /** A record id: a positive integer a bigint column can hold (larger ones are a 400, not a 5xx). */
-export const RecordId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
-
-export const IdParams = Type.Object({ id: RecordId }, { additionalProperties: false });
 
 // The multipart forms of the upload routes, for the OpenAPI document only (schema.documentedBody):
 // the handlers read the parts themselves as they stream, so Fastify never validates these.

@@ -14,7 +14,8 @@ import {
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { ScheduledIngest } from '../../../ports/ingest/schedule-store.ts';
 import { errorResponses } from '../error-body.ts';
-import { IdParams, RecordId, ScheduledRunDoc, scheduledRunDoc } from './ingest-schema-routes.ts';
+import { ScheduledRunDoc, scheduledRunDoc } from './ingest-schema-routes.ts';
+import { IdParams, RecordId } from '../schemas.ts';
 import { USER_ONLY } from '../require-user.ts';
 import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';

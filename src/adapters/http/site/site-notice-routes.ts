@@ -10,7 +10,7 @@ import {
   updateNewsletterSettings,
 } from '../../../application/site/site-notices.ts';
 import { errorResponses } from '../error-body.ts';
-import { RecordId } from '../ingest/ingest-schema-routes.ts';
+import { RecordId } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
 
 // Legal notices (public; admins set them), the newsletter subscription (public, rate limited) and

@@ -12,7 +12,7 @@ import { flashFrom, htmlReply } from '../replies.ts';
 import { type Html, html, jsonData, trusted } from '../html.ts';
 import { pageScript } from '../page-scripts.ts';
 import { page } from '../layout.ts';
-import { messageView } from '../site/dashboard-views.ts';
+import { messageView } from '../layout.ts';
 import { viewerOf } from '../../http/viewer.ts';
 
 // The admin's ingest progress page (/dashboard/ingest): the caller's recent ingest files, each with

@@ -21,8 +21,8 @@ import { acceptForms, CSRF_FIELD, csrfProtection, type Form, verifiedForm } from
 import { flashFrom, htmlReply, redirect } from '../replies.ts';
 import { type Html, html } from '../html.ts';
 import { type Flash, page } from '../layout.ts';
-import { registerLoginPages } from '../accounts/login-pages.ts';
-import { messageView } from '../site/dashboard-views.ts';
+import { registerLoginPages } from '../login-pages.ts';
+import { messageView } from '../layout.ts';
 import { viewerOf } from '../../http/viewer.ts';
 
 // /account/scrapers (spec: Management page): a user's scraper repos with their sync status and

@@ -13,31 +13,6 @@ const visibility = (isPublic: unknown) =>
     ? html`<span class="badge public">public</span>`
     : html`<span class="badge private">private</span>`;
 
-export function loginView(
-  csrf: string,
-  email = '',
-  target: { action: string; heading: string; next?: string | null; register?: string } = {
-    action: '/dashboard/login',
-    heading: 'Dashboard login',
-  },
-): Html {
-  return html`<div class="login card">
-    <h1>${target.heading}</h1>
-    <form method="post" action="${target.action}" class="stack">
-      ${csrfField(csrf)}
-      ${target.next ? html`<input type="hidden" name="next" value="${target.next}" />` : ''}
-      <label
-        >Email <input type="email" name="email" value="${email}" autocomplete="username" required autofocus
-      /></label>
-      <label
-        >Password <input type="password" name="password" autocomplete="current-password" required
-      /></label>
-      <button type="submit">Log in</button>
-    </form>
-    ${target.register ? html`<p>New here? <a href="${target.register}">Create an account</a></p>` : ''}
-  </div>`;
-}
-
 export function overviewView(
   counts: Record<'users' | 'catalogs' | 'datasets' | 'events', number>,
   flags: FeatureFlags,
@@ -288,12 +263,4 @@ export function datasetView(csrf: string, dataset: Doc, catalog: Doc | null): Ht
       <span class="muted">Deleting the dataset deletes all its events.</span>
       <button type="submit" class="danger small">Delete dataset</button>
     </form>`;
-}
-
-export function messageView(title: string, message: string, link?: [string, string]): Html {
-  return html`<div class="card">
-    <h1>${title}</h1>
-    <p>${message}</p>
-    ${link ? html`<p><a href="${link[0]}">${link[1]}</a></p>` : ''}
-  </div>`;
 }

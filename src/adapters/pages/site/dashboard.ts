@@ -18,13 +18,13 @@ import type { Quotas } from '../../../ports/accounts/quotas.ts';
 import { acceptForms, CsrfError, csrfProtection, type Form, verifiedForm } from '../csrf.ts';
 import type { Html } from '../html.ts';
 import { type Flash, page } from '../layout.ts';
-import { registerLoginPages } from '../accounts/login-pages.ts';
+import { registerLoginPages } from '../login-pages.ts';
+import { messageView } from '../layout.ts';
 import { flashFrom, redirect, htmlReply } from '../replies.ts';
 import {
   catalogsView,
   catalogView,
   datasetView,
-  messageView,
   overviewView,
   settingsView,
   usersView,

@@ -1,15 +1,14 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { type LoginDeps, logIn } from '../../../application/accounts/log-in.ts';
-import type { Viewer } from '../../../domain/access.ts';
-import { DomainError } from '../../../domain/errors.ts';
-import { clearTokenCookie, setTokenCookie } from '../../http/authentication.ts';
-import { type Csrf, verifiedForm } from '../csrf.ts';
-import { flashFrom, redirect } from '../replies.ts';
-import type { Html } from '../html.ts';
-import type { Flash } from '../layout.ts';
-import { loginView } from '../site/dashboard-views.ts';
-import { viewerOf } from '../../http/viewer.ts';
-import { pageErrorStatus } from '../../http/error-handling.ts';
+import { type LoginDeps, logIn } from '../../application/accounts/log-in.ts';
+import type { Viewer } from '../../domain/access.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { clearTokenCookie, setTokenCookie } from '../http/authentication.ts';
+import { type Csrf, verifiedForm } from './csrf.ts';
+import { flashFrom, redirect } from './replies.ts';
+import { type Html, html } from './html.ts';
+import type { Flash } from './layout.ts';
+import { viewerOf } from '../http/viewer.ts';
+import { pageErrorStatus } from '../http/error-handling.ts';
 
 // The login form and the logout post of a server-rendered area (the admin dashboard, the
 // /account pages): one pair of handlers, so both areas log in through the same use case, with the
@@ -91,4 +90,32 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
     clearTokenCookie(request, reply);
     return redirect(reply, paths.login, { notice: 'You are logged out.' });
   });
+}
+
+const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}" />`;
+
+/** The login form of an area (the dashboard's, the account pages'). */
+function loginView(
+  csrf: string,
+  email = '',
+  target: { action: string; heading: string; next?: string | null; register?: string } = {
+    action: '/dashboard/login',
+    heading: 'Dashboard login',
+  },
+): Html {
+  return html`<div class="login card">
+    <h1>${target.heading}</h1>
+    <form method="post" action="${target.action}" class="stack">
+      ${csrfField(csrf)}
+      ${target.next ? html`<input type="hidden" name="next" value="${target.next}" />` : ''}
+      <label
+        >Email <input type="email" name="email" value="${email}" autocomplete="username" required autofocus
+      /></label>
+      <label
+        >Password <input type="password" name="password" autocomplete="current-password" required
+      /></label>
+      <button type="submit">Log in</button>
+    </form>
+    ${target.register ? html`<p>New here? <a href="${target.register}">Create an account</a></p>` : ''}
+  </div>`;
 }
