@@ -129,6 +129,7 @@ export async function composeServices(
     http = await buildHttpApp(
       {
         version: VERSION,
+        publicBaseUrl: config.publicBaseUrl,
         // In the order their routes register, which is the OpenAPI document's order of paths. The
         // collection routes are the accounts area's (composition/collections.ts says why).
         features: [

@@ -42,6 +42,11 @@ export type Config = {
   budgets: BudgetConfig;
   /** Quotas, rate limits and the default trust level (QUOTAS_CONFIG; default config/quotas.yaml). */
   quotasFile: string;
+  /**
+   * The address clients reach the service at (PUBLIC_BASE_URL), written into every absolute link:
+   * OGC API links, TileJSON, webhook URLs (http/public-url.ts). Unset: the address the client used.
+   */
+  publicBaseUrl: string | undefined;
   /** Explore page: a raster tile URL template drawn under the events (default: country outlines only). */
   mapTileUrl: string | undefined;
   /** Explore page: the attribution the tiles' licence asks for. */
@@ -126,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
       (raw) => path.resolve(raw),
       path.join(projectRoot, 'config', 'quotas.yaml'),
     ),
+    publicBaseUrl: read('PUBLIC_BASE_URL', publicBaseUrl, undefined),
     mapTileUrl: read('MAP_TILE_URL', tileUrlTemplate, undefined),
     mapTileAttribution: read('MAP_TILE_ATTRIBUTION', nonEmpty, undefined),
     apiProcesses: read('API_PROCESSES', integerBetween(1, 64), defaultApiProcesses(nodeEnv)),
@@ -244,6 +250,15 @@ const postgresUrl = urlWith(
 );
 const httpUrl = (raw: string) =>
   urlWith(['http:', 'https:'], 'an http:// or https:// URL')(raw).replace(/\/+$/, '');
+
+/** PUBLIC_BASE_URL: scheme, host, optional port and path prefix; no query or fragment; no trailing slash. */
+function publicBaseUrl(raw: string): string {
+  const url = new URL(httpUrl(raw));
+  if (url.search || url.hash || url.username || url.password) {
+    throw new Error('must be the address clients reach the service at, such as https://events.example.org');
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
 
 /**
  * CORS_ORIGINS: `https://a.example, http://localhost:5173`: origins exactly as browsers send them

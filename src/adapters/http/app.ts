@@ -19,6 +19,7 @@ import { HealthReportSchema } from './site/health-routes.ts';
 import { V1_SHARED_SCHEMAS } from './read/events-routes.ts';
 import { INGEST_SHARED_SCHEMAS } from './ingest/ingest-schema-routes.ts';
 import { WIZARD_SCHEMAS } from './ingest/wizard-docs.ts';
+import { installPublicBaseUrl } from './public-url.ts';
 
 // The HTTP adapter: builds a Fastify instance (error handling, input guards, public-web headers,
 // the OpenAPI document) and registers what each feature hands over (http-feature.ts), in the
@@ -28,6 +29,8 @@ import { WIZARD_SCHEMAS } from './ingest/wizard-docs.ts';
 
 type HttpDeps = {
   version: string;
+  /** PUBLIC_BASE_URL: the origin of every absolute link the service writes (public-url.ts). */
+  publicBaseUrl?: string | undefined;
   /**
    * The features' hooks, routes and pages, in the order their routes register: the OpenAPI
    * document lists paths in that order. A test (or a slimmer process) passes only what it needs.
@@ -146,6 +149,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   for (const feature of deps.features) await feature.hooks?.(app);
   // Before any route too: CORS, compression and HTTP caching go by URL prefix (public-web.ts,
   // http-caching.ts), so every public route registered below, whoever writes it, gets them.
+  installPublicBaseUrl(app, deps.publicBaseUrl);
   await installPublicWeb(app, { corsOrigins: options.corsOrigins ?? null });
   installHttpCaching(app);
 

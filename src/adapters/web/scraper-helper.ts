@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { create } from 'tar';
 import { Type } from 'typebox';
 import { errorResponses } from '../http/error-body.ts';
+import { publicOrigin } from '../http/public-url.ts';
 
 // The scraper helper package (runner/helpers/node, `@chronomap/scraper`, not published on npm)
 // served as the tarball `npm pack` would make, so a fresh machine with only Node and npm can run
@@ -55,7 +56,7 @@ export const scraperHelperRoutes: FastifyPluginAsync<{ root: string }> = async (
       },
     },
     async (request, reply) => {
-      const helperUrl = `${request.protocol}://${request.host}/scraper-helper.tgz`;
+      const helperUrl = `${publicOrigin(request)}/scraper-helper.tgz`;
       let packed = cache.get(helperUrl);
       if (!packed) {
         if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);

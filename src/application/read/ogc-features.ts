@@ -296,8 +296,12 @@ function collectionUrl(base: string, slug: string): string {
 }
 
 /** The service's other documents live beside /ogc, on the same origin. */
+/**
+ * A path of the service beside the OGC API's landing page (`base` ends in `/ogc`): under the same
+ * prefix, so a service published at https://host/chronomap links https://host/chronomap/api/...
+ */
 function apiUrl(base: string, path: string): string {
-  return new URL(path, base).toString();
+  return `${base.replace(/\/ogc$/, '')}${path}`;
 }
 
 function textOf(value: unknown): string | undefined {

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import {
   createScheduledIngest,
@@ -21,6 +21,7 @@ import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
 import type { ScraperUseCases } from '../scrapers/scraper-routes.ts';
 import { webhookTriggerRoute } from '../scrapers/webhook-routes.ts';
+import { webhookUrl } from '../public-url.ts';
 
 // Scheduled URL imports (`scheduled-ingests`, alias `scheduled-imports`). Creating one needs write
 // access to the target catalog; the rest is for the creator, the catalog's owner and admins (401
@@ -55,7 +56,8 @@ const Saved = Type.Object({
   ),
   webhookUrl: Type.Optional(
     Type.String({
-      description: 'The path to POST to trigger a run: /api/webhooks/trigger/{webhookToken}; shown once.',
+      description:
+        'The absolute URL to POST to trigger a run (PUBLIC_BASE_URL + /api/webhooks/trigger/{webhookToken}); shown once.',
     }),
   ),
 });
@@ -88,8 +90,9 @@ export const scheduleDoc = (s: ScheduledIngest) => ({
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
 });
-const withToken = (token: string | null) =>
-  token ? { webhookToken: token, webhookUrl: `/api/webhooks/trigger/${token}` } : {};
+/** The token, and the absolute URL to POST it to (from PUBLIC_BASE_URL: public-url.ts), shown once. */
+const withToken = (request: FastifyRequest, token: string | null) =>
+  token ? { webhookToken: token, webhookUrl: webhookUrl(request, token) } : {};
 
 type ScheduledIngestRouteOptions = {
   ingest: IngestHttpDeps;
@@ -158,7 +161,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
         return reply.status(201).send({
           doc: scheduleDoc(schedule),
           message: 'Scheduled import created',
-          ...withToken(webhookToken),
+          ...withToken(request, webhookToken),
         });
       },
     );
@@ -240,7 +243,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
             ? { reviewDuplicates: parseReviewDuplicates(body.reviewDuplicates) }
             : {}),
         });
-        return { doc: scheduleDoc(schedule), message: 'Updated', ...withToken(webhookToken) };
+        return { doc: scheduleDoc(schedule), message: 'Updated', ...withToken(request, webhookToken) };
       },
     );
 

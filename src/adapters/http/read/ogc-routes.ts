@@ -20,6 +20,7 @@ import {
 } from '../../../domain/read/ogc.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import { errorResponses } from '../error-body.ts';
+import { publicOrigin } from '../public-url.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, under /ogc (docs/api-v1.md, "OGC API – Features").
 // Public reads with the viewer's visibility, as /api/v1: anonymous callers see the public datasets.
@@ -100,18 +101,9 @@ type OgcRoute = {
   answer: (request: FastifyRequest, base: string) => unknown;
 };
 
-/** A host header fit to be echoed into links; anything else falls back to the listening address's name. */
-const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/;
-
-/** The absolute URL of the landing page as the client reached it (the standard's links are absolute). */
+/** The absolute URL of the landing page (the standard's links are absolute): public-url.ts decides the origin. */
 function baseUrl(request: FastifyRequest): string {
-  const host = HOST.test(request.host) ? request.host : 'localhost';
-  const scheme = request.protocol === 'https' ? 'https' : 'http';
-  // URL's origin drops a default port (`:80` on http), as every client writes the address.
-  const origin = URL.canParse(`${scheme}://${host}`)
-    ? new URL(`${scheme}://${host}`).origin
-    : `${scheme}://localhost`;
-  return `${origin}${OGC_PREFIX}`;
+  return `${publicOrigin(request)}${OGC_PREFIX}`;
 }
 
 function ogcRoutes(deps: OgcDeps): OgcRoute[] {

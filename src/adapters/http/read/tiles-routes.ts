@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { viewerOf } from '../viewer.ts';
 import { Type } from 'typebox';
 import { describeTiles } from '../../../application/read/describe-tiles.ts';
@@ -8,6 +8,7 @@ import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
 import { errorResponses } from '../error-body.ts';
 import { filterParameters } from './events-routes.ts';
+import { publicOrigin } from '../public-url.ts';
 
 // Vector tiles of /api/v1 (docs/api-v1.md, "Vector tiles"): GET /api/v1/tiles/{z}/{x}/{y}.mvt and
 // its TileJSON, GET /api/v1/tiles.json. Public like the rest of /api/v1; what a caller sees is the
@@ -19,19 +20,6 @@ const MVT_CONTENT_TYPE = 'application/vnd.mapbox-vector-tile';
 
 const { bounds: _bounds, ...tileFilterParameters } = filterParameters;
 const Query = Type.Object(tileFilterParameters, { additionalProperties: false });
-
-/** A host as a client may send it (name or address, optional port): anything else is not echoed into URLs. */
-const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/;
-
-/**
- * Scheme and host the client reached the service at, for the absolute tile URLs TileJSON needs:
- * behind a TLS-terminating proxy with TRUST_PROXY, X-Forwarded-Proto and X-Forwarded-Host (Fastify's
- * `protocol` and `host`), else the connection's scheme and the Host header.
- */
-function originOf(request: FastifyRequest): string {
-  const host = request.host;
-  return `${request.protocol}://${HOST.test(host) ? host : 'localhost'}`;
-}
 
 export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps) => {
   app.get(
@@ -111,6 +99,6 @@ export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps
         },
       },
     },
-    async (request) => describeTiles(request.query as RawQuery, originOf(request)),
+    async (request) => describeTiles(request.query as RawQuery, publicOrigin(request)),
   );
 };

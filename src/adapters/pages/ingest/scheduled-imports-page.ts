@@ -23,6 +23,7 @@ import { importOutcomeCell } from './import-outcome.ts';
 import type { MyImportsDeps } from './my-imports.ts';
 import { pageScript } from '../page-scripts.ts';
 import { flashFrom } from '../replies.ts';
+import { webhookUrl } from '../../http/public-url.ts';
 
 // /account/scheduled-imports: the caller's scheduled URL imports (admins: all) with their last
 // runs and outcome, a form to create one, and edit (name, URL, cron schedule, time column), enable/disable, trigger
@@ -184,11 +185,11 @@ function createForm(
   </details>`;
 }
 
-function webhookShownOnce(schedule: ScheduledIngest, token: string): Html {
+function webhookShownOnce(schedule: ScheduledIngest, url: string): Html {
   return html`<div class="card" role="status">
     <h2>Webhook for ${schedule.name}</h2>
     <p>POST to this URL to start a run. It is shown <b>only this once</b>: copy it now.</p>
-    <p><code data-field="webhook-url">/api/webhooks/trigger/${token}</code></p>
+    <p><code data-field="webhook-url">${url}</code></p>
     <p><a href="${HOME}">Back to scheduled imports</a></p>
   </div>`;
 }
@@ -255,7 +256,8 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
   /** The page with the webhook URL, answered to the post that issued it (never redirected). */
   const showWebhook = async (reply: FastifyReply, user: User, schedule: ScheduledIngest, webhook: string) => {
     const token = pages.csrf.token(reply.request, reply);
-    const body = html`${webhookShownOnce(schedule, webhook)} ${await listPage(user, token)}`;
+    const body = html`${webhookShownOnce(schedule, webhookUrl(reply.request, webhook))}
+    ${await listPage(user, token)}`;
     return pages.render(reply, 200, 'Scheduled imports', body, { user, token, scripts: true });
   };
 

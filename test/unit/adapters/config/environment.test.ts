@@ -56,6 +56,26 @@ t.test('TRUST_PROXY is an explicit true or false', async (t) => {
   t.throws(() => loadConfig({ TRUST_PROXY: 'yes' }), /TRUST_PROXY: must be one of true, false/);
 });
 
+t.test('PUBLIC_BASE_URL is where clients reach the service: scheme, host, port, path prefix', async (t) => {
+  t.equal(loadConfig({}).publicBaseUrl, undefined, 'unset: links follow the address the client used');
+  t.equal(
+    loadConfig({ PUBLIC_BASE_URL: 'https://events.example.org/' }).publicBaseUrl,
+    'https://events.example.org',
+  );
+  t.equal(
+    loadConfig({ PUBLIC_BASE_URL: 'http://10.0.0.5:8080/chronomap/' }).publicBaseUrl,
+    'http://10.0.0.5:8080/chronomap',
+  );
+  for (const bad of [
+    'ftp://events.example.org',
+    'https://events.example.org/?x=1',
+    'https://u:p@events.example.org',
+    'events',
+  ]) {
+    t.throws(() => loadConfig({ PUBLIC_BASE_URL: bad }), /PUBLIC_BASE_URL: /, bad);
+  }
+});
+
 t.test('MAP_TILE_URL is an http(s) template with {z}, {x} and {y}', async (t) => {
   t.equal(loadConfig({}).mapTileUrl, undefined, 'country outlines only by default');
   const url = 'https://tiles.example.org/{z}/{x}/{y}.png';

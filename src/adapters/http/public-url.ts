@@ -1,0 +1,37 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+// The absolute address the service writes into every link a client follows on its own: the OGC API
+// links, TileJSON's tile URLs, a schedule's webhook URL, the scraper helper's install line. With
+// PUBLIC_BASE_URL set (production), that setting and nothing else: a request's Host header never
+// becomes a link another client is served. Without it (development, tests), the address the client
+// reached, but only a Host that is a plain name or address with an optional port.
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    publicBaseUrl: string | undefined;
+  }
+}
+
+/** A host as a client may send it (name or address, optional port): anything else is not echoed. */
+const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/;
+
+export function installPublicBaseUrl(app: FastifyInstance, configured: string | undefined): void {
+  app.decorate('publicBaseUrl', configured);
+}
+
+/** Scheme, host and any path prefix of the service as its links should name it, without a trailing slash. */
+export function publicOrigin(request: FastifyRequest): string {
+  const configured = request.server.publicBaseUrl;
+  if (configured) return configured;
+  const host = HOST.test(request.host) ? request.host : 'localhost';
+  const scheme = request.protocol === 'https' ? 'https' : 'http';
+  // URL's origin drops a default port (`:80` on http), as every client writes the address.
+  return URL.canParse(`${scheme}://${host}`)
+    ? new URL(`${scheme}://${host}`).origin
+    : `${scheme}://localhost`;
+}
+
+/** Where a webhook token is posted to (scrapers and scheduled imports), for the one time it is shown. */
+export function webhookUrl(request: FastifyRequest, token: string): string {
+  return `${publicOrigin(request)}/api/webhooks/trigger/${token}`;
+}
