@@ -122,7 +122,13 @@ t.test('the Explore page in Chromium', async (t) => {
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('response', (response) => {
-      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+      // The body's error code says which failure it was (a 503 is QUERY_TIMEOUT or DATABASE_UNAVAILABLE).
+      if (response.status() < 400) return;
+      const problem = `${response.status()} ${response.url()}`;
+      void response.text().then(
+        (body) => problems.push(`${problem} ${body.slice(0, 200)}`),
+        () => problems.push(problem),
+      );
     });
     page.on('console', (message) => {
       if (message.type() === 'error') problems.push(`console: ${message.text()}`);
