@@ -241,6 +241,22 @@ t.test('the Explore page in Chromium', async (t) => {
     t.equal(science.params.get('catalog'), 'science');
     t.equal(science.params.get('datasets'), null, 'a dataset of another catalog is dropped');
     t.equal(await page.locator('#datasets input[type=checkbox]').count(), 1, "only the catalog's datasets");
+    // The download links carry the view's filters and box, and what they give is the list's events.
+    const csvHref = (await page.getAttribute('#download-csv', 'href')) ?? '';
+    const csvUrl = new URL(csvHref, base);
+    t.equal(csvUrl.pathname, '/api/v1/events.csv');
+    t.equal(csvUrl.searchParams.get('catalog'), 'science', 'the CSV link carries the catalog filter');
+    t.ok(csvUrl.searchParams.get('bounds'), 'and the box in view');
+    const download = await page.request.get(csvUrl.toString());
+    t.equal(download.status(), 200);
+    const lines = (await download.text()).trimEnd().split('\r\n');
+    t.match(lines[0], /^id,title,eventTimestamp,dataset,catalog,/);
+    t.equal(lines.length - 1, countIn(science.summary), 'the CSV holds the events the list counts');
+    t.equal(
+      new URL((await page.getAttribute('#download-geojson', 'href')) ?? '', base).search,
+      csvUrl.search,
+      'the GeoJSON link the same filters',
+    );
     await settled(page, () => page.selectOption('#catalog', ''));
     t.equal(new URL(page.url()).searchParams.get('catalog'), null);
   });

@@ -2,7 +2,7 @@
 // /api/v1/events/temporal with a brush, filters from /api/v1/data-sources and the list of the events
 // in view from /api/v1/events. Everything it knows comes from the public API; its state is the URL.
 
-import { getJson, isAbort, Requests } from './api.js';
+import { getJson, isAbort, query, Requests } from './api.js';
 import { element, eventName, formatCount, formatDateTime, locatedByText, shortCount } from './format.js';
 import { apiBounds, apiZoom, readState, writeState } from './state.js';
 import { Timeline } from './timeline.js';
@@ -317,8 +317,22 @@ function eventButton(event) {
   return element('li', {}, [button]);
 }
 
+/** The export links follow the list: the same filters, dates and box (issue 28 §6). */
+function updateDownloads() {
+  const search = query({ ...filters(), ...dates(), bounds: view().bounds });
+  for (const [id, format] of [
+    ['download-csv', 'csv'],
+    ['download-geojson', 'geojson'],
+  ]) {
+    const link = document.getElementById(id);
+    if (link instanceof HTMLAnchorElement)
+      link.href = `/api/v1/events.${format}${search ? `?${search}` : ''}`;
+  }
+}
+
 const listRequests = new Requests();
 async function refreshList() {
+  updateDownloads();
   const signal = listRequests.next();
   try {
     const body = await getJson(

@@ -220,6 +220,11 @@ function explorePage(settings: PageSettings) {
               <span id="page-info" aria-live="polite"></span>
               <button type="button" id="next-page">Next</button>
             </nav>
+            <p class="downloads">
+              Download the events in view:
+              <a id="download-csv" href="/api/v1/events.csv" download>CSV</a> ·
+              <a id="download-geojson" href="/api/v1/events.geojson" download>GeoJSON</a>
+            </p>
           </section>
           <aside id="detail" class="detail" aria-labelledby="detail-title" hidden>
             <button type="button" id="close-detail" aria-label="Close the event details">×</button>
