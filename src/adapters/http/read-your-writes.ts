@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { formatLsn, type Lsn, parseLsn } from '../../domain/read/replica-choice.ts';
+import type { Lsn } from '../../domain/read/replica-choice.ts';
+import { formatLsn, parseLsn } from '../postgres/wal-position.ts';
 
 // Read-your-writes with read replicas (docs/scaling.md, "Read replicas"). After a request that may
 // have written (any unsafe method, and a logged-in caller's reads outside /api/v1, such as an

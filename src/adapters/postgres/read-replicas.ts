@@ -3,11 +3,11 @@ import { Type } from 'typebox';
 import {
   chooseReplica,
   type Lsn,
-  parseLsn,
   type ReplicaCheck,
   replicaCheck,
   type ReplicaState,
 } from '../../domain/read/replica-choice.ts';
+import { parseLsn } from './wal-position.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, row, sql } from './database.ts';
 
 // Read replicas (docs/scaling.md, "Read replicas"): one set of read pools per hot standby named in

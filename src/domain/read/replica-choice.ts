@@ -3,18 +3,8 @@
 // WAL position after that write (its LSN), and only a standby that has replayed up to it may answer
 // them — otherwise the primary does. Pure: the adapter measures, this decides.
 
-/** A PostgreSQL WAL position (`16/B374D848`) as a number of bytes. */
+/** A PostgreSQL WAL position as a number of bytes (its text form is the adapter's: postgres/wal-position.ts). */
 export type Lsn = bigint;
-
-export function parseLsn(text: string): Lsn | null {
-  const match = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/.exec(text.trim());
-  if (!match) return null;
-  return (BigInt(`0x${match[1]}`) << 32n) + BigInt(`0x${match[2]}`);
-}
-
-export function formatLsn(lsn: Lsn): string {
-  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
-}
 
 /** What the last probe of a standby found. */
 export type ReplicaState = {

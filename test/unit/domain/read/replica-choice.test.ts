@@ -1,8 +1,7 @@
 import t from 'tap';
+import { formatLsn, parseLsn } from '../../../../src/adapters/postgres/wal-position.ts';
 import {
   chooseReplica,
-  formatLsn,
-  parseLsn,
   type ReplicaState,
   replicaCheck,
 } from '../../../../src/domain/read/replica-choice.ts';
