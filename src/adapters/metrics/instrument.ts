@@ -1,7 +1,8 @@
 import type { Geocoder } from '../../ports/ingest/geocoder.ts';
 import type { IngestJobStore } from '../../ports/ingest/ingest-job-store.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
-import { RunnerError, type RunnerClient } from '../../ports/scrapers/runner-client.ts';
+import { type RunnerClient } from '../../ports/scrapers/runner-client.ts';
+import { RunnerError } from '../../domain/scrapers/runner-failures.ts';
 import type { ChronomapMetrics } from './registry.ts';
 
 // Decorators the composition root puts around adapters, so that the use cases report nothing

@@ -2,10 +2,10 @@ import http from 'node:http';
 import https from 'node:https';
 import {
   type RunnerClient,
-  RunnerError,
   type RunnerRunRequest,
   type RunnerRunResult,
 } from '../../ports/scrapers/runner-client.ts';
+import { RunnerError } from '../../domain/scrapers/runner-failures.ts';
 
 // HTTP client of the runner API (spec: Runner API) with the shared bearer key. node:http rather
 // than fetch: a run may take an hour, and fetch gives up waiting for response headers after 300 s.

@@ -2,7 +2,8 @@ import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { datasetTitleFor } from '../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../domain/accounts/quotas.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
-import type { IngestFile, IngestJob, NewIngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { NewIngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import type { Quotas } from '../../ports/accounts/quotas.ts';
 

@@ -2,7 +2,7 @@ import type { NewEvent } from '../../domain/read/events.ts';
 import { importQuotaFailure } from '../../domain/ingest/quota-failures.ts';
 import { QuotaExceededError } from '../../domain/accounts/quotas.ts';
 import type { EventQuota } from '../../ports/ingest/event-batch-writer.ts';
-import type { IngestFile } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile } from '../../domain/ingest/imports.ts';
 import type { Quotas } from '../../ports/accounts/quotas.ts';
 
 // The events an import creates count against its uploader's totalEvents and the job's

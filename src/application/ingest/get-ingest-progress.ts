@@ -6,7 +6,7 @@ import {
   jobView,
 } from '../../domain/ingest/progress.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import { accessibleFile, type ImportAccessDeps } from './import-access.ts';
 import type { GeocodeOutput } from './stages/outputs.ts';

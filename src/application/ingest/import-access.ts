@@ -9,7 +9,7 @@ import {
 } from '../../domain/access.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import type { CollectionRepository } from '../../ports/collections/collection-repository.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 
 // Who may touch an import (an ingest file, its jobs, their progress and recovery), asked by every

@@ -10,7 +10,7 @@ import {
 import { type IngestSettings, parseIngestSettings } from '../../domain/ingest/settings.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { IngestDraft, IngestDrafts } from '../../ports/ingest/ingest-drafts.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import type { Quotas } from '../../ports/accounts/quotas.ts';

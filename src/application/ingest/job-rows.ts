@@ -8,7 +8,7 @@ import {
 } from '../../domain/ingest/rows.ts';
 import { assertUsableHeader, type DetectedSchema, type FieldMapping } from '../../domain/ingest/schema.ts';
 import type { SourceFiles } from '../../ports/ingest/source-files.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 
 // Reading an import's rows for the stages of run-ingest-job.ts: the header checked, each row with

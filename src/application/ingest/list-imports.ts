@@ -13,7 +13,7 @@ import {
   type SortKey,
   whereTreeFromQuery,
 } from '../../domain/read/where.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { CatalogWithDatasets, ImportListings, ListPage } from '../../ports/ingest/import-listings.ts';
 
 // "My imports": the ingest files a caller may see (their uploads and imports into their catalogs;

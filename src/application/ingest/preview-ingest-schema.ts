@@ -7,7 +7,7 @@ import {
 import { IngestFailure, permanent } from '../../domain/ingest/failures.ts';
 import { assertUsableHeader, detectSchema, type FieldMapping } from '../../domain/ingest/schema.ts';
 import type { SourceFiles } from '../../ports/ingest/source-files.ts';
-import type { FileFormat } from '../../ports/ingest/ingest-job-store.ts';
+import type { FileFormat } from '../../domain/ingest/imports.ts';
 
 // The schema preview: what detect-schema would find in each sheet, from its first 1,000 rows,
 // without creating anything. A sheet that cannot be read says why instead of failing the preview.

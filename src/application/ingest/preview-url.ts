@@ -3,7 +3,7 @@ import { IngestFailure } from '../../domain/ingest/failures.ts';
 import { assertFetchableUrl } from '../../domain/ingest/schedules.ts';
 import type { FieldMapping } from '../../domain/ingest/schema.ts';
 import type { FileStore } from '../../ports/ingest/file-store.ts';
-import type { FileFormat } from '../../ports/ingest/ingest-job-store.ts';
+import type { FileFormat } from '../../domain/ingest/imports.ts';
 import type { UrlFetcher } from '../../ports/url-fetcher.ts';
 import type { SourceFiles } from '../../ports/ingest/source-files.ts';
 import { previewIngestSchema } from './preview-ingest-schema.ts';

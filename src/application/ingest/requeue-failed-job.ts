@@ -2,7 +2,7 @@ import { requireAdmin, type Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { recoveryStage, stageName, TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
-import type { FailedJobSummary } from '../../ports/ingest/ingest-job-store.ts';
+import type { FailedJobSummary } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 

@@ -3,7 +3,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { JobConfig } from '../../domain/ingest/settings.ts';
 import { type StageNaming, stageName, TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
-import type { IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
 

@@ -6,7 +6,7 @@ import {
   retryDelayMs,
 } from '../../domain/ingest/failures.ts';
 import { TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
-import type { IngestJob, JobErrorLog } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestJob, JobErrorLog } from '../../domain/ingest/imports.ts';
 import { discardCreatedDataset } from './job-rows.ts';
 import { analyzeDuplicates } from './stages/analyze-duplicates.ts';
 import { createEventsDeferringCounts } from './stages/create-events.ts';

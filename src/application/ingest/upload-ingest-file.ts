@@ -1,6 +1,6 @@
 import type { Viewer } from '../../domain/access.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
-import type { IngestFile, IngestJob } from '../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import type { Quotas } from '../../ports/accounts/quotas.ts';
 import { type CreateIngestFileInput, createIngestFile } from './create-ingest-file.ts';

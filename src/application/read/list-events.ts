@@ -12,7 +12,8 @@ import {
   type RawQuery,
 } from '../../domain/read/read-query.ts';
 import { parseEventSort } from '../../domain/read/sort.ts';
-import type { EventReader, EventView, Viewer } from '../../ports/read/event-reader.ts';
+import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
+import type { EventView } from '../../domain/read/events.ts';
 
 /**
  * GET /api/v1/events: one page of the filtered events and the spec's pagination object, as the

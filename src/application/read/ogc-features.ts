@@ -18,7 +18,8 @@ import {
 import { type Bounds, type EventFilter, type RawQuery } from '../../domain/read/read-query.ts';
 import { parseEventSort } from '../../domain/read/sort.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { EventReader, EventView, Viewer } from '../../ports/read/event-reader.ts';
+import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
+import type { EventView } from '../../domain/read/events.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, over the /api/v1 read model: one collection per dataset
 // the viewer may read (the same visibility as /api/v1), its items the dataset's events. `base` is

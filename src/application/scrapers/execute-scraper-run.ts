@@ -3,7 +3,8 @@ import { hasScraperAccess } from '../../domain/access.ts';
 import { duplicateReviewFor } from '../../domain/ingest/review.ts';
 import { overrunDeadlineMs } from '../../domain/scrapers/runs.ts';
 import type { RunOutcome, Scraper, ScraperRun } from '../../domain/scrapers/scrapers.ts';
-import { RunnerError, type RunnerRunResult } from '../../ports/scrapers/runner-client.ts';
+import { type RunnerRunResult } from '../../ports/scrapers/runner-client.ts';
+import { RunnerError } from '../../domain/scrapers/runner-failures.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
 type ExecutionResult =

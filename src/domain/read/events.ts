@@ -41,3 +41,15 @@ export function typedValue(raw: string): string | number | boolean | null {
   if (text === 'true' || text === 'false') return text === 'true';
   return raw;
 }
+
+/** An event as the read API shows it (`/api/v1/events`, OGC items). */
+export type EventView = {
+  id: number;
+  /** The value of the column mapped as the title at import; null when none was. */
+  title: string | null;
+  dataset: { id: number; title: string; catalog: string };
+  data: Record<string, unknown>;
+  location: { longitude: number; latitude: number } | null;
+  eventTimestamp: string;
+  isValid: boolean;
+};

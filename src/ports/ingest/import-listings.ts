@@ -1,6 +1,6 @@
 import type { CatalogWriteScope, ImportVisibility } from '../../domain/access.ts';
 import type { SortKey, WhereNode } from '../../domain/read/where.ts';
-import type { IngestFile, IngestJob } from './ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { ScheduledIngest, ScheduledRun } from './schedule-store.ts';
 
 // Lists of imports the way their owners see them: ingest files (with their jobs), scheduled

@@ -1,4 +1,4 @@
-import type { FileFormat } from './ingest-job-store.ts';
+import type { FileFormat } from '../../domain/ingest/imports.ts';
 
 // Uploads waiting for the import wizard's configuration (domain/ingest/drafts.ts).
 

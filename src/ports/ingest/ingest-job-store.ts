@@ -1,67 +1,11 @@
+import type { FailedJobSummary, IngestFile, IngestJob, JobErrorLog } from '../../domain/ingest/imports.ts';
 import type { ImportVisibility } from '../../domain/access.ts';
-import type { Classification } from '../../domain/ingest/failures.ts';
 import type { StageRecord } from '../../domain/ingest/progress.ts';
-import type { IngestSettings, JobConfig } from '../../domain/ingest/settings.ts';
-import type { Stage, StageStatus, TaskStage } from '../../domain/ingest/stages.ts';
+import type { JobConfig } from '../../domain/ingest/settings.ts';
+import type { StageStatus, TaskStage } from '../../domain/ingest/stages.ts';
 
-// Ingest files (an upload, fetch or scraper output), their jobs (one per sheet) and each job's stage
-// records: what the workflow has done and where it stands.
-
-export type FileFormat = 'csv' | 'xlsx' | 'ods';
-type IngestSource = 'upload' | 'scheduled' | 'webhook' | 'scraper';
-type IngestFileStatus = 'pending' | 'processing' | 'needs-review' | 'completed' | 'partial' | 'failed';
-
-export type IngestFile = {
-  id: number;
-  originalName: string;
-  storedPath: string;
-  sizeBytes: number;
-  mimeType: string | null;
-  format: FileFormat;
-  source: IngestSource;
-  status: IngestFileStatus;
-  catalogId: number | null;
-  uploadedBy: number | null;
-  settings: IngestSettings;
-  errorLog: string[];
-  createdAt: string;
-  updatedAt: string;
-  completedAt: string | null;
-};
-
-/**
- * A failed job: the last failure with its classification. A completed job that skipped invalid rows:
- * lastError says how many, rowErrors lists the first ones.
- */
-export type JobErrorLog = {
-  lastError: string;
-  code?: string | undefined;
-  failedStage?: Stage;
-  classification?: Classification;
-  failedAt?: string;
-  recoveryAttempt?: { attempt: number; previousError: string; recoveryStage: string; classification: string };
-  rowErrors?: { row: number; field: string; message: string }[];
-};
-
-export type IngestJob = {
-  id: number;
-  ingestFileId: number;
-  sheetIndex: number;
-  sheetName: string | null;
-  datasetId: number | null;
-  datasetName: string | null;
-  stage: Stage;
-  config: JobConfig;
-  errorLog: JobErrorLog | null;
-  reviewReasons: string[] | null;
-  approvedAt: string | null;
-  retryAttempts: number;
-  lastRetryAt: string | null;
-  nextRetryAt: string | null;
-  failedAt: string | null;
-  completedAt: string | null;
-  createdAt: string;
-};
+// Where ingest files and their jobs are kept (the entities are domain/ingest/imports.ts), and each
+// job's stage records: what the workflow has done and where it stands.
 
 export type StoredStage = StageRecord & { counters: Record<string, number>; output: unknown };
 
@@ -84,8 +28,6 @@ export type Progress = {
   batchRowsTotal?: number;
   batchRowsProcessed?: number;
 };
-
-export type FailedJobSummary = IngestJob & { fileName: string };
 
 export interface IngestJobStore {
   createFile(file: NewIngestFile, jobs: NewIngestJob[]): Promise<{ file: IngestFile; jobs: IngestJob[] }>;

@@ -1,5 +1,5 @@
 import type { SourceRow } from '../../domain/ingest/rows.ts';
-import type { FileFormat } from './ingest-job-store.ts';
+import type { FileFormat } from '../../domain/ingest/imports.ts';
 
 /**
  * The file rows of one sheet: the header first, then each record as strings (or why it cannot be

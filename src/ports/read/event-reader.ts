@@ -7,19 +7,9 @@ import type { EventFilter, Page, Sort } from '../../domain/read/read-query.ts';
 
 /** Who is reading: the signed-in user, or null when anonymous (the one access rule decides what they see). */
 import type { Viewer } from '../../domain/access.ts';
+import type { EventView } from '../../domain/read/events.ts';
 
 export type { Viewer };
-
-export type EventView = {
-  id: number;
-  /** The value of the column mapped as the title at import; null when none was. */
-  title: string | null;
-  dataset: { id: number; title: string; catalog: string };
-  data: Record<string, unknown>;
-  location: { longitude: number; latitude: number } | null;
-  eventTimestamp: string;
-  isValid: boolean;
-};
 
 type DatasetCount = {
   datasetId: number;

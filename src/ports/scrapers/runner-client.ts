@@ -24,21 +24,6 @@ export type RunnerRunResult = {
   code?: string;
 };
 
-type RunnerFailureKind = 'busy' | 'unavailable' | 'unauthorized' | 'rejected' | 'aborted';
-
-/** The runner did not run the scraper: at capacity, unreachable, wrong key, or a refused request. */
-export class RunnerError extends Error {
-  readonly kind: RunnerFailureKind;
-  readonly code: string | undefined;
-
-  constructor(kind: RunnerFailureKind, message: string, code?: string) {
-    super(message);
-    this.name = 'RunnerError';
-    this.kind = kind;
-    this.code = code;
-  }
-}
-
 export interface RunnerClient {
   /** Resolves with the run's result (also for failed and timed-out runs); throws RunnerError otherwise. */
   run(request: RunnerRunRequest, signal?: AbortSignal): Promise<RunnerRunResult>;

@@ -94,7 +94,11 @@ t.test('scheduled imports: list, last runs, delete; others see none and get 404'
   });
   t.equal(created.statusCode, 201, created.body);
   const saved = created.json();
-  t.match(saved.webhookUrl, /^http:\/\/localhost\/api\/webhooks\/trigger\/[0-9a-f]{64}$/, 'the absolute webhook URL, shown once');
+  t.match(
+    saved.webhookUrl,
+    /^http:\/\/localhost\/api\/webhooks\/trigger\/[0-9a-f]{64}$/,
+    'the absolute webhook URL, shown once',
+  );
   const id = saved.doc.id as number;
   t.notOk('webhookUrl' in (await get(`/api/scheduled-ingests/${id}`, user.token)).json(), 'never again');
 

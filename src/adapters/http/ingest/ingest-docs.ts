@@ -1,5 +1,5 @@
 import { type StageNaming, spellStage, stageName } from '../../../domain/ingest/stages.ts';
-import type { IngestFile, IngestJob, JobErrorLog } from '../../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob, JobErrorLog } from '../../../domain/ingest/imports.ts';
 
 // Records as the collection endpoints show them (Payload-style `{doc}` bodies).
 

@@ -18,7 +18,7 @@ import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { QuotaAmount } from '../../../domain/accounts/quotas.ts';
 import type { FileStore } from '../../../ports/ingest/file-store.ts';
 import type { Geocoder } from '../../../ports/ingest/geocoder.ts';
-import type { FileFormat } from '../../../ports/ingest/ingest-job-store.ts';
+import type { FileFormat } from '../../../domain/ingest/imports.ts';
 import type { Quotas } from '../../../ports/accounts/quotas.ts';
 import { requireUser } from '../authentication.ts';
 import { parseJsonField, refuseForbiddenField, strictId } from '../input-guards.ts';

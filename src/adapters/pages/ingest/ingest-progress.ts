@@ -6,7 +6,7 @@ import {
 import type { Clock } from '../../../ports/clock.ts';
 import type { IngestStore } from '../../../ports/ingest/ingest-store.ts';
 import { failedJobsToRequeue } from '../../../application/ingest/requeue-failed-job.ts';
-import type { FailedJobSummary } from '../../../ports/ingest/ingest-job-store.ts';
+import type { FailedJobSummary } from '../../../domain/ingest/imports.ts';
 import { CSRF_FIELD, csrfProtection } from '../csrf.ts';
 import { flashFrom, htmlReply } from '../replies.ts';
 import { type Html, html, jsonData, trusted } from '../html.ts';

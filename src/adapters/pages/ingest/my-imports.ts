@@ -13,7 +13,7 @@ import type { SchemaDrift } from '../../../domain/ingest/schema.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import { RESETTABLE_STAGES, STAGE_DISPLAY_NAMES } from '../../../domain/ingest/stages.ts';
 import type { ImportListings } from '../../../ports/ingest/import-listings.ts';
-import type { IngestJob } from '../../../ports/ingest/ingest-job-store.ts';
+import type { IngestJob } from '../../../domain/ingest/imports.ts';
 import type { IngestHttpDeps } from '../../http/ingest/ingest-file-routes.ts';
 import { accountPages, csrfInput, formText, hidden, type User } from '../account-pages.ts';
 import { csrfProtection, type Form } from '../csrf.ts';

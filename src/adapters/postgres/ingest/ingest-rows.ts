@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import type { StageRecord } from '../../../domain/ingest/progress.ts';
 import type { JobConfig } from '../../../domain/ingest/settings.ts';
 import type { Stage, TaskStage } from '../../../domain/ingest/stages.ts';
-import type { IngestFile, IngestJob, Progress, StoredStage } from '../../../ports/ingest/ingest-job-store.ts';
+import type { Progress, StoredStage } from '../../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../../domain/ingest/imports.ts';
 import { row, sql } from '../database.ts';
 
 // The rows of the ingestion tables (ingest_files, ingest_jobs, ingest_job_stages) as the ports'

@@ -5,12 +5,8 @@ import type { CountsRefreshQueue } from '../../../ports/ingest/counts-refresh-qu
 import type { Geocoder } from '../../../ports/ingest/geocoder.ts';
 import type { IngestQueue } from '../../../ports/ingest/ingest-queue.ts';
 import type { SourceFiles } from '../../../ports/ingest/source-files.ts';
-import type {
-  IngestFile,
-  IngestJob,
-  IngestJobStore,
-  StoredStage,
-} from '../../../ports/ingest/ingest-job-store.ts';
+import type { IngestJobStore, StoredStage } from '../../../ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../../ports/ingest/ingest-store.ts';
 import type { Quotas } from '../../../ports/accounts/quotas.ts';
 import type { StageOutputs } from './outputs.ts';

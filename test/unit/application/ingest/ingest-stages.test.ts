@@ -6,7 +6,8 @@ import { validateSchema } from '../../../../src/application/ingest/stages/valida
 import type { SourceRow } from '../../../../src/domain/ingest/rows.ts';
 import { DEFAULT_JOB_CONFIG } from '../../../../src/domain/ingest/settings.ts';
 import type { TaskStage } from '../../../../src/domain/ingest/stages.ts';
-import type { IngestFile, IngestJob, StoredStage } from '../../../../src/ports/ingest/ingest-job-store.ts';
+import type { StoredStage } from '../../../../src/ports/ingest/ingest-job-store.ts';
+import type { IngestFile, IngestJob } from '../../../../src/domain/ingest/imports.ts';
 import type { SourceFiles } from '../../../../src/ports/ingest/source-files.ts';
 
 // The forward data flow of the ingestion stages: what the analyze-duplicates pass learns (the

@@ -5,7 +5,7 @@ import { DEFAULT_RETRY_POLICY } from '../../../../src/domain/ingest/failures.ts'
 import { DEFAULT_JOB_CONFIG } from '../../../../src/domain/ingest/settings.ts';
 import type { Quotas } from '../../../../src/ports/accounts/quotas.ts';
 import { fakeQuotas } from '../../../helpers/quotas.ts';
-import type { IngestJob } from '../../../../src/ports/ingest/ingest-job-store.ts';
+import type { IngestJob } from '../../../../src/domain/ingest/imports.ts';
 import type { IngestStore } from '../../../../src/ports/ingest/ingest-store.ts';
 
 // The retry use case with hand-written fakes: quota, retryability and the recovery stage.

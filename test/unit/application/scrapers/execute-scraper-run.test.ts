@@ -3,7 +3,8 @@ import { executeScraperRun } from '../../../../src/application/scrapers/execute-
 import type { RunStatus } from '../../../../src/domain/scrapers/runs.ts';
 import type { RunOutcome, Scraper, ScraperRun } from '../../../../src/domain/scrapers/scrapers.ts';
 import type { IngestFileCreator } from '../../../../src/ports/ingest/ingest-file-creator.ts';
-import { type RunnerClient, RunnerError } from '../../../../src/ports/scrapers/runner-client.ts';
+import { type RunnerClient } from '../../../../src/ports/scrapers/runner-client.ts';
+import { RunnerError } from '../../../../src/domain/scrapers/runner-failures.ts';
 import { fakeQuotas } from '../../../helpers/quotas.ts';
 
 // The execution use case with hand-written fakes: the paths a real runner cannot be made to take
