@@ -48,8 +48,20 @@ function physicalConnection(connection: object): object {
   return typeof inner === 'object' && inner !== null ? inner : connection;
 }
 
+/** The request whose statements run now (one per process: every canceller and `sharedWork` use it). */
+const storage = new AsyncLocalStorage<QueryScope>();
+
+/**
+ * Runs work that several requests await together (a resolution in flight shared by the requests that
+ * ask the same thing at once) outside any one request's scope: it belongs to none of them, so the
+ * client of the request that happened to start it going away must not cancel it for the others.
+ * Its statements are still bounded by the pool's statement_timeout.
+ */
+export function sharedWork<T>(work: () => Promise<T>): Promise<T> {
+  return storage.exit(work);
+}
+
 export function queryCanceller(databaseUrl: string): QueryCanceller {
-  const storage = new AsyncLocalStorage<QueryScope>();
   /** Physical connection -> backend process id. */
   const backendPids = new WeakMap<object, number>();
   /** The checkouts in use: Slonik connection id -> backend process id. */

@@ -6,6 +6,7 @@ import type { Viewer } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { visibleDatasetCondition } from '../visibility.ts';
+import { sharedWork } from '../query-cancellation.ts';
 
 // Which datasets a read may see: the scope row resolved in the database, remembered per viewer and
 // filter, and the facts of it that choose the answer path (src/adapters/postgres/read/answer-path.ts).
@@ -149,7 +150,9 @@ export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity
     const key = scopeKey(viewer, filter);
     const pending = resolving.get(key);
     if (pending) return pending;
-    const scope = resolveScope(viewer, filter).finally(() => resolving.delete(key));
+    // Shared by every request in flight for this key: a request whose client goes away must not
+    // take the others down with it (query-cancellation.ts, sharedWork).
+    const scope = sharedWork(() => resolveScope(viewer, filter)).finally(() => resolving.delete(key));
     resolving.set(key, scope);
     return scope;
   }
