@@ -144,7 +144,9 @@ t.test('scheduled imports: create, run now, edit, disable, enable, delete', asyn
   await page.fill('input[name=schedule]', '0 6 * * *');
   await page.click('button:has-text("Create")');
   const webhook = await page.textContent('[data-field=webhook-url]');
-  t.match(webhook, /^\/api\/webhooks\/trigger\/[0-9a-f]{64}$/, 'the webhook URL, shown once');
+  // Absolute, as a feed's sender needs it (the address the browser used: no PUBLIC_BASE_URL here).
+  const webhookPattern = new RegExp(`^${base.replaceAll('.', '\\.')}/api/webhooks/trigger/[0-9a-f]{64}$`);
+  t.match(webhook, webhookPattern, 'the absolute webhook URL, shown once');
   await page.goto(`${base}/account/scheduled-imports`);
   t.equal(await page.locator('[data-field=webhook-url]').count(), 0, 'and never again');
   const card = page.locator('section.schedule').first();
@@ -215,7 +217,7 @@ t.test('scheduled imports: create, run now, edit, disable, enable, delete', asyn
   t.match(await card.locator('h2').textContent(), /disabled/);
   await screenshots(t, page)('scheduled-imports');
   await card.locator('button', { hasText: 'Enable' }).click();
-  t.match(await page.textContent('[data-field=webhook-url]'), /^\/api\/webhooks\/trigger\/[0-9a-f]{64}$/);
+  t.match(await page.textContent('[data-field=webhook-url]'), webhookPattern);
   t.not(await page.textContent('[data-field=webhook-url]'), webhook, 'a new webhook URL');
 
   await page.goto(`${base}/account/scheduled-imports`);
