@@ -2,15 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Viewer } from '../../domain/access.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { RateLimitedError } from '../../domain/accounts/rate-limits.ts';
-import {
-  acceptForms,
-  CSRF_FIELD,
-  CsrfError,
-  type Csrf,
-  csrfProtection,
-  type Form,
-  verifiedForm,
-} from './csrf.ts';
+import { acceptForms, CsrfError, type Csrf, csrfProtection, type Form, verifiedForm } from './csrf.ts';
 import { type Html, html } from './html.ts';
 import { type Flash, page } from './layout.ts';
 import { htmlReply, redirect } from './replies.ts';
@@ -35,9 +27,6 @@ const ACCOUNT_NAV: [string, string][] = [
   ['/account/scrapers', 'Scrapers'],
   ['/', 'Explore'],
 ];
-
-export const csrfInput = (token: string) =>
-  html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
 
 /** A table's header row. */
 export const headRow = (...labels: string[]) =>

@@ -1,12 +1,17 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Html, html } from './html.ts';
 
 // CSRF protection for the dashboard's forms: a random value in an HttpOnly, SameSite=Strict cookie,
 // and in every form an HMAC of that value and the login session. A forged cross-site post has
 // neither the cookie's value nor the secret, so it cannot produce the token.
 
 const CSRF_COOKIE = 'chronomap-csrf';
-export const CSRF_FIELD = '_csrf';
+const CSRF_FIELD = '_csrf';
+
+/** The hidden field every form of every page carries (one definition for all the pages). */
+export const csrfInput = (token: string): Html =>
+  html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
 
 export type Csrf = {
   /** The token for forms on this page; sets the cookie when the browser has none yet. */

@@ -3,7 +3,7 @@ import { type LoginDeps, logIn } from '../../application/accounts/log-in.ts';
 import type { Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { clearTokenCookie, setTokenCookie } from '../http/authentication.ts';
-import { type Csrf, verifiedForm } from './csrf.ts';
+import { type Csrf, csrfInput, verifiedForm } from './csrf.ts';
 import { flashFrom, redirect } from './replies.ts';
 import { type Html, html } from './html.ts';
 import type { Flash } from './layout.ts';
@@ -92,8 +92,6 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
   });
 }
 
-const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}" />`;
-
 /** The login form of an area (the dashboard's, the account pages'). */
 function loginView(
   csrf: string,
@@ -106,7 +104,7 @@ function loginView(
   return html`<div class="login card">
     <h1>${target.heading}</h1>
     <form method="post" action="${target.action}" class="stack">
-      ${csrfField(csrf)}
+      ${csrfInput(csrf)}
       ${target.next ? html`<input type="hidden" name="next" value="${target.next}" />` : ''}
       <label
         >Email <input type="email" name="email" value="${email}" autocomplete="username" required autofocus

@@ -7,7 +7,7 @@ import type { Clock } from '../../../ports/clock.ts';
 import type { IngestStore } from '../../../ports/ingest/ingest-store.ts';
 import { failedJobsToRequeue } from '../../../application/ingest/requeue-failed-job.ts';
 import type { FailedJobSummary } from '../../../domain/ingest/imports.ts';
-import { CSRF_FIELD, csrfProtection } from '../csrf.ts';
+import { csrfInput, csrfProtection } from '../csrf.ts';
 import { flashFrom, htmlReply } from '../replies.ts';
 import { type Html, html, jsonData, trusted } from '../html.ts';
 import { pageScript } from '../page-scripts.ts';
@@ -170,7 +170,7 @@ function failedJobsView(token: string, jobs: FailedJobSummary[]): Html {
               <td>${job.errorLog?.lastError ?? 'no error recorded'}</td>
               <td class="nowrap">
                 <form method="post" action="/dashboard/ingest/jobs/${job.id}/requeue" class="inline">
-                  <input type="hidden" name="${CSRF_FIELD}" value="${token}" />
+                  ${csrfInput(token)}
                   <button type="submit" class="small">Re-queue</button>
                 </form>
               </td>

@@ -15,7 +15,8 @@ import { RESETTABLE_STAGES, STAGE_DISPLAY_NAMES } from '../../../domain/ingest/s
 import type { ImportListings } from '../../../ports/ingest/import-listings.ts';
 import type { IngestJob } from '../../../domain/ingest/imports.ts';
 import type { IngestHttpDeps } from '../../http/ingest/ingest-file-routes.ts';
-import { accountPages, csrfInput, formText, hidden, type User } from '../account-pages.ts';
+import { accountPages, formText, hidden, type User } from '../account-pages.ts';
+import { csrfInput } from '../csrf.ts';
 import { csrfProtection, type Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
 import { fileSection, progressScript, PROGRESS_STYLE } from './ingest-progress.ts';

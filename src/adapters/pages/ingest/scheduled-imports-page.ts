@@ -16,7 +16,8 @@ import { parseReviewDuplicates, type ReviewDuplicates } from '../../../domain/in
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import type { ScheduledRunRecord } from '../../../ports/ingest/import-listings.ts';
 import type { ScheduledIngest } from '../../../ports/ingest/schedule-store.ts';
-import { accountPages, csrfInput, formText, headRow, hidden, type User } from '../account-pages.ts';
+import { accountPages, formText, headRow, hidden, type User } from '../account-pages.ts';
+import { csrfInput } from '../csrf.ts';
 import type { Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
 import { importOutcomeCell } from './import-outcome.ts';

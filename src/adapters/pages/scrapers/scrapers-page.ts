@@ -17,7 +17,7 @@ import type { Doc } from '../../../ports/collections/collection-repository.ts';
 import type { ImportOutcome } from '../../../ports/ingest/import-listings.ts';
 import { installPageErrors } from '../account-pages.ts';
 import { importOutcomeCell } from '../ingest/import-outcome.ts';
-import { acceptForms, CSRF_FIELD, csrfProtection, type Form, verifiedForm } from '../csrf.ts';
+import { acceptForms, csrfInput, csrfProtection, type Form, verifiedForm } from '../csrf.ts';
 import { flashFrom, htmlReply, redirect } from '../replies.ts';
 import { type Html, html } from '../html.ts';
 import { type Flash, page } from '../layout.ts';
@@ -42,7 +42,6 @@ const RUNS_SHOWN = 10;
 const LOG_SHOWN_BYTES = 64 * 1024;
 const hidden = { schema: { hide: true } };
 
-const csrfField = (token: string) => html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
 const badge = (status: unknown) =>
   status
     ? html`<span class="badge ${String(status)}">${String(status)}</span>`
@@ -158,7 +157,7 @@ function scraperRows(
           <td>${seconds(stats.lastRunDurationMs)}</td>
           <td class="nowrap">
             <form method="post" action="${HOME}/scrapers/${scraper.id}/run" class="inline">
-              ${csrfField(token)}<button type="submit" class="small">Run now</button>
+              ${csrfInput(token)}<button type="submit" class="small">Run now</button>
             </form>
           </td>
         </tr>
@@ -202,10 +201,10 @@ function accountScrapersView(
             <h2 style="margin:0">${String(repo.name)} <span class="muted">${String(repo.slug)}</span></h2>
             <div class="actions">
               <form method="post" action="${HOME}/repos/${repo.id}/sync" class="inline">
-                ${csrfField(token)}<button type="submit" class="secondary small">Force sync</button>
+                ${csrfInput(token)}<button type="submit" class="secondary small">Force sync</button>
               </form>
               <form method="post" action="${HOME}/repos/${repo.id}/delete" class="inline">
-                ${csrfField(token)}<button type="submit" class="danger small">Delete repo</button>
+                ${csrfInput(token)}<button type="submit" class="danger small">Delete repo</button>
               </form>
             </div>
           </div>

@@ -2,11 +2,10 @@ import { FEATURE_FLAG_NAMES, FEATURE_FLAGS, type FeatureFlags } from '../../../d
 import { TRUST_LEVELS } from '../../../domain/accounts/users.ts';
 import type { Doc } from '../../../ports/collections/collection-repository.ts';
 import type { QuotaStatus } from '../../../ports/accounts/quotas.ts';
+import { csrfInput } from '../csrf.ts';
 import { type Html, html } from '../html.ts';
 
 // Page bodies. Every form carries the CSRF token; every value goes through the escaping `html` tag.
-
-const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}" />`;
 
 const visibility = (isPublic: unknown) =>
   isPublic
@@ -41,7 +40,7 @@ export function overviewView(
 export function settingsView(csrf: string, flags: FeatureFlags): Html {
   return html`<h1>Settings</h1>
     <form method="post" action="/dashboard/settings" class="card stack">
-      ${csrfField(csrf)}
+      ${csrfInput(csrf)}
       <h2 style="margin-top:0">Feature flags</h2>
       ${FEATURE_FLAG_NAMES.map(
         (name) =>
@@ -94,7 +93,7 @@ export function usersView(
               <td>${doc.email}${doc.id === self ? html` <span class="muted">(you)</span>` : ''}</td>
               <td>
                 <form method="post" action="/dashboard/users/${doc.id}" class="inline">
-                  ${csrfField(csrf)}
+                  ${csrfInput(csrf)}
                   <select
                     name="role"
                     class="small"
@@ -199,7 +198,7 @@ export function catalogsView(
     )}
     <h2>New catalog</h2>
     <form method="post" action="/dashboard/catalogs" class="card stack">
-      ${csrfField(csrf)} ${describedFields({})}
+      ${csrfInput(csrf)} ${describedFields({})}
       <div><button type="submit">Create catalog</button></div>
     </form>`;
 }
@@ -208,7 +207,7 @@ export function catalogView(csrf: string, catalog: Doc, datasets: Doc[]): Html {
   return html`<p><a href="/dashboard/catalogs">← Catalogs</a></p>
     <h1>${catalog.title} ${visibility(catalog.isPublic)}</h1>
     <form method="post" action="/dashboard/catalogs/${catalog.id}" class="card stack">
-      ${csrfField(csrf)} ${describedFields(catalog)}
+      ${csrfInput(csrf)} ${describedFields(catalog)}
       <div class="actions"><button type="submit">Save catalog</button></div>
     </form>
     <h2>Datasets</h2>
@@ -222,7 +221,7 @@ export function catalogView(csrf: string, catalog: Doc, datasets: Doc[]): Html {
             <td>${visibility(d.isPublic)}</td>
             <td>
               <form method="post" action="/dashboard/datasets/${d.id}/visibility" class="inline">
-                ${csrfField(csrf)}
+                ${csrfInput(csrf)}
                 <input type="hidden" name="isPublic" value="${d.isPublic ? 'off' : 'on'}" />
                 <button type="submit" class="secondary small">
                   Make ${d.isPublic ? 'private' : 'public'}
@@ -235,12 +234,12 @@ export function catalogView(csrf: string, catalog: Doc, datasets: Doc[]): Html {
     )}
     <h2>New dataset</h2>
     <form method="post" action="/dashboard/catalogs/${catalog.id}/datasets" class="card stack">
-      ${csrfField(csrf)} ${describedFields({ isPublic: true })}
+      ${csrfInput(csrf)} ${describedFields({ isPublic: true })}
       <div><button type="submit">Create dataset</button></div>
     </form>
     <h2>Delete</h2>
     <form method="post" action="/dashboard/catalogs/${catalog.id}/delete" class="card inline">
-      ${csrfField(csrf)}
+      ${csrfInput(csrf)}
       <span class="muted"
         >Deleting the catalog deletes its ${datasets.length} dataset(s) and all their events.</span
       >
@@ -255,11 +254,11 @@ export function datasetView(csrf: string, dataset: Doc, catalog: Doc | null): Ht
     <h1>${dataset.title} ${visibility(dataset.isPublic)}</h1>
     <p class="muted">A dataset is visible to anonymous users only when it and its catalog are both public.</p>
     <form method="post" action="/dashboard/datasets/${dataset.id}" class="card stack">
-      ${csrfField(csrf)} ${describedFields(dataset)}
+      ${csrfInput(csrf)} ${describedFields(dataset)}
       <div><button type="submit">Save dataset</button></div>
     </form>
     <form method="post" action="/dashboard/datasets/${dataset.id}/delete" class="card inline">
-      ${csrfField(csrf)}
+      ${csrfInput(csrf)}
       <span class="muted">Deleting the dataset deletes all its events.</span>
       <button type="submit" class="danger small">Delete dataset</button>
     </form>`;
