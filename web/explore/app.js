@@ -317,12 +317,18 @@ function eventButton(event) {
   return element('li', {}, [button]);
 }
 
-/** The export links follow the list: the same filters, dates and box (issue 28 §6). */
+/**
+ * The export links follow the view (issue 28 §6): the list's filters, dates and box, and the same
+ * without the box, for the whole of what the filters select (a data set the map cannot show at once).
+ */
 function updateDownloads() {
-  const search = query({ ...filters(), ...dates(), bounds: view().bounds });
-  for (const [id, format] of [
-    ['download-csv', 'csv'],
-    ['download-geojson', 'geojson'],
+  const inView = query({ ...filters(), ...dates(), bounds: view().bounds });
+  const all = query({ ...filters(), ...dates() });
+  for (const [id, format, search] of [
+    ['download-csv', 'csv', inView],
+    ['download-geojson', 'geojson', inView],
+    ['download-all-csv', 'csv', all],
+    ['download-all-geojson', 'geojson', all],
   ]) {
     const link = document.getElementById(id);
     if (link instanceof HTMLAnchorElement)
@@ -656,13 +662,21 @@ async function start() {
     try {
       const body = await getJson('/api/v1/events/bounds', { ...filters(), ...dates() });
       const b = body.bounds;
-      if (b && b.west <= b.east && b.east - b.west < 350) {
+      // Events around the globe (or across the antimeridian, which the bounds answer as west > east)
+      // get the whole world, not the default view's part of it.
+      const worldWide = b && (b.west > b.east || b.east - b.west >= 350);
+      if (b) {
         map.fitBounds(
-          [
-            [b.west, b.south],
-            [b.east, b.north],
-          ],
-          { padding: 40, duration: 0, maxZoom: 12 },
+          worldWide
+            ? [
+                [-180, Math.max(b.south, -70)],
+                [180, Math.min(b.north, 80)],
+              ]
+            : [
+                [b.west, b.south],
+                [b.east, b.north],
+              ],
+          { padding: worldWide ? 0 : 40, duration: 0, maxZoom: 12 },
         );
       }
     } catch {

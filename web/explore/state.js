@@ -70,7 +70,9 @@ export function writeState(state) {
   const params = new URLSearchParams();
   params.set('lng', state.lng.toFixed(4));
   params.set('lat', state.lat.toFixed(4));
-  params.set('zoom', state.zoom.toFixed(2));
+  // Four decimals: a view fitted to the data has any zoom, and at world scale 0.005 of a zoom level is
+  // a degree at the map's edges, so two decimals did not bring a shared link back to the same view.
+  params.set('zoom', state.zoom.toFixed(4));
   if (state.catalog) params.set('catalog', state.catalog);
   if (state.datasets.length > 0) params.set('datasets', state.datasets.join(','));
   if (state.startDate) params.set('startDate', state.startDate);

@@ -223,7 +223,10 @@ function explorePage(settings: PageSettings) {
             <p class="downloads">
               Download the events in view:
               <a id="download-csv" href="/api/v1/events.csv" download>CSV</a> ·
-              <a id="download-geojson" href="/api/v1/events.geojson" download>GeoJSON</a>
+              <a id="download-geojson" href="/api/v1/events.geojson" download>GeoJSON</a><br />
+              All that match the filters, wherever they are:
+              <a id="download-all-csv" href="/api/v1/events.csv" download>CSV</a> ·
+              <a id="download-all-geojson" href="/api/v1/events.geojson" download>GeoJSON</a>
             </p>
           </section>
           <aside id="detail" class="detail" aria-labelledby="detail-title" hidden>
