@@ -83,8 +83,11 @@ t.test(
     t.equal(await page.inputValue('#map-timestamp'), 'time', 'the time column detected');
     t.equal(await page.inputValue('#map-latitude'), 'latitude', 'latitude detected');
     t.equal(await page.inputValue('#map-longitude'), 'longitude', 'longitude detected');
-    // "place" reads as an address; with coordinates at hand the user makes it the title.
-    await page.selectOption('#map-title', 'place');
+    t.equal(
+      await page.inputValue('#map-title'),
+      'place',
+      'no column is named like a title: the place names it',
+    );
     await page.selectOption('#map-id', 'id');
     await page.click('#validate');
     await page.waitForSelector('#valid:not([hidden])');

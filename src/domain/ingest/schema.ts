@@ -371,6 +371,9 @@ export function detectSchema(
       'title',
       byName('title', (i) => types[i] === 'string'),
     );
+  // No column is named like a title, but one names the place (USGS's "place": "145 km E of Hihifo,
+  // Tonga"): it names the event better than "Event 4898" does, and stays the address too.
+  if (!mapping.title && typeof mapping.address === 'string') mapping.title = mapping.address;
   if (!mapping.id) assign('id', byName('id'));
   return { fields, mapping };
 }

@@ -185,6 +185,7 @@ t.test('the schema preview shows detected fields and mappings and writes nothing
     latitude: 'latitude',
     longitude: 'longitude',
     address: 'place',
+    title: 'place',
     id: 'id',
   });
   t.match(previewed.sheets[0]?.fields.slice(0, 5), [
