@@ -1,48 +1,23 @@
+import { isDatabaseUnreachable } from '../postgres/connection-failures.ts';
 import type { ErrorBodyShape } from './error-body.ts';
 
 // Failures that come from PostgreSQL rather than from our code, recognised by their shape (SQLSTATE
-// `code`, socket error codes, Slonik's error names) anywhere along the cause chain, so the HTTP
-// adapter need not import the database adapter:
-// - the database cannot be reached or went away: 503, so clients and proxies retry later;
+// `code`, Slonik's error names) anywhere along the cause chain:
+// - the database cannot be reached or went away (postgres/connection-failures.ts, the one rule the
+//   replicas' fallback asks too): 503, so clients and proxies retry later;
 // - a statement ran out of its budget (statement_timeout) or was cancelled: 503 as well;
 // - a data exception (SQLSTATE class 22: a value out of range, a NUL byte, bad text for a type)
 //   can only come from a value a caller sent that a check missed: 400, never a 500.
 
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'EPIPE',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '53300', // too_many_connections
-]);
-const UNREACHABLE_NAMES = new Set([
-  'ConnectionError',
-  'BackendTerminatedError',
-  'BackendTerminatedUnexpectedlyError',
-]);
-const UNREACHABLE_MESSAGES =
-  /connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i;
-
 type Classified = { status: number; body: ErrorBodyShape };
 
 export function classifyDatabaseError(error: unknown): Classified | null {
+  if (isDatabaseUnreachable(error))
+    return unavailable('The database is unavailable; try again shortly.', 'DATABASE_UNAVAILABLE');
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current instanceof Error; depth += 1) {
     const code = (current as { code?: unknown }).code;
     const text = typeof code === 'string' ? code : '';
-    if (
-      UNREACHABLE_CODES.has(text) ||
-      text.startsWith('08') ||
-      UNREACHABLE_NAMES.has(current.name) ||
-      UNREACHABLE_MESSAGES.test(current.message)
-    ) {
-      return unavailable('The database is unavailable; try again shortly.', 'DATABASE_UNAVAILABLE');
-    }
     if (
       text === '57014' ||
       current.name === 'StatementTimeoutError' ||

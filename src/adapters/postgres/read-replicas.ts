@@ -1,3 +1,4 @@
+import { isDatabaseUnreachable } from './connection-failures.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Type } from 'typebox';
 import {
@@ -150,7 +151,7 @@ export function routedReader<Reader extends object>(
         const result = method.apply(copy, args);
         if (!(result instanceof Promise)) return result;
         return result.catch((error: unknown) => {
-          if (!isConnectionFailure(error)) throw error;
+          if (!isDatabaseUnreachable(error)) throw error;
           replicas.markDown(name);
           onRead('primary');
           return (onPrimary as (...a: unknown[]) => unknown).apply(target, args);
@@ -158,19 +159,4 @@ export function routedReader<Reader extends object>(
       };
     },
   });
-}
-
-/** Errors that say the server went away, not that the query was wrong or too slow. */
-function isConnectionFailure(error: unknown): boolean {
-  for (let current = error; current instanceof Error; current = (current as { cause?: unknown }).cause) {
-    const code = (current as { code?: string }).code ?? '';
-    if (/^(08|57P0[123])/.test(code)) return true; // connection exception, admin/crash shutdown
-    if (/ECONNREFUSED|ECONNRESET|ENOENT|EPIPE|ETIMEDOUT/.test(code)) return true;
-    if (
-      current.name === 'ConnectionError' ||
-      /Connection terminated|connect ECONNREFUSED/i.test(current.message)
-    )
-      return true;
-  }
-  return false;
 }

@@ -1,12 +1,15 @@
 import { request } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
-import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
 import { DEFAULT_BUDGETS } from '../../../src/adapters/config/budget-config.ts';
 import { accountsHttp } from '../../../src/adapters/http/accounts/account-hooks.ts';
 import { buildHttpApp } from '../../../src/adapters/http/app.ts';
 import { readHttp } from '../../../src/adapters/http/read/read-http.ts';
 import { siteHttp } from '../../../src/adapters/http/site/site-http.ts';
-import { createDatabasePool, sql } from '../../../src/adapters/postgres/database.ts';
+import { createDatabasePool, type DatabasePool, sql } from '../../../src/adapters/postgres/database.ts';
 import { postgresDatabaseStatus } from '../../../src/adapters/postgres/site/database-status.ts';
 import { postgresEventReader } from '../../../src/adapters/postgres/read/index.ts';
 import { loadMigrations } from '../../../src/adapters/postgres/migrator.ts';
@@ -59,9 +62,13 @@ t.test('the statements of a request whose client disconnects are cancelled', asy
   t.ok(await waitFor((n) => n === 0), 'no backend is left running once the client is gone');
 });
 
-t.test('a database that cannot be reached: 503 with the error body on every kind of route', async (t) => {
-  // The pool reaches PostgreSQL through a TCP relay; closing the relay and its sockets is the
-  // database going away (existing connections drop, new ones are refused).
+/**
+ * A pool that reaches the test database through a relay listening on `where` (a TCP port on
+ * loopback or a Unix socket path), and `stop`, which closes the relay and its sockets: the
+ * database going away (existing connections drop; new ones are refused, or for a Unix socket find
+ * no socket file, as when the embedded cluster stops).
+ */
+async function relayedPool(t: Test, where: { socketPath?: string }) {
   const db = await testDatabase(t);
   const target = new URL(db.url);
   const sockets = new Set<Socket>();
@@ -74,18 +81,50 @@ t.test('a database that cannot be reached: 503 with the error body on every kind
     }
     inbound.pipe(outbound).pipe(inbound);
   });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
   const relayUrl = new URL(db.url);
-  relayUrl.hostname = '127.0.0.1';
-  relayUrl.port = String((relay.address() as AddressInfo).port);
-  const dead = await createDatabasePool(relayUrl.toString(), { maximumPoolSize: 2 });
-  dead.on('error', () => {});
-  t.teardown(() => dead.end().catch(() => {}));
-  await dead.query(sql.unsafe`select 1`);
-  await new Promise<void>((resolve) => {
-    relay.close(() => resolve());
-    for (const socket of sockets) socket.destroy();
-  });
+  if (where.socketPath) {
+    const socketPath = where.socketPath;
+    await new Promise<void>((resolve) => relay.listen(socketPath, resolve));
+    // As the embedded cluster's URL names its socket: the directory percent-encoded as the host (pg
+    // adds .s.PGSQL.<port> itself).
+    relayUrl.host = encodeURIComponent(path.dirname(socketPath));
+    relayUrl.port = target.port;
+  } else {
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    relayUrl.hostname = '127.0.0.1';
+    relayUrl.port = String((relay.address() as AddressInfo).port);
+  }
+  const pool = await createDatabasePool(relayUrl.toString(), { maximumPoolSize: 2 });
+  pool.on('error', () => {});
+  t.teardown(() => pool.end().catch(() => {}));
+  await pool.query(sql.unsafe`select 1`);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      relay.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+    });
+  return { pool, stop };
+}
+
+t.test('a database that cannot be reached: 503 with the error body on every kind of route', async (t) => {
+  const { pool, stop } = await relayedPool(t, {});
+  await stop();
+  await answersUnavailable(t, pool);
+});
+
+t.test('the embedded database stopped (its Unix socket gone): 503, not 500', async (t) => {
+  // The embedded cluster listens on a Unix socket only; stopped, its socket file is gone and every
+  // connect fails with ENOENT (measured: 141 answers of 500 in two outages).
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'chronomap-socket-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = new URL((await testDatabase(t)).url);
+  const { pool, stop } = await relayedPool(t, { socketPath: path.join(dir, `.s.PGSQL.${db.port || 5432}`) });
+  await stop();
+  await answersUnavailable(t, pool);
+});
+
+/** Every kind of route answered on `pool`, a database that cannot be reached: 503 DATABASE_UNAVAILABLE. */
+async function answersUnavailable(t: Test, dead: DatabasePool): Promise<void> {
   const config = testConfig({ sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t) });
   const app = await buildHttpApp(
     {
@@ -126,4 +165,4 @@ t.test('a database that cannot be reached: 503 with the error body on every kind
     t.equal(response.json().error, 'Service Unavailable', url);
     t.equal(response.json().code, 'DATABASE_UNAVAILABLE', url);
   }
-});
+}
