@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { TRUST_LEVELS } from '../../domain/accounts/users.ts';
 
 // Schemas shared by the routes of several features.
@@ -27,3 +27,18 @@ function trustLevelDescription(): string {
 export const RecordId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 
 export const IdParams = Type.Object({ id: RecordId }, { additionalProperties: false });
+
+/** Payload's list body: a page of documents and the paging fields. */
+export const PageSchema = (docRef: TSchema) =>
+  Type.Object({
+    docs: Type.Array(docRef),
+    totalDocs: Type.Integer(),
+    limit: Type.Integer(),
+    page: Type.Integer(),
+    totalPages: Type.Integer(),
+    hasNextPage: Type.Boolean(),
+    hasPrevPage: Type.Boolean(),
+    nextPage: Type.Union([Type.Integer(), Type.Null()]),
+    prevPage: Type.Union([Type.Integer(), Type.Null()]),
+    pagingCounter: Type.Integer(),
+  });

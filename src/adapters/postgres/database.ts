@@ -8,7 +8,7 @@ import {
   type QuerySqlToken,
   sql,
 } from 'slonik';
-import type { Static, TSchema } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 
 // Slonik pool set up once for the whole service, with rows typed and checked by a TypeBox schema
@@ -107,6 +107,9 @@ export function statementName(text: string): string {
 }
 
 /** A Standard Schema wrapper around a compiled TypeBox schema, for Slonik's `sql.type`. */
+/** A column that may be null, for a row schema of `row(...)`. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
 export function row<T extends TSchema>(schema: T): StandardSchemaV1<Static<T>> {
   const validator = Compile(schema);
   return {

@@ -1,6 +1,7 @@
 import { requireAdmin, type Viewer } from '../../domain/access.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { recoveryStage, stageName, TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
+import { restartStage } from '../../domain/ingest/restart-stage.ts';
+import { stageName, type TaskStage } from '../../domain/ingest/stages.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import type { FailedJobSummary } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
@@ -23,11 +24,7 @@ export async function requeueFailedJob(
       code: 'NOT_FAILED',
     });
   }
-  const failed = job.errorLog?.failedStage;
-  const resume: TaskStage =
-    failed && (TASK_STAGES as readonly string[]).includes(failed)
-      ? (failed as TaskStage)
-      : recoveryStage(failed ?? 'analyze-duplicates');
+  const resume = restartStage({ kind: 'requeue', failedStage: job.errorLog?.failedStage });
   await deps.store.resetToStage(jobId, resume);
   await deps.queue.enqueueIngestJob(jobId);
   await deps.store.refreshFileStatus(job.ingestFileId);

@@ -1,5 +1,6 @@
 import type { Viewer } from '../../domain/access.ts';
-import { parseResetStage, type StageNaming, stageName } from '../../domain/ingest/stages.ts';
+import { restartStage } from '../../domain/ingest/restart-stage.ts';
+import { type StageNaming, stageName } from '../../domain/ingest/stages.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import { accessibleJob, type ImportAccessDeps } from './import-access.ts';
@@ -16,7 +17,7 @@ export async function resetIngestJob(
 ): Promise<{ success: true; message: string; stage: string }> {
   // Who is asking comes first: a stranger learns nothing, not even whether the stage was valid.
   const job = await accessibleJob(deps, viewer, jobId);
-  const stage = parseResetStage(requested, naming);
+  const stage = restartStage({ kind: 'reset', requested, naming });
   await deps.store.resetToStage(jobId, stage);
   await deps.queue.enqueueIngestJob(jobId);
   await deps.store.refreshFileStatus(job.ingestFileId);

@@ -1,6 +1,7 @@
 import type { Viewer } from '../../domain/access.ts';
 import { type RetryPolicy, retryDelayMs, retryRefusal } from '../../domain/ingest/failures.ts';
-import { recoveryStage, type StageNaming, stageName } from '../../domain/ingest/stages.ts';
+import { restartStage } from '../../domain/ingest/restart-stage.ts';
+import { type StageNaming, stageName } from '../../domain/ingest/stages.ts';
 import { QuotaExceededError } from '../../domain/accounts/quotas.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
@@ -63,7 +64,7 @@ export async function retryIngestJob(
       statusCode: 403,
     };
   }
-  const restart = recoveryStage(failedStage);
+  const restart = restartStage({ kind: 'retry', failedStage });
   const attempt = job.retryAttempts + 1;
   const nextRetryAt = new Date(deps.clock.now().getTime() + retryDelayMs(deps.retry, attempt));
   await deps.store.resetToStage(jobId, restart);

@@ -1,7 +1,7 @@
 import type { Viewer } from '../../domain/access.ts';
-import { DomainError } from '../../domain/errors.ts';
 import type { JobConfig } from '../../domain/ingest/settings.ts';
-import { type StageNaming, stageName, TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
+import { restartStage } from '../../domain/ingest/restart-stage.ts';
+import type { StageNaming, TaskStage } from '../../domain/ingest/stages.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import type { IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
@@ -23,29 +23,18 @@ export async function reviseIngestJob(
   const job = await accessibleJob(deps, viewer, jobId);
   const config = revision.config ? { ...job.config, ...revision.config } : null;
   const approved = revision.approved === true;
-  let restart: TaskStage | null = null;
-  if (job.stage === 'needs-review' && approved) {
-    // Continue after the stage that asked for the review.
-    const stages = await deps.store.stages(jobId);
-    const done = TASK_STAGES.filter((stage) =>
-      stages.some((s) => s.stage === stage && s.status !== 'pending' && s.status !== 'in_progress'),
-    );
-    const last = done.at(-1) ?? 'needs-review';
-    restart = TASK_STAGES[TASK_STAGES.indexOf(last) + 1] ?? 'create-events';
-    if (config) restart = 'analyze-duplicates';
-  } else if (job.stage === 'failed' && approved && job.errorLog?.code === 'SCHEMA_DRIFT') {
-    restart = 'validate-schema';
-  } else if ((job.stage === 'failed' || job.stage === 'needs-review') && config) {
-    restart = 'analyze-duplicates';
-  } else if (approved || config) {
-    throw new DomainError(
-      'conflict',
-      `job ${jobId} is at ${stageName(naming, job.stage)}: only jobs in ${stageName(naming, 'needs-review')} or ${stageName(naming, 'failed')} can be approved or reconfigured`,
-      {
-        code: 'NOT_REVISABLE',
-      },
-    );
-  }
+  // Which stages finished decides where an approved review continues.
+  const records = job.stage === 'needs-review' ? await deps.store.stages(jobId) : [];
+  const restart = restartStage({
+    kind: 'revise',
+    jobId,
+    jobStage: job.stage,
+    approved,
+    configChanged: config !== null,
+    failureCode: job.errorLog?.code,
+    records,
+    naming,
+  });
   await deps.store.revise(jobId, { approved, config });
   if (restart) {
     await deps.store.resetToStage(jobId, restart);

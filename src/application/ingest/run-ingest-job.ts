@@ -5,6 +5,7 @@ import {
   IngestFailure,
   retryDelayMs,
 } from '../../domain/ingest/failures.ts';
+import { restartStage } from '../../domain/ingest/restart-stage.ts';
 import { TASK_STAGES, type TaskStage } from '../../domain/ingest/stages.ts';
 import type { IngestJob, JobErrorLog } from '../../domain/ingest/imports.ts';
 import { discardCreatedDataset } from './job-rows.ts';
@@ -120,17 +121,17 @@ async function handleFailure(
   if (classification.type === 'recoverable' && canRetry(deps.retry, job.retryAttempts)) {
     const attempt = job.retryAttempts + 1;
     const nextRetryAt = new Date(now.getTime() + retryDelayMs(deps.retry, attempt));
-    // The failed task restarts from its beginning; completed tasks keep their stored output.
+    const restart = restartStage({ kind: 'automatic-retry', failedStage: stage });
     await deps.store.scheduleRetry(job.id, {
       attempts: attempt,
       nextRetryAt: nextRetryAt.toISOString(),
-      restartStage: stage,
+      restartStage: restart,
       errorLog: {
         ...errorLog,
         recoveryAttempt: {
           attempt,
           previousError: facts.message,
-          recoveryStage: stage,
+          recoveryStage: restart,
           classification: classification.type,
         },
       },

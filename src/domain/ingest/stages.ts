@@ -119,30 +119,6 @@ export function stagesFrom(stage: TaskStage): TaskStage[] {
   return TASK_STAGES.slice(TASK_STAGES.indexOf(stage));
 }
 
-/**
- * Recovery stage selection (earlier variant): where a failed job restarts. A stage whose input is
- * the previous stage's output restarts one step earlier, so that its input is rebuilt too: a new
- * schema version is validated again, and events are created from freshly geocoded rows.
- */
-const RECOVERY_STAGE: Partial<Record<Stage, TaskStage>> = {
-  'analyze-duplicates': 'analyze-duplicates',
-  'detect-schema': 'detect-schema',
-  'validate-schema': 'validate-schema',
-  'create-schema-version': 'validate-schema',
-  'geocode-batch': 'geocode-batch',
-  'create-events': 'geocode-batch',
-};
-
-export function recoveryStage(failedStage: Stage): TaskStage {
-  const stage = RECOVERY_STAGE[failedStage];
-  if (!stage) {
-    throw new ValidationError(`a job that failed at "${failedStage}" has no recovery stage`, {
-      field: 'stage',
-    });
-  }
-  return stage;
-}
-
 /** The stages `POST /api/ingest-jobs/{id}/reset` accepts. */
 export const RESETTABLE_STAGES: readonly TaskStage[] = [
   'analyze-duplicates',

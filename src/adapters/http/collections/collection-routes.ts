@@ -18,6 +18,7 @@ import {
 } from '../../../domain/collections/collections.ts';
 import { OPERATORS } from '../../../domain/read/where.ts';
 import { errorResponses } from '../error-body.ts';
+import { PageSchema } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
 import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
 
@@ -208,21 +209,6 @@ export const ListQuerySchema = (collection: CollectionSlug) =>
         `Fields: ${Object.keys(COLLECTION_FIELDS[collection]).join(', ')}. Operators: ${OPERATORS.join(', ')}.`,
     },
   );
-
-/** Payload's list body: a page of documents and the paging fields. */
-export const PageSchema = (docRef: TSchema) =>
-  Type.Object({
-    docs: Type.Array(docRef),
-    totalDocs: Type.Integer(),
-    limit: Type.Integer(),
-    page: Type.Integer(),
-    totalPages: Type.Integer(),
-    hasNextPage: Type.Boolean(),
-    hasPrevPage: Type.Boolean(),
-    nextPage: Nullable(Type.Integer()),
-    prevPage: Nullable(Type.Integer()),
-    pagingCounter: Type.Integer(),
-  });
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 

@@ -15,7 +15,7 @@ import { INGEST_FILE_FIELDS, SCHEDULE_FIELDS } from '../../../domain/ingest/impo
 import type { FieldWhitelist } from '../../../domain/read/where.ts';
 import type { ImportListings } from '../../../ports/ingest/import-listings.ts';
 import { errorResponses } from '../error-body.ts';
-import { PageSchema } from '../collections/collection-routes.ts';
+import { PageSchema } from '../schemas.ts';
 import { fileDoc } from './ingest-docs.ts';
 import { IdParams } from '../schemas.ts';
 import type { IngestHttpDeps } from './ingest-file-routes.ts';

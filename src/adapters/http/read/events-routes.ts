@@ -4,6 +4,7 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { buildHistogram } from '../../../application/read/build-histogram.ts';
 import { clusterEvents } from '../../../application/read/cluster-events.ts';
 import { GEO_MAX_CELLS } from '../../../domain/read/geo-cap.ts';
+import { MAX_EVENT_IDS } from '../../../domain/read/clustering.ts';
 import { countEventsBySource } from '../../../application/read/count-events-by-source.ts';
 import { findEventExtent } from '../../../application/read/find-event-extent.ts';
 import { inferDatasetSchema } from '../../../application/collections/infer-dataset-schema.ts';
@@ -194,13 +195,13 @@ const EventPointProperties = Type.Object(
   { id: Id, type: Type.Literal('event-point'), title: Type.String() },
   { $id: 'EventPointProperties' },
 );
-/** Two or more events in one cell (or at one location): their count, and their ids when 10 or fewer. */
+/** Two or more events in one cell (or at one location): their count, and their ids when MAX_EVENT_IDS or fewer. */
 const EventClusterProperties = Type.Object(
   {
     id: Type.Union([Type.Integer(), Type.String()], { description: 'The cell key.' }),
     type: Type.Literal('event-cluster'),
     count: Type.Integer({ minimum: 2 }),
-    eventIds: Type.Optional(Type.Array(Id, { maxItems: 10 })),
+    eventIds: Type.Optional(Type.Array(Id, { maxItems: MAX_EVENT_IDS })),
   },
   { $id: 'EventClusterProperties' },
 );

@@ -4,8 +4,7 @@ import type {
   DataExportStore,
   UserDataReader,
 } from '../../../ports/accounts/data-export-store.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
-import { Nullable } from '../ingest/ingest-rows.ts';
+import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 
 // Data exports (migration 0730_data_exports.sql) and the reader of one user's data that the export
 // job writes into the ZIP: every record as JSON (secrets such as password and token hashes left

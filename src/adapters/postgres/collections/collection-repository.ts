@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import type { FragmentSqlToken } from 'slonik';
-import { DomainError } from '../../../domain/errors.ts';
 import type {
   CollectionRepository,
   Doc,
@@ -9,6 +8,7 @@ import type {
 import { COLLECTION_TABLES, type CollectionTable, type WritableColumn } from './collection-tables.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 import { orderSql, whereSql } from '../where-sql.ts';
+import { mapConstraintErrors } from '../constraint-errors.ts';
 
 const DocRow = Type.Object({ doc: Type.Record(Type.String(), Type.Unknown()) });
 const CountRow = Type.Object({ total: Type.Number() });
@@ -58,31 +58,6 @@ function assignment([column, value, spec]: [string, FragmentSqlToken, WritableCo
   return spec.kind === 'setting'
     ? sql.fragment`${target} = coalesce(${target}, '{}'::jsonb) || ${value}`
     : sql.fragment`${target} = ${value}`;
-}
-
-/** Constraint violations are the caller's fault: a taken slug is a 409, a bad value a 400. */
-export async function mapConstraintErrors<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
-    const detail = (error as { cause?: { detail?: string } }).cause?.detail;
-    if (code === '23505')
-      throw new DomainError('conflict', 'A document with this value already exists', {
-        code: 'DUPLICATE',
-        ...(detail ? { details: detail } : {}),
-      });
-    if (code === '23514' || code === '22P02' || code === '23502')
-      throw new DomainError('validation', 'A value is not allowed here', {
-        code: 'INVALID_VALUE',
-        ...(detail ? { details: detail } : {}),
-      });
-    if (code === '23503')
-      throw new DomainError('validation', 'A referenced document does not exist', {
-        code: 'INVALID_REFERENCE',
-      });
-    throw error;
-  }
 }
 
 export function postgresCollectionRepository(pool: DatabasePool): CollectionRepository {

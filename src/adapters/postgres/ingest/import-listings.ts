@@ -8,8 +8,8 @@ import type {
   ListPage,
 } from '../../../ports/ingest/import-listings.ts';
 import { importOutcomeJson } from './import-outcome.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
-import { Count, FileRow, JobRow, jobSelect, Nullable, toFile, toJob } from './ingest-rows.ts';
+import { type DatabasePool, Nullable, row, sql } from '../database.ts';
+import { Count, FileRow, JobRow, jobSelect, toFile, toJob } from './ingest-rows.ts';
 import { RunFields, ScheduleRow, scheduleColumns, toRun, toSchedule } from './schedule-store.ts';
 import { type ColumnMap, orderSql, whereSql } from '../where-sql.ts';
 

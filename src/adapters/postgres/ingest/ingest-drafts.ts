@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import type { IngestDraft, IngestDrafts } from '../../../ports/ingest/ingest-drafts.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
-import { Nullable } from './ingest-rows.ts';
+import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 
 // The import wizard's waiting uploads (migration 0710_ingest_drafts.sql).
 

@@ -4,13 +4,10 @@ import type { JobConfig } from '../../../domain/ingest/settings.ts';
 import type { Stage, TaskStage } from '../../../domain/ingest/stages.ts';
 import type { Progress, StoredStage } from '../../../ports/ingest/ingest-job-store.ts';
 import type { IngestFile, IngestJob } from '../../../domain/ingest/imports.ts';
-import { row, sql } from '../database.ts';
+import { Nullable, row, sql } from '../database.ts';
 
 // The rows of the ingestion tables (ingest_files, ingest_jobs, ingest_job_stages) as the ports'
 // records, shared by the ingestion adapters of this folder.
-
-export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 
 export const FileRow = row(
   Type.Object({

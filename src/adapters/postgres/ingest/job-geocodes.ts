@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { GeocodeOutcome } from '../../../ports/ingest/geocoder.ts';
 import type { JobGeocodes } from '../../../ports/ingest/job-geocodes.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
+import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 import { outcomeFromRow, outcomeRows } from './geocode-cache.ts';
-import { Nullable, progressSet } from './ingest-rows.ts';
+import { progressSet } from './ingest-rows.ts';
 
 // The geocoder's answers for one job, stored with geocode-batch's progress.
 

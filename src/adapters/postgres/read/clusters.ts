@@ -50,16 +50,23 @@ export function clusterReads(
 }
 
 /**
- * Zoom 16 and deeper: one group per exact location, as (key, lon, lat, count, ids): ids ascending
- * when ten or fewer, else null.
+ * Zoom 16 and deeper: one group per exact location, as (key, lon, lat, count, ids, gx, gy): ids
+ * ascending when ten or fewer, else null; gx, gy the location's grid position. The one grouping of
+ * /events/geo and the vector tiles (which narrow the rows to a tile with `within`, and fall back
+ * to the grid cells of gx, gy when a tile holds too many locations), so both group alike.
  */
-function locationGroups(scope: Scope, filter: EventFilter): Fragment {
+export function locationGroups(
+  scope: Scope,
+  filter: EventFilter,
+  within: Fragment = sqlText`true`,
+): Fragment {
   return sqlText`
       select 'cluster:p:' || st_x(e.location) || ':' || st_y(e.location) as key,
              st_x(e.location) as lon, st_y(e.location) as lat, count(*)::int8 as count,
-             case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) end as ids
+             case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) end as ids,
+             min(e.grid_x) as gx, min(e.grid_y) as gy
       from events e
-      where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
+      where e.location is not null and ${rawConditions(scope, filter, filter.dates)} and ${within}
       group by st_x(e.location), st_y(e.location)`;
 }
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { GRID_LEVEL, MAX_EVENT_IDS } from '../../../domain/read/clustering.ts';
+import { GRID_LEVEL } from '../../../domain/read/clustering.ts';
 import type { EventFilter } from '../../../domain/read/read-query.ts';
 import {
   crowdedTileLevel,
@@ -14,8 +14,7 @@ import {
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { type Sql, sqlText, typed } from '../sql-text.ts';
-import { cellGroups } from './clusters.ts';
-import { rawConditions } from './rows.ts';
+import { cellGroups, locationGroups } from './clusters.ts';
 import type { Scope, ScopeResolver } from './scope.ts';
 
 // Vector tiles: the clusters /api/v1/events/geo gives at the tile's zoom (the same groups, built by
@@ -42,7 +41,7 @@ export function tileReads(
       const level = tileClusterLevel(tile.z);
       const groups =
         level === null
-          ? locationGroups(scope, tileFilter, tile, maxPoints)
+          ? tileLocationGroups(scope, tileFilter, tile, maxPoints)
           : tileCells(scope, tileFilter, tile, level);
       return pool.oneFirst(typed(TileRow)`
         with g as materialized (${groups})
@@ -60,26 +59,20 @@ function tileCells(scope: Scope, filter: EventFilter, tile: Tile, level: number)
 }
 
 /**
- * Zoom 16 and deeper: one group per exact location in the tile, as /events/geo groups them; a tile
- * with more than `maxPoints` (TILE_MAX_POINTS) locations is clustered on the cells of crowdedTileLevel instead,
- * which bounds its size.
+ * Zoom 16 and deeper: one group per exact location in the tile, as /events/geo groups them
+ * (`locationGroups`); a tile with more than `maxPoints` (TILE_MAX_POINTS) locations is clustered on
+ * the cells of crowdedTileLevel instead, which bounds its size.
  */
-function locationGroups(scope: Scope, filter: EventFilter, tile: Tile, maxPoints: number): Fragment {
+function tileLocationGroups(scope: Scope, filter: EventFilter, tile: Tile, maxPoints: number): Fragment {
   const shift = tileShift(tile);
   const crowdedShift = GRID_LEVEL - crowdedTileLevel(tile);
   const crowdedLevel = crowdedTileLevel(tile);
+  const inTile = sqlText`e.grid_x between ${tile.x * 2 ** shift} and ${(tile.x + 1) * 2 ** shift - 1}
+        and e.grid_y between ${tile.y * 2 ** shift} and ${(tile.y + 1) * 2 ** shift - 1}`;
   return sqlText`
-    with p as materialized (
-      select st_x(e.location) as lon, st_y(e.location) as lat, min(e.grid_x) as gx, min(e.grid_y) as gy,
-             count(*)::int8 as count,
-             case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) end as ids
-      from events e
-      where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
-        and e.grid_x between ${tile.x * 2 ** shift} and ${(tile.x + 1) * 2 ** shift - 1}
-        and e.grid_y between ${tile.y * 2 ** shift} and ${(tile.y + 1) * 2 ** shift - 1}
-      group by st_x(e.location), st_y(e.location)),
+    with p as materialized (${locationGroups(scope, filter, inTile)}),
     crowded as (select count(*) > ${maxPoints} as yes from p)
-    select 'cluster:p:' || p.lon || ':' || p.lat as key, p.lon, p.lat, p.count, p.ids
+    select p.key, p.lon, p.lat, p.count, p.ids
     from p where not (select yes from crowded)
     union all
     select 'cluster:' || ${crowdedLevel}::int4 || ':' || c.cx || ':' || c.cy,

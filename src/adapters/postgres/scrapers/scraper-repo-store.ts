@@ -1,9 +1,8 @@
 import { type Static, Type } from 'typebox';
 import type { CodeMap, ScraperRepo, SyncStatus } from '../../../domain/scrapers/repos.ts';
 import type { ScraperRepoStore } from '../../../ports/scrapers/scraper-repo-store.ts';
-import { mapConstraintErrors } from '../collections/collection-repository.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
-import { Nullable } from './scraper-rows.ts';
+import { mapConstraintErrors } from '../constraint-errors.ts';
+import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 
 const RepoRow = Type.Object({
   id: Type.Number(),

@@ -2,8 +2,8 @@ import { type Static, Type } from 'typebox';
 import type { RunStatus } from '../../../domain/scrapers/runs.ts';
 import type { Scraper } from '../../../domain/scrapers/scrapers.ts';
 import type { ScraperStore } from '../../../ports/scrapers/scraper-store.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
-import { Nullable, RunStatusColumn } from './scraper-rows.ts';
+import { type DatabasePool, Nullable, row, sql } from '../database.ts';
+import { RunStatusColumn } from './scraper-rows.ts';
 
 const ScraperRow = Type.Object({
   id: Type.Number(),

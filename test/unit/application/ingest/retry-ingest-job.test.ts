@@ -2,40 +2,13 @@ import t from 'tap';
 import { retryIngestJob } from '../../../../src/application/ingest/retry-ingest-job.ts';
 import type { Viewer } from '../../../../src/domain/access.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/domain/ingest/failures.ts';
-import { DEFAULT_JOB_CONFIG } from '../../../../src/domain/ingest/settings.ts';
 import type { Quotas } from '../../../../src/ports/accounts/quotas.ts';
+import { failedJob } from '../../../helpers/ingest-jobs.ts';
 import { fakeQuotas } from '../../../helpers/quotas.ts';
 import type { IngestJob } from '../../../../src/domain/ingest/imports.ts';
 import type { IngestStore } from '../../../../src/ports/ingest/ingest-store.ts';
 
 // The retry use case with hand-written fakes: quota, retryability and the recovery stage.
-
-const failedJob = (overrides: Partial<IngestJob> = {}): IngestJob => ({
-  id: 7,
-  ingestFileId: 3,
-  sheetIndex: 0,
-  sheetName: null,
-  datasetId: 1,
-  datasetName: 'd',
-  stage: 'failed',
-  config: DEFAULT_JOB_CONFIG,
-  errorLog: {
-    lastError: 'connect ECONNREFUSED',
-    code: 'ECONNREFUSED',
-    failedStage: 'create-events',
-    classification: { type: 'recoverable', retryable: true, reason: 'network error (ECONNREFUSED)' },
-    failedAt: '2026-01-01T00:00:00.000Z',
-  },
-  reviewReasons: null,
-  approvedAt: null,
-  retryAttempts: 1,
-  lastRetryAt: null,
-  nextRetryAt: null,
-  failedAt: '2026-01-01T00:00:00.000Z',
-  completedAt: null,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  ...overrides,
-});
 
 function fakes(job: IngestJob, quota: Quotas) {
   const calls: string[] = [];

@@ -4,28 +4,10 @@ import {
   legacyStageName,
   parseResetStage,
   parseStage,
-  recoveryStage,
   STAGE_WEIGHTS,
   stagesFrom,
   TASK_STAGES,
 } from '../../../../src/domain/ingest/stages.ts';
-
-t.test('the recovery stage selection table of the spec, row by row', async (t) => {
-  const table: [string, string][] = [
-    ['ANALYZE_DUPLICATES', 'ANALYZE_DUPLICATES'],
-    ['DETECT_SCHEMA', 'DETECT_SCHEMA'],
-    ['VALIDATE_SCHEMA', 'VALIDATE_SCHEMA'],
-    ['CREATE_SCHEMA_VERSION', 'VALIDATE_SCHEMA'],
-    ['GEOCODE_BATCH', 'GEOCODE_BATCH'],
-    ['CREATE_EVENTS', 'GEOCODE_BATCH'],
-  ];
-  for (const [failed, restart] of table) {
-    t.equal(legacyStageName(recoveryStage(parseStage(failed))), restart, `${failed} restarts at ${restart}`);
-  }
-  t.equal(recoveryStage('create-events'), 'geocode-batch', 'kebab-case names are the current ones');
-  t.throws(() => recoveryStage('completed'), ValidationError, 'a completed job has nothing to recover');
-  t.throws(() => recoveryStage('needs-review'), ValidationError, 'review is approved, not recovered');
-});
 
 t.test('stage names parse in both spellings and nothing else', async (t) => {
   t.equal(parseStage('detect-schema'), 'detect-schema');
