@@ -105,6 +105,12 @@ t.test('the rows not placed: counted, listed, downloaded and placed by other col
       t.equal(answer.statusCode, 400, JSON.stringify(payload));
       t.match(answer.json(), { error: String });
     }
+    t.same((await place({ latitude: 'nope', longitude: 'east' })).json(), {
+      error: 'Bad Request',
+      message: 'the file has no column "nope"',
+      details: 'field: latitude',
+      code: 'UNKNOWN_COLUMN',
+    });
     t.same(await events(), before);
   });
 
