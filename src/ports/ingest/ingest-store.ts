@@ -1,5 +1,6 @@
 import type { DeferredCounts } from './deferred-counts.ts';
 import type { EventBatchWriter } from './event-batch-writer.ts';
+import type { EventLocations } from './event-locations.ts';
 import type { IngestDatasets } from './ingest-datasets.ts';
 import type { IngestJobStore } from './ingest-job-store.ts';
 import type { JobGeocodes } from './job-geocodes.ts';
@@ -15,4 +16,5 @@ export type IngestStore = IngestJobStore &
   SchemaVersions &
   DeferredCounts &
   EventBatchWriter &
-  JobGeocodes;
+  JobGeocodes &
+  EventLocations;

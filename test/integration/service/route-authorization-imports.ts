@@ -44,6 +44,24 @@ export function importListRows(): Record<string, MatrixRow> {
       rule: `${USER} (400 here: nothing listens at the URL)`,
       request: () => ({ url: '/api/ingest/preview-url', payload: { url: 'http://127.0.0.1:9/feed.csv' } }),
     },
+    'GET /api/ingest-jobs/:id/geocoding': {
+      expect: [401, 404, 200, 200],
+      rule: IMPORT,
+      request: at((fx) => `/api/ingest-jobs/${fx.job}/geocoding`),
+    },
+    'GET /api/ingest-jobs/:id/geocoding/unplaced.csv': {
+      expect: [401, 404, 200, 200],
+      rule: IMPORT,
+      request: at((fx) => `/api/ingest-jobs/${fx.job}/geocoding/unplaced.csv`),
+    },
+    'POST /api/ingest-jobs/:id/geocoding/place': {
+      expect: [401, 404, 409, 409],
+      rule: `${IMPORT} (409 here: the job looked up no addresses)`,
+      request: body(
+        (fx) => `/api/ingest-jobs/${fx.job}/geocoding/place`,
+        () => ({ latitude: 'lat', longitude: 'lon' }),
+      ),
+    },
     'GET /api/admin/schedule-service': {
       expect: [401, 403, 403, 200],
       rule: ADMIN,

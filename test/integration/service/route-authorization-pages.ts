@@ -114,6 +114,12 @@ function importPageRows(
     'POST /account/imports/jobs/:id/retry': job('retry'),
     'POST /account/imports/jobs/:id/reset': job('reset'),
     'POST /account/imports/jobs/:id/configure': job('configure'),
+    'GET /account/imports/jobs/:id/geocoding': {
+      expect: [303, 404, 200, 200],
+      rule: own,
+      request: at((fx) => `/account/imports/jobs/${fx.job}/geocoding`),
+    },
+    'POST /account/imports/jobs/:id/geocoding/place': job('geocoding/place'),
     'POST /dashboard/ingest/jobs/:id/requeue': form((fx) => `/dashboard/ingest/jobs/${fx.job}/requeue`),
     'GET /account/scheduled-imports': page('/account/scheduled-imports', [303, 200, 200, 200], own),
     'POST /account/scheduled-imports': form('/account/scheduled-imports'),

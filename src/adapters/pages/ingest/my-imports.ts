@@ -19,6 +19,7 @@ import { accountPages, formText, hidden, type User } from '../account-pages.ts';
 import { csrfInput } from '../csrf.ts';
 import { csrfProtection, type Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
+import { geocodingSummary } from './geocoding-outcome-page.ts';
 import { fileSection, progressScript, PROGRESS_STYLE } from './ingest-progress.ts';
 import { flashFrom } from '../replies.ts';
 
@@ -230,9 +231,10 @@ function myImportsView(
               }
               ${fileSection(progress, now, (jobId) => {
                 const job = jobs.find((j) => j.id === jobId);
-                return job
-                  ? jobActions(token, job, recommendations.get(jobId), drifts.get(jobId) ?? null)
-                  : '';
+                const geocoding = progress.jobs.find((j) => j.id === jobId);
+                return html`${geocoding ? geocodingSummary(geocoding) : ''}${
+                  job ? jobActions(token, job, recommendations.get(jobId), drifts.get(jobId) ?? null) : ''
+                }`;
               })}`,
           )
     }

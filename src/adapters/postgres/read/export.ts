@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { csvField } from '../../csv-field.ts';
 import type { EventFilter, KeysetPosition, Sort } from '../../../domain/read/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
@@ -102,11 +103,6 @@ function csvHeader(keys: string[]): string {
     ...keys.map((key) => (CSV_FIXED_COLUMNS.includes(key) ? `data.${key}` : key)),
   ];
   return `${names.map(csvField).join(',')}\r\n`;
-}
-
-function csvField(text: string): string {
-  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 /** How a batch's rows become text: each row's text, what joins them, and the lateral it reads. */
