@@ -1,5 +1,6 @@
 import { requireViewer, type Viewer } from '../../domain/access.ts';
-import { assertMayRequestExport, csvField, DATA_EXPORT_LIMITS } from '../../domain/accounts/data-export.ts';
+import { assertMayRequestExport, DATA_EXPORT_LIMITS } from '../../domain/accounts/data-export.ts';
+import { csvField } from '../../domain/csv-field.ts';
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type {

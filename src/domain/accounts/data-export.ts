@@ -53,13 +53,3 @@ export function assertMayRequestExport(
     );
   }
 }
-
-/** One CSV field: quoted when it holds a delimiter, quote or line break; formulas neutralised. */
-export function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  let text =
-    typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  // A spreadsheet would run "=..." as a formula (CSV injection): a leading apostrophe keeps it text.
-  if (/^[=+\-@\t\r]/.test(text) && typeof value === 'string') text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}

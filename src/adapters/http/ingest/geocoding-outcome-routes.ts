@@ -8,7 +8,7 @@ import {
   type UnplacedDeps,
   type UnplacedRow,
 } from '../../../application/ingest/geocoding/unplaced-rows.ts';
-import { csvField } from '../../csv-field.ts';
+import { csvField } from '../../../domain/csv-field.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_ONLY } from '../require-user.ts';
 import { IdParams, NoQuery } from '../schemas.ts';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { csvField } from '../../csv-field.ts';
+import { csvField } from '../../../domain/csv-field.ts';
 import type { EventFilter, KeysetPosition, Sort } from '../../../domain/read/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
