@@ -17,6 +17,7 @@ const failedJob = (overrides: Partial<IngestJob> = {}): IngestJob => ({
   sheetName: null,
   datasetId: 1,
   datasetName: 'd',
+  datasetSlug: 'd',
   stage: 'failed',
   config: DEFAULT_JOB_CONFIG,
   errorLog: {
