@@ -61,8 +61,8 @@ function accountView(token: string, user: User, latest: DataExport | null, now: 
       <p><b>${user.email}</b></p>
       <p class="muted">Role ${user.role} · trust level ${user.trustLevel}</p>
     </div>
-    <div class="card stack" id="account-data">
-      <h2>Your data</h2>
+    <h2>Your data</h2>
+    <div class="card" id="account-data">
       <p>
         Everything this account holds, as one ZIP: ${EXPORT_FILES.join(', ')}. It is prepared in the
         background and can be downloaded for 24 hours.
@@ -89,6 +89,8 @@ export const accountPage: FastifyPluginAsync<AccountPageDeps> = async (app, deps
 
   pages.action(`${HOME}/data-export`, HOME, async (user) => {
     await requestDataExport(deps.exports, user);
-    return 'Your export is being prepared: reload this page in a moment for the download.';
+    // The state below says how far it is; a notice that it is "being prepared" would stay in the
+    // address (and on every reload) after it is ready.
+    return 'Export requested.';
   });
 };
