@@ -4,6 +4,7 @@ import { localExportArchive } from '../adapters/files/export-archive.ts';
 import { type AccountsDeps, accountsHttp } from '../adapters/http/accounts/account-hooks.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
 import { pgBossDataExportQueue, startDataExportWorker } from '../adapters/jobs/data-export-jobs.ts';
+import { accountPage } from '../adapters/pages/accounts/account-page.ts';
 import { registerPage } from '../adapters/pages/accounts/register-page.ts';
 import { dashboardRoutes } from '../adapters/pages/site/dashboard.ts';
 import {
@@ -25,7 +26,7 @@ import type { FeatureWorkers, Infrastructure } from './infrastructure.ts';
 
 // Accounts, sessions, quotas, rate limits and the own-data exports, all kept in Postgres; the
 // accounts HTTP area (its hooks, the auth, collection, quota and feature-flag routes) and the
-// pages built on it: the admin dashboard and the registration page.
+// pages built on it: the admin dashboard, the registration page and the account page.
 
 export function composeAccounts(
   infra: Pick<Infrastructure, 'config' | 'boss' | 'clock' | 'policy'>,
@@ -85,6 +86,7 @@ export function composeAccounts(
         pages: async (app) => {
           await app.register(dashboardRoutes, { login, collections, flags, quotas, csrfSecret });
           await app.register(registerPage, { login, flags, notices: needs.notices, csrfSecret });
+          await app.register(accountPage, { exports: dataExports, csrfSecret });
         },
       };
     },

@@ -12,6 +12,7 @@ export const failedJob = (overrides: Partial<IngestJob> = {}): IngestJob => ({
   sheetName: null,
   datasetId: 1,
   datasetName: 'd',
+  datasetSlug: 'd',
   stage: 'failed',
   config: DEFAULT_JOB_CONFIG,
   errorLog: {

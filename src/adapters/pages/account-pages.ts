@@ -25,6 +25,7 @@ const ACCOUNT_NAV: [string, string][] = [
   ['/account/imports', 'My imports'],
   ['/account/scheduled-imports', 'Scheduled imports'],
   ['/account/scrapers', 'Scrapers'],
+  ['/account', 'Account'],
   ['/', 'Explore'],
 ];
 
@@ -78,7 +79,7 @@ type Render = (reply: FastifyReply, status: number, title: string, body: Html) =
  * Errors of a page area as pages: an expired form is a 403 "form expired", a refused request its
  * message with the API's status for it (pageErrorStatus), anything else a logged 500.
  */
-export function installPageErrors(app: FastifyInstance, render: Render, back: [string, string]): void {
+function installPageErrors(app: FastifyInstance, render: Render, back: [string, string]): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof CsrfError) {
       return render(

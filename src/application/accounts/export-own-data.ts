@@ -58,6 +58,14 @@ export async function getDataExport(
   return found;
 }
 
+/** The caller's most recent export (the account page shows it with its download), or null. */
+export async function latestDataExport(
+  deps: Pick<DataExportDeps, 'exports'>,
+  viewer: Viewer,
+): Promise<DataExport | null> {
+  return deps.exports.latestFor(requireViewer(viewer).id);
+}
+
 export async function openDataExport(
   deps: Pick<DataExportDeps, 'exports' | 'archive' | 'clock'>,
   viewer: Viewer,

@@ -227,7 +227,7 @@ export async function updateDocument(
       values.passwordHash !== undefined ||
       (values.email !== undefined && values.email !== was.email) ||
       (values.role !== undefined && values.role !== was.role) ||
-      (values.trustLevel !== undefined && values.trustLevel !== was.trustLevel);
+      (values.trustLevel !== undefined && Number(values.trustLevel) < was.trustLevel);
   } else {
     const facts = await readableFacts(deps, collection, viewer, id);
     if (!canWrite(viewer, facts)) throw new ForbiddenError(`You cannot change this ${collection} document`);
@@ -242,8 +242,10 @@ export async function updateDocument(
     }
   }
   await deps.repository.update(collection, id, values);
-  // A new password, address, role or trust level ends the user's sessions: whoever held a token
-  // (perhaps the reason for a reset) logs in again, under the new standing.
+  // A new password, address or role, or a lowered trust level, ends the user's sessions: whoever
+  // held a token (perhaps the reason for a reset) logs in again, under the new standing. A raised
+  // trust level keeps them: sessions and quotas read the level from the users row on every
+  // request, so the next request already has the new limits, and nobody is logged out for a gift.
   if (endSessions) await deps.sessions.revokeAllForUser(id);
   return findDocument(deps, collection, viewer, id);
 }

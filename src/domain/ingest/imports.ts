@@ -48,6 +48,8 @@ export type IngestJob = {
   sheetName: string | null;
   datasetId: number | null;
   datasetName: string | null;
+  /** The dataset's slug, which the read API and its exports filter by (the pages' data links). */
+  datasetSlug: string | null;
   stage: Stage;
   config: JobConfig;
   errorLog: JobErrorLog | null;

@@ -20,6 +20,8 @@ export interface DataExportStore {
   create(userId: number): Promise<DataExport | null>;
   get(id: number): Promise<DataExport | null>;
   hasActive(userId: number): Promise<boolean>;
+  /** The user's most recent export request, or null when they have made none. */
+  latestFor(userId: number): Promise<DataExport | null>;
   /** The user's export requests made after `since`: how many, and when the oldest of them was. */
   requestsSince(userId: number, since: Date): Promise<{ count: number; oldest: Date | null }>;
   markRunning(id: number): Promise<void>;

@@ -10,35 +10,67 @@ import { accountsApp, PASSWORD } from '../../helpers/accounts.ts';
 // Day-long windows: a test cannot straddle a window's end (they reset at midnight UTC).
 const day = (limit: number) => ({ burst: { seconds: 86_400, limit } });
 
-t.test("an admin's password reset, role or trust change and deletion end the user's sessions", async (t) => {
-  const { createUser, login, as } = await accountsApp(t);
-  const admin = await createUser({ role: 'admin', trustLevel: 5 });
-  const adminApi = as(await login(admin));
-  const alive = async (token: string) =>
-    (await as(token)('GET', '/api/account/deletion-summary')).statusCode === 200;
+t.test(
+  "an admin's password reset, role change, lowered trust level and deletion end the user's sessions",
+  async (t) => {
+    const { createUser, login, as } = await accountsApp(t);
+    const admin = await createUser({ role: 'admin', trustLevel: 5 });
+    const adminApi = as(await login(admin));
+    const alive = async (token: string) =>
+      (await as(token)('GET', '/api/account/deletion-summary')).statusCode === 200;
 
-  for (const [change, payload] of [
-    ['password reset', { password: 'a brand new password' }],
-    ['role change', { role: 'admin' }],
-    ['trust level change', { trustLevel: 3 }],
-  ] as const) {
-    const user = await createUser();
-    const tokens = [await login(user), await login(user)];
-    t.ok(await alive(tokens[0] as string), `${change}: the token works before`);
-    const patched = await adminApi('PATCH', `/api/users/${user.id}`, payload);
-    t.equal(patched.statusCode, 200, patched.body);
-    for (const token of tokens) {
-      const after = await as(token)('GET', '/api/account/deletion-summary');
-      t.equal(after.statusCode, 401, `${change}: every token of the user stops working`);
+    for (const [change, payload] of [
+      ['password reset', { password: 'a brand new password' }],
+      ['role change', { role: 'admin' }],
+      ['lowered trust level', { trustLevel: 1 }],
+    ] as const) {
+      const user = await createUser({ trustLevel: 2 });
+      const tokens = [await login(user), await login(user)];
+      t.ok(await alive(tokens[0] as string), `${change}: the token works before`);
+      const patched = await adminApi('PATCH', `/api/users/${user.id}`, payload);
+      t.equal(patched.statusCode, 200, patched.body);
+      for (const token of tokens) {
+        const after = await as(token)('GET', '/api/account/deletion-summary');
+        t.equal(after.statusCode, 401, `${change}: every token of the user stops working`);
+      }
     }
-  }
 
-  const doomed = await createUser();
-  const token = await login(doomed);
-  t.equal((await adminApi('DELETE', `/api/users/${doomed.id}`)).statusCode, 200);
-  t.equal((await as(token)('GET', '/api/account/deletion-summary')).statusCode, 401, 'deletion: 401');
-  t.equal((await adminApi('GET', '/api/account/deletion-summary')).statusCode, 200, "the admin's own stays");
-});
+    const doomed = await createUser();
+    const token = await login(doomed);
+    t.equal((await adminApi('DELETE', `/api/users/${doomed.id}`)).statusCode, 200);
+    t.equal((await as(token)('GET', '/api/account/deletion-summary')).statusCode, 401, 'deletion: 401');
+    t.equal(
+      (await adminApi('GET', '/api/account/deletion-summary')).statusCode,
+      200,
+      "the admin's own stays",
+    );
+  },
+);
+
+t.test(
+  'a raised trust level keeps the sessions, and the next request already has the new standing',
+  async (t) => {
+    const { createUser, login, as } = await accountsApp(t);
+    const adminApi = as(await login(await createUser({ role: 'admin', trustLevel: 5 })));
+    const user = await createUser({ trustLevel: 1 });
+    const api = as(await login(user));
+    const limitOf = async () => {
+      const answer = await api('GET', '/api/quotas');
+      t.equal(answer.statusCode, 200, answer.body);
+      return (answer.json() as { quotas: { importJobsPerDay: { limit: number } } }).quotas.importJobsPerDay
+        .limit;
+    };
+    const before = await limitOf();
+    t.equal((await api('GET', '/api/scraper-repos')).statusCode, 403, 'level 1: no scraper access');
+
+    t.equal((await adminApi('PATCH', `/api/users/${user.id}`, { trustLevel: 4 })).statusCode, 200);
+    const me = await api('GET', '/api/users/me');
+    t.equal(me.statusCode, 200, 'the same token still works');
+    t.equal((me.json() as { user: { trustLevel: number } }).user.trustLevel, 4, 'and says the new level');
+    t.ok((await limitOf()) > before, "the quotas are the new level's on the next request");
+    t.not((await api('GET', '/api/scraper-repos')).statusCode, 403, 'level 4 reaches the scrapers at once');
+  },
+);
 
 t.test('refresh-token renews a login up to sessionMaxAgeSeconds from the login, not forever', async (t) => {
   const maxAge = 7 * 24 * 3600;

@@ -91,6 +91,12 @@ export function htmlRows(): Record<string, MatrixRow> {
       'public (logged-in callers are sent on to the import wizard)',
     ),
     'POST /account/register': form('/account/register', 403),
+    'GET /account': page(
+      '/account',
+      [303, 200, 200, 200],
+      "logged-in users; only the caller's own data export",
+    ),
+    'POST /account/data-export': form('/account/data-export'),
     'GET /account/scrapers': page('/account/scrapers', [303, 200, 200, 200], 'scraper access (level 3+)'),
     'POST /account/scrapers/repos/:id/delete': form((fx) => `/account/scrapers/repos/${fx.repo}/delete`),
     'POST /account/scrapers/repos/:id/sync': form((fx) => `/account/scrapers/repos/${fx.repo}/sync`),

@@ -18,6 +18,7 @@ import type { IngestHttpDeps } from '../../http/ingest/ingest-file-routes.ts';
 import { accountPages, formText, hidden, type User } from '../account-pages.ts';
 import { csrfInput } from '../csrf.ts';
 import { csrfProtection, type Form } from '../csrf.ts';
+import { datasetDataLinks } from '../data-links.ts';
 import { type Html, html, trusted } from '../html.ts';
 import { geocodingSummary } from './geocoding-outcome-page.ts';
 import { fileSection, progressScript, PROGRESS_STYLE } from './ingest-progress.ts';
@@ -232,9 +233,16 @@ function myImportsView(
               ${fileSection(progress, now, (jobId) => {
                 const job = jobs.find((j) => j.id === jobId);
                 const geocoding = progress.jobs.find((j) => j.id === jobId);
-                return html`${geocoding ? geocodingSummary(geocoding) : ''}${
-                  job ? jobActions(token, job, recommendations.get(jobId), drifts.get(jobId) ?? null) : ''
-                }`;
+                if (!job) return geocoding ? geocodingSummary(geocoding) : '';
+                // A completed import's data: where to see it and download it (issue 28 §6).
+                const links =
+                  job.stage === 'completed' && job.datasetSlug ? datasetDataLinks(job.datasetSlug) : '';
+                return html`${links}${geocoding ? geocodingSummary(geocoding) : ''}${jobActions(
+                  token,
+                  job,
+                  recommendations.get(jobId),
+                  drifts.get(jobId) ?? null,
+                )}`;
               })}`,
           )
     }

@@ -10,20 +10,17 @@ import {
   type ScraperCollectionDeps,
 } from '../../../application/scrapers/scraper-collections.ts';
 import { triggerScraperRun } from '../../../application/scrapers/trigger-scraper-run.ts';
-import type { Viewer } from '../../../domain/access.ts';
 import { DomainError } from '../../../domain/errors.ts';
 import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
 import type { Doc } from '../../../ports/collections/collection-repository.ts';
 import type { ImportOutcome } from '../../../ports/ingest/import-listings.ts';
-import { installPageErrors } from '../account-pages.ts';
+import { ACCOUNT_LOGIN, accountPages, hidden, type User } from '../account-pages.ts';
 import { importOutcomeCell } from '../ingest/import-outcome.ts';
-import { acceptForms, csrfInput, csrfProtection, type Form, verifiedForm } from '../csrf.ts';
-import { flashFrom, htmlReply, redirect } from '../replies.ts';
+import { csrfInput, type Form, verifiedForm } from '../csrf.ts';
+import { flashFrom, redirect } from '../replies.ts';
 import { type Html, html } from '../html.ts';
-import { type Flash, page } from '../layout.ts';
 import { registerLoginPages } from '../login-pages.ts';
 import { messageView } from '../layout.ts';
-import { viewerOf } from '../../http/viewer.ts';
 
 // /account/scrapers (spec: Management page): a user's scraper repos with their sync status and
 // source, their scrapers with last-run status and statistics, the actions force sync, trigger run
@@ -33,14 +30,10 @@ import { viewerOf } from '../../http/viewer.ts';
 
 type AccountScraperDeps = ScraperCollectionDeps & { login: LoginDeps; csrfSecret: string };
 
-type User = Exclude<Viewer, null>;
-
 const HOME = '/account/scrapers';
-const LOGIN = '/account/login';
 const RUNS_SHOWN = 10;
 /** Logs longer than this show their end only; the API has them whole. */
 const LOG_SHOWN_BYTES = 64 * 1024;
-const hidden = { schema: { hide: true } };
 
 const badge = (status: unknown) =>
   status
@@ -228,40 +221,14 @@ function accountScrapersView(
 }
 
 export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = async (app, deps) => {
-  const csrf = csrfProtection(deps.csrfSecret, '/account');
-  const nav: [string, string][] = [[HOME, 'Scrapers']];
-
-  acceptForms(app);
-
-  const render = (
-    reply: FastifyReply,
-    status: number,
-    title: string,
-    body: Html,
-    extra: { user?: User; token?: string; flash?: Flash } = {},
-  ) =>
-    htmlReply(reply, status).send(
-      page({
-        title,
-        body,
-        user: extra.user ?? null,
-        nav: extra.user?.role === 'admin' ? [['/dashboard', 'Dashboard'], ...nav] : nav,
-        logoutAction: '/account/logout',
-        active: HOME,
-        ...(extra.token ? { csrf: extra.token } : {}),
-        ...(extra.flash ? { flash: extra.flash } : {}),
-      }),
-    );
-
-  installPageErrors(app, render, [HOME, 'Back to your scrapers']);
+  // The /account frame every account page shares (navigation, login redirect, CSRF, error pages).
+  const pages = accountPages(app, deps.csrfSecret, HOME);
+  const { csrf, render } = pages;
 
   /** The logged-in user with scraper access, or a redirect to the login (or a 403 page). */
   const scraperUser = (request: FastifyRequest, reply: FastifyReply): User | null => {
-    const viewer = viewerOf(request);
-    if (!viewer) {
-      void redirect(reply, LOGIN);
-      return null;
-    }
+    const viewer = pages.user(request, reply, HOME);
+    if (!viewer) return null;
     if (!hasScraperAccess(viewer)) {
       void render(
         reply,
@@ -283,7 +250,7 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
   registerLoginPages(app, {
     login: deps.login,
     csrf,
-    paths: { login: LOGIN, logout: '/account/logout', home: HOME },
+    paths: { login: ACCOUNT_LOGIN, logout: '/account/logout', home: HOME },
     heading: 'Log in',
     registerPath: '/account/register',
     render: (reply, status, body, flash) => render(reply, status, 'Log in', body, { flash }),

@@ -3,6 +3,7 @@ import { TRUST_LEVELS } from '../../../domain/accounts/users.ts';
 import type { Doc } from '../../../ports/collections/collection-repository.ts';
 import type { QuotaStatus } from '../../../ports/accounts/quotas.ts';
 import { csrfInput } from '../csrf.ts';
+import { datasetDataLinks } from '../data-links.ts';
 import { type Html, html } from '../html.ts';
 
 // Page bodies. Every form carries the CSRF token; every value goes through the escaping `html` tag.
@@ -253,6 +254,7 @@ export function datasetView(csrf: string, dataset: Doc, catalog: Doc | null): Ht
     </p>
     <h1>${dataset.title} ${visibility(dataset.isPublic)}</h1>
     <p class="muted">A dataset is visible to anonymous users only when it and its catalog are both public.</p>
+    ${datasetDataLinks(String(dataset.slug))}
     <form method="post" action="/dashboard/datasets/${dataset.id}" class="card stack">
       ${csrfInput(csrf)} ${describedFields(dataset)}
       <div><button type="submit">Save dataset</button></div>

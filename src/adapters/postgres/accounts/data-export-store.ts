@@ -55,6 +55,11 @@ export function postgresDataExportStore(pool: DatabasePool): DataExportStore {
       );
       return found ? toExport(found) : null;
     },
+    async latestFor(userId) {
+      const found = await pool.maybeOne(sql.type(ExportRow)`
+        select ${columns} from data_exports where user_id = ${userId} order by id desc limit 1`);
+      return found ? toExport(found) : null;
+    },
     async hasActive(userId) {
       return pool.oneFirst(sql.type(row(Type.Object({ active: Type.Boolean() })))`
         select exists (select 1 from data_exports where user_id = ${userId} and status in ('queued', 'running')) as active`);

@@ -37,6 +37,7 @@ export const JobRow = row(
     sheet_name: Nullable(Type.String()),
     dataset_id: Nullable(Type.Number()),
     dataset_name: Nullable(Type.String()),
+    dataset_slug: Nullable(Type.String()),
     stage: Type.String(),
     config: Type.Any(),
     error_log: Type.Any(),
@@ -101,6 +102,7 @@ export function toJob(r: Record<string, unknown>): IngestJob & { fileName: strin
     sheetName: r.sheet_name as string | null,
     datasetId: r.dataset_id as number | null,
     datasetName: r.dataset_name as string | null,
+    datasetSlug: r.dataset_slug as string | null,
     stage: r.stage as Stage,
     config: r.config as JobConfig,
     errorLog: (r.error_log ?? null) as IngestJob['errorLog'],
@@ -133,7 +135,8 @@ export function toStage(r: Record<string, unknown>): StoredStage {
 }
 
 export const jobSelect = sql.fragment`
-  select j.id, j.ingest_file_id, j.sheet_index, j.sheet_name, j.dataset_id, d.title as dataset_name, j.stage,
+  select j.id, j.ingest_file_id, j.sheet_index, j.sheet_name, j.dataset_id, d.title as dataset_name, d.slug as dataset_slug,
+         j.stage,
          j.config, j.error_log, j.review_reasons, j.approved_at, j.retry_attempts, j.last_retry_at,
          j.next_retry_at, j.failed_at, j.completed_at, j.created_at, f.original_name as file_name
   from ingest_jobs j

@@ -40,6 +40,18 @@ const DATASET_TOTAL = sqlText`(case when d.counts_pending
   else coalesce((select sum(event_count) from event_counts k where k.grain = 'y' and k.dataset_id = d.id), 0)
   end)::int8`;
 
+/**
+ * Whether `datasets d` is listed (issue 28 §7, "nothing left behind"; docs/decisions.md): not while
+ * imports into it exist, none of them completed, and it holds no event. That is a new dataset whose
+ * first import failed (at parsing, at a quota) or is still running: it stays in the database, so a
+ * retry continues the same job into it, but Explore's filters and the API's listings show no empty
+ * name. A dataset created empty on purpose (no import yet) and one an import ever filled are listed.
+ */
+const LISTED_DATASET = sqlText`(
+  exists (select 1 from events e where e.dataset_id = d.id)
+  or not exists (select 1 from ingest_jobs j where j.dataset_id = d.id)
+  or exists (select 1 from ingest_jobs j where j.dataset_id = d.id and j.stage = 'completed'))`;
+
 export function sourceReads(pool: DatabasePool): Pick<EventReader, 'dataSources' | 'sampleData'> {
   return {
     async dataSources(viewer) {
@@ -53,7 +65,7 @@ export function sourceReads(pool: DatabasePool): Pick<EventReader, 'dataSources'
                     then array(select jsonb_array_elements_text(d.schema_settings->'dateFields')) end as date_fields,
                ${DATASET_TOTAL} as count
         from catalogs c join datasets d on d.catalog_id = c.id
-        where ${visible}
+        where ${visible} and ${LISTED_DATASET}
         order by c.title, c.id, d.title, d.id`);
       const catalogs = new Map<number, Awaited<ReturnType<EventReader['dataSources']>>[number]>();
       for (const r of rows) {

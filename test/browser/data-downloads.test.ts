@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
+import t from 'tap';
+import { launchChromium, screenshots } from '../helpers/browser.ts';
+import { reloadUntil } from '../helpers/page-polling.ts';
+import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
+
+// "Download in the browser" (issue 28 §6) in Debian's Chromium: from My imports, a completed
+// import's CSV and GeoJSON links download the dataset's events and its Explore link opens Explore
+// filtered to the dataset; /account prepares the export of the whole account and its link downloads
+// the ZIP. With CHRONOMAP_SCREENSHOTS=1 the run also refreshes docs/screenshots/account.png.
+
+const CSV =
+  'time,latitude,longitude,title\n2026-01-01T00:00:00Z,52.5,13.4,Alpha\n2026-01-02T00:00:00Z,48.8,2.3,Beta\n';
+
+/** Clicks `selector`, which must start a download, and returns the downloaded bytes. */
+async function download(page: Page, selector: string): Promise<Buffer> {
+  const [file] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  return readFileSync(await file.path());
+}
+
+t.test("My imports' data links and the account export download in the browser", async (t) => {
+  const { app, catalogId, user } = await ingestApp(t);
+  const doc = (
+    (await upload(app, catalogId, { name: 'downloads.csv', content: CSV })).json() as { doc: UploadedDoc }
+  ).doc;
+  t.equal((await waitForFile(app, doc.id)).status, 'completed');
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium(t);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  const page = await context.newPage();
+  await page.goto(`${base}/account/imports`);
+  await page.fill('input[name=email]', user.email);
+  await page.fill('input[name=password]', user.password);
+  await page.click('button[type=submit]');
+  t.equal(new URL(page.url()).pathname, '/account/imports', 'the login comes back to My imports');
+
+  const links = page.locator('[data-dataset-links]');
+  t.equal(await links.count(), 1, 'the completed import links its data');
+  const slug = (await links.getAttribute('data-dataset-links')) as string;
+
+  const csv = (await download(page, '[data-dataset-links] a[data-link=csv]'))
+    .toString('utf8')
+    .trim()
+    .split('\r\n');
+  t.equal(csv.length, 3, 'the CSV: a header and both events');
+  t.ok(csv[1]?.includes('Alpha') || csv[2]?.includes('Alpha'), 'with their titles');
+  const geojson = JSON.parse(
+    (await download(page, '[data-dataset-links] a[data-link=geojson]')).toString('utf8'),
+  ) as {
+    type: string;
+    features: { properties: { dataset: string } }[];
+  };
+  t.equal(geojson.type, 'FeatureCollection');
+  t.same(
+    geojson.features.map((f) => f.properties.dataset),
+    [slug, slug],
+    "the GeoJSON: both events, the dataset's",
+  );
+
+  await page.click('[data-dataset-links] a[data-link=explore]');
+  const explore = new URL(page.url());
+  t.equal(explore.pathname, '/', 'Explore');
+  t.equal(explore.searchParams.get('datasets'), slug, 'filtered to the dataset');
+
+  await page.goto(`${base}/account`);
+  t.match(await page.textContent('h1'), 'Your account');
+  await page.click('#account-export-request');
+  t.match(await page.textContent('.flash.ok'), /Export requested/);
+  await reloadUntil(page, '#account-export-download');
+  await screenshots(t, page)('account');
+  const zip = await download(page, '#account-export-download');
+  t.equal(zip.subarray(0, 2).toString(), 'PK', 'the account export downloads as a ZIP');
+  t.ok(zip.includes(Buffer.from('events.csv')), 'with the events in it');
+});
