@@ -244,6 +244,15 @@ export const SchemaPreview = Type.Object({
           },
         ),
       ),
+      rowCount: Type.Optional(
+        Type.Object(
+          { total: Type.Integer(), complete: Type.Boolean() },
+          {
+            description:
+              'validate-preview only: the data rows of the sheet (complete false: at least this many)',
+          },
+        ),
+      ),
       problem: Type.Optional(Type.String()),
     }),
   ),

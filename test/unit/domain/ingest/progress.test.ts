@@ -1,5 +1,9 @@
 import t from 'tap';
-import { type JobRecordForProgress, jobView, type StageRecord } from '../../../../src/domain/ingest/progress.ts';
+import {
+  type JobRecordForProgress,
+  jobView,
+  type StageRecord,
+} from '../../../../src/domain/ingest/progress.ts';
 import type { TaskStage } from '../../../../src/domain/ingest/stages.ts';
 
 // The progress view tells what each stage is: a failed stage shows failed, a job waiting for review
@@ -7,7 +11,12 @@ import type { TaskStage } from '../../../../src/domain/ingest/stages.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 
-function record(stage: TaskStage, status: StageRecord['status'], rows = 12, extra: Partial<StageRecord> = {}) {
+function record(
+  stage: TaskStage,
+  status: StageRecord['status'],
+  rows = 12,
+  extra: Partial<StageRecord> = {},
+) {
   return {
     stage,
     status,
@@ -71,7 +80,11 @@ t.test('the stage a job failed at shows failed, not in progress; the stages afte
 
 t.test('a failed stage named by the error log shows failed even when its record never started', async (t) => {
   const view = jobView(
-    job({ stage: 'failed', failedStage: 'detect-schema', stages: [record('analyze-duplicates', 'completed')] }),
+    job({
+      stage: 'failed',
+      failedStage: 'detect-schema',
+      stages: [record('analyze-duplicates', 'completed')],
+    }),
     NOW,
   );
   t.equal(stageOf(view, 'detect-schema').state, 'failed');
