@@ -137,7 +137,7 @@ export async function configureDraft(
 }
 
 /** A sheet's columns against the schema of the existing dataset it goes into. */
-export type SheetDrift = SchemaDrift & {
+type SheetDrift = SchemaDrift & {
   sheetIndex: number;
   datasetId: number;
   /** The dataset's current schema version the file is compared with. */

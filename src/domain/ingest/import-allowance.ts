@@ -24,7 +24,7 @@ export type ImportRequest = {
  */
 type Consequence = 'fits' | 'refused' | 'stops';
 
-export type QuotaVerdict = {
+type QuotaVerdict = {
   quota: QuotaName;
   needed: number;
   limit: QuotaLimit;

@@ -45,7 +45,7 @@ export type JobRecordForProgress = {
  * stopped at) and `waiting` (needs-review while the job waits for a person), which the spec's
  * `status` has no value for.
  */
-export type StageState = StageStatus | 'failed' | 'waiting';
+type StageState = StageStatus | 'failed' | 'waiting';
 
 type StageView = {
   name: TaskStage;

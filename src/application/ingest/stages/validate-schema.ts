@@ -27,7 +27,12 @@ export async function validateSchema(
   const { job } = context;
   const schema = outputOf(context, 'detect-schema');
   const analyzed = outputOf(context, 'analyze-duplicates');
-  const current = await driftAgainstDataset(deps.store, requireDataset(job), schema.fields, job.config.schemaMode);
+  const current = await driftAgainstDataset(
+    deps.store,
+    requireDataset(job),
+    schema.fields,
+    job.config.schemaMode,
+  );
   const drift = current?.drift ?? null;
   if (drift?.breaking && !job.approvedAt && context.file.source === 'upload') {
     throw needsUser(
