@@ -101,6 +101,7 @@ export function composeIngest(
           files: sourceFiles,
           fileStore,
           clock,
+          maxFileSizeBytes: config.ingest.maxFileSizeBytes,
         },
       };
       const listings = postgresImportListings(on);

@@ -141,6 +141,20 @@ t.test('a new user goes from registration through the wizard to their events on 
   await page.selectOption('#map-id', 'ref');
   await page.click('#validate');
   await page.waitForSelector('#valid:not([hidden])');
+  // A new account is at trust level 1: its limits against this file, with the numbers.
+  t.same(
+    await page.locator('#quota-list li').allTextContents(),
+    [
+      'Uploads: this takes 1, 4 of 5 left today after it',
+      'Import jobs: this takes 1, 9 of 10 left today after it',
+      '1 KB: within your 25 MB per file',
+      '5 rows: within your 50,000 per import',
+      '99,995 of 100,000 events left after it',
+    ],
+    'the quotas said before the start',
+  );
+  t.equal(await page.textContent('#valid'), 'The mapping fits the file: ready to start.');
+  t.ok(await page.isHidden('#drift'), 'a new dataset has no drift');
   await shot('import-wizard-mapping');
 
   await page.click('#start');
@@ -250,6 +264,62 @@ t.test('a drifted second upload waits in My imports until its schema change is a
   t.match(await page.textContent('.flash.ok'), /Approved: job \d+ continues at Validate schema/);
   await reloadUntil(page, `section.ingest-file[data-file-id="${second.doc.id}"][data-status="completed"]`);
   t.equal(await countEvents(db.pool, dataset), 10, 'both files are in the dataset');
+  t.same(errors, []);
+});
+
+t.test('the wizard shows a drift from the target dataset at Validate, before the start', async (t) => {
+  const { app, catalogId, user } = await ingestApp(t);
+  const first = (await upload(app, catalogId, { name: 'birds.csv', content: BIRDS })).json() as {
+    doc: UploadedDoc;
+  };
+  await waitForFile(app, first.doc.id, (p) => p.status === 'completed');
+  const dataset = first.doc.datasets[0] as number;
+  // The same file without "species" and with a "count": under the additive mode, removing breaks.
+  const drifted = BIRDS.split('\n')
+    .map((line, i) => [...line.split(',').toSpliced(3, 1), i === 0 ? 'count' : String(i)].join(','))
+    .join('\n')
+    .replaceAll('b', 'c');
+
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium(t);
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const errors = scriptErrorsOf(page);
+  await page.goto(`${base}/account/imports/new`);
+  await page.fill('input[name=email]', user.email);
+  await page.fill('input[name=password]', user.password);
+  await page.click('button[type=submit]');
+  await page.waitForSelector(`#dataset option[value="${dataset}"]`, { state: 'attached' });
+  await page.selectOption('#dataset', String(dataset));
+  await page.setInputFiles('#file', {
+    name: 'birds-june.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from(drifted),
+  });
+  await page.click('#upload');
+  await page.waitForSelector('section[data-step="3"]:not([hidden])', { timeout: 30_000 });
+  await page.selectOption('#map-timestamp', 'seen');
+  await page.click('#validate');
+  await page.waitForSelector('#drift:not([hidden])');
+  t.same(
+    await page.locator('#drift-list li').allTextContents(),
+    [
+      'added count; removed species (against schema version 1). The import will stop at "Validate schema" ' +
+        'until you approve the change in My imports.',
+    ],
+    'added and removed columns, and what the pipeline will do about them',
+  );
+  t.equal(
+    await page.textContent('#valid'),
+    'The mapping fits the file; read what will happen below before you start.',
+    'not "ready to start"',
+  );
+  await screenshots(t, page)('import-wizard-drift');
+  // Flexible accepts any change: the same columns then only make a new schema version.
+  await page.selectOption('#schema-mode', 'flexible');
+  await page.click('#validate');
+  await page.waitForSelector('#drift li[data-breaking=false]');
+  t.match(await page.textContent('#drift-list'), /new schema version; the import goes on/);
   t.same(errors, []);
 });
 

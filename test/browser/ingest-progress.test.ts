@@ -7,8 +7,11 @@ import { localSourceFiles } from '../../src/adapters/files/local-source-files.ts
 import { pgBossIngestQueue } from '../../src/adapters/jobs/ingest-worker.ts';
 import { postgresIngestStore } from '../../src/adapters/postgres/ingest/ingest-store.ts';
 import { runIngestJob } from '../../src/application/ingest/run-ingest-job.ts';
+import { createIngestFile } from '../../src/application/ingest/create-ingest-file.ts';
+import { parseIngestSettings } from '../../src/domain/ingest/settings.ts';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { keepScreenshot, launchChromium } from '../helpers/browser.ts';
-import { countEvents, ingestApp, signIn, type UploadedDoc } from '../fixtures/ingest/client.ts';
+import { countEvents, ingestApp, signIn, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
 import { unlimitedQuotas } from '../helpers/quotas.ts';
 
 // The admin's import progress page in a real browser (Debian's Chromium, JavaScript on): an admin
@@ -144,11 +147,22 @@ t.test('the import progress page follows a real import', async (t) => {
   t.same(scriptErrors, [], 'no script errors (the CSP allows the page script)');
   t.equal(await countEvents(db.pool, doc.datasets[0] as number), ROWS);
 
+  t.equal(
+    await section.locator('tr[data-stage="create-events"] [data-field=rows]').textContent(),
+    '20,000 / 20,000',
+    "the stage's rows, updated by the script",
+  );
+
   await page.reload();
   t.equal(
-    (await section.locator('tr[data-stage="create-events"] td.num').first().textContent())?.trim(),
+    (await section.locator('tr[data-stage="create-events"] [data-field=batches]').textContent())?.trim(),
     '80 / 80',
     'batches of the finished stage, server-rendered',
+  );
+  t.equal(
+    (await section.locator('tr[data-stage="analyze-duplicates"] [data-field=rows]').textContent())?.trim(),
+    '20,000 / 20,000',
+    'the rows of the file',
   );
 
   // Not for other users: a non-admin gets the dashboard's 403.
@@ -159,4 +173,72 @@ t.test('the import progress page follows a real import', async (t) => {
     headers: { authorization: `Bearer ${user.token}` },
   });
   t.equal(forbidden.statusCode, 403);
+});
+
+t.test('a failed stage shows failed and a job waiting for review shows needs-review waiting', async (t) => {
+  const setup = await ingestApp(t);
+  const { app, db, services, dataDir, catalogId } = setup;
+  const admin = await signIn(app, db.pool, { role: 'admin' });
+  // Automated imports (a scheduled feed's files) of the admin's: only they pass through needs-review.
+  const feed = async (name: string, content: string, settings: unknown, dataset: number | 'new') => {
+    const relative = `${name}-${Math.random().toString(36).slice(2)}.csv`;
+    mkdirSync(path.join(dataDir, 'ingest'), { recursive: true });
+    writeFileSync(path.join(dataDir, 'ingest', relative), content);
+    const created = await createIngestFile(
+      {
+        store: postgresIngestStore(db.pool),
+        queue: pgBossIngestQueue(services.boss),
+        quotas: unlimitedQuotas,
+      },
+      {
+        originalName: `${name}.csv`,
+        storedPath: relative,
+        sizeBytes: content.length,
+        mimeType: 'text/csv',
+        format: 'csv',
+        source: 'scheduled',
+        catalogId,
+        userId: admin.id,
+        settings: parseIngestSettings(settings, dataset),
+        sheets: [null],
+      },
+    );
+    return waitForFile(app, created.file.id);
+  };
+  const CSV = 'id,time,latitude,longitude\na,2024-01-01T00:00:00Z,1,2\nb,2024-01-02T00:00:00Z,3,4\n';
+  const broken = await feed('broken-feed', CSV, { fieldMapping: { timestamp: 'missing' } }, 'new');
+  t.equal(broken.status, 'failed');
+  const first = await feed('stations', CSV, {}, 'new');
+  t.equal(first.status, 'completed');
+  const wider = 'id,time,latitude,longitude,depth\nc,2024-01-03T00:00:00Z,5,6,7\n';
+  const review = await feed('stations-wider', wider, {}, first.jobs[0]?.datasetId as number);
+  t.equal(review.status, 'needs-review');
+
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium(t);
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const scriptErrors: string[] = [];
+  page.on('pageerror', (error) => scriptErrors.push(error.message));
+  await page.goto(`${base}/dashboard/login`);
+  await page.fill('input[name=email]', admin.email);
+  await page.fill('input[name=password]', admin.password);
+  await page.click('button[type=submit]');
+  await page.goto(`${base}/dashboard/ingest`);
+  const stageStatus = (fileId: number | string, stage: string) =>
+    page
+      .locator(`section[data-file-id="${fileId}"] tr[data-stage="${stage}"] [data-field=stage-status]`)
+      .textContent();
+  t.equal(
+    await stageStatus(broken.id, 'detect-schema'),
+    'failed',
+    'the stage it failed at, not "in progress"',
+  );
+  t.equal(await stageStatus(broken.id, 'analyze-duplicates'), 'completed');
+  t.equal(await stageStatus(broken.id, 'validate-schema'), 'pending', 'what never ran');
+  t.equal(await stageStatus(review.id, 'needs-review'), 'waiting', 'waiting for review, not "completed"');
+  t.equal(await stageStatus(review.id, 'create-events'), 'pending');
+  t.equal(await stageStatus(first.id, 'needs-review'), 'completed', 'a review passed is completed');
+  keepScreenshot(t, await page.screenshot({ fullPage: true }), 'ingest-progress-stopped');
+  t.same(scriptErrors, []);
 });

@@ -12,7 +12,11 @@
  * @typedef {{ name: string, type: string, nullable: boolean }} Field
  * @typedef {{ index: number, name?: string, fields: Field[], sample: string[][],
  *   mapping: Record<string, string | string[] | undefined>, problem?: string }} Sheet
- * @typedef {{ sheets: Sheet[], problems: { code: string, message: string }[], valid: boolean }} Preview
+ * @typedef {{ sheetIndex: number, datasetId: number, version: number, added: string[], removed: string[],
+ *   changed: { name: string, from: string, to: string }[], breaking: boolean }} Drift
+ * @typedef {{ quota: string, consequence: 'fits' | 'refused' | 'stops', message: string }} Verdict
+ * @typedef {{ sheets: Sheet[], problems: { code: string, message: string }[], valid: boolean,
+ *   drift?: Drift[], allowance?: { allowed: boolean, verdicts: Verdict[] } | null }} Preview
  * @typedef {{ id: number, originalName: string, expiresAt: string }} Draft
  * @typedef {number | 'new' | { newDataset: { title: string } }} DatasetTarget
  */
@@ -343,6 +347,26 @@ function settings() {
 /** What Validate checks and Start starts: the upload with the page's mapping, settings and dataset. */
 const uploadSettings = () => ({ draft: draft().id, settings: settings(), dataset: datasetTarget() });
 
+/** One sheet's drift as a person reads it. @param {Drift} drift */
+function driftItem(drift) {
+  const parts = [
+    drift.added.length ? 'added ' + drift.added.join(', ') : '',
+    drift.removed.length ? 'removed ' + drift.removed.join(', ') : '',
+    drift.changed.length
+      ? 'retyped ' + drift.changed.map((c) => c.name + ' ' + c.from + ' → ' + c.to).join(', ')
+      : '',
+  ].filter(Boolean);
+  const sheet = (state.preview?.sheets.length ?? 1) > 1 ? 'Sheet ' + (drift.sheetIndex + 1) + ': ' : '';
+  const outcome = drift.breaking
+    ? ' The import will stop at "Validate schema" until you approve the change in My imports.'
+    : ' The dataset gets a new schema version; the import goes on.';
+  return el(
+    'li',
+    { 'data-breaking': String(drift.breaking) },
+    sheet + parts.join('; ') + ' (against schema version ' + drift.version + ').' + outcome,
+  );
+}
+
 /** @param {Preview} answer */
 function renderProblems(answer) {
   box('problems').replaceChildren(
@@ -350,10 +374,31 @@ function renderProblems(answer) {
       el('li', { 'data-code': p.code }, el('b', { text: p.code + ' ' }), p.message),
     ),
   );
+  const drift = answer.drift ?? [];
+  box('drift-list').replaceChildren(...drift.map(driftItem));
+  box('drift').hidden = drift.length === 0;
+  const verdicts = answer.allowance?.verdicts ?? [];
+  box('quota-list').replaceChildren(
+    ...verdicts.map((v) =>
+      el('li', { 'data-quota': v.quota, 'data-consequence': v.consequence, text: v.message }),
+    ),
+  );
+  box('quota').hidden = verdicts.length === 0;
+  // "Ready to start" only when nothing will stop it: a quota that refuses the start keeps Start
+  // disabled; a breaking drift or a limit the import would stop at is said instead.
+  const allowed = answer.allowance?.allowed !== false;
+  const caution = drift.some((d) => d.breaking) || verdicts.some((v) => v.consequence === 'stops');
+  const valid = box('valid');
+  valid.textContent = !allowed
+    ? 'The mapping fits the file, but your limits refuse the start: see below.'
+    : caution
+      ? 'The mapping fits the file; read what will happen below before you start.'
+      : 'The mapping fits the file: ready to start.';
+  valid.classList.toggle('caution', caution || !allowed);
   box('validation').hidden = false;
-  box('valid').hidden = !answer.valid;
+  valid.hidden = !answer.valid;
   box('invalid').hidden = answer.valid;
-  button('start').disabled = !answer.valid;
+  button('start').disabled = !answer.valid || !allowed;
 }
 
 /**

@@ -3,7 +3,11 @@
 // when all have settled, or reloads a page marked data-reload-when-settled, whose actions depend on
 // the outcome. Which statuses are settled comes from the server, in #ingest-progress-settings.
 
-/** @typedef {{ progress: number, status: string, name: string, performance: { rowsPerSecond: number | null } }} Stage */
+/**
+ * @typedef {{ progress: number, status: string, state: string, name: string,
+ *   rows: { processed: number, total: number }, batches: { current: number, total: number },
+ *   performance: { rowsPerSecond: number | null } }} Stage
+ */
 /** @typedef {{ id: number, currentStage: string, stages: Stage[] }} Job */
 /** @typedef {{ status: string, overallProgress: number, estimatedCompletionTime: string | null, jobs: Job[] }} Progress */
 
@@ -21,6 +25,13 @@ function eta(iso) {
 /** @param {number | null | undefined} value */
 const rate = (value) =>
   value === null || value === undefined ? '–' : value.toLocaleString('en') + ' rows/s';
+
+// The same texts as the server's page (src/adapters/pages/ingest/ingest-progress.ts).
+/** @param {{ processed: number, total: number }} rows */
+const rowsText = (rows) =>
+  rows.total ? rows.processed.toLocaleString('en') + ' / ' + rows.total.toLocaleString('en') : '–';
+/** @param {{ current: number, total: number }} batches */
+const batchesText = (batches) => (batches.total ? batches.current + ' / ' + batches.total : '–');
 
 /** @param {ParentNode} root @param {string} selector @param {string} text */
 function set(root, selector, text) {
@@ -64,9 +75,12 @@ async function poll(section) {
     for (const stage of job.stages) {
       const row = root.querySelector('[data-stage="' + stage.name + '"]');
       if (!row) continue;
-      badge(row.querySelector('[data-field=stage-status]'), stage.status);
+      // state, not the spec's status: it says failed and waiting where status cannot.
+      badge(row.querySelector('[data-field=stage-status]'), stage.state);
       setBar(row, 'progress[data-field=stage]', stage.progress);
       set(row, '[data-field=stage-text]', stage.progress + ' %');
+      set(row, '[data-field=rows]', rowsText(stage.rows));
+      set(row, '[data-field=batches]', batchesText(stage.batches));
       set(row, '[data-field=rows-per-second]', rate(stage.performance.rowsPerSecond));
     }
   }

@@ -36,6 +36,7 @@ async function jobRecords(store: IngestStore, jobs: IngestJob[]): Promise<JobRec
         datasetId: job.datasetId,
         datasetName: job.datasetName,
         stage: job.stage,
+        failedStage: job.stage === 'failed' ? (job.errorLog?.failedStage ?? null) : null,
         stages,
         errors: invalid,
         duplicates: { internal: analyzed?.internal ?? 0, external: analyzed?.external ?? 0 },

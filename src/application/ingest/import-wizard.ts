@@ -17,6 +17,9 @@ import type { Quotas } from '../../ports/accounts/quotas.ts';
 import type { FileStore } from '../../ports/ingest/file-store.ts';
 import type { SourceFiles } from '../../ports/ingest/source-files.ts';
 import { authorizeImportTarget, type ImportAccessDeps } from './import-access.ts';
+import { describeDrift, driftHasChanges, type SchemaDrift } from '../../domain/ingest/schema.ts';
+import { type CallerAllowance, callerAllowance } from './import-allowance.ts';
+import { driftAgainstDataset } from './job-schema-drift.ts';
 import { previewIngestSchema } from './preview-ingest-schema.ts';
 import { uploadIngestFile } from './upload-ingest-file.ts';
 
@@ -36,6 +39,8 @@ export type WizardDeps = {
   /** Where the uploads live: an expired draft's file is removed through it. */
   fileStore: FileStore;
   clock: Clock;
+  /** The service's ceiling on a file (INGEST_MAX_FILE_SIZE_MB), for the allowance. */
+  maxFileSizeBytes: number;
 };
 
 export type Configuration = { settings?: unknown; dataset?: unknown };
@@ -131,10 +136,24 @@ export async function configureDraft(
   return stored;
 }
 
+/** A sheet's columns against the schema of the existing dataset it goes into. */
+type SheetDrift = SchemaDrift & {
+  sheetIndex: number;
+  datasetId: number;
+  /** The dataset's current schema version the file is compared with. */
+  version: number;
+  /** What the pipeline will do: `breaking` stops the import at validate-schema until approved. */
+  description: string;
+};
+
 type DraftValidation = {
   valid: boolean;
   problems: ConfigurationProblem[];
   sheets: Awaited<ReturnType<typeof previewIngestSchema>>;
+  /** Sheets into existing datasets whose columns differ from the dataset's current schema. */
+  drift: SheetDrift[];
+  /** The caller's quotas against this file, before the start; null while the settings do not parse. */
+  allowance: CallerAllowance | null;
 };
 
 /** The configuration (the one given, else the stored one) against the file's first rows; changes nothing. */
@@ -146,11 +165,42 @@ export async function validateDraft(
   budget?: AbortSignal,
 ): Promise<DraftValidation & { draft: IngestDraft }> {
   const draft = await openDraft(deps, viewer, id);
-  return { draft, ...(await validateAgainstRows(deps, draft, configuration ?? draft.configuration, budget)) };
+  return {
+    draft,
+    ...(await validateAgainstRows(deps, viewer, draft, configuration ?? draft.configuration, budget)),
+  };
+}
+
+/**
+ * The drift the pipeline's validate-schema will find, found now with the same rule
+ * (driftAgainstDataset): each sheet going into an existing dataset, its detected columns against
+ * the dataset's current schema under the chosen schema mode. Sheets that differ in nothing are left out.
+ */
+async function sheetDrifts(
+  deps: Pick<WizardDeps, 'store'>,
+  settings: IngestSettings,
+  sheets: DraftValidation['sheets'],
+): Promise<SheetDrift[]> {
+  const drifts: SheetDrift[] = [];
+  for (const sheet of sheets) {
+    const target = settings.targets[sheet.index];
+    if (sheet.problem || !target || !('datasetId' in target)) continue;
+    const found = await driftAgainstDataset(deps.store, target.datasetId, sheet.fields, settings.schemaMode);
+    if (!found || !driftHasChanges(found.drift)) continue;
+    drifts.push({
+      ...found.drift,
+      sheetIndex: sheet.index,
+      datasetId: target.datasetId,
+      version: found.version,
+      description: describeDrift(found.drift),
+    });
+  }
+  return drifts;
 }
 
 async function validateAgainstRows(
   deps: WizardDeps,
+  viewer: Viewer,
   draft: IngestDraft,
   configuration: Configuration,
   budget?: AbortSignal,
@@ -166,9 +216,11 @@ async function validateAgainstRows(
         { field: error.field ?? 'settings', code: error.code ?? 'INVALID_SETTINGS', message: error.message },
       ],
       sheets: [],
+      drift: [],
+      allowance: null,
     };
   }
-  const sheets = await previewIngestSchema(deps, draft, draft.sheets, settings.fieldMapping, budget);
+  const sheets = await previewIngestSchema(deps, draft, draft.sheets, settings.fieldMapping, budget, true);
   const problems = [
     ...sheetProblems(settings, draft.sheets.length),
     ...(await datasetProblems(deps, draft, settings)),
@@ -185,7 +237,17 @@ async function validateAgainstRows(
     }
     problems.push(...mappingProblems(settings.fieldMapping, sheet.sample[0] ?? [], sheet.index));
   }
-  return { valid: problems.length === 0, problems, sheets };
+  // The start takes the caller's quotas (uploadIngestFile: the uploader is the caller). A refusal is
+  // not a configuration problem: `allowance.allowed` says it, and the start is refused with the
+  // quota's own 403 when the quotas are taken.
+  const allowance = await callerAllowance(deps, requireViewer(viewer).id, {
+    sheets: draft.sheets.length,
+    upload: true,
+    sizeBytes: draft.sizeBytes,
+    rows: sheets.flatMap((sheet) => (sheet.rowCount ? [sheet.rowCount] : [])),
+  });
+  const drift = await sheetDrifts(deps, settings, sheets);
+  return { valid: problems.length === 0, problems, sheets, drift, allowance };
 }
 
 /** Validates and starts the import: the draft becomes an ingest file with its jobs, queued. */
@@ -196,7 +258,7 @@ export async function startDraft(
   budget?: AbortSignal,
 ): Promise<{ file: IngestFile; jobs: IngestJob[] }> {
   const draft = await openDraft(deps, viewer, id);
-  const { problems } = await validateAgainstRows(deps, draft, draft.configuration, budget);
+  const { problems } = await validateAgainstRows(deps, viewer, draft, draft.configuration, budget);
   if (problems.length) throw invalidConfiguration(problems);
   if (!(await deps.drafts.claimStart(id))) return openDraft(deps, viewer, id).then(() => never());
   try {

@@ -36,14 +36,28 @@ export async function previewIngestSchema(
   mapping: FieldMapping,
   /** The preview's time budget: a sheet still being read when it ends says so instead of holding the request. */
   budget?: AbortSignal,
+  /**
+   * Read on past the sample to count every data row (the import wizard, for the quotas): `rowCount`
+   * then says how many, and whether the budget let the count reach the end.
+   */
+  countRows = false,
 ) {
   const previews = [];
   for (const [index, name] of sheets.entries()) {
     const rows: string[][] = [];
     let header: string[] | null = null;
+    let counted = 0;
+    let complete = true;
     try {
       for await (const values of deps.files.rows(file, index)) {
-        if (budget?.aborted) throw permanent('PREVIEW_TIME_BUDGET', 'the preview ran out of its time budget');
+        if (budget?.aborted) {
+          // A sample already read is shown; only the count is cut short, and says so.
+          if (rows.length >= SAMPLE_ROWS && countRows) {
+            complete = false;
+            break;
+          }
+          throw permanent('PREVIEW_TIME_BUDGET', 'the preview ran out of its time budget');
+        }
         // Rows that cannot be read are left out of the preview; the import counts them as errors.
         if (!Array.isArray(values)) {
           if (!header)
@@ -53,8 +67,11 @@ export async function previewIngestSchema(
         if (!header) {
           header = values;
           assertUsableHeader(header);
-        } else if (!(values.length === 1 && values[0] === '')) rows.push(values);
-        if (rows.length >= SAMPLE_ROWS) break;
+        } else if (!(values.length === 1 && values[0] === '')) {
+          counted += 1;
+          if (rows.length < SAMPLE_ROWS) rows.push(values);
+        }
+        if (rows.length >= SAMPLE_ROWS && !countRows) break;
       }
       const schema = detectSchema(header ?? [], rows, mapping);
       const proposal = addressProposal(header ?? [], rows, schema.mapping);
@@ -66,6 +83,7 @@ export async function previewIngestSchema(
         mapping: schema.mapping,
         sample: [header ?? [], ...rows.slice(0, SHOWN_ROWS)],
         ...(proposal ? { addressProposal: proposal } : {}),
+        ...(countRows ? { rowCount: { total: counted, complete } } : {}),
         ...(header ? {} : { problem: 'the file is empty' }),
       });
     } catch (error) {

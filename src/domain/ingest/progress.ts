@@ -29,6 +29,8 @@ export type JobRecordForProgress = {
   datasetId: number | null;
   datasetName: string | null;
   stage: Stage;
+  /** The stage a failed job stopped at (its errorLog's failedStage), null while it has not failed. */
+  failedStage: Stage | null;
   stages: StageRecord[];
   errors: number;
   duplicates: { internal: number; external: number };
@@ -38,16 +40,26 @@ export type JobRecordForProgress = {
   rowsTotal: number;
 };
 
+/**
+ * What a stage is, told truthfully: the spec's four statuses, and `failed` (the stage a failed job
+ * stopped at) and `waiting` (needs-review while the job waits for a person), which the spec's
+ * `status` has no value for.
+ */
+type StageState = StageStatus | 'failed' | 'waiting';
+
 type StageView = {
   name: TaskStage;
   displayName: string;
   status: StageStatus;
+  state: StageState;
   progress: number;
   weight: number;
   startedAt: string | null;
   completedAt: string | null;
   batches: { current: number; total: number };
   currentBatch: { rowsProcessed: number; rowsTotal: number; percentage: number };
+  /** The stage's own rows (file rows; addresses for geocode-batch; sampled rows for detect-schema). */
+  rows: { processed: number; total: number };
   performance: { rowsPerSecond: number | null; estimatedSecondsRemaining: number | null };
 };
 
@@ -68,37 +80,70 @@ type JobView = {
 const percent = (done: number, total: number) =>
   total <= 0 ? 0 : Math.min(100, Math.round((done / total) * 1000) / 10);
 
-function stageView(record: StageRecord, nowMs: number): StageView {
+/**
+ * The state a stored record stands for in its job: the stage a failed job stopped at is `failed`
+ * (its record stays in_progress: nothing finished it), and needs-review is `waiting` while the job
+ * waits there (its record is completed once the reasons are stored; the review is not done).
+ */
+function stageState(
+  record: Pick<StageRecord, 'stage' | 'status'>,
+  job: Pick<JobRecordForProgress, 'stage' | 'failedStage'>,
+): StageState {
+  if (job.stage === 'needs-review' && record.stage === 'needs-review') return 'waiting';
+  if (job.stage === 'failed' && record.status === 'in_progress') return 'failed';
+  if (job.stage === 'failed' && job.failedStage === record.stage && record.status !== 'completed')
+    return 'failed';
+  return record.status;
+}
+
+/** The spec's status for a state: a stage that waits has not completed; a failed one did not finish. */
+const SPEC_STATUS: Record<StageState, StageStatus> = {
+  pending: 'pending',
+  in_progress: 'in_progress',
+  completed: 'completed',
+  skipped: 'skipped',
+  failed: 'in_progress',
+  waiting: 'in_progress',
+};
+
+function stageView(record: StageRecord, state: StageState, nowMs: number): StageView {
   const progress =
-    record.status === 'completed' || record.status === 'skipped'
+    state === 'completed' || state === 'skipped'
       ? 100
-      : record.status === 'pending'
+      : state === 'pending' || state === 'waiting'
         ? 0
         : percent(record.rowsProcessed, record.rowsTotal);
   let rowsPerSecond: number | null = null;
   let remaining: number | null = null;
-  if (record.startedAt && record.rowsProcessed > 0) {
+  // A stage that stopped (failed, waiting) has no speed: measured up to now it would only fall.
+  const moving = state === 'in_progress' || state === 'completed';
+  if (moving && record.startedAt && record.rowsProcessed > 0) {
     const end = record.completedAt ? Date.parse(record.completedAt) : nowMs;
     const seconds = Math.max(0.001, (end - Date.parse(record.startedAt)) / 1000);
     rowsPerSecond = Math.round(record.rowsProcessed / seconds);
-    if (record.status === 'in_progress' && rowsPerSecond > 0) {
+    if (state === 'in_progress' && rowsPerSecond > 0) {
       remaining = Math.max(0, Math.round((record.rowsTotal - record.rowsProcessed) / rowsPerSecond));
-    } else if (record.status === 'completed') remaining = 0;
+    } else if (state === 'completed') remaining = 0;
   }
+  // Older records stored the configured batch size as the batch's rows: never more than the stage's.
+  const batchRowsTotal = Math.min(record.batchRowsTotal, record.rowsTotal);
+  const batchRowsProcessed = Math.min(record.batchRowsProcessed, batchRowsTotal);
   return {
     name: record.stage,
     displayName: STAGE_DISPLAY_NAMES[record.stage],
-    status: record.status,
+    status: SPEC_STATUS[state],
+    state,
     progress,
     weight: STAGE_WEIGHTS[record.stage],
     startedAt: record.startedAt,
     completedAt: record.completedAt,
-    batches: { current: record.batchesCurrent, total: record.batchesTotal },
+    batches: { current: Math.min(record.batchesCurrent, record.batchesTotal), total: record.batchesTotal },
     currentBatch: {
-      rowsProcessed: record.batchRowsProcessed,
-      rowsTotal: record.batchRowsTotal,
-      percentage: percent(record.batchRowsProcessed, record.batchRowsTotal),
+      rowsProcessed: batchRowsProcessed,
+      rowsTotal: batchRowsTotal,
+      percentage: percent(batchRowsProcessed, batchRowsTotal),
     },
+    rows: { processed: Math.min(record.rowsProcessed, record.rowsTotal), total: record.rowsTotal },
     performance: { rowsPerSecond, estimatedSecondsRemaining: remaining },
   };
 }
@@ -115,26 +160,24 @@ function overallProgress(stages: StageView[], terminal: boolean): number {
 
 export function jobView(job: JobRecordForProgress, nowMs: number): JobView {
   const byStage = new Map(job.stages.map((record) => [record.stage, record]));
-  const stages = TASK_STAGES.map((stage) =>
-    stageView(
-      byStage.get(stage) ?? {
-        stage,
-        status: 'pending',
-        startedAt: null,
-        completedAt: null,
-        rowsTotal: 0,
-        rowsProcessed: 0,
-        batchesTotal: 0,
-        batchesCurrent: 0,
-        batchRowsTotal: 0,
-        batchRowsProcessed: 0,
-      },
-      nowMs,
-    ),
-  );
+  const stages = TASK_STAGES.map((stage) => {
+    const record: StageRecord = byStage.get(stage) ?? {
+      stage,
+      status: 'pending',
+      startedAt: null,
+      completedAt: null,
+      rowsTotal: 0,
+      rowsProcessed: 0,
+      batchesTotal: 0,
+      batchesCurrent: 0,
+      batchRowsTotal: 0,
+      batchRowsProcessed: 0,
+    };
+    return stageView(record, stageState(record, job), nowMs);
+  });
   const terminal = job.stage === 'completed';
   const remaining = stages
-    .filter((stage) => stage.status === 'in_progress')
+    .filter((stage) => stage.state === 'in_progress')
     .map((stage) => stage.performance.estimatedSecondsRemaining);
   const estimate =
     job.stage === 'completed' ||

@@ -305,9 +305,14 @@ t.test('an automated import with drift waits in needs-review; approval runs the 
   const job = review.jobs[0];
   t.equal(job?.currentStage, 'needs-review');
   t.match(job?.schemaValidation, { requiresApproval: true, reasons: ['schema drift'] });
+  // needs-review is not completed while it waits: the review is not done.
   t.same(
     job?.stages.map((s) => s.status),
-    ['completed', 'completed', 'completed', 'completed', 'pending', 'pending', 'pending'],
+    ['completed', 'completed', 'completed', 'in_progress', 'pending', 'pending', 'pending'],
+  );
+  t.same(
+    job?.stages.map((s) => s.state),
+    ['completed', 'completed', 'completed', 'waiting', 'pending', 'pending', 'pending'],
   );
   const earlier = (
     await app.inject({
@@ -369,6 +374,15 @@ t.test('one failing sheet is FAILED while the other completes; the file is parti
     ['completed', 'failed'],
   );
   t.match(progress.errorLog, [/^bad: settings.fieldMapping.timestamp names column "missing"/]);
+  // The stage it failed at says failed; the spec's status field keeps a value of its own set.
+  const failedStage = progress.jobs[1]?.stages.find((s) => s.name === 'detect-schema');
+  t.equal(failedStage?.state, 'failed');
+  t.equal(failedStage?.status, 'in_progress');
+  t.same(
+    progress.jobs[0]?.stages.map((s) => s.state),
+    progress.jobs[0]?.stages.map((s) => s.status),
+    'a completed job: every state is its status',
+  );
   t.equal(await countEvents(db.pool, created.jobs[0]?.datasetId as number), 2);
   t.equal(await countEvents(db.pool, bad.datasetId as number), 0);
 });

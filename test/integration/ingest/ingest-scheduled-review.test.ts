@@ -137,6 +137,9 @@ t.test(
     t.equal(first.progress.status, 'needs-review', 'its first run stops for a person');
     const job = first.progress.jobs[0];
     t.equal(job?.currentStage, 'needs-review');
+    const review = job?.stages.find((s) => s.name === 'needs-review');
+    t.equal(review?.state, 'waiting', 'the stage it waits at says waiting');
+    t.equal(review?.status, 'in_progress', 'not completed: nobody has reviewed it yet');
     const reasons = await db.pool.oneFirst(
       sql.type(
         row(Type.Object({ r: Type.Any() })),
@@ -160,6 +163,11 @@ t.test(
       'My imports names the real reason with its numbers',
     );
     t.match(card, /<button[^>]*>Import anyway<\/button>/, 'and its button says what it does');
+    t.match(
+      myImports.body,
+      /data-stage="needs-review">[\s\S]*?data-field="stage-status"\s*>waiting</,
+      'its stage table shows needs-review waiting',
+    );
     t.notMatch(card, /Approve schema changes|class="drift"/, 'no schema change is offered: nothing drifted');
 
     const approved = await app.inject({

@@ -47,6 +47,11 @@ t.test('the USGS file uploads, runs every stage and creates one event per row', 
   );
   t.equal(job?.results?.created, 1943);
   t.equal(await countEvents(db.pool, doc.datasets[0] as number), 1943);
+  // The file's rows and the batches done, not the configured batch size.
+  const created = job?.stages.find((s) => s.name === 'create-events');
+  t.same(created?.rows, { processed: 1943, total: 1943 });
+  t.same(created?.batches, { current: 1, total: 1 });
+  t.same(created?.currentBatch, { rowsProcessed: 1943, rowsTotal: 1943, percentage: 100 });
 
   const earlier = (
     await app.inject({

@@ -2,7 +2,7 @@ import path from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { importQuotaAmounts } from '../../../application/ingest/create-ingest-file.ts';
+import { assertImportAllowed } from '../../../application/ingest/import-allowance.ts';
 import { getIngestProgress } from '../../../application/ingest/get-ingest-progress.ts';
 import { accessibleFile, type ImportAccessDeps } from '../../../application/ingest/import-access.ts';
 import { previewIngestSchema } from '../../../application/ingest/preview-ingest-schema.ts';
@@ -15,7 +15,7 @@ import { viewerOf } from '../viewer.ts';
 import { DomainError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
-import type { QuotaAmount } from '../../../domain/accounts/quotas.ts';
+import type { ImportRequest } from '../../../domain/ingest/import-allowance.ts';
 import type { FileStore } from '../../../ports/ingest/file-store.ts';
 import type { Geocoder } from '../../../ports/ingest/geocoder.ts';
 import type { FileFormat } from '../../../domain/ingest/imports.ts';
@@ -117,7 +117,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
     },
     async (request, reply) => {
       const userId = signedIn(request, reply);
-      const limit = await limitsBeforeBody(reply, ingest, userId, importQuotaAmounts('upload', 1));
+      const limit = await limitsBeforeBody(reply, ingest, userId, { sheets: 1, upload: true });
       const { fields, stored } = await receiveUpload(request, reply, ingest, { limitBytes: limit });
       try {
         const catalogId = strictId(fields.catalog ?? fields.catalogId);
@@ -189,7 +189,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
     },
     async (request, reply) => {
       const userId = signedIn(request, reply);
-      const limit = await limitsBeforeBody(reply, ingest, userId, []);
+      const limit = await limitsBeforeBody(reply, ingest, userId, { sheets: 0, upload: false });
       const { fields, stored } = await receiveUpload(request, reply, ingest, {
         limitBytes: Math.min(limit, PREVIEW_WORKBOOK_MAX_BYTES),
         declaredLimitBytes: limit,
@@ -276,22 +276,19 @@ function signedIn(request: FastifyRequest, reply: FastifyReply): number {
 }
 
 /**
- * What the caller may send, decided before a byte of the body is read: the quotas the request
- * would take must have room (checked here, taken when the file is recorded), and the file's size
- * limit is the smaller of the service's and the caller's trust level's maxFileSizeMB.
+ * What the caller may send, decided before a byte of the body is read (the one decision of
+ * application/ingest/import-allowance.ts): the quotas the request would take must have room
+ * (taken when the file is recorded), and the largest file is the smaller of the service's and the
+ * caller's trust level's maxFileSizeMB.
  */
 async function limitsBeforeBody(
   reply: FastifyReply,
   ingest: IngestHttpDeps,
   userId: number,
-  amounts: QuotaAmount[],
+  request: ImportRequest,
 ): Promise<number> {
   try {
-    if (amounts.length) await ingest.quotas.check(userId, amounts);
-    const { maxFileSizeMB } = await ingest.quotas.limits(userId);
-    return maxFileSizeMB === null
-      ? ingest.maxFileSizeBytes
-      : Math.min(ingest.maxFileSizeBytes, maxFileSizeMB * MB);
+    return (await assertImportAllowed(ingest, userId, request)).maxFileBytes;
   } catch (error) {
     // The body is never read: the connection closes after the answer.
     reply.header('connection', 'close');

@@ -62,6 +62,14 @@ const Stage = Type.Object({
   name: Type.String(),
   displayName: Type.String(),
   status: Type.Union(['pending', 'in_progress', 'completed', 'skipped'].map((s) => Type.Literal(s))),
+  state: Type.Union(
+    ['pending', 'in_progress', 'completed', 'skipped', 'failed', 'waiting'].map((s) => Type.Literal(s)),
+    {
+      description:
+        'Beyond the spec: what the stage is. `failed`: the stage the job failed at (`status` stays `in_progress`); ' +
+        '`waiting`: needs-review while the job waits for a review (`status` `in_progress`, not completed).',
+    },
+  ),
   progress: Type.Number({ minimum: 0, maximum: 100 }),
   weight: Type.Number(),
   startedAt: NullableString,
@@ -72,6 +80,14 @@ const Stage = Type.Object({
     rowsTotal: Type.Integer(),
     percentage: Type.Number(),
   }),
+  rows: Type.Object(
+    { processed: Type.Integer(), total: Type.Integer() },
+    {
+      description:
+        'Beyond the spec: the rows the stage has done of its total (file rows; addresses for geocode-batch; the ' +
+        'sampled rows for detect-schema)',
+    },
+  ),
   performance: Type.Object({ rowsPerSecond: NullableNumber, estimatedSecondsRemaining: NullableNumber }),
 });
 
@@ -225,6 +241,15 @@ export const SchemaPreview = Type.Object({
           {
             description:
               'City-, region- and country-like columns to geocode together: send `fieldMapping` back in the settings to use them.',
+          },
+        ),
+      ),
+      rowCount: Type.Optional(
+        Type.Object(
+          { total: Type.Integer(), complete: Type.Boolean() },
+          {
+            description:
+              'validate-preview only: the data rows of the sheet (complete false: at least this many)',
           },
         ),
       ),

@@ -40,6 +40,59 @@ export const ConfigurationProblemDoc = Type.Object({
   sheetIndex: Type.Optional(Type.Number()),
 });
 
+const Limit = Type.Union([Type.Number(), Type.Null()], { description: 'null: unlimited' });
+
+/** One quota against the file (domain/ingest/import-allowance.ts). */
+const QuotaVerdictDoc = Type.Object({
+  quota: Type.String({
+    description: 'fileUploadsPerDay, importJobsPerDay, maxFileSizeMB, eventsPerImport or totalEvents',
+  }),
+  needed: Type.Number({
+    description: 'What the file takes: 1 upload, one job per sheet, its bytes, its rows',
+  }),
+  limit: Limit,
+  remaining: Type.Union([Type.Number(), Type.Null()], { description: 'Before this import; null: unlimited' }),
+  consequence: Type.Union([Type.Literal('fits'), Type.Literal('refused'), Type.Literal('stops')], {
+    description:
+      'refused: the start is refused (403 quota_exceeded); stops: the import starts and stops at the limit, ' +
+      'the events before it stored',
+  }),
+  message: Type.String({ description: 'What will happen, with the numbers' }),
+});
+
+export const AllowanceDoc = Type.Union(
+  [
+    Type.Object({
+      allowed: Type.Boolean({ description: 'false: a quota refuses the start' }),
+      maxFileBytes: Type.Number({
+        description: "The largest file the caller may upload (service's or level's limit)",
+      }),
+      verdicts: Type.Array(QuotaVerdictDoc),
+    }),
+    Type.Null(),
+  ],
+  {
+    description:
+      "The caller's quotas against this file, said before the start; null while the settings do not parse",
+  },
+);
+
+export const SheetDriftDoc = Type.Object({
+  sheetIndex: Type.Integer(),
+  datasetId: Type.Integer(),
+  version: Type.Integer({
+    description: "The dataset's current schema version the columns are compared with",
+  }),
+  added: Type.Array(Type.String()),
+  removed: Type.Array(Type.String()),
+  changed: Type.Array(Type.Object({ name: Type.String(), from: Type.String(), to: Type.String() })),
+  breaking: Type.Boolean({
+    description:
+      'Under the chosen schemaMode: the import will stop at validate-schema until the change is approved',
+  }),
+  description: Type.String(),
+});
+
 export const WIZARD_SCHEMAS = [IngestDraftDoc];
 
 export function draftDoc(draft: IngestDraft) {

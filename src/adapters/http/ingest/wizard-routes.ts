@@ -14,7 +14,7 @@ import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
 import { SchemaPreview } from './ingest-schema-routes.ts';
 import { RecordId } from '../schemas.ts';
-import { ConfigurationProblemDoc, draftDoc } from './wizard-docs.ts';
+import { AllowanceDoc, ConfigurationProblemDoc, draftDoc, SheetDriftDoc } from './wizard-docs.ts';
 import { PREVIEW_CSV_PREFIX_BYTES, PREVIEW_TIME_BUDGET_MS } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
 
@@ -122,7 +122,12 @@ export const ingestWizardRoutes: FastifyPluginAsync<WizardRouteOptions> = async 
           'The given settings (else the stored ones) against the file: every mapped column must be in its sheet, ' +
           'sheet indexes in range, datasets in the catalog. 200 `{valid, problems, sheets}` either way (problems per ' +
           'field: MISSING_COLUMN, SHEET_OUT_OF_RANGE, DATASET_NOT_IN_CATALOG, SHEET_UNREADABLE, settings errors), with ' +
-          'the preview of each sheet as POST /api/ingest/preview answers it. 404 / 409 as configure.',
+          'the preview of each sheet as POST /api/ingest/preview answers it, with `rowCount` (every data row counted, ' +
+          '`complete` false when the time budget ended the count). `drift`: each sheet into an existing dataset whose ' +
+          "columns differ from the dataset's current schema, by the rule the pipeline's validate-schema applies " +
+          '(`breaking`: the import will wait for approval there). `allowance`: the caller’s quotas against the file ' +
+          '(uploads and import jobs today, file size, events per import, events left), each with what will happen ' +
+          'and the numbers. 404 / 409 as configure.',
         querystring: NoQuery,
         body: Type.Object(DraftBody, { additionalProperties: false }),
         response: {
@@ -131,6 +136,8 @@ export const ingestWizardRoutes: FastifyPluginAsync<WizardRouteOptions> = async 
             problems: Type.Array(ConfigurationProblemDoc),
             draft: Type.Ref('IngestDraftDoc'),
             ...SchemaPreview.properties,
+            drift: Type.Array(SheetDriftDoc),
+            allowance: AllowanceDoc,
           }),
           ...errorResponses(400, 401, 404, 409, 429),
         },
@@ -138,7 +145,7 @@ export const ingestWizardRoutes: FastifyPluginAsync<WizardRouteOptions> = async 
     },
     async (request) => {
       const body = request.body as { draft: number; settings?: unknown; dataset?: unknown };
-      const { draft, valid, problems, sheets } = await validateDraft(
+      const { draft, valid, problems, sheets, drift, allowance } = await validateDraft(
         wizard,
         viewerOf(request),
         body.draft,
@@ -152,6 +159,8 @@ export const ingestWizardRoutes: FastifyPluginAsync<WizardRouteOptions> = async 
         fileName: draft.originalName,
         format: draft.format,
         sheets,
+        drift,
+        allowance,
       };
     },
   );

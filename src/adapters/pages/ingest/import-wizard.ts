@@ -24,7 +24,9 @@ const STYLE = trusted(`
 .wizard select[multiple] { min-height:6rem; }
 .wizard .problem { padding:.75rem 1rem; border-radius:8px; background:var(--err-bg); color:var(--err); }
 .wizard #valid { color:var(--ok); font-weight:600; }
-.wizard #problems { color:var(--err); }
+.wizard #problems, .wizard li[data-consequence=refused] { color:var(--err); }
+.wizard li[data-breaking=true], .wizard li[data-consequence=stops] { color:#8d6100; }
+.wizard #valid.caution { color:#8d6100; }
 .wizard input[type=file] { font:inherit; max-width:100%; }
 @media (max-width: 640px) { main { padding:0 .75rem; } .wizard section[data-step] { padding:1rem; } header.top { gap:.5rem; height:auto; flex-wrap:wrap; padding:.5rem; } header.top nav { flex-wrap:wrap; } }
 `);
@@ -137,6 +139,14 @@ function importWizardView(): Html {
           <div id="invalid" hidden>
             <p><b>Fix these first:</b></p>
             <ul id="problems"></ul>
+          </div>
+          <div id="drift" hidden>
+            <p><b>The columns differ from the dataset's:</b></p>
+            <ul id="drift-list"></ul>
+          </div>
+          <div id="quota" hidden>
+            <p><b>Your limits for this file:</b></p>
+            <ul id="quota-list"></ul>
           </div>
         </div>
         ${problemBox('settings-error')}

@@ -42,7 +42,7 @@ td.num { text-align:right; font-variant-numeric:tabular-nums; }
 .badge.completed { background:var(--ok-bg); color:var(--ok); }
 .badge.failed, .badge.partial { background:var(--err-bg); color:var(--err); }
 .badge.in_progress, .badge.processing, .badge.pending { background:#dceefb; color:#0b4f8a; }
-.badge.needs-review { background:#fff3c4; color:#8d6100; }
+.badge.needs-review, .badge.waiting { background:#fff3c4; color:#8d6100; }
 .badge.skipped { background:#e4e7eb; color:#52606d; }
 `);
 
@@ -59,6 +59,12 @@ function when(iso: string | null, now: number): string {
 }
 
 const rate = (value: number | null) => (value === null ? '–' : `${value.toLocaleString('en')} rows/s`);
+
+// The same texts as web/account/ingest-progress.js writes while it polls.
+const rowsText = (rows: { processed: number; total: number }) =>
+  rows.total ? `${rows.processed.toLocaleString('en')} / ${rows.total.toLocaleString('en')}` : '–';
+const batchesText = (batches: { current: number; total: number }) =>
+  batches.total ? `${batches.current} / ${batches.total}` : '–';
 
 /** A progress bar with its percentage (the page's script finds both by their data-field). */
 function bar(kind: 'overall' | 'stage', value: number, label: string, extra: Html | '' = ''): Html {
@@ -117,6 +123,7 @@ export function fileSection(
                 <th>Stage</th>
                 <th>Status</th>
                 <th>Progress</th>
+                <th>Rows</th>
                 <th>Batches</th>
                 <th>Speed</th>
               </tr>
@@ -127,14 +134,13 @@ export function fileSection(
                   html`<tr data-stage="${stage.name}">
                     <td>${stage.displayName}</td>
                     <td>
-                      <span class="badge ${stage.status}" data-field="stage-status"
-                        >${stage.status.replace('_', ' ')}</span
+                      <span class="badge ${stage.state}" data-field="stage-status"
+                        >${stage.state.replace('_', ' ')}</span
                       >
                     </td>
                     <td>${bar('stage', stage.progress, stage.displayName)}</td>
-                    <td class="num">
-                      ${stage.batches.total ? `${stage.batches.current} / ${stage.batches.total}` : '–'}
-                    </td>
+                    <td class="num" data-field="rows">${rowsText(stage.rows)}</td>
+                    <td class="num" data-field="batches">${batchesText(stage.batches)}</td>
                     <td class="num" data-field="rows-per-second">${rate(stage.performance.rowsPerSecond)}</td>
                   </tr>`,
               )}

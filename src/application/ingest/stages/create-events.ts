@@ -124,8 +124,9 @@ async function createEvents(
         rowsProcessed: row,
         batchesTotal,
         batchesCurrent: Math.ceil(row / deps.batchSize),
-        batchRowsTotal: deps.batchSize,
-        batchRowsProcessed: deps.batchSize,
+        // The rows this batch covered (the last one of a file is usually shorter than batchSize).
+        batchRowsTotal: row - rowsBefore,
+        batchRowsProcessed: row - rowsBefore,
       },
       (result) => batchDelta(events.length, skipped, result),
       writers > 1 ? { ready } : undefined,

@@ -1,5 +1,6 @@
 import { needsUser } from '../../../domain/ingest/failures.ts';
-import { compareSchemas, describeDrift } from '../../../domain/ingest/schema.ts';
+import { describeDrift } from '../../../domain/ingest/schema.ts';
+import { driftAgainstDataset } from '../job-schema-drift.ts';
 import { dataRows, type RowScan, rowScan, type RowTally } from '../job-rows.ts';
 import type { SchemaVersions } from '../../../ports/ingest/schema-versions.ts';
 import type { SourceFiles } from '../../../ports/ingest/source-files.ts';
@@ -26,8 +27,13 @@ export async function validateSchema(
   const { job } = context;
   const schema = outputOf(context, 'detect-schema');
   const analyzed = outputOf(context, 'analyze-duplicates');
-  const current = await deps.store.latestSchema(requireDataset(job));
-  const drift = current ? compareSchemas(current.fields, schema.fields, job.config.schemaMode) : null;
+  const current = await driftAgainstDataset(
+    deps.store,
+    requireDataset(job),
+    schema.fields,
+    job.config.schemaMode,
+  );
+  const drift = current?.drift ?? null;
   if (drift?.breaking && !job.approvedAt && context.file.source === 'upload') {
     throw needsUser(
       'SCHEMA_DRIFT',
