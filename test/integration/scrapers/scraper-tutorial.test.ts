@@ -139,9 +139,9 @@ t.test('every command of the tutorial, from init to events on the map', async (t
     for (const line of lines) t.ok(output(command).includes(line), `block ${command} printed ${line}`);
   }
   const block = (pattern: RegExp) => commands.findIndex((body) => pattern.test(body));
-  t.match(output(block(/python3 scraper\.py/)), /saved 3 rows to \.\/data\.csv\n/);
+  t.match(output(block(/\.venv\/bin\/python scraper\.py/)), /saved 3 rows to \.\/data\.csv\n/);
   t.match(
-    output(block(/python3 scraper\.py/)),
+    output(block(/\.venv\/bin\/python scraper\.py/)),
     'title,date,latitude,longitude\r\nOpen-air cinema,2026-07-04,52.5163,13.3777\r\n' +
       'Jazz in the park,2026-07-11,52.5076,13.3904\r\nNight market,2026-07-18,52.52,13.405\r\n',
     'the local run scraped the page',
