@@ -113,8 +113,10 @@ async function buildWheel(root: string, project: PythonProject): Promise<Buffer>
     zip.on('end', resolve);
     zip.on('error', reject);
   });
-  // A fixed date: the same files give the same wheel, whenever it is built.
-  for (const [name, data] of files) zip.append(data, { name, date: new Date('1980-01-01T00:00:00Z') });
+  // A fixed date, so the same files give the same wheel whenever it is built: zip's earliest,
+  // 1980-01-01, in local time because zip stores local time (a UTC date would fall before 1980
+  // west of Greenwich).
+  for (const [name, data] of files) zip.append(data, { name, date: new Date(1980, 0, 1) });
   await zip.finalize();
   await done;
   return Buffer.concat(chunks);
