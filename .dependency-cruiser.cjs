@@ -72,7 +72,7 @@ module.exports = {
         'migrations/; postgres/embedded-cluster.ts keeps the private PostgreSQL cluster under the data directory; ' +
         'postgres/backup.ts writes and reads the backup folder the operator names (chronomap backup/restore); ' +
         'geocoding/gazetteer-data.ts builds and reads the compact gazetteer file under node_modules/.cache; ' +
-        "web/scraper-helper.ts packs the scraper helper package's files into the tarball it serves; " +
+        "web/scraper-helper.ts packs the scraper helper packages' files into the tarball and the wheel it serves; " +
         'scrapers/git-manifest-reader.ts clones a repo into a temporary directory to read its manifest; web/explore.ts ' +
         "reads MapLibre's version and the country outlines from node_modules and web/static-files.ts serves the " +
         "files of web/ (the Explore page's, the account pages' scripts) and MapLibre's; src/main.ts checks the file " +

@@ -8,8 +8,9 @@ import { testApp } from '../../helpers/app.ts';
 
 // Scraper onboarding on a machine with only Node and npm: the tutorial's first command, as
 // docs/scrapers.md writes it, run by the real npx against the service's /scraper-helper.tgz (no
-// registry, no checkout, a fresh npm cache), and the Node scaffold's helper dependency installed
-// by the real npm from the URL init wrote.
+// registry, no checkout, a fresh npm cache), the Python project's local run as its README writes
+// it (the served wheel, the real pip), and the Node scaffold's helper dependency installed by the
+// real npm from the URL init wrote.
 
 const tutorial = readFileSync(path.join(projectRoot, 'docs', 'scrapers.md'), 'utf8');
 const firstCommand = /```sh\n(npx [^\n]+init my-scraper)\n/.exec(tutorial)?.[1] ?? '';
@@ -47,6 +48,19 @@ t.test('npx fetches the helper from the service and init writes a project', asyn
   t.equal(init.status, 0, `${init.stdout}\n${init.stderr}`);
   for (const file of ['scrapers.yml', 'scraper.py', 'README.md', '.gitignore'])
     t.ok(existsSync(path.join(home, 'my-scraper', file)), file);
+
+  // The Python project's README runs the starter with the wheel this service serves, in a venv of
+  // Debian's python3 (first on the PATH: scripts/setup installs its venv module).
+  const readme = readFileSync(path.join(home, 'my-scraper', 'README.md'), 'utf8');
+  const localRun = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  t.match(localRun, `--no-index "${base}/scraper-helper-python/chronomap_scraper-`);
+  const ran = await run(`PATH=/usr/bin:$PATH\nset -eu\n${localRun}`, path.join(home, 'my-scraper'));
+  t.equal(ran.status, 0, `${ran.stdout}\n${ran.stderr}`);
+  t.match(
+    readFileSync(path.join(home, 'my-scraper', 'data.csv'), 'utf8'),
+    /^title,date,location\r\nExample concert,/,
+    'the starter ran with the served helper',
+  );
 
   const node = await run(firstCommand.replace('init my-scraper', 'init my-node --runtime node'));
   t.equal(node.status, 0, node.stderr);

@@ -80,6 +80,9 @@ export function importListRows(): Record<string, MatrixRow> {
     },
     'GET /api/legal-notices': publicRead('/api/legal-notices'),
     'GET /scraper-helper.tgz': publicRead('/scraper-helper.tgz'),
+    'GET /scraper-helper-python/:wheel': publicRead(
+      '/scraper-helper-python/chronomap_scraper-0.1.0-py3-none-any.whl',
+    ),
     'PATCH /api/legal-notices': {
       expect: [401, 403, 403, 200],
       rule: ADMIN,

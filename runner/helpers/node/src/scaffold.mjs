@@ -7,20 +7,54 @@ import { fileURLToPath } from 'node:url';
 const templates = fileURLToPath(new URL('../templates/', import.meta.url));
 const packageRoot = fileURLToPath(new URL('../', import.meta.url));
 
+/** What a Chronomap service wrote into the package it served (`chronomap`), else nothing. */
+function servedUrls() {
+  try {
+    return JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')).chronomap ?? {};
+  } catch {
+    // No readable package.json: the other sources decide.
+    return {};
+  }
+}
+
 /**
  * Where a Node scaffold's `npm install` gets this package (it is not on the npm registry): the
  * tarball URL a Chronomap service wrote into the package it served (`chronomap.helperUrl`), else
  * `$CHRONOMAP_URL/scraper-helper.tgz`, else this copy on disk (a checkout of Chronomap).
  */
 export function helperDependency(env = process.env) {
-  try {
-    const own = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'));
-    if (typeof own.chronomap?.helperUrl === 'string') return own.chronomap.helperUrl;
-  } catch {
-    // No readable package.json: fall through to the other sources.
-  }
+  const { helperUrl } = servedUrls();
+  if (typeof helperUrl === 'string') return helperUrl;
   if (env.CHRONOMAP_URL) return `${env.CHRONOMAP_URL.replace(/\/+$/, '')}/scraper-helper.tgz`;
   return `file:${packageRoot.replace(/\/+$/, '')}`;
+}
+
+/**
+ * How a Python scaffold's README runs the scraper locally: in a venv with the helper wheel the
+ * service serves (`chronomap.pythonHelperUrl`, written with `helperUrl`), else, from a checkout
+ * of Chronomap, with the checkout's module on the path.
+ */
+function pythonLocalRun() {
+  const { pythonHelperUrl } = servedUrls();
+  if (typeof pythonHelperUrl === 'string')
+    return [
+      'A virtual environment with the helper module `chronomap.scraper`, which your Chronomap serves',
+      '(no package index needed), then the scraper with its Python:',
+      '',
+      '```sh',
+      'python3 -m venv .venv',
+      `.venv/bin/pip install -q --no-index "${pythonHelperUrl}"`,
+      'CHRONOMAP_OUTPUT_DIR=. .venv/bin/python scraper.py',
+      '```',
+    ].join('\n');
+  const checkout = fileURLToPath(new URL('../../python', import.meta.url)).replace(/\/+$/, '');
+  return [
+    'Python 3 with the helper module of the Chronomap checkout this project was made from on the path:',
+    '',
+    '```sh',
+    `PYTHONPATH=${checkout} CHRONOMAP_OUTPUT_DIR=. python3 scraper.py`,
+    '```',
+  ].join('\n');
 }
 
 const RUNTIMES = {
@@ -29,15 +63,14 @@ const RUNTIMES = {
     files: { 'scraper.py': 'python/scraper.py' },
     writeRow: 'write_row',
     libraries: 'requests, beautifulsoup4, lxml, pandas, cssselect and `chronomap.scraper`',
-    localRun:
-      'Python 3 with the helper module on the path (it is `runner/helpers/python` in the Chronomap\nrepository):\n\n```sh\nPYTHONPATH=/path/to/chronomap/runner/helpers/python CHRONOMAP_OUTPUT_DIR=. python3 scraper.py\n```',
+    localRun: pythonLocalRun,
   },
   node: {
     entrypoint: 'scraper.mjs',
     files: { 'scraper.mjs': 'node/scraper.mjs', 'package.json': 'node/package.json' },
     writeRow: 'writeRow',
     libraries: 'cheerio, axios and `@chronomap/scraper`',
-    localRun: '```sh\nnpm install\nnpm run scrape\n```',
+    localRun: () => '```sh\nnpm install\nnpm run scrape\n```',
   },
 };
 
@@ -65,7 +98,7 @@ export function scaffold(directory, runtime = 'python') {
     entrypoint: kind.entrypoint,
     writeRow: kind.writeRow,
     libraries: kind.libraries,
-    localRun: kind.localRun,
+    localRun: kind.localRun(),
     helperDependency: helperDependency(),
   };
   const fill = (text) => text.replace(/\{\{(\w+)\}\}/g, (_, key) => values[key]);

@@ -56,6 +56,19 @@ t.test('the Python starter runs locally with the helper on the path', async (t) 
   t.match(readFileSync(join(dir, 'data.csv'), 'utf8'), /^title,date,location\r\n/);
 });
 
+t.test('the README links no site and its local run works in this checkout', async (t) => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'init-')), 'readme');
+  init(dir);
+  const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+  t.notMatch(readme, /\]\(https?:/, 'no links: the guide is a file of the Chronomap repository');
+  t.match(readme, /`docs\/scrapers\.md` in the\nChronomap repository/);
+  const run = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  t.match(run, `PYTHONPATH=${fileURLToPath(new URL('../../python', import.meta.url)).replace(/\/+$/, '')} `);
+  const r = spawnSync('bash', ['-euc', run], { cwd: dir, encoding: 'utf8' });
+  t.equal(r.status, 0, r.stderr);
+  t.match(readFileSync(join(dir, 'data.csv'), 'utf8'), /^title,date,location\r\n/);
+});
+
 t.test('the Node starter runs locally once the helper is installed', async (t) => {
   const dir = join(mkdtempSync(join(tmpdir(), 'init-')), 'local-node');
   init(dir, '--runtime=node');
