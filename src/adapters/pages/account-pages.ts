@@ -1,3 +1,4 @@
+import { homeOf, SITE_NAV } from '../site-navigation.ts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Viewer } from '../../domain/access.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
@@ -19,15 +20,6 @@ export type User = Exclude<Viewer, null>;
 
 export const ACCOUNT_LOGIN = '/account/login';
 export const hidden = { schema: { hide: true } };
-
-const ACCOUNT_NAV: [string, string][] = [
-  ['/account/imports/new', 'New import'],
-  ['/account/imports', 'My imports'],
-  ['/account/scheduled-imports', 'Scheduled imports'],
-  ['/account/scrapers', 'Scrapers'],
-  ['/account', 'Account'],
-  ['/', 'Explore'],
-];
 
 /** A table's header row. */
 export const headRow = (...labels: string[]) =>
@@ -118,7 +110,8 @@ export function accountPages(app: FastifyInstance, csrfSecret: string, home: str
         title,
         body,
         user: extra.user ?? null,
-        nav: extra.user?.role === 'admin' ? [['/dashboard', 'Dashboard'], ...ACCOUNT_NAV] : ACCOUNT_NAV,
+        nav: extra.user?.role === 'admin' ? [['/dashboard', 'Dashboard'], ...SITE_NAV] : [...SITE_NAV],
+        brand: homeOf(extra.user?.role),
         logoutAction: '/account/logout',
         active: extra.active ?? home,
         ...(extra.token ? { csrf: extra.token } : {}),

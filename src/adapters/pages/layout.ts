@@ -98,8 +98,10 @@ export function page(options: {
   flash?: Flash;
   body: Renderable;
   /** Links in the bar (default: the dashboard's) and where "Log out" posts. */
-  nav?: [string, string][];
+  nav?: (readonly [string, string])[];
   logoutAction?: string;
+  /** Where the brand link goes (site-navigation.ts#homeOf; the dashboard's pages: the dashboard). */
+  brand?: string;
 }): string {
   const nav = options.user
     ? html`<nav aria-label="Dashboard">
@@ -127,7 +129,9 @@ export function page(options: {
         </style>
       </head>
       <body>
-        <header class="top"><a class="brand" href="/dashboard">Chronomap</a>${nav}</header>
+        <header class="top">
+          <a class="brand" href="${options.brand ?? '/dashboard'}">Chronomap</a>${nav}
+        </header>
         <main>${flashes(options.flash ?? {})} ${options.body}</main>
       </body>
     </html> `.text;

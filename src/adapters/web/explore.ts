@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
 import { html, jsonData } from '../http/html.ts';
+import { SITE_NAV } from '../site-navigation.ts';
 import {
   IMMUTABLE,
   JAVASCRIPT,
@@ -170,6 +171,12 @@ function explorePage(settings: PageSettings) {
         <a class="skip" href="#event-list">Skip to the list of events</a>
         <header class="top">
           <h1>Chronomap <span>Explore</span></h1>
+          <nav class="site" aria-label="Site">
+            ${SITE_NAV.map(
+              ([href, label]) =>
+                html`<a href="${href}" ${href === '/' ? html`aria-current="page"` : ''}>${label}</a>`,
+            )}
+          </nav>
           <p id="summary" role="status" aria-live="polite">Loading…</p>
         </header>
         <main class="layout">
