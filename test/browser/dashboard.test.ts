@@ -58,8 +58,17 @@ t.test('the dashboard in Chromium without JavaScript', async (t) => {
   await page.selectOption(`select[aria-label="Trust level of ${alice.email}"]`, '3');
   await page.click(`form[action="/dashboard/users/${alice.id}"] button`);
   t.equal(await page.textContent('.flash.ok'), `Saved ${alice.email}.`);
-  t.equal((await aliceApi('GET', '/api/users/me')).json().user, null, "the change ended alice's sessions");
-  t.equal((await as(await login(alice))('GET', '/api/users/me')).json().user.trustLevel, 3);
+  // A raise keeps alice's sessions and applies at her next request; a lowering ends them (issue 28 §1).
+  t.equal(
+    (await aliceApi('GET', '/api/users/me')).json().user?.trustLevel,
+    3,
+    "the raise applies in alice's session, without logging her out",
+  );
+  await page.selectOption(`select[aria-label="Trust level of ${alice.email}"]`, '1');
+  await page.click(`form[action="/dashboard/users/${alice.id}"] button`);
+  t.equal(await page.textContent('.flash.ok'), `Saved ${alice.email}.`);
+  t.equal((await aliceApi('GET', '/api/users/me')).json().user, null, "the lowering ended alice's sessions");
+  t.equal((await as(await login(alice))('GET', '/api/users/me')).json().user.trustLevel, 1);
   await shot('users');
 
   await page.click('nav >> text=Catalogs');

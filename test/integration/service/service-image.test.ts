@@ -76,6 +76,22 @@ t.test(
       { database: 'ok', migrations: 'ok', postgis: 'ok', environment: 'ok' },
       'it applied the migrations to the empty database and reports healthy',
     );
+    // The scraper helpers the tutorial installs from the service come from the image too.
+    const npmHelper = await fetch(`http://127.0.0.1:${port}/scraper-helper.tgz`);
+    t.equal(npmHelper.status, 200, 'the Node helper package is served');
+    const wheelName = /chronomap_scraper-[^"` ]+\.whl/.exec(
+      await (await fetch(`http://127.0.0.1:${port}/scraper-helper-python/any.whl`)).text(),
+    )?.[0];
+    t.ok(wheelName?.endsWith('.whl'), `the wrong wheel name is answered with the right one (${wheelName})`);
+    const wheel = await fetch(`http://127.0.0.1:${port}/scraper-helper-python/${wheelName}`);
+    t.equal(wheel.status, 200, 'the Python helper wheel is served');
+    t.equal(
+      Buffer.from(await wheel.arrayBuffer())
+        .subarray(0, 2)
+        .toString(),
+      'PK',
+      'a zip',
+    );
     t.equal(inContainer(id, 'id', '-u').stdout.trim(), '10001', 'runs as the unprivileged chronomap user');
     t.not(inContainer(id, 'touch', '/app/src/main-was-changed').status, 0, 'cannot change its own code');
     t.equal(inContainer(id, 'test', '-d', '/app/node_modules/tap').status, 1, 'no dev dependencies');

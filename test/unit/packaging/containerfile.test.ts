@@ -16,6 +16,14 @@ t.test('the service image gets every directory the service reads at run time', a
   for (const directory of directoriesReadAtRunTime) {
     t.ok(parts.includes(directory), `${directory} is among the build script's APP_PARTS`);
   }
+  // The scraper helpers the service hands out are read when first asked for, not at start-up.
+  const helpers = /^HELPER_PARTS=\(([^)]*)\)$/m.exec(script)?.[1]?.split(/\s+/).filter(Boolean) ?? [];
+  for (const part of [
+    'runner/helpers/node/src',
+    'runner/helpers/node/templates',
+    'runner/helpers/python/chronomap',
+  ])
+    t.ok(helpers.includes(part), `${part} is among the build script's HELPER_PARTS`);
   const containerfile = await readFile(path.join(root, 'Containerfile'), 'utf8');
   const finalStage = containerfile.split(/^FROM /m).at(-1) ?? '';
   t.match(finalStage, /^COPY app\/ \/app\/$/m, 'and the Containerfile copies the whole app/ folder');
