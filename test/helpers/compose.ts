@@ -1,7 +1,10 @@
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../../src/adapters/config/environment.ts';
 import type { AccountsDeps } from '../../src/adapters/http/accounts/account-hooks.ts';
+import { siteHttp } from '../../src/adapters/http/site/site-http.ts';
 import { createMetrics } from '../../src/adapters/metrics/registry.ts';
+import { loadMigrations } from '../../src/adapters/postgres/migrator.ts';
+import { postgresDatabaseStatus } from '../../src/adapters/postgres/site/database-status.ts';
 import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
 import type { ScraperDeps } from '../../src/application/scrapers/scraper-deps.ts';
 import { composeFeatures, processInfrastructure } from '../../src/compose.ts';
@@ -25,4 +28,16 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
     },
   });
   return features(config, pool, noJobs).accounts.httpDeps();
+}
+
+/** The site HTTP area (health and service metadata) on `pool`, with no runner and no missing settings. */
+export function siteHttpOn(pool: DatabasePool) {
+  return siteHttp({
+    version: 'test',
+    health: {
+      database: postgresDatabaseStatus(pool, loadMigrations()),
+      environment: { missingVariables: () => [] },
+      runner: undefined,
+    },
+  });
 }

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ErrorBody } from './error-body.ts';
+import { installRequestLogging, requestIdFor } from './request-logging.ts';
 import { installErrorHandling } from './error-handling.ts';
 import type { HttpFeature } from './http-feature.ts';
 import { installInputGuards } from './input-guards.ts';
@@ -46,6 +47,8 @@ type HttpDeps = {
 
 type HttpOptions = {
   logLevel: string;
+  /** Where the log lines go (default standard output); tests read them. */
+  logStream?: NodeJS.WritableStream;
   bodyLimitBytes: number;
   /** Express that we sit behind a TLS-terminating proxy (affects Secure cookies and client IPs). */
   trustProxy?: boolean;
@@ -96,7 +99,11 @@ function clientErrorAnswer(
 export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
-    logger: { level: options.logLevel },
+    logger: { level: options.logLevel, ...(options.logStream ? { stream: options.logStream } : {}) },
+    // request-logging.ts: UUIDs or the caller's X-Request-Id, one redacted line per request.
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    disableRequestLogging: true,
     bodyLimit: options.bodyLimitBytes,
     routerOptions: { maxParamLength: 200 },
     trustProxy: options.trustProxy ?? false,
@@ -139,6 +146,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   app.addSchema(HealthReportSchema);
   for (const schema of [...INGEST_SHARED_SCHEMAS, ...V1_SHARED_SCHEMAS, ...WIZARD_SCHEMAS])
     app.addSchema(schema);
+  installRequestLogging(app);
   installErrorHandling(app);
   installInputGuards(app);
   installRequireUser(app);

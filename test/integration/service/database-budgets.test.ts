@@ -8,12 +8,9 @@ import { DEFAULT_BUDGETS } from '../../../src/adapters/config/budget-config.ts';
 import { accountsHttp } from '../../../src/adapters/http/accounts/account-hooks.ts';
 import { buildHttpApp } from '../../../src/adapters/http/app.ts';
 import { readHttp } from '../../../src/adapters/http/read/read-http.ts';
-import { siteHttp } from '../../../src/adapters/http/site/site-http.ts';
 import { createDatabasePool, type DatabasePool, sql } from '../../../src/adapters/postgres/database.ts';
-import { postgresDatabaseStatus } from '../../../src/adapters/postgres/site/database-status.ts';
 import { postgresEventReader } from '../../../src/adapters/postgres/read/index.ts';
-import { loadMigrations } from '../../../src/adapters/postgres/migrator.ts';
-import { composeAccounts } from '../../helpers/compose.ts';
+import { composeAccounts, siteHttpOn } from '../../helpers/compose.ts';
 import { policyFile, TEST_SESSION_SECRET } from '../../helpers/accounts.ts';
 import { testApp, testConfig } from '../../helpers/app.ts';
 import { testDatabase } from '../../helpers/database.ts';
@@ -130,14 +127,7 @@ async function answersUnavailable(t: Test, dead: DatabasePool): Promise<void> {
     {
       version: 'test',
       features: [
-        siteHttp({
-          version: 'test',
-          health: {
-            database: postgresDatabaseStatus(dead, loadMigrations()),
-            environment: { missingVariables: () => [] },
-            runner: undefined,
-          },
-        }),
+        siteHttpOn(dead),
         readHttp({ readApi: { events: postgresEventReader(dead, { genericPlanPool: dead }) } }),
         accountsHttp(composeAccounts(config, dead)),
       ],
