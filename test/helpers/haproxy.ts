@@ -39,8 +39,9 @@ export function freePort(): Promise<number> {
 export type BackendKind = 'api' | 'runner';
 
 const API_BALANCING = `  balance roundrobin
-  option httpchk GET /api/health
+  option httpchk GET /api/live
   http-check expect status 200
+  timeout check 2s
   http-request disable-l7-retry unless METH_GET`;
 
 // Runners: a run holds its POST /run open until it ends, so the server timeout is the longest run;

@@ -11,8 +11,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 // - the URL logged has its secrets redacted: a webhook token in the path, and query values of
 //   parameters named like token, secret, password or key;
 // - one line per finished request (Fastify's two, "incoming request" and "request completed", are
-//   off): at info, except health checks, which a load balancer sends every few seconds (12-14 % of
-//   all lines measured) and which go at debug.
+//   off): at info, except health and liveness checks, which a load balancer sends every few seconds
+//   (12-14 % of all lines measured) and which go at debug.
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -43,8 +43,10 @@ export function redactedUrl(url: string): string {
   return `${safePath}?${params.join('&')}`;
 }
 
+const CHECK_PATHS = new Set(['/api/health', '/api/live']);
+
 function isHealthCheck(request: FastifyRequest): boolean {
-  return request.url.split('?')[0] === '/api/health';
+  return CHECK_PATHS.has(request.url.split('?')[0] ?? '');
 }
 
 export function installRequestLogging(app: FastifyInstance): void {

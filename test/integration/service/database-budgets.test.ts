@@ -155,4 +155,6 @@ async function answersUnavailable(t: Test, dead: DatabasePool): Promise<void> {
     t.equal(response.json().error, 'Service Unavailable', url);
     t.equal(response.json().code, 'DATABASE_UNAVAILABLE', url);
   }
+  const live = await app.inject({ method: 'GET', url: '/api/live' });
+  t.equal(live.statusCode, 200, 'the liveness check asks no database: the process is up');
 }

@@ -64,15 +64,21 @@ t.test('request ids, the X-Request-Id header and redacted URLs in the log', asyn
   );
 });
 
-t.test('health checks are logged at debug only', async (t) => {
+t.test('health and liveness checks are logged at debug only', async (t) => {
   const info = await loggedApp(t, 'info');
   t.equal((await info.app.inject({ method: 'GET', url: '/api/health' })).statusCode, 200);
+  const live = await info.app.inject({ method: 'GET', url: '/api/live' });
+  t.same([live.statusCode, live.json()], [200, { status: 'ok' }], 'liveness: this process answers');
   t.same(info.lines, [], 'nothing at info');
   const debug = await loggedApp(t, 'debug');
   await debug.app.inject({ method: 'GET', url: '/api/health' });
+  await debug.app.inject({ method: 'GET', url: '/api/live' });
   t.match(
     debug.lines.filter((line) => line.msg === 'request completed'),
-    [{ level: 20, url: '/api/health', statusCode: 200 }],
-    'one line at debug',
+    [
+      { level: 20, url: '/api/health', statusCode: 200 },
+      { level: 20, url: '/api/live', statusCode: 200 },
+    ],
+    'one line each at debug',
   );
 });

@@ -26,6 +26,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   // Public: the read API, health, docs, the Explore page and its assets.
   'GET /': publicRead('/'),
   'GET /api/health': publicRead('/api/health'),
+  'GET /api/live': publicRead('/api/live'),
   'GET /api/openapi.json': publicRead('/api/openapi.json'),
   // Prometheus text for the METRICS_TOKEN bearer only (not a user role); everyone else, admins
   // included, sees an unknown route. Tested with the token in metrics.test.ts.

@@ -73,4 +73,26 @@ export const healthRoutes: FastifyPluginAsync<{ health: HealthDeps }> = async (a
       return reply.status(healthy ? 200 : 503).send(report);
     },
   );
+  // For a load balancer's check: whether this process answers, and nothing else. /api/health asks
+  // the database, so a slow primary failed every process's check at once and the balancer answered
+  // 503 to everything, even what the answer cache could serve (issue 31 §3); whether the database
+  // is well is /api/health's to say, and every route answers 503 by itself while it is not.
+  app.get(
+    '/api/live',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Liveness: this process answers',
+        description:
+          'No database round trip: 200 whenever the process can answer a request. For load balancer checks; ' +
+          '`/api/health` is the full report.',
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false }),
+          ...errorResponses(400),
+        },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
 };
