@@ -38,15 +38,23 @@ export const QUEUES: QueueDefinition[] = [
     // queued and one running refresh per dataset at most. A failed refresh (a deadlock with a writer)
     // is retried; the schedule manager's sweep queues it again anyway while the dataset is pending.
     name: INGEST_REFRESH_COUNTS_QUEUE,
-    options: { policy: 'stately', retryLimit: 5, retryDelay: 5, expireInSeconds: 3 * 3600 },
+    options: {
+      policy: 'stately',
+      retryLimit: 5,
+      retryDelay: 5,
+      heartbeatSeconds: 10,
+      expireInSeconds: 3 * 3600,
+    },
   },
   {
     // Every 60 s (pg-boss cron, once per minute across the cluster): the one schedule manager of
     // the spec, whose tasks queue due scraper runs, fail stuck scraper runs and queue due scheduled
     // imports (schedule-manager.ts). `stately`: one queued and one active pass at most, so a slow
-    // pass is not piled upon.
+    // pass is not piled upon. Heartbeats, as on every stately queue: a worker SIGKILLed during a pass
+    // held the one active slot until expiry (300 s), so no schedule ran for five minutes (scale-out
+    // test: 1 run in 216 s); now the pass fails within seconds and the next minute's runs.
     name: SCHEDULE_MANAGER_QUEUE,
-    options: { policy: 'stately', retryLimit: 0, expireInSeconds: 300 },
+    options: { policy: 'stately', retryLimit: 0, heartbeatSeconds: 10, expireInSeconds: 300 },
   },
   {
     // One scheduled import run: fetch the URL and hand the file to the ingestion pipeline.
@@ -87,7 +95,13 @@ export async function startJobQueue(
   boss.on('error', onError);
   await boss.start();
   if (role !== 'api') {
-    for (const queue of QUEUES) await boss.createQueue(queue.name, queue.options);
+    for (const queue of QUEUES) {
+      await boss.createQueue(queue.name, queue.options);
+      // createQueue leaves an existing queue as it is: an upgraded deployment gets changed options
+      // (a heartbeat added) this way. The policy and partitioning cannot change after creation.
+      const { policy: _policy, partition: _partition, ...changeable } = queue.options ?? {};
+      if (Object.keys(changeable).length > 0) await boss.updateQueue(queue.name, changeable);
+    }
   }
   return boss;
 }

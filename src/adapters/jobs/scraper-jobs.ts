@@ -23,7 +23,7 @@ export const SCRAPER_QUEUES: ScraperQueue[] = [
     name: SCRAPER_REPO_SYNC_JOB,
     // One queued and one active sync per repo (singletonKey): rapid edits collapse into one sync,
     // which reads the repo as it is when it starts.
-    options: { policy: 'stately', retryLimit: 2, retryDelay: 10, expireInSeconds: 300 },
+    options: { policy: 'stately', retryLimit: 2, retryDelay: 10, heartbeatSeconds: 10, expireInSeconds: 300 },
   },
 ];
 

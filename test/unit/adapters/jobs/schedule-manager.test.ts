@@ -30,3 +30,14 @@ t.test('every task runs in order, and a failing task does not stop the ones afte
   t.same(ran, ['first', 'broken', 'last']);
   t.same(failures, [['broken', boom]]);
 });
+
+t.test(
+  'every stately queue has a heartbeat: a dead worker does not hold its one slot until expiry',
+  async (t) => {
+    // A stately queue runs one job at a time; a worker SIGKILLed while holding it kept the slot until
+    // the job expired (the schedule manager: 300 s without any scheduled run). With heartbeats pg-boss
+    // fails or retries it within seconds of the last beat.
+    for (const queue of QUEUES.filter((queue) => queue.options?.policy === 'stately'))
+      t.ok((queue.options?.heartbeatSeconds ?? 0) >= 10, `${queue.name} has heartbeatSeconds`);
+  },
+);
