@@ -180,8 +180,23 @@ t.test('dashboard', async (t) => {
       trustLevel: '3',
     });
     t.equal(promoted.statusCode, 303);
-    t.equal((await aliceApi('GET', '/api/users/me')).json().user, null, "the change ended alice's sessions");
-    t.equal((await as(await login(alice))('GET', '/api/users/me')).json().user.trustLevel, 3);
+    // A raise keeps alice's sessions and applies at once; a lowering ends them (issue 28 §1).
+    t.equal(
+      (await aliceApi('GET', '/api/users/me')).json().user?.trustLevel,
+      3,
+      "the raise applies in alice's session, without logging her out",
+    );
+    const demoted = await browser.submit('/dashboard/users', `/dashboard/users/${alice.id}`, {
+      role: 'user',
+      trustLevel: '2',
+    });
+    t.equal(demoted.statusCode, 303);
+    t.equal(
+      (await aliceApi('GET', '/api/users/me')).json().user,
+      null,
+      "the lowering ended alice's sessions",
+    );
+    t.equal((await as(await login(alice))('GET', '/api/users/me')).json().user.trustLevel, 2);
     const selfDemotion = await browser.submit('/dashboard/users', `/dashboard/users/${admin.id}`, {
       role: 'user',
       trustLevel: '1',
