@@ -6,7 +6,7 @@ import { createReadStream, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'fast-csv';
-import { CsvParser } from '../../src/adapters/files/csv-parser.ts';
+import { CsvParser } from '@chronomap/csv';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 
 const wanted = Number(process.argv[2] ?? 200_000);

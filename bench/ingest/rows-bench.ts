@@ -4,7 +4,7 @@
 // beside it. No database: it answers what the row errors cost per pass over the file.
 // Run: node bench/ingest/rows-bench.ts [--rows N] [--rounds N]
 import { parseArgs } from 'node:util';
-import { CsvParser } from '../../src/adapters/files/csv-parser.ts';
+import { CsvParser } from '@chronomap/csv';
 import { rowShapeProblem } from '../../src/domain/ingest/rows.ts';
 
 const { values } = parseArgs({

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { permanent } from '../../domain/ingest/failures.ts';
 import type { SourceRow } from '../../domain/ingest/rows.ts';
 import type { SourceFiles } from '../../ports/ingest/source-files.ts';
-import { CsvParser, detectDelimiter } from './csv-parser.ts';
+import { CsvParser, detectDelimiter } from '@chronomap/csv';
 import { MAX_COLUMNS } from './limits.ts';
 import { workbookRows, workbookSheetNames } from './workbook-reader.ts';
 
