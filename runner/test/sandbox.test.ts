@@ -1,9 +1,9 @@
 // Real podman: what a scraper can and cannot do inside the sandbox. Cases run concurrently up
 // to the harness's concurrency limit to keep the suite short on two cores.
-import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
-import t, { type Test } from 'tap';
-import { csvOf, csvRecords, makeHarness, py } from './support/harness.ts';
+import t from 'tap';
+import { concurrentScenarios, csvOf, csvRecords, makeHarness, py } from './support/harness.ts';
+import { hostNetwork } from './support/host-network.ts';
 import { WAN_ADDRESS, startWanHost } from './support/wan-host.ts';
 
 const h = makeHarness({
@@ -13,59 +13,8 @@ const h = makeHarness({
 });
 t.teardown(() => h.close());
 
-// A stand-in for the host's services listening on every address, IPv4 and IPv6 (as PostgreSQL,
-// the main application or the runner API would on a real host).
-const hostService = createServer((socket) => socket.end('hello from the host\n'));
-await new Promise<void>((resolve) => hostService.listen({ port: 0, host: '::', ipv6Only: false }, resolve));
-t.teardown(() => hostService.close());
-const servicePort = (hostService.address() as { port: number }).port;
-// The runner API itself, listening on every address as a deployed runner does.
-await h.app.listen({ port: 0, host: '0.0.0.0' });
-const runnerApiPort = (h.app.server.address() as { port: number }).port;
-const gateway = spawnSync(
-  'podman',
-  ['network', 'inspect', h.config.network, '--format', '{{range .Subnets}}{{.Gateway}}{{end}}'],
-  { encoding: 'utf8' },
-).stdout.trim();
-const hostAddress =
-  spawnSync('sh', ['-c', "ip -4 route get 1.1.1.1 | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p'"], {
-    encoding: 'utf8',
-  }).stdout.trim() || '127.0.0.1';
-
-/** The IPv6 link-local address of a podman network's bridge on the host, once it exists. */
-const bridgeLinkLocal = (network: string): string => {
-  const bridge = spawnSync('podman', ['network', 'inspect', network, '--format', '{{.NetworkInterface}}'], {
-    encoding: 'utf8',
-  }).stdout.trim();
-  const addr = spawnSync('ip', ['-6', '-o', 'addr', 'show', 'dev', bridge, 'scope', 'link'], {
-    encoding: 'utf8',
-  }).stdout;
-  return /inet6 (fe80:[0-9a-f:]+)\//.exec(addr)?.[1] ?? '';
-};
-const hostGlobalIpv6 = [
-  ...spawnSync('ip', ['-6', '-o', 'addr', 'show', 'scope', 'global'], { encoding: 'utf8' }).stdout.matchAll(
-    /inet6 ([0-9a-f:]+)\//g,
-  ),
-].map((m) => m[1] as string);
-// Tries each target a few times (a fresh bridge address may still be tentative; a timeout,
-// a dropped packet, is final) and reports for each "reachable" or the error: by default one
-// printed line per target.
-const ipv6Probe = (targets: string[], port: number, report = 'print(host, probe(host))') => `
-import socket, time
-def probe(host):
-    for attempt in range(8):
-        try:
-            socket.create_connection((host, ${port}), timeout=2).close()
-            return "reachable"
-        except TimeoutError as e:
-            return "TimeoutError " + str(e)
-        except OSError as e:
-            error = type(e).__name__ + " " + str(e)
-            time.sleep(0.25)
-    return error
-for host in ${JSON.stringify(targets)}:
-    ${report}
-`;
+const { servicePort, runnerApiPort, gateway, hostAddress, bridgeLinkLocal, hostGlobalIpv6, ipv6Probe } =
+  await hostNetwork(t, h);
 
 t.teardown(startWanHost());
 
@@ -106,10 +55,7 @@ t.test(
   },
 );
 
-const cases: Record<string, () => Promise<void>> = {};
-const scenario = (name: string, fn: (t: Test) => Promise<void>) => {
-  cases[name] = () => t.test(name, fn).then(() => undefined);
-};
+const { scenario, runScenarios } = concurrentScenarios(t, 4);
 
 scenario('a scraper that succeeds returns its CSV, rows and logs', async (t) => {
   const { statusCode, body } = await h.run(
@@ -538,13 +484,8 @@ scenario('status and stop of an active run', async (t) => {
   t.same(after.json(), { run_id: runId, active: false });
 });
 
-// Run the scenarios four at a time (the harness's concurrency limit).
-const queue = Object.values(cases);
-await Promise.all(
-  Array.from({ length: 4 }, async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) await next();
-  }),
-);
+// Four at a time: the harness's concurrency limit.
+await runScenarios();
 
 t.test('nothing is left behind', async (t) => {
   t.same(h.workspaces(), [], 'every workspace was removed');

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Test } from 'tap';
 import { loadConfig, type RunnerConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { RunManager } from '../../src/run-manager.ts';
@@ -84,4 +85,24 @@ export function csvRecords(result: RunResult): string[][] {
     .split('\r\n')
     .filter(Boolean)
     .map((line) => line.split(','));
+}
+
+/**
+ * Named cases that run `concurrency` at a time once `runScenarios` is called (each a subtest of
+ * `t`), so a suite of container runs fits in its time on two cores.
+ */
+export function concurrentScenarios(t: Test, concurrency: number) {
+  const queue: (() => Promise<void>)[] = [];
+  return {
+    scenario(name: string, fn: (t: Test) => Promise<void>): void {
+      queue.push(() => t.test(name, fn).then(() => undefined));
+    },
+    async runScenarios(): Promise<void> {
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          for (let next = queue.shift(); next; next = queue.shift()) await next();
+        }),
+      );
+    },
+  };
 }
