@@ -5,11 +5,18 @@
 // - with a raster tile template (MAP_TILE_URL): those tiles, country borders on top;
 // - else: sea, Natural Earth's countries and the names of towns (GeoNames), drawn with the glyphs.
 
-/** Towns are named from a zoom that grows as their population shrinks (explore.ts, PLACE_ZOOMS). */
-const PLACE_ZOOMS = [2, 3, 4, 5, 6, 7];
+/**
+ * Towns are named from a zoom that grows as their population shrinks (explore.ts, PLACE_ZOOMS). The
+ * layers go from the smallest towns up: MapLibre places the top layer's names first, so a city's
+ * name is never pushed out by a town's.
+ */
+const PLACE_ZOOMS = [7, 6, 5, 4, 3, 2];
 
-/** An absolute URL on this service: MapLibre resolves style URLs in its worker, not against the page. */
-const here = (/** @type {string} */ path) => new URL(path, window.location.href).href;
+/**
+ * An absolute URL on this service for a path of it: MapLibre resolves style URLs in its worker, not
+ * against the page. (Not `new URL`: it would escape the braces of the glyphs' `{fontstack}/{range}`.)
+ */
+const here = (/** @type {string} */ path) => `${window.location.origin}${path}`;
 
 /**
  * @param {any} settings the page's settings (explore.ts)
@@ -51,7 +58,8 @@ function defaultStyle(settings) {
         layout: {
           'text-field': ['get', 'name'],
           'text-font': [settings.font],
-          'text-size': ['interpolate', ['linear'], ['zoom'], 2, 11, 10, 14],
+          // Bigger towns in bigger letters.
+          'text-size': ['interpolate', ['linear'], ['zoom'], 2, 17 - zoom, 10, 21 - zoom],
           // The larger town wins where two names would overlap.
           'symbol-sort-key': ['get', 'rank'],
         },

