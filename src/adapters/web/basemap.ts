@@ -11,7 +11,7 @@ import { REVALIDATE, sendStaticFile, staticFile } from './static-files.ts';
 // default map's place names) are drawn with, made from a font Debian ships. Nothing the map needs
 // comes from another machine.
 
-export const BASEMAP_ARCHIVE_URL = '/basemap/basemap.pmtiles';
+const BASEMAP_ARCHIVE_URL = '/basemap/basemap.pmtiles';
 export const BASEMAP_STYLE_URL = '/basemap/style.json';
 export const GLYPHS_URL = '/basemap/glyphs/{fontstack}/{range}.pbf';
 
@@ -93,7 +93,7 @@ type StyleLayer = { id: string; layout?: Record<string, unknown>; paint?: Record
  * road shields, one-way arrows) come from a sprite sheet that no npm package ships, so the layers
  * drawn only as icons are left out and the others keep their text (docs/explore.md).
  */
-export function basemapStyle(): Record<string, unknown> {
+function basemapStyle(): Record<string, unknown> {
   const flavor = { ...namedFlavor('light'), regular: FONTS.regular, bold: FONTS.bold, italic: FONTS.regular };
   const drawn: StyleLayer[] = [];
   for (const layer of layers('protomaps', flavor, { lang: 'en' }) as StyleLayer[]) {
@@ -129,7 +129,7 @@ function faceOf(fontstack: string): keyof typeof FONT_FILES {
   return /bold|medium|semibold|black|heavy/i.test(fontstack) ? 'bold' : 'regular';
 }
 
-export type BasemapOptions = { archive: BasemapArchive | undefined };
+type BasemapOptions = { archive: BasemapArchive | undefined };
 
 export async function basemapRoutes(app: FastifyInstance, options: BasemapOptions): Promise<void> {
   const { archive } = options;
