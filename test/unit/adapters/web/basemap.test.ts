@@ -183,3 +183,15 @@ t.test('glyphs: SDF bitmaps for a range of 256 code points; anything else 404', 
   // Fastify refuses a parameter past 100 characters itself (414).
   t.equal((await app.inject({ url: `/basemap/glyphs/${'x'.repeat(300)}/0-255.pbf` })).statusCode, 414);
 });
+
+t.test('any font stack and range in the glyph URL gets an answer below 500', async (t) => {
+  const app = await basemapApp(t);
+  await fc.assert(
+    fc.asyncProperty(fc.string({ maxLength: 60 }), fc.string({ maxLength: 20 }), async (fontstack, range) => {
+      const url = `/basemap/glyphs/${encodeURIComponent(fontstack)}/${encodeURIComponent(range)}`;
+      const response = await app.inject({ url });
+      if (response.statusCode >= 500) throw new Error(`${url}: ${response.statusCode}`);
+    }),
+    { seed: 29, numRuns: 300 },
+  );
+});
