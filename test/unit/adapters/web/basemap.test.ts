@@ -9,7 +9,9 @@ import { FetchSource, PMTiles } from 'pmtiles';
 import t, { type Test } from 'tap';
 import { basemapArchive } from '../../../../src/adapters/files/basemap-archive.ts';
 import { writePmtiles } from '../../../../src/adapters/files/pmtiles-writer.ts';
+import { projectRoot } from '../../../../src/adapters/config/environment.ts';
 import { basemapRoutes, parseByteRange } from '../../../../src/adapters/web/basemap.ts';
+import { exploreRoutes } from '../../../../src/adapters/web/explore.ts';
 
 // The basemap's routes without a database: the archive answered in byte ranges (read back over
 // HTTP by the pmtiles package's FetchSource, as the browser reads it), hostile Range headers, the
@@ -194,4 +196,34 @@ t.test('any font stack and range in the glyph URL gets an answer below 500', asy
     }),
     { seed: 29, numRuns: 300 },
   );
+});
+
+t.test('the Explore page loads the pmtiles reader and the basemap style only with an archive', async (t) => {
+  for (const archive of [archiveFile(t), undefined]) {
+    const app = Fastify();
+    t.teardown(() => app.close());
+    await exploreRoutes(app, { root: projectRoot, version: '1', index: {}, basemapArchive: archive });
+    const page = (await app.inject({ url: '/' })).body;
+    const reader = /<script src="(\/assets\/pmtiles-[\d.]+\/pmtiles\.js)"><\/script>/.exec(page);
+    if (archive) {
+      t.ok(reader, 'the reader, as a classic script before the page module');
+      t.match(page, /"basemap":"\/basemap\/style\.json"/);
+      const script = await app.inject({ url: reader![1]!, headers: { 'accept-encoding': 'identity' } });
+      t.match(script.body, /^"use strict";var pmtiles=/, "pmtiles' browser build");
+    } else {
+      t.notOk(reader, 'no reader without an archive');
+      t.match(page, /"basemap":null/);
+    }
+  }
+  const app = Fastify();
+  t.teardown(() => app.close());
+  await exploreRoutes(app, { root: projectRoot, version: '1', index: {} });
+  const places = (
+    await app.inject({ url: '/explore/places.geojson', headers: { 'accept-encoding': 'identity' } })
+  ).json();
+  const berlin = places.features.find(
+    (f: { properties: { name: string } }) => f.properties.name === 'Berlin',
+  );
+  t.same(berlin?.properties.zoom, 3, 'Berlin (3.4 million) is named from zoom 3');
+  t.ok(places.features.length > 15_000, `${places.features.length} towns of 15,000 or more`);
 });
