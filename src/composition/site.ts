@@ -66,6 +66,7 @@ export function composeSite(
           root: projectRoot,
           tileUrl: config.mapTileUrl,
           tileAttribution: config.mapTileAttribution,
+          basemapArchive: config.mapBasemapPmtiles,
         },
       }),
   };

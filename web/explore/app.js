@@ -6,6 +6,7 @@ import { getJson, isAbort, query, Requests } from './api.js';
 import { element, eventName, formatCount, formatDateTime, locatedByText, shortCount } from './format.js';
 import { apiBounds, apiZoom, readState, writeState } from './state.js';
 import { Timeline } from './timeline.js';
+import { baseStyle } from './basemap.js';
 import { drawnTiles, hideTiles, showTiles, TILE_LAYERS, TILE_SOURCE, tileZoom } from './tiles.js';
 
 const PAGE_SIZE = 20;
@@ -46,40 +47,13 @@ function busy(/** @type {string} */ kind, /** @type {boolean} */ on) {
 
 // ---- the map -------------------------------------------------------------------------------------
 
-/** @returns {any} a MapLibre style that needs no tile server: sea, land and country borders. */
-function baseStyle() {
-  /** @type {Record<string, any>} */
-  const sources = {
-    countries: { type: 'geojson', data: settings.countries, attribution: 'Natural Earth' },
-  };
-  /** @type {any[]} */
-  const layers = [{ id: 'sea', type: 'background', paint: { 'background-color': '#cfdfec' } }];
-  if (settings.tileUrl) {
-    sources.tiles = {
-      type: 'raster',
-      tiles: [settings.tileUrl],
-      tileSize: 256,
-      ...(settings.tileAttribution ? { attribution: settings.tileAttribution } : {}),
-    };
-    layers.push({ id: 'tiles', type: 'raster', source: 'tiles' });
-  } else {
-    layers.push({ id: 'land', type: 'fill', source: 'countries', paint: { 'fill-color': '#f6f3ea' } });
-  }
-  layers.push({
-    id: 'borders',
-    type: 'line',
-    source: 'countries',
-    paint: { 'line-color': '#8d877c', 'line-width': ['interpolate', ['linear'], ['zoom'], 1, 0.4, 6, 1.2] },
-  });
-  return { version: 8, sources, layers };
-}
-
+const base = await baseStyle(settings, maplibregl);
 /** @type {any} */
 let map = null;
 try {
   map = new maplibregl.Map({
     container: 'map',
-    style: baseStyle(),
+    style: base.style,
     center: [state.lng, state.lat],
     zoom: state.zoom,
     maxZoom: 18,
@@ -97,6 +71,7 @@ try {
 } catch (error) {
   showMapError(`The map cannot be drawn in this browser (${/** @type {Error} */ (error).message}).`);
 }
+if (base.problem) showMapError(base.problem);
 
 /** @param {string} message */
 function showMapError(message) {

@@ -3,6 +3,7 @@ import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'no
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkPmtilesArchive } from '../files/basemap-archive.ts';
 import { type BudgetConfig, loadBudgetConfig } from './budget-config.ts';
 import { type IngestConfig, loadIngestConfig } from './ingest-config.ts';
 
@@ -51,6 +52,8 @@ export type Config = {
   mapTileUrl: string | undefined;
   /** Explore page: the attribution the tiles' licence asks for. */
   mapTileAttribution: string | undefined;
+  /** Explore page: a PMTiles archive in the Protomaps basemap schema, served and drawn offline. */
+  mapBasemapPmtiles: string | undefined;
   /** HTTP processes of `chronomap start` / `chronomap api`, sharing one port (node:cluster). */
   apiProcesses: number;
   /** Bytes of verified /api/v1/events answers each HTTP process keeps (READ_CACHE_MB; 0: none). */
@@ -134,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl: read('PUBLIC_BASE_URL', publicBaseUrl, undefined),
     mapTileUrl: read('MAP_TILE_URL', tileUrlTemplate, undefined),
     mapTileAttribution: read('MAP_TILE_ATTRIBUTION', nonEmpty, undefined),
+    mapBasemapPmtiles: read('MAP_BASEMAP_PMTILES', checkPmtilesArchive, undefined),
     apiProcesses: read('API_PROCESSES', integerBetween(1, 64), defaultApiProcesses(nodeEnv)),
     readCacheBytes: read('READ_CACHE_MB', integerBetween(0, 65536), 32) * 1024 * 1024,
     metricsBind: read('METRICS_BIND', hostAndPort, undefined),
@@ -145,6 +149,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (!problems.some((p) => p.variable === variable)) {
       problems.push({ variable, problem: requiredBecause(variable) });
     }
+  }
+  if (config.mapTileUrl && config.mapBasemapPmtiles) {
+    problems.push({ variable: 'MAP_BASEMAP_PMTILES', problem: 'set it or MAP_TILE_URL, not both' });
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

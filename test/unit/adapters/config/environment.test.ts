@@ -1,6 +1,9 @@
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os, { availableParallelism } from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { ConfigError, loadConfig, missingVariables } from '../../../../src/adapters/config/environment.ts';
+import { writePmtiles } from '../../../../src/adapters/files/pmtiles-writer.ts';
 
 t.test('defaults need no variables at all', async (t) => {
   const config = loadConfig({});
@@ -135,6 +138,47 @@ t.test(
     t.throws(
       () => loadConfig({ GEOCODER_FALLBACK: 'google' }),
       /GEOCODER_FALLBACK: must be one of off, nominatim, photon/,
+    );
+  },
+);
+
+t.test(
+  'MAP_BASEMAP_PMTILES is a PMTiles v3 archive of vector tiles, not set with MAP_TILE_URL',
+  async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'basemap-config-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const archive = path.join(dir, 'region.pmtiles');
+    writeFileSync(
+      archive,
+      writePmtiles([{ z: 0, x: 0, y: 0, data: new Uint8Array([1]) }], {
+        tileType: 'mvt',
+        tileCompression: 'none',
+      }),
+    );
+    t.equal(loadConfig({ MAP_BASEMAP_PMTILES: archive }).mapBasemapPmtiles, archive);
+    t.throws(
+      () => loadConfig({ MAP_BASEMAP_PMTILES: path.join(dir, 'missing.pmtiles') }),
+      /MAP_BASEMAP_PMTILES: cannot read .*ENOENT/,
+    );
+    const png = path.join(dir, 'raster.pmtiles');
+    writeFileSync(
+      png,
+      writePmtiles([{ z: 0, x: 0, y: 0, data: new Uint8Array([1]) }], {
+        tileType: 'png',
+        tileCompression: 'none',
+      }),
+    );
+    t.throws(() => loadConfig({ MAP_BASEMAP_PMTILES: png }), /must hold vector tiles/);
+    const other = path.join(dir, 'other.pmtiles');
+    writeFileSync(other, 'not an archive at all');
+    t.throws(() => loadConfig({ MAP_BASEMAP_PMTILES: other }), /is not a PMTiles archive/);
+    t.throws(
+      () =>
+        loadConfig({
+          MAP_BASEMAP_PMTILES: archive,
+          MAP_TILE_URL: 'https://tiles.example.org/{z}/{x}/{y}.png',
+        }),
+      /MAP_BASEMAP_PMTILES: set it or MAP_TILE_URL, not both/,
     );
   },
 );
