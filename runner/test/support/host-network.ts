@@ -47,20 +47,20 @@ export async function hostNetwork(t: Test, h: Harness) {
   // a dropped packet, is final) and reports for each "reachable" or the error: by default one
   // printed line per target.
   const ipv6Probe = (targets: string[], port: number, report = 'print(host, probe(host))') => `
-  import socket, time
-  def probe(host):
-      for attempt in range(8):
-          try:
-              socket.create_connection((host, ${port}), timeout=2).close()
-              return "reachable"
-          except TimeoutError as e:
-              return "TimeoutError " + str(e)
-          except OSError as e:
-              error = type(e).__name__ + " " + str(e)
-              time.sleep(0.25)
-      return error
-  for host in ${JSON.stringify(targets)}:
-      ${report}
-  `;
+import socket, time
+def probe(host):
+    for attempt in range(8):
+        try:
+            socket.create_connection((host, ${port}), timeout=2).close()
+            return "reachable"
+        except TimeoutError as e:
+            return "TimeoutError " + str(e)
+        except OSError as e:
+            error = type(e).__name__ + " " + str(e)
+            time.sleep(0.25)
+    return error
+for host in ${JSON.stringify(targets)}:
+    ${report}
+`;
   return { servicePort, runnerApiPort, gateway, hostAddress, bridgeLinkLocal, hostGlobalIpv6, ipv6Probe };
 }
