@@ -8,7 +8,7 @@ import { DEFAULT_JOB_CONFIG } from '../../../../src/domain/ingest/settings.ts';
 import type { TaskStage } from '../../../../src/domain/ingest/stages.ts';
 import type { StoredStage } from '../../../../src/ports/ingest/ingest-job-store.ts';
 import type { IngestFile, IngestJob } from '../../../../src/domain/ingest/imports.ts';
-import type { SourceFiles } from '../../../../src/ports/ingest/source-files.ts';
+import { memorySourceFiles } from '../../../fakes/ingest/source-files.ts';
 
 // The forward data flow of the ingestion stages: what the analyze-duplicates pass learns (the
 // schema of the first rows, every row's check) is its stored output, and detect-schema and
@@ -24,18 +24,10 @@ const ROWS: SourceRow[] = [
   ['6', '2026-01-06T00:00:00Z', '60.2', '24.9', 'f'],
 ];
 
+/** The file as the shared fake holds it; `passes()` counts the reads of its rows. */
 function files() {
-  const reads = { count: 0 };
-  const source: SourceFiles = {
-    async *rows() {
-      reads.count += 1;
-      yield* ROWS;
-    },
-    async sheets() {
-      return [null];
-    },
-  };
-  return { source, reads };
+  const source = memorySourceFiles({ 'a.csv': [{ name: null, rows: ROWS }] });
+  return { source, passes: () => source.reads('a.csv') };
 }
 
 const store = {
@@ -70,11 +62,11 @@ function completed(ctx: StageContext, stage: TaskStage, output: unknown) {
 t.test(
   'analyze-duplicates passes on the schema and the row checks; the next stages read no file',
   async (t) => {
-    const { source, reads } = files();
+    const { source, passes } = files();
     const deps = { files: source, store };
     const ctx = context();
     const analyzed = await analyzeDuplicates(deps, ctx);
-    t.equal(reads.count, 1, 'one pass over the file');
+    t.equal(passes(), 1, 'one pass over the file');
     t.match(analyzed.output, {
       rowsTotal: 6,
       detected: { header: ROWS[0], sampleRows: 6, schema: { mapping: { timestamp: 'time', id: 'id' } } },
@@ -88,7 +80,7 @@ t.test(
 
     const validated = await validateSchema(deps, ctx);
     t.match(validated.output, { validRows: 5, invalidRows: 1, rowErrors: [{ row: 2 }] });
-    t.equal(reads.count, 1, 'neither detect-schema nor validate-schema read the file again');
+    t.equal(passes(), 1, 'neither detect-schema nor validate-schema read the file again');
   },
 );
 
@@ -97,7 +89,7 @@ t.test('an analyze output stored without them: the stages read the file and find
   const analyzed = await analyzeDuplicates({ files: first.source, store }, context());
   const { detected: _detected, validation: _validation, ...stored } = analyzed.output;
 
-  const { source, reads } = files();
+  const { source, passes } = files();
   const deps = { files: source, store };
   const ctx = context();
   completed(ctx, 'analyze-duplicates', stored);
@@ -110,5 +102,5 @@ t.test('an analyze output stored without them: the stages read the file and find
     invalidRows: analyzed.output.validation?.invalidRows,
     rowErrors: analyzed.output.validation?.rowErrors,
   });
-  t.equal(reads.count, 2, 'the sample once, every row once');
+  t.equal(passes(), 2, 'the sample once, every row once');
 });

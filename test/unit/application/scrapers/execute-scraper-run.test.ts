@@ -1,121 +1,49 @@
 import t from 'tap';
 import { executeScraperRun } from '../../../../src/application/scrapers/execute-scraper-run.ts';
-import type { RunStatus } from '../../../../src/domain/scrapers/runs.ts';
-import type { RunOutcome, Scraper, ScraperRun } from '../../../../src/domain/scrapers/scrapers.ts';
+import type { Scraper } from '../../../../src/domain/scrapers/scrapers.ts';
 import type { IngestFileCreator } from '../../../../src/ports/ingest/ingest-file-creator.ts';
 import { type RunnerClient } from '../../../../src/ports/scrapers/runner-client.ts';
 import { RunnerError } from '../../../../src/domain/scrapers/runner-failures.ts';
-import { fakeQuotas } from '../../../helpers/quotas.ts';
+import { outcome } from '../../../contracts/scrapers/scraper-store-harness.ts';
+import { OWNER, ownedScraper, scraperUseCaseDeps } from './scraper-use-case-fakes.ts';
 
-// The execution use case with hand-written fakes: the paths a real runner cannot be made to take
-// on demand (an answer that never comes, so the main application stops the run itself).
+// The execution use case on the shared in-memory stores, with hand-written runners: the paths a real
+// runner cannot be made to take on demand (an answer that never comes, so the main application
+// stops the run itself).
 
-const scraper: Scraper = {
-  id: 1,
-  repoId: 1,
-  name: 'S',
-  slug: 's',
-  runtime: 'python',
-  entrypoint: 'main.py',
-  outputFile: 'data.csv',
-  schedule: null,
-  scheduleSince: '2026-01-01T00:00:00.000Z',
-  enabled: true,
-  envVars: { A: '1' },
-  timeoutSecs: 10,
-  memoryMb: 64,
-  targetDatasetId: null,
-  autoImport: false,
-  reviewDuplicates: 'first-run',
-  webhookEnabled: false,
-  statistics: {
-    totalRuns: 0,
-    successRuns: 0,
-    failedRuns: 0,
-    lastRunAt: null,
-    lastRunStatus: null,
-    lastRunDurationMs: null,
-  },
-};
+type Settings = Partial<Pick<Scraper, 'targetDatasetId' | 'autoImport' | 'reviewDuplicates'>>;
 
-function fakes(runner: RunnerClient, options: { scraper?: Scraper; importedBefore?: boolean } = {}) {
-  const run: ScraperRun = {
-    id: 9,
-    runId: '00000000-0000-4000-8000-000000000009',
-    scraperId: 1,
-    status: 'queued',
-    triggeredBy: 'manual',
-    triggeredByUser: 5,
-    scheduledFor: null,
-    queuedAt: '2026-01-01T00:00:00.000Z',
-    startedAt: null,
-    finishedAt: null,
-    durationMs: null,
-    exitCode: null,
-    stdout: null,
-    stderr: null,
-    error: null,
-    errorCode: null,
-    outputRows: null,
-    outputBytes: null,
-    resultFile: null,
-    ingestFileId: null,
+/** A queued manual run of OWNER's scraper; `importedInto` lists datasets an earlier run's import completed in. */
+async function fakes(runner: RunnerClient, options: { settings?: Settings; importedInto?: number[] } = {}) {
+  const base = scraperUseCaseDeps();
+  const { scraper } = await ownedScraper(base, { timeoutSecs: 10, memoryMb: 64 });
+  await base.scrapers.update(scraper.id, { envVars: { A: '1' }, ...options.settings });
+  const queue = async () => {
+    const queued = await base.runs.createQueued({
+      scraperId: scraper.id,
+      runId: base.runIds.next(),
+      triggeredBy: 'manual',
+      triggeredByUser: OWNER.id,
+      scheduledFor: null,
+    });
+    if (!queued) throw new Error('a manual run is always queued');
+    return queued;
   };
-  const outcomes: RunOutcome[] = [];
-  const asked: { scraperId: number; datasetId: number }[] = [];
+  for (const datasetId of options.importedInto ?? []) {
+    const earlier = await queue();
+    await base.runs.start(earlier.id);
+    await base.runs.finish(earlier.id, 'running', outcome('success'));
+    await base.runs.recordImport(earlier.id, { ingestFileId: base.addImport(datasetId, true) });
+  }
+  const run = await queue();
   const imports: Parameters<IngestFileCreator['createFromCsv']>[0][] = [];
-  const deps = {
-    runs: {
-      get: async () => ({ ...run }),
-      start: async () => {
-        if (run.status !== 'queued') return false;
-        run.status = 'running';
-        return true;
-      },
-      finish: async (_id: number, from: RunStatus, outcome: RunOutcome) => {
-        if (run.status !== from) return false;
-        run.status = outcome.status;
-        outcomes.push(outcome);
-        return true;
-      },
-      createQueued: async () => null,
-      recordImport: async () => {},
-      hasCompletedImport: async (scraperId: number, datasetId: number) => {
-        asked.push({ scraperId, datasetId });
-        return options.importedBefore ?? false;
-      },
-      listRunning: async () => [],
+  const ingest: IngestFileCreator = {
+    createFromCsv: async (input) => {
+      imports.push(input);
+      return { id: 1 };
     },
-    scrapers: { get: async () => options.scraper ?? scraper } as never,
-    repos: {
-      get: async () => ({
-        id: 1,
-        name: 'r',
-        slug: 'r',
-        sourceType: 'upload' as const,
-        gitUrl: null,
-        gitBranch: null,
-        code: { 'main.py': 'print(1)' },
-        catalogId: null,
-        createdBy: 5,
-        syncStatus: 'synced' as const,
-        lastSyncAt: null,
-        lastSyncError: null,
-      }),
-    } as never,
-    runner,
-    flags: { isEnabled: async () => true },
-    quotas: fakeQuotas(),
-    actors: { find: async () => ({ id: 5, role: 'user' as const, trustLevel: 3 }) },
-    ingest: {
-      createFromCsv: async (input: Parameters<IngestFileCreator['createFromCsv']>[0]) => {
-        imports.push(input);
-        return { id: 1 };
-      },
-    },
-    clock: { now: () => new Date('2026-01-01T00:00:00Z') },
   };
-  return { deps, run, outcomes, asked, imports };
+  return { deps: { ...base, runner, ingest }, run, imports };
 }
 
 t.test(
@@ -134,14 +62,14 @@ t.test(
       },
       status: async () => ({ active: true }),
     };
-    const { deps, run, outcomes } = fakes(runner);
+    const { deps, run } = await fakes(runner);
     t.same(await executeScraperRun(deps, run.id), {
       outcome: 'finished',
       status: 'timeout',
       imported: false,
     });
     t.same(stopped, [run.runId]);
-    t.match(outcomes, [{ status: 'timeout', errorCode: 'OVERRUN' }]);
+    t.match(await deps.runs.get(run.id), { status: 'timeout', errorCode: 'OVERRUN' });
     t.match(requests, [
       {
         runId: run.runId,
@@ -165,9 +93,9 @@ t.test('an unexpected error still ends the run, and is rethrown for the job log'
     stop: async () => 'not_found',
     status: async () => ({ active: false }),
   };
-  const { deps, run, outcomes } = fakes(runner);
+  const { deps, run } = await fakes(runner);
   await t.rejects(executeScraperRun(deps, run.id), TypeError);
-  t.match(outcomes, [{ status: 'failed', errorCode: 'INTERNAL' }]);
+  t.match(await deps.runs.get(run.id), { status: 'failed', errorCode: 'INTERNAL' });
 });
 
 t.test(
@@ -185,26 +113,26 @@ t.test(
       stop: async () => 'not_found',
       status: async () => ({ active: false }),
     };
-    const importing = (reviewDuplicates: Scraper['reviewDuplicates']): Scraper => ({
-      ...scraper,
+    const importing = (reviewDuplicates: Scraper['reviewDuplicates']): Settings => ({
       autoImport: true,
       targetDatasetId: 4,
       reviewDuplicates,
     });
-    const cases: [Scraper['reviewDuplicates'], boolean, string][] = [
-      ['first-run', false, 'all'],
-      ['first-run', true, 'internal'],
-      ['always', true, 'all'],
-      ['never', false, 'none'],
+    // Datasets an earlier run of the scraper imported into (completed) before this run.
+    const cases: [Scraper['reviewDuplicates'], number[], string][] = [
+      ['first-run', [], 'all'],
+      ['first-run', [7], 'all'],
+      ['first-run', [4], 'internal'],
+      ['always', [4], 'all'],
+      ['never', [], 'none'],
     ];
-    for (const [setting, importedBefore, expected] of cases) {
-      const { deps, run, asked, imports } = fakes(runner, { scraper: importing(setting), importedBefore });
+    for (const [setting, importedInto, expected] of cases) {
+      const { deps, run, imports } = await fakes(runner, { settings: importing(setting), importedInto });
       t.match(await executeScraperRun(deps, run.id), { outcome: 'finished', imported: true });
-      t.same(asked, [{ scraperId: 1, datasetId: 4 }], 'asks about the scraper and its target dataset');
       t.match(
         imports,
         [{ datasetId: 4, duplicateReview: expected }],
-        `${setting}, imported before: ${importedBefore}`,
+        `${setting}, imported before into: ${importedInto.join(', ') || 'none'}`,
       );
     }
   },
