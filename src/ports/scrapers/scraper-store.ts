@@ -5,7 +5,7 @@ export type ReconcileResult = {
   created: string[];
   updated: string[];
   deleted: string[];
-  /** Scrapers gone from the manifest but running now: disabled, deleted by a later sync. */
+  /** Scrapers gone from the manifest but running now: their schedule cleared (never scheduled again), deleted by a later sync. */
   keptWhileRunning: string[];
 };
 
