@@ -42,7 +42,18 @@ export async function scraperCollectionsSetup(t: Test) {
         select count(*)::int as n from pgboss.job
         where name = 'scraper-repo-sync-job' and (data->>'repoId')::bigint = ${repoId} and state = 'created'`),
     );
+  /** The level-3 owner's repo of two scrapers (events, venues) that both files work with. */
+  const createEventsRepo = async () => {
+    const created = await trustedApi(
+      'POST',
+      '/api/scraper-repos',
+      uploadRepo('events', pythonRepo('print(1)', TWO_SCRAPERS)),
+    );
+    t.equal(created.statusCode, 201, created.body);
+    return { created, repoId: created.json().doc.id as number };
+  };
   return {
+    createEventsRepo,
     app,
     db,
     scrapers,

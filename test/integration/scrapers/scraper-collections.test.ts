@@ -3,24 +3,18 @@ import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import { syncScraperRepo } from '../../../src/application/scrapers/sync-scraper-repo.ts';
-import { completedScraperImport, pythonRepo } from './scraper-fixtures.ts';
-import { scraperCollectionsSetup, TWO_SCRAPERS } from './scraper-collections-fixtures.ts';
+import { completedScraperImport } from './scraper-fixtures.ts';
+import { scraperCollectionsSetup } from './scraper-collections-fixtures.ts';
 
 // The scrapers and scraper-runs collections over HTTP, on a real database: the owner, another
 // user and admins, the user-set fields, webhook tokens, runs, cancel and import outcomes. Repos:
 // scraper-repo-collections.test.ts.
 
 t.test('scrapers and scraper runs API', async (t) => {
-  const { db, scrapers, adminApi, trusted, trustedApi, powerApi, anonymous, uploadRepo } =
+  const { db, scrapers, adminApi, trusted, trustedApi, powerApi, anonymous, uploadRepo, createEventsRepo } =
     await scraperCollectionsSetup(t);
   t.equal((await adminApi('PATCH', '/api/feature-flags', { enableScrapers: true })).statusCode, 200);
-  const created = await trustedApi(
-    'POST',
-    '/api/scraper-repos',
-    uploadRepo('events', pythonRepo('print(1)', TWO_SCRAPERS)),
-  );
-  t.equal(created.statusCode, 201, created.body);
-  const repoId = created.json().doc.id as number;
+  const { repoId } = await createEventsRepo();
 
   // The owner is at the level-3 quota of three repos (the last test frees a place), and has a
   // catalog of their own for scraped events.

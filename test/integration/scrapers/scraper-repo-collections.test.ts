@@ -24,6 +24,7 @@ t.test('scraper repos API', async (t) => {
     anonymous,
     uploadRepo,
     syncJobs,
+    createEventsRepo,
   } = await scraperCollectionsSetup(t);
   await t.test('creating is denied while enableScrapers is off', async (t) => {
     const response = await trustedApi('POST', '/api/scraper-repos', uploadRepo('early'));
@@ -53,13 +54,7 @@ t.test('scraper repos API', async (t) => {
     t.equal((await regularApi('POST', '/api/scraper-runs/1/cancel')).statusCode, 403);
   });
 
-  const created = await trustedApi(
-    'POST',
-    '/api/scraper-repos',
-    uploadRepo('events', pythonRepo('print(1)', TWO_SCRAPERS)),
-  );
-  t.equal(created.statusCode, 201, created.body);
-  const repoId = created.json().doc.id as number;
+  const { created, repoId } = await createEventsRepo();
 
   await t.test(
     'a created repo: the owner, pending sync, one sync queued, code on the document only',
