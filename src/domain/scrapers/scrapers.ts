@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.ts';
+import { FORBIDDEN_KEYS } from '../forbidden-keys.ts';
 import type { ReviewDuplicates } from '../ingest/review.ts';
 import type { ManifestScraper } from './manifest.ts';
 import type { RunStatistics, RunStatus, TriggeredBy } from './runs.ts';
@@ -74,7 +75,7 @@ export function parseEnvVars(value: unknown): Record<string, string> {
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length > ENV_VARS.maxCount) fail(`a scraper may have at most ${ENV_VARS.maxCount} envVars`);
   for (const [name, content] of entries) {
-    if (!ENV_NAME.test(name))
+    if (!ENV_NAME.test(name) || FORBIDDEN_KEYS.has(name))
       fail(`env var name "${name.slice(0, 40)}" must be letters, digits and _, not starting with a digit`);
     if (typeof content !== 'string' || content.length > ENV_VARS.maxValueLength)
       fail(`the value of ${name} must be text of at most ${ENV_VARS.maxValueLength} characters`);

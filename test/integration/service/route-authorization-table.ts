@@ -57,6 +57,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /account/assets/scheduled-import-preview.js': publicRead(
     '/account/assets/scheduled-import-preview.js',
   ),
+  'GET /account/assets/scraper-watch.js': publicRead('/account/assets/scraper-watch.js'),
   'GET /explore/api.js': publicRead('/explore/api.js'),
   'GET /explore/app.js': publicRead('/explore/app.js'),
   'GET /explore/countries.geojson': publicRead('/explore/countries.geojson'),

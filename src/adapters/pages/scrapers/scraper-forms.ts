@@ -11,7 +11,7 @@ import type { Form } from '../csrf.ts';
 // may hold, is the use cases' to decide (validateCodeMap, checkCodeSize): here only what the
 // transport needs, text that is UTF-8, and a bound on what is held in memory.
 
-export type PostedForm = { form: Form; files: Record<string, string> };
+export type PostedForm = { form: Form; files: Record<string, string>; problem?: ValidationError };
 
 /** Registers the multipart parser for the scraper pages only (encapsulated in their plugin). */
 export async function acceptFileForms(app: FastifyInstance): Promise<void> {
@@ -29,44 +29,47 @@ export async function acceptFileForms(app: FastifyInstance): Promise<void> {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-function tooMuchCode(): never {
-  throw new ValidationError(`the files may be at most ${CODE_LIMITS.maxTotalBytes} bytes in all`, {
-    field: 'code',
-    code: 'CODE_TOO_LARGE',
-  });
-}
-
-/** The posted fields and files of a urlencoded or multipart form (files: name -> UTF-8 text). */
+/**
+ * The posted fields and files of a urlencoded or multipart form (files: name -> UTF-8 text). A file
+ * that cannot be kept is a `problem`, raised by the caller once the form's CSRF token is verified:
+ * the rest of the body is still read (and dropped), so that the token, wherever it is, is seen.
+ */
 export async function postedForm(request: FastifyRequest): Promise<PostedForm> {
   if (!request.isMultipart()) return { form: (request.body ?? {}) as Form, files: {} };
   const form: Form = Object.create(null) as Form;
   const files: Record<string, string> = Object.create(null) as Record<string, string>;
   let total = 0;
+  let problem: ValidationError | undefined;
   for await (const part of request.parts()) {
     if (part.type === 'field') {
       if (typeof part.value === 'string') form[part.fieldname] = part.value;
+      continue;
+    }
+    if (problem) {
+      for await (const _chunk of part.file) void _chunk;
       continue;
     }
     const bytes = await part.toBuffer();
     // A file input left empty still sends a part, without a name.
     if (part.filename === '' && bytes.length === 0) continue;
     total += bytes.length;
-    if (total > CODE_LIMITS.maxTotalBytes) tooMuchCode();
-    let text: string;
+    if (total > CODE_LIMITS.maxTotalBytes) {
+      problem = new ValidationError(`the files may be at most ${CODE_LIMITS.maxTotalBytes} bytes in all`, {
+        field: 'code',
+        code: 'CODE_TOO_LARGE',
+      });
+      continue;
+    }
     try {
-      text = UTF8.decode(bytes);
+      files[part.filename] = UTF8.decode(bytes);
     } catch {
-      throw new ValidationError(
+      problem = new ValidationError(
         `${part.filename.slice(0, 80)} is not UTF-8 text: only text files belong in a repo`,
-        {
-          field: 'code',
-          code: 'NOT_TEXT',
-        },
+        { field: 'code', code: 'NOT_TEXT' },
       );
     }
-    files[part.filename] = text;
   }
-  return { form: { ...form }, files: { ...files } };
+  return { form: { ...form }, files: { ...files }, ...(problem ? { problem } : {}) };
 }
 
 /** A slug from a name when the form leaves it empty: the domain still checks what comes out. */

@@ -20,6 +20,8 @@ a.button.secondary { background:#fff; color:var(--accent); border:1px solid var(
 textarea.code { font:13px/1.45 ui-monospace, "DejaVu Sans Mono", Menlo, monospace; min-height:22rem; white-space:pre; tab-size:4; }
 ul.problems { margin:.5rem 0; padding-left:1.25rem; color:var(--err); }
 ul.problems li { font-family:ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size:.92em; }
+.files { width:auto; min-width:60%; }
+label .muted { font-weight:400; }
 .files td:first-child { font-family:ui-monospace, "DejaVu Sans Mono", Menlo, monospace; }
 tr.open td { background:#eef4fd; }
 dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:.35rem 1.25rem; margin:0; }
@@ -165,7 +167,7 @@ function scraperRows(
 export function source(repo: Doc): Html {
   return repo.sourceType === 'git'
     ? html`git <code>${String(repo.gitUrl)}</code> branch <code>${String(repo.gitBranch)}</code>`
-    : html`upload, ${String(repo.fileCount ?? 0)} files`;
+    : html`upload, ${String(repo.fileCount ?? Object.keys(repo.code ?? {}).length)} files`;
 }
 
 export function accountScrapersView(

@@ -136,8 +136,10 @@ function scrapersCard(token: string, repo: Doc, scrapers: Doc[]): Html {
                       <code>${String(scraper.entrypoint)}</code>
                     </td>
                     <td class="nowrap">
-                      <a href="${HOME}/scrapers/${scraper.id}">Settings</a>
-                      ${actionButton(token, `${HOME}/scrapers/${scraper.id}/run`, 'Run now', { back })}
+                      <div class="actions">
+                        <a href="${HOME}/scrapers/${scraper.id}">Settings</a>
+                        ${actionButton(token, `${HOME}/scrapers/${scraper.id}/run`, 'Run now', { back })}
+                      </div>
                     </td>
                   </tr>`,
               )}

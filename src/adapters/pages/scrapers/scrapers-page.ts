@@ -25,7 +25,8 @@ import { CsrfError } from '../csrf.ts';
 import type { Html } from '../html.ts';
 import { messageView } from '../layout.ts';
 import { registerLoginPages } from '../login-pages.ts';
-import { flashFrom, redirect } from '../replies.ts';
+import type { Flash } from '../layout.ts';
+import { flashFrom } from '../replies.ts';
 import {
   acceptFileForms,
   backTo,
@@ -52,6 +53,14 @@ import { runView, scraperView } from './scraper-view.ts';
 type AccountScraperDeps = ScraperCollectionDeps & { login: LoginDeps; csrfSecret: string };
 
 const RUNS_SHOWN = 10;
+
+/** A post/redirect/get answer to a page whose address may hold a query and a fragment of its own. */
+function redirectTo(reply: FastifyReply, to: string, flash: Flash): FastifyReply {
+  const url = new URL(to, 'http://page.invalid');
+  if (flash.notice) url.searchParams.set('notice', flash.notice);
+  if (flash.error) url.searchParams.set('error', flash.error);
+  return reply.redirect(`${url.pathname}${url.search}${url.hash}`, 303);
+}
 const all = { limit: 1000 };
 
 export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = async (app, deps) => {
@@ -61,8 +70,9 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
   await acceptFileForms(app);
 
   /** The logged-in user with scraper access, or a redirect to the login (or a 403 page). */
-  const scraperUser = (request: FastifyRequest, reply: FastifyReply): User | null => {
-    const viewer = pages.user(request, reply, request.url.split('?')[0] ?? HOME);
+  const scraperUser = (request: FastifyRequest, reply: FastifyReply, next = HOME): User | null => {
+    // After the login, back to the page asked for (a form post: to the list).
+    const viewer = pages.user(request, reply, next);
     if (!viewer) return null;
     if (!hasScraperAccess(viewer)) {
       void pages.render(
@@ -93,7 +103,7 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
     build: (user: User, id: number, token: string, request: FastifyRequest) => Promise<[string, Html]>,
   ) =>
     app.get(path, hidden, async (request, reply) => {
-      const user = scraperUser(request, reply);
+      const user = scraperUser(request, reply, request.url.split('?')[0]);
       if (!user) return reply;
       const id = recordId((request.params as { id?: string }).id);
       const [title, body] = await build(user, id, csrf.token(request, reply), request);
@@ -121,17 +131,18 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
       if (!csrf.verify(request, posted.form._csrf)) throw new CsrfError();
       const id = recordId((request.params as { id?: string }).id);
       try {
+        if (posted.problem) throw posted.problem;
         const { notice, to } = await handler(user, id, posted, reply);
         // A handler that answered with a page of its own (a webhook URL shown once) is done.
         if (reply.sent) return reply;
-        return redirect(reply, to ?? back(id, posted), { notice });
+        return redirectTo(reply, to ?? back(id, posted), { notice });
       } catch (error) {
         if (
           error instanceof DomainError &&
           error.kind !== 'not_found' &&
           !(error instanceof RateLimitedError)
         )
-          return redirect(reply, back(id, posted), { error: error.message });
+          return redirectTo(reply, back(id, posted), { error: error.message });
         throw error;
       }
     });
@@ -327,7 +338,8 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
   /** The scraper's envVars with `change` applied: the API's update takes the whole map. */
   const changeEnv = async (user: User, id: number, change: (vars: Record<string, string>) => void) => {
     const scraper = await readScraperDocument(deps, 'scrapers', user, id);
-    const vars = { ...((scraper.envVars ?? {}) as Record<string, string>) };
+    // Without a prototype, a name such as __proto__ is a key like any other, for the rule to refuse.
+    const vars = Object.assign(Object.create(null) as Record<string, string>, scraper.envVars ?? {});
     change(vars);
     await updateScraperDocument(deps, user, id, { envVars: vars });
   };
