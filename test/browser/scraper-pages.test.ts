@@ -106,6 +106,9 @@ t.test('a scraper from a new repo to events on the map, in the browser', async (
   page.on('pageerror', (error) => errors.push(error.message));
   const shot = screenshots(t, page);
   const flash = () => page.textContent('.flash.ok');
+  // A page whose sync or run is still going on reloads itself when it ends (scraper-watch.js).
+  const whenShown = (selector: string) =>
+    page.waitForSelector(selector, { state: 'attached', timeout: 180_000 });
   const logIn = async (email: string) => {
     await page.fill('input[name=email]', email);
     await page.fill('input[name=password]', password);
@@ -130,7 +133,7 @@ t.test('a scraper from a new repo to events on the map, in the browser', async (
   t.match(await flash(), 'Created repo Market days; reading its scrapers.yml.');
   const repoPath = new URL(page.url()).pathname;
   t.match(repoPath, /^\/account\/scrapers\/repos\/\d+$/, "the new repo's page");
-  await reloadUntil(page, '#manifest .badge.failed');
+  await whenShown('#manifest .badge.failed');
   const problems = await page.locator('ul.problems li').allTextContents();
   t.ok(problems.length >= 2, `every problem of scrapers.yml is listed: ${problems.join(' | ')}`);
   t.match(problems.join('\n'), /scrapers\[0\]\.slug/);
@@ -149,7 +152,7 @@ t.test('a scraper from a new repo to events on the map, in the browser', async (
   await page.fill('details[open] textarea[name=content]', SLOW);
   await page.click('details[open] button:text("Add file")');
   t.match(await flash(), /^Saved slow\.py\./);
-  await reloadUntil(page, '#manifest .badge.synced');
+  await whenShown('#manifest .badge.synced');
   t.equal(await page.locator('ul.problems').count(), 0, 'no problems left');
   t.match(await page.textContent('#files'), /scrapers\.yml[\s\S]*main\.py[\s\S]*slow\.py/);
   await page.click('#files a:text-is("main.py")');
@@ -214,11 +217,7 @@ t.test('a scraper from a new repo to events on the map, in the browser', async (
   await page.click('button:text("Run now")');
   const runPath = new URL(page.url()).pathname;
   t.match(runPath, /^\/account\/scrapers\/runs\/\d+$/, "the run's page");
-  await reloadUntil(
-    page,
-    '[data-run-status=success], [data-run-status=failed], [data-run-status=timeout]',
-    180_000,
-  );
+  await whenShown('[data-run-status=success], [data-run-status=failed], [data-run-status=timeout]');
   t.equal(
     await page.getAttribute('[data-run-status]', 'data-run-status'),
     'success',
@@ -245,7 +244,7 @@ t.test('a scraper from a new repo to events on the map, in the browser', async (
   t.equal(hooked.status(), 200, 'the URL shown works');
   const hookRun = (await hooked.json()).run.id as number;
   await page.goto(`${base}/account/scrapers/runs/${hookRun}`);
-  await reloadUntil(page, '[data-run-status=success]', 180_000);
+  await whenShown('[data-run-status=success]');
   await page.goto(`${base}${scraperPath}`);
   await page.click('#webhook button:text("Turn off")');
   t.equal(await flash(), 'Webhook turned off; its URL no longer works.');
@@ -254,7 +253,7 @@ t.test('a scraper from a new repo to events on the map, in the browser', async (
   // A slow scraper, stopped from its run's page while it runs.
   await page.goto(`${base}${repoPath}`);
   await page.click('#scraper-' + (await slowScraperId()) + ' button:text("Run now")');
-  await reloadUntil(page, '[data-run-status=running]', 180_000);
+  await whenShown('[data-run-status=running]');
   t.ok(await page.isVisible('button:text("Stop run")'), 'a stop button while it runs');
   await page.click('button:text("Stop run")');
   t.equal(await flash(), 'Run stopped.');
