@@ -15,7 +15,13 @@ async function poll() {
       /** @type {Record<string, unknown>} */
       const doc = await response.json();
       if (String(doc[watchField]) !== watchValue) {
-        location.reload();
+        // The same page without the flash message of the action that led here: it is old news now.
+        const url = new URL(location.href);
+        url.searchParams.delete('notice');
+        url.searchParams.delete('error');
+        // The same address with a #fragment would only scroll: reload it instead.
+        if (url.href === location.href) location.reload();
+        else location.replace(url.href);
         return;
       }
     }

@@ -19,6 +19,7 @@ a.button.secondary { background:#fff; color:var(--accent); border:1px solid var(
 .crumbs { margin:-.5rem 0 1rem; color:var(--muted); }
 .crumbs + .actions { margin-bottom:1.25rem; }
 table.env input[type=text] { width:16rem; }
+section.card > h3:first-child { margin-top:0; }
 table.env form.inline { flex-wrap:nowrap; }
 textarea.code { font:13px/1.45 ui-monospace, "DejaVu Sans Mono", Menlo, monospace; min-height:22rem; white-space:pre; tab-size:4; }
 ul.problems { margin:.5rem 0; padding-left:1.25rem; color:var(--err); }
