@@ -158,7 +158,7 @@ t.test('/account/scrapers in Chromium without JavaScript', async (t) => {
     "the run's import outcome, with the import it made",
   );
   t.equal(
-    await concertsRow.locator('details.history table a').getAttribute('href'),
+    await concertsRow.locator('details.history table a', { hasText: 'import #' }).getAttribute('href'),
     `/account/imports#import-${importFile}`,
   );
   const output = concertsRow.locator('details.output', { hasText: `Output of run ${failedRun}` });

@@ -182,7 +182,8 @@ export function accountScrapersView(
   runs: Map<number, { shown: Doc[]; total: number }>,
   owners: Map<number, string>,
 ): Html {
-  return html`<div class="actions" style="justify-content:space-between">
+  return html`${SCRAPER_STYLE}
+    <div class="actions" style="justify-content:space-between">
       <h1>${user.role === 'admin' ? 'All scraper repos' : 'Your scrapers'}</h1>
       <a href="${HOME}/new" class="button">New repo</a>
     </div>
