@@ -102,7 +102,7 @@ module.exports = {
         path: '^src/adapters/[a-z]+/(read|ingest|scrapers|accounts|collections|site)/',
         pathNot:
           '^src/adapters/(http/accounts/account-hooks|http/ingest/(scheduled-ingest-routes|imports-api|ingest-http)|' +
-          'http/scrapers/(webhook-routes|scraper-collection-routes)|pages/scrapers/scrapers-page|' +
+          'http/scrapers/(webhook-routes|scraper-collection-routes)|' +
           'postgres/collections/collection-tables|postgres/ingest/event-batch-writer|' +
           'postgres/scrapers/scraper-run-store)\\.ts$',
       },

@@ -158,7 +158,7 @@ t.test('/account/scrapers in Chromium without JavaScript', async (t) => {
     "the run's import outcome, with the import it made",
   );
   t.equal(
-    await concertsRow.locator('details.history table a').getAttribute('href'),
+    await concertsRow.locator('details.history table a', { hasText: 'import #' }).getAttribute('href'),
     `/account/imports#import-${importFile}`,
   );
   const output = concertsRow.locator('details.output', { hasText: `Output of run ${failedRun}` });
@@ -180,6 +180,9 @@ t.test('/account/scrapers in Chromium without JavaScript', async (t) => {
   const Count = row(Type.Object({ n: Type.Number() }));
   await concertsRow.locator('button', { hasText: 'Run now' }).click();
   t.match(await page.textContent('.flash.ok'), /^Run \d+ of Concert listings queued\.$/);
+  t.match(new URL(page.url()).pathname, /^\/account\/scrapers\/runs\/\d+$/, "and the run's page is shown");
+  t.match(await page.locator('[data-run-status]').getAttribute('data-run-status'), 'queued');
+  await page.goto(`${base}/account/scrapers`);
   t.equal(
     await db.pool.oneFirst(sql.type(Count)`
       select count(*)::int as n from scraper_runs where scraper_id = ${concerts.id} and status = 'queued'`),

@@ -50,7 +50,7 @@ type AccountPages = {
 };
 
 /** A record id from the path: anything but a positive integer a bigint holds is the 404 page. */
-function recordId(raw: string | undefined): number {
+export function recordId(raw: string | undefined): number {
   if (raw === undefined) return 0;
   const id = /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(id)) throw new NotFoundError(`no record ${raw.slice(0, 20)}`);

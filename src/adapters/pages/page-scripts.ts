@@ -9,7 +9,12 @@ import { type Html, html } from './html.ts';
 // a page's Content-Security-Policy allows scripts of this origin only and never inline code.
 // What a script needs from the server travels as data (data- attributes, `jsonData`), never as code.
 
-const SCRIPTS = ['import-wizard.js', 'ingest-progress.js', 'scheduled-import-preview.js'] as const;
+const SCRIPTS = [
+  'import-wizard.js',
+  'ingest-progress.js',
+  'scheduled-import-preview.js',
+  'scraper-watch.js',
+] as const;
 type PageScript = (typeof SCRIPTS)[number];
 
 const PAGE_SCRIPTS_URL = '/account/assets';

@@ -13,6 +13,7 @@ import type { ScraperCollectionSlug } from '../../domain/collections/collections
 import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
 import type { Actor } from '../../domain/scrapers/access.ts';
 import { validateRepoIdentity } from '../../domain/scrapers/repos.ts';
+import { parseEnvVars } from '../../domain/scrapers/scrapers.ts';
 import type { CollectionRepository, Doc } from '../../ports/collections/collection-repository.ts';
 import { findDocument, findDocuments, type ListQuery } from '../collections/collection-documents.ts';
 import { cancelScraperRun } from './cancel-scraper-run.ts';
@@ -283,7 +284,7 @@ export async function updateScraperDocument(
   }
   const changes: Parameters<ScraperDeps['scrapers']['update']>[1] = {};
   if (input.enabled !== undefined) changes.enabled = input.enabled;
-  if (input.envVars !== undefined) changes.envVars = input.envVars;
+  if (input.envVars !== undefined) changes.envVars = parseEnvVars(input.envVars);
   if (input.targetDataset !== undefined) changes.targetDatasetId = input.targetDataset;
   if (input.autoImport !== undefined) changes.autoImport = input.autoImport;
   if (input.reviewDuplicates !== undefined)
@@ -309,4 +310,37 @@ export async function cancelRunDocument(
   await findDocument(deps, 'scraper-runs', viewer, id);
   const { cancelled } = await cancelScraperRun(deps.scrapers, actor, id);
   return { doc: await findDocument(deps, 'scraper-runs', viewer, id), cancelled };
+}
+
+export type DatasetChoice = { id: number; title: string; slug: string; catalogTitle: string };
+
+/**
+ * The datasets a scraper of this viewer may import into: the ones they can read and write, by the
+ * same rule (canWriteDataset) that checks a targetDataset when it is saved.
+ */
+export async function targetDatasetChoices(
+  deps: ScraperCollectionDeps,
+  viewer: Viewer,
+): Promise<DatasetChoice[]> {
+  scraperActor(viewer);
+  const all = { limit: 1000, sort: 'title' };
+  const catalogs = new Map(
+    (await findDocuments(deps, 'catalogs', viewer, all)).docs.map((doc) => [doc.id, doc]),
+  );
+  const facts = (doc: Doc) => ({
+    isPublic: doc.isPublic === true,
+    createdBy: (doc.createdBy as number) ?? null,
+  });
+  const choices: DatasetChoice[] = [];
+  for (const dataset of (await findDocuments(deps, 'datasets', viewer, all)).docs) {
+    const catalog = catalogs.get(dataset.catalog as number);
+    if (!catalog || !canWriteDataset(viewer, facts(catalog), facts(dataset))) continue;
+    choices.push({
+      id: dataset.id,
+      title: String(dataset.title),
+      slug: String(dataset.slug),
+      catalogTitle: String(catalog.title),
+    });
+  }
+  return choices;
 }

@@ -101,6 +101,7 @@ export function htmlRows(): Record<string, MatrixRow> {
     'POST /account/scrapers/repos/:id/delete': form((fx) => `/account/scrapers/repos/${fx.repo}/delete`),
     'POST /account/scrapers/repos/:id/sync': form((fx) => `/account/scrapers/repos/${fx.repo}/sync`),
     'POST /account/scrapers/scrapers/:id/run': form((fx) => `/account/scrapers/scrapers/${fx.scraper}/run`),
+    ...scraperPageRows(page, form),
     ...importPageRows(page, form),
   };
 }
@@ -134,5 +135,40 @@ function importPageRows(
     'POST /account/scheduled-imports/:id/disable': schedule('disable'),
     'POST /account/scheduled-imports/:id/trigger': schedule('trigger'),
     'POST /account/scheduled-imports/:id/delete': schedule('delete'),
+  };
+}
+
+/** The scraper pages of issue 29 §1: a repo, a scraper and a run are their owner's (admins: all); others get 404. */
+function scraperPageRows(
+  page: (url: string, expect: MatrixRow['expect'], rule: string) => MatrixRow,
+  form: (url: string | ((fx: MatrixFixture) => string), anonymous?: number) => MatrixRow,
+): Record<string, MatrixRow> {
+  const own = 'scraper access; only the repo owner (admins: all), 404 for others';
+  const mine = (build: (fx: MatrixFixture) => string): MatrixRow => ({
+    expect: [303, 404, 200, 200],
+    rule: own,
+    request: at(build),
+  });
+  const repo = (action: string) => form((fx) => `/account/scrapers/repos/${fx.repo}/${action}`);
+  const scraper = (action: string) => form((fx) => `/account/scrapers/scrapers/${fx.scraper}/${action}`);
+  return {
+    'GET /account/scrapers/new': page(
+      '/account/scrapers/new',
+      [303, 200, 200, 200],
+      'scraper access (level 3+)',
+    ),
+    'POST /account/scrapers/repos': form('/account/scrapers/repos'),
+    'GET /account/scrapers/repos/:id': mine((fx) => `/account/scrapers/repos/${fx.repo}`),
+    'POST /account/scrapers/repos/:id/edit': repo('edit'),
+    'POST /account/scrapers/repos/:id/files': repo('files'),
+    'POST /account/scrapers/repos/:id/files/delete': repo('files/delete'),
+    'POST /account/scrapers/repos/:id/upload': repo('upload'),
+    'GET /account/scrapers/scrapers/:id': mine((fx) => `/account/scrapers/scrapers/${fx.scraper}`),
+    'POST /account/scrapers/scrapers/:id/settings': scraper('settings'),
+    'POST /account/scrapers/scrapers/:id/env': scraper('env'),
+    'POST /account/scrapers/scrapers/:id/env/remove': scraper('env/remove'),
+    'POST /account/scrapers/scrapers/:id/webhook': scraper('webhook'),
+    'GET /account/scrapers/runs/:id': mine((fx) => `/account/scrapers/runs/${fx.run}`),
+    'POST /account/scrapers/runs/:id/stop': form((fx) => `/account/scrapers/runs/${fx.run}/stop`),
   };
 }

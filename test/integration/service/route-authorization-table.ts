@@ -57,6 +57,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /account/assets/scheduled-import-preview.js': publicRead(
     '/account/assets/scheduled-import-preview.js',
   ),
+  'GET /account/assets/scraper-watch.js': publicRead('/account/assets/scraper-watch.js'),
   'GET /assets/pmtiles-4.5.0/pmtiles.js': publicRead('/assets/pmtiles-4.5.0/pmtiles.js'),
   // The offline basemap (docs/explore.md): the archive and its style only when MAP_BASEMAP_PMTILES
   // is set (the matrix's service has none; test/unit/adapters/web/basemap.test.ts has one), the

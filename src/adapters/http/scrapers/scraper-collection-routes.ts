@@ -16,6 +16,7 @@ import {
 } from '../../../application/scrapers/scraper-collections.ts';
 import type { ScraperCollectionSlug } from '../../../domain/collections/collections.ts';
 import { ForbiddenError } from '../../../domain/access.ts';
+import { ENV_VARS } from '../../../domain/scrapers/scrapers.ts';
 import { REVIEW_DUPLICATES, type ReviewDuplicates } from '../../../domain/ingest/review.ts';
 import { errorResponses } from '../error-body.ts';
 import { ImportOutcomeDoc } from '../ingest/import-outcome-doc.ts';
@@ -169,10 +170,10 @@ const ScraperUpdate = Type.Object(
     enabled: Type.Optional(Type.Boolean()),
     envVars: Type.Optional(
       Type.Record(
-        Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }),
-        Type.String({ maxLength: 8192 }),
+        Type.String({ pattern: ENV_VARS.namePattern }),
+        Type.String({ maxLength: ENV_VARS.maxValueLength }),
         {
-          maxProperties: 100,
+          maxProperties: ENV_VARS.maxCount,
           additionalProperties: false,
           description: 'Environment of the scraper container; names like SHELL_NAMES',
         },

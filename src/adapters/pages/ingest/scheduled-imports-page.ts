@@ -20,7 +20,7 @@ import { accountPages, formText, headRow, hidden, type User } from '../account-p
 import { csrfInput } from '../csrf.ts';
 import type { Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
-import { importOutcomeCell } from './import-outcome.ts';
+import { importOutcomeCell } from '../import-outcome.ts';
 import type { MyImportsDeps } from './my-imports.ts';
 import { pageScript } from '../page-scripts.ts';
 import { flashFrom } from '../replies.ts';

@@ -1,236 +1,81 @@
-import { hasScraperAccess } from '../../../domain/access.ts';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { findDocuments } from '../../../application/collections/collection-documents.ts';
+import { findDocument, findDocuments } from '../../../application/collections/collection-documents.ts';
 import type { LoginDeps } from '../../../application/accounts/log-in.ts';
 import { requestRepoSync } from '../../../application/scrapers/request-repo-sync.ts';
 import {
+  cancelRunDocument,
+  createRepoDocument,
   deleteRepoDocument,
   listScraperDocuments,
   readScraperDocument,
   type ScraperCollectionDeps,
+  targetDatasetChoices,
+  updateRepoDocument,
+  updateScraperDocument,
 } from '../../../application/scrapers/scraper-collections.ts';
 import { triggerScraperRun } from '../../../application/scrapers/trigger-scraper-run.ts';
-import { DomainError } from '../../../domain/errors.ts';
+import { hasScraperAccess } from '../../../domain/access.ts';
 import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
+import { DomainError, ValidationError } from '../../../domain/errors.ts';
+import { parseReviewDuplicates } from '../../../domain/ingest/review.ts';
 import type { Doc } from '../../../ports/collections/collection-repository.ts';
-import type { ImportOutcome } from '../../../ports/ingest/import-listings.ts';
-import { ACCOUNT_LOGIN, accountPages, hidden, type User } from '../account-pages.ts';
-import { importOutcomeCell } from '../ingest/import-outcome.ts';
-import { csrfInput, type Form, verifiedForm } from '../csrf.ts';
-import { flashFrom, redirect } from '../replies.ts';
-import { type Html, html } from '../html.ts';
-import { registerLoginPages } from '../login-pages.ts';
+import { webhookUrl } from '../../http/public-url.ts';
+import { ACCOUNT_LOGIN, accountPages, formText, hidden, recordId, type User } from '../account-pages.ts';
+import { CsrfError } from '../csrf.ts';
+import type { Html } from '../html.ts';
 import { messageView } from '../layout.ts';
+import { registerLoginPages } from '../login-pages.ts';
+import type { Flash } from '../layout.ts';
+import { flashFrom } from '../replies.ts';
+import {
+  acceptFileForms,
+  backTo,
+  fileContent,
+  filePath,
+  newRepoInput,
+  optionalId,
+  type PostedForm,
+  postedForm,
+  ticked,
+} from './scraper-forms.ts';
+import { accountScrapersView, HOME } from './scraper-list-view.ts';
+import { newRepoView, repoView } from './scraper-repo-view.ts';
+import { runView, scraperView } from './scraper-view.ts';
 
-// /account/scrapers (spec: Management page): a user's scraper repos with their sync status and
-// source, their scrapers with last-run status and statistics, the actions force sync, trigger run
-// and delete repo, and each scraper's run history with its output. Admins see every repo. Like the
-// dashboard it is server-rendered, works without JavaScript, and every action is a form post with
-// a CSRF token answered by a redirect. The actions are the same use cases as the API's.
+// /account/scrapers (spec: Management page) and its pages: the list of repos, scrapers and runs; a
+// new repo from files or git; a repo with its manifest's problems and its files; a scraper with its
+// settings, env vars and webhook; a run with its output. Admins see every repo. Like the dashboard
+// it is server-rendered and works without JavaScript (scraper-watch.js only reloads a page whose
+// run or sync is still going on); every action is a form post with a CSRF token answered by a
+// redirect, and calls the same use case as the API route that does the same (scraper-collections.ts,
+// trigger-scraper-run.ts, request-repo-sync.ts), so the access rules and limits are the API's.
 
 type AccountScraperDeps = ScraperCollectionDeps & { login: LoginDeps; csrfSecret: string };
 
-const HOME = '/account/scrapers';
 const RUNS_SHOWN = 10;
-/** Logs longer than this show their end only; the API has them whole. */
-const LOG_SHOWN_BYTES = 64 * 1024;
 
-const badge = (status: unknown) =>
-  status
-    ? html`<span class="badge ${String(status)}">${String(status)}</span>`
-    : html`<span class="muted">never</span>`;
-const when = (iso: unknown) => (typeof iso === 'string' ? iso.replace('T', ' ').slice(0, 19) + ' UTC' : '—');
-const seconds = (ms: unknown) => (typeof ms === 'number' ? `${(ms / 1000).toFixed(1)} s` : '—');
-
-function logTail(text: unknown): { shown: string; cut: boolean } {
-  const value = typeof text === 'string' ? text : '';
-  if (value.length <= LOG_SHOWN_BYTES) return { shown: value, cut: false };
-  return { shown: value.slice(-LOG_SHOWN_BYTES), cut: true };
+/** A post/redirect/get answer to a page whose address may hold a query and a fragment of its own. */
+function redirectTo(reply: FastifyReply, to: string, flash: Flash): FastifyReply {
+  const url = new URL(to, 'http://page.invalid');
+  if (flash.notice) url.searchParams.set('notice', flash.notice);
+  if (flash.error) url.searchParams.set('error', flash.error);
+  return reply.redirect(`${url.pathname}${url.search}${url.hash}`, 303);
 }
-
-function output(run: Doc): Html {
-  const stdout = logTail(run.stdout);
-  const stderr = logTail(run.stderr);
-  const cut = stdout.cut || stderr.cut;
-  return html`<details class="output">
-    <summary>Output of run ${run.id}</summary>
-    ${run.error ? html`<pre class="error">${String(run.error)}</pre>` : ''}
-    <div class="muted">stdout</div>
-    <pre class="log" aria-label="stdout of run ${run.id}">${stdout.shown || '(empty)'}</pre>
-    <div class="muted">stderr</div>
-    <pre class="log err" aria-label="stderr of run ${run.id}">${stderr.shown || '(empty)'}</pre>
-    ${
-      cut
-        ? html`<p class="muted">
-            Only the end of the output is shown; GET /api/scraper-runs/${run.id} has all of it.
-          </p>`
-        : ''
-    }
-  </details>`;
-}
-
-function runHistory(runs: Doc[], total: number): Html {
-  if (runs.length === 0) return html`<p class="muted">No runs yet.</p>`;
-  return html`<details class="history">
-    <summary>
-      Run history (${total > runs.length ? `last ${runs.length} of ${total}` : String(total)})
-    </summary>
-    <table>
-      <thead>
-        <tr>
-          <th>Run</th>
-          <th>Status</th>
-          <th>Trigger</th>
-          <th>Queued</th>
-          <th>Duration</th>
-          <th>Exit</th>
-          <th>Rows</th>
-          <th>Import</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${runs.map(
-          (run) =>
-            html`<tr>
-                <td>${run.id}</td>
-                <td>
-                  ${badge(run.status)}
-                  ${run.errorCode ? html`<span class="muted">${String(run.errorCode)}</span>` : ''}
-                </td>
-                <td>${String(run.triggeredBy)}</td>
-                <td>${when(run.queuedAt)}</td>
-                <td>${seconds(run.durationMs)}</td>
-                <td>${run.exitCode ?? '—'}</td>
-                <td>${run.outputRows ?? '—'}</td>
-                <td>${importOutcomeCell(run.import as ImportOutcome | null)}</td>
-              </tr>
-              <tr>
-                <td colspan="8">${output(run)}</td>
-              </tr>`,
-        )}
-      </tbody>
-    </table>
-  </details>`;
-}
-
-function scraperRows(
-  token: string,
-  scrapers: Doc[],
-  runs: Map<number, { shown: Doc[]; total: number }>,
-): Html {
-  if (scrapers.length === 0)
-    return html`<p class="muted">No scrapers yet: they appear when the repo's scrapers.yml has synced.</p>`;
-  return html`<table class="scrapers">
-    <thead>
-      <tr>
-        <th>Scraper</th>
-        <th>Runtime</th>
-        <th>Schedule</th>
-        <th>Last run</th>
-        <th>Runs (ok / failed)</th>
-        <th>Last duration</th>
-        <th></th>
-      </tr>
-    </thead>
-    ${scrapers.map((scraper) => {
-      const stats = scraper.statistics as Record<string, unknown>;
-      const history = runs.get(scraper.id) ?? { shown: [], total: 0 };
-      return html`<tbody class="scraper" id="scraper-${scraper.id}">
-        <tr>
-          <td>
-            <b>${String(scraper.name)}</b> <span class="muted">${String(scraper.slug)}</span>
-            ${scraper.enabled ? '' : html`<span class="badge off">disabled</span>`}
-          </td>
-          <td>${String(scraper.runtime)}</td>
-          <td class="nowrap">
-            ${scraper.schedule ? html`<code>${String(scraper.schedule)}</code>` : html`<span class="muted">manual</span>`}
-          </td>
-          <td>${badge(stats.lastRunStatus)} <span class="muted">${when(stats.lastRunAt)}</span></td>
-          <td>${String(stats.totalRuns)} (${String(stats.successRuns)} / ${String(stats.failedRuns)})</td>
-          <td>${seconds(stats.lastRunDurationMs)}</td>
-          <td class="nowrap">
-            <form method="post" action="${HOME}/scrapers/${scraper.id}/run" class="inline">
-              ${csrfInput(token)}<button type="submit" class="small">Run now</button>
-            </form>
-          </td>
-        </tr>
-        <tr>
-          <td colspan="7">${runHistory(history.shown, history.total)}</td>
-        </tr>
-      </tbody>`;
-    })}
-  </table>`;
-}
-
-function source(repo: Doc): Html {
-  return repo.sourceType === 'git'
-    ? html`git <code>${String(repo.gitUrl)}</code> branch <code>${String(repo.gitBranch)}</code>`
-    : html`upload, ${String(repo.fileCount ?? 0)} files`;
-}
-
-function accountScrapersView(
-  token: string,
-  user: User,
-  repos: Doc[],
-  scrapers: Doc[],
-  runs: Map<number, { shown: Doc[]; total: number }>,
-  owners: Map<number, string>,
-): Html {
-  return html`<h1>${user.role === 'admin' ? 'All scraper repos' : 'Your scrapers'}</h1>
-    ${
-      repos.length === 0
-        ? html`<div class="card">
-            <p>
-              No scraper repos yet. Create one with <code>POST /api/scraper-repos</code> (see
-              docs/scrapers.md).
-            </p>
-          </div>`
-        : ''
-    }
-    ${repos.map(
-      (repo) =>
-        html`<section class="card repo" id="repo-${repo.id}">
-          <div class="actions" style="justify-content:space-between">
-            <h2 style="margin:0">${String(repo.name)} <span class="muted">${String(repo.slug)}</span></h2>
-            <div class="actions">
-              <form method="post" action="${HOME}/repos/${repo.id}/sync" class="inline">
-                ${csrfInput(token)}<button type="submit" class="secondary small">Force sync</button>
-              </form>
-              <form method="post" action="${HOME}/repos/${repo.id}/delete" class="inline">
-                ${csrfInput(token)}<button type="submit" class="danger small">Delete repo</button>
-              </form>
-            </div>
-          </div>
-          <p>
-            Sync ${badge(repo.syncStatus)} <span class="muted">last ${when(repo.lastSyncAt)}</span> · Source:
-            ${source(repo)}
-            ${
-              user.role === 'admin' && typeof repo.createdBy === 'number'
-                ? html` · Owner: ${owners.get(repo.createdBy) ?? `user ${repo.createdBy}`}`
-                : ''
-            }
-          </p>
-          ${repo.lastSyncError ? html`<pre class="error">${String(repo.lastSyncError)}</pre>` : ''}
-          ${scraperRows(
-            token,
-            scrapers.filter((scraper) => scraper.repo === repo.id),
-            runs,
-          )}
-        </section>`,
-    )}`;
-}
+const all = { limit: 1000 };
 
 export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = async (app, deps) => {
   // The /account frame every account page shares (navigation, login redirect, CSRF, error pages).
   const pages = accountPages(app, deps.csrfSecret, HOME);
-  const { csrf, render } = pages;
+  const { csrf } = pages;
+  await acceptFileForms(app);
 
   /** The logged-in user with scraper access, or a redirect to the login (or a 403 page). */
-  const scraperUser = (request: FastifyRequest, reply: FastifyReply): User | null => {
-    const viewer = pages.user(request, reply, HOME);
+  const scraperUser = (request: FastifyRequest, reply: FastifyReply, next = HOME): User | null => {
+    // After the login, back to the page asked for (a form post: to the list).
+    const viewer = pages.user(request, reply, next);
     if (!viewer) return null;
     if (!hasScraperAccess(viewer)) {
-      void render(
+      void pages.render(
         reply,
         403,
         'Scrapers',
@@ -245,7 +90,62 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
     return viewer;
   };
 
-  const form = (request: FastifyRequest): Form => verifiedForm(csrf, request);
+  const show = (request: FastifyRequest, reply: FastifyReply, user: User, title: string, body: Html) =>
+    pages.render(reply, 200, title, body, {
+      user,
+      token: csrf.token(request, reply),
+      flash: flashFrom(request),
+      scripts: true,
+    });
+
+  const page = (
+    path: string,
+    build: (user: User, id: number, token: string, request: FastifyRequest) => Promise<[string, Html]>,
+  ) =>
+    app.get(path, hidden, async (request, reply) => {
+      const user = scraperUser(request, reply, request.url.split('?')[0]);
+      if (!user) return reply;
+      const id = recordId((request.params as { id?: string }).id);
+      const [title, body] = await build(user, id, csrf.token(request, reply), request);
+      return show(request, reply, user, title, body);
+    });
+
+  /**
+   * A form post by a user with scraper access: the handler's notice flashed on the page it names (or
+   * on `back`), a refused action's message flashed on `back`; someone else's record is the 404 page.
+   */
+  const action = (
+    path: string,
+    back: (id: number, form: PostedForm) => string,
+    handler: (
+      user: User,
+      id: number,
+      posted: PostedForm,
+      reply: FastifyReply,
+    ) => Promise<{ notice: string; to?: string }>,
+  ) =>
+    app.post(path, hidden, async (request, reply) => {
+      const user = scraperUser(request, reply);
+      if (!user) return reply;
+      const posted = await postedForm(request);
+      if (!csrf.verify(request, posted.form._csrf)) throw new CsrfError();
+      const id = recordId((request.params as { id?: string }).id);
+      try {
+        if (posted.problem) throw posted.problem;
+        const { notice, to } = await handler(user, id, posted, reply);
+        // A handler that answered with a page of its own (a webhook URL shown once) is done.
+        if (reply.sent) return reply;
+        return redirectTo(reply, to ?? back(id, posted), { notice });
+      } catch (error) {
+        if (
+          error instanceof DomainError &&
+          error.kind !== 'not_found' &&
+          !(error instanceof RateLimitedError)
+        )
+          return redirectTo(reply, back(id, posted), { error: error.message });
+        throw error;
+      }
+    });
 
   registerLoginPages(app, {
     login: deps.login,
@@ -253,14 +153,12 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
     paths: { login: ACCOUNT_LOGIN, logout: '/account/logout', home: HOME },
     heading: 'Log in',
     registerPath: '/account/register',
-    render: (reply, status, body, flash) => render(reply, status, 'Log in', body, { flash }),
+    render: (reply, status, body, flash) => pages.render(reply, status, 'Log in', body, { flash }),
   });
 
   app.get(HOME, hidden, async (request, reply) => {
     const user = scraperUser(request, reply);
     if (!user) return reply;
-    const token = csrf.token(request, reply);
-    const all = { limit: 1000 };
     const repos = await listScraperDocuments(deps, 'scraper-repos', user, { ...all, sort: 'name' });
     const scrapers = await listScraperDocuments(deps, 'scrapers', user, { ...all, sort: 'slug' });
     const runList = await listScraperDocuments(deps, 'scraper-runs', user, { ...all, sort: '-id' });
@@ -275,52 +173,254 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
     }
     const owners = new Map<number, string>();
     if (user.role === 'admin') {
-      const users = await findDocuments(deps, 'users', user, { limit: 1000 });
+      const users = await findDocuments(deps, 'users', user, all);
       for (const doc of users.docs) owners.set(doc.id, String(doc.email));
     }
-    return render(
-      reply,
-      200,
-      'Scrapers',
-      accountScrapersView(token, user, repos.docs, scrapers.docs, runs, owners),
-      {
-        user,
-        token,
-        flash: flashFrom(request),
-      },
-    );
+    const token = csrf.token(request, reply);
+    const body = accountScrapersView(token, user, repos.docs, scrapers.docs, runs, owners);
+    return show(request, reply, user, 'Scrapers', body);
   });
 
-  /** A form post by a user with scraper access; a refused action comes back with its message. */
-  const action = (path: string, handler: (user: User, id: number) => Promise<string>) =>
-    app.post(path, hidden, async (request, reply) => {
-      const user = scraperUser(request, reply);
-      if (!user) return reply;
-      form(request);
-      try {
-        const notice = await handler(user, Number((request.params as { id: string }).id));
-        return redirect(reply, HOME, { notice });
-      } catch (error) {
-        if (error instanceof DomainError && !(error instanceof RateLimitedError))
-          return redirect(reply, HOME, { error: error.message });
-        throw error;
-      }
+  page(`${HOME}/new`, async (_user, _id, token) => ['New scraper repo', newRepoView(token)]);
+
+  action(
+    `${HOME}/repos`,
+    () => `${HOME}/new`,
+    async (user, _id, posted) => {
+      const doc = await createRepoDocument(deps, user, newRepoInput(posted));
+      return {
+        notice: `Created repo ${String(doc.name)}; reading its scrapers.yml.`,
+        to: `${HOME}/repos/${doc.id}`,
+      };
+    },
+  );
+
+  const repoPage = (id: number) => `${HOME}/repos/${id}`;
+  const scrapersOf = async (user: User, repoId: number) =>
+    (
+      await listScraperDocuments(deps, 'scrapers', user, {
+        ...all,
+        sort: 'slug',
+        'where[repo][equals]': String(repoId),
+      })
+    ).docs;
+
+  page(`${HOME}/repos/:id`, async (user, id, token, request) => {
+    const repo = await readScraperDocument(deps, 'scraper-repos', user, id);
+    const file = (request.query as Record<string, unknown>).file;
+    const open = typeof file === 'string' ? file : null;
+    return [String(repo.name), repoView(token, repo, await scrapersOf(user, id), open)];
+  });
+
+  action(`${HOME}/repos/:id/edit`, repoPage, async (user, id, { form }) => {
+    const text = (name: string, max: number) =>
+      form[name] === undefined ? {} : { [name]: formText(form, name, max) };
+    const input = {
+      ...text('name', 255),
+      ...text('slug', 128),
+      ...text('gitUrl', 2048),
+      ...text('gitBranch', 200),
+    };
+    const { syncQueued } = await updateRepoDocument(deps, user, id, input);
+    return { notice: syncQueued ? 'Saved; reading scrapers.yml again.' : 'Saved.' };
+  });
+
+  /** The repo's code map with `change` applied, saved through the API's update (which queues the sync). */
+  const changeCode = async (
+    user: User,
+    id: number,
+    change: (code: Record<string, string>) => Record<string, string>,
+  ) => {
+    const repo = await readScraperDocument(deps, 'scraper-repos', user, id);
+    if (repo.sourceType !== 'upload')
+      throw new ValidationError('the files of a git repo are changed by a push to its branch', {
+        field: 'code',
+      });
+    const { syncQueued } = await updateRepoDocument(deps, user, id, {
+      code: change({ ...((repo.code ?? {}) as Record<string, string>) }),
     });
+    return syncQueued ? ' Reading scrapers.yml again.' : '';
+  };
 
-  action(`${HOME}/repos/:id/sync`, async (user, id) => {
-    await readScraperDocument(deps, 'scraper-repos', user, id);
-    await requestRepoSync(deps.scrapers, user, id);
-    return 'Sync queued.';
+  action(
+    `${HOME}/repos/:id/files`,
+    (id, { form }) =>
+      `${repoPage(id)}${form.original ? `?file=${encodeURIComponent(form.original)}` : ''}#files`,
+    async (user, id, { form }) => {
+      const path = filePath(form);
+      const original = form.original ? filePath(form, 'original') : null;
+      const sync = await changeCode(user, id, (code) => {
+        if (original !== null && original !== path) delete code[original];
+        code[path] = fileContent(form);
+        return code;
+      });
+      return {
+        notice: `Saved ${path}.${sync}`,
+        to: `${repoPage(id)}?file=${encodeURIComponent(path)}#editor`,
+      };
+    },
+  );
+
+  action(`${HOME}/repos/:id/files/delete`, repoPage, async (user, id, { form }) => {
+    const path = filePath(form);
+    const sync = await changeCode(user, id, (code) => {
+      delete code[path];
+      return code;
+    });
+    return { notice: `Deleted ${path}.${sync}` };
   });
 
-  action(`${HOME}/repos/:id/delete`, async (user, id) => {
-    const doc = await deleteRepoDocument(deps, user, id);
-    return `Deleted repo ${String(doc.name)}.`;
+  action(`${HOME}/repos/:id/upload`, repoPage, async (user, id, { files }) => {
+    const names = Object.keys(files);
+    if (names.length === 0) throw new ValidationError('choose the files to upload', { field: 'code' });
+    const sync = await changeCode(user, id, (code) => ({ ...code, ...files }));
+    return { notice: `Uploaded ${names.join(', ')}.${sync}` };
   });
 
-  action(`${HOME}/scrapers/:id/run`, async (user, id) => {
+  action(
+    `${HOME}/repos/:id/sync`,
+    (_id, { form }) => backTo(form, HOME),
+    async (user, id) => {
+      await readScraperDocument(deps, 'scraper-repos', user, id);
+      await requestRepoSync(deps.scrapers, user, id);
+      return { notice: 'Sync queued.' };
+    },
+  );
+
+  action(
+    `${HOME}/repos/:id/delete`,
+    () => HOME,
+    async (user, id) => {
+      const doc = await deleteRepoDocument(deps, user, id);
+      return { notice: `Deleted repo ${String(doc.name)}.` };
+    },
+  );
+
+  const scraperPage = (id: number) => `${HOME}/scrapers/${id}`;
+  const datasetSlug = async (user: User, id: unknown): Promise<string | null> => {
+    if (typeof id !== 'number') return null;
+    // A target dataset the caller can no longer read has no links (its page would be a 404).
+    const dataset = await findDocument(deps, 'datasets', user, id).catch(() => null);
+    return dataset ? String(dataset.slug) : null;
+  };
+
+  const scraperBody = async (user: User, id: number, token: string, webhook: string | null) => {
     const scraper = await readScraperDocument(deps, 'scrapers', user, id);
-    const { run } = await triggerScraperRun(deps.scrapers, user, id);
-    return `Run ${run.id} of ${String(scraper.name)} queued.`;
+    const repo = await readScraperDocument(deps, 'scraper-repos', user, scraper.repo as number);
+    const runs = await listScraperDocuments(deps, 'scraper-runs', user, {
+      limit: RUNS_SHOWN,
+      sort: '-id',
+      'where[scraper][equals]': String(id),
+    });
+    return scraperView(token, scraper, repo, {
+      datasets: await targetDatasetChoices(deps, user),
+      runs: runs.docs,
+      targetSlug: await datasetSlug(user, scraper.targetDataset),
+      webhookUrl: webhook,
+    });
+  };
+
+  page(`${HOME}/scrapers/:id`, async (user, id, token) => {
+    const body = await scraperBody(user, id, token, null);
+    return ['Scraper', body];
   });
+
+  action(`${HOME}/scrapers/:id/settings`, scraperPage, async (user, id, { form }) => {
+    await updateScraperDocument(deps, user, id, {
+      enabled: ticked(form, 'enabled'),
+      targetDataset: optionalId(form, 'targetDataset'),
+      autoImport: ticked(form, 'autoImport'),
+      reviewDuplicates: parseReviewDuplicates(formText(form, 'reviewDuplicates', 20) || undefined),
+    });
+    return { notice: 'Settings saved.' };
+  });
+
+  /** The scraper's envVars with `change` applied: the API's update takes the whole map. */
+  const changeEnv = async (user: User, id: number, change: (vars: Record<string, string>) => void) => {
+    const scraper = await readScraperDocument(deps, 'scrapers', user, id);
+    // Without a prototype, a name such as __proto__ is a key like any other, for the rule to refuse.
+    const vars = Object.assign(Object.create(null) as Record<string, string>, scraper.envVars ?? {});
+    change(vars);
+    await updateScraperDocument(deps, user, id, { envVars: vars });
+  };
+  const envName = (form: PostedForm['form']) => {
+    const name = formText(form, 'name', 200);
+    if (!name) throw new ValidationError('give the variable a name', { field: 'name' });
+    return name;
+  };
+
+  action(
+    `${HOME}/scrapers/:id/env`,
+    (id) => `${scraperPage(id)}#env`,
+    async (user, id, { form }) => {
+      const name = envName(form);
+      await changeEnv(user, id, (vars) => {
+        vars[name] = form.value ?? '';
+      });
+      return { notice: `Saved ${name}; its value is not shown again.` };
+    },
+  );
+
+  action(
+    `${HOME}/scrapers/:id/env/remove`,
+    (id) => `${scraperPage(id)}#env`,
+    async (user, id, { form }) => {
+      const name = envName(form);
+      await changeEnv(user, id, (vars) => {
+        delete vars[name];
+      });
+      return { notice: `Removed ${name}.` };
+    },
+  );
+
+  action(
+    `${HOME}/scrapers/:id/webhook`,
+    (id) => `${scraperPage(id)}#webhook`,
+    async (user, id, { form }, reply) => {
+      const wanted = form.webhook;
+      if (wanted !== 'on' && wanted !== 'off' && wanted !== 'rotate')
+        throw new ValidationError('webhook must be on, off or rotate', { field: 'webhook' });
+      const { webhookToken } = await updateScraperDocument(
+        deps,
+        user,
+        id,
+        wanted === 'rotate' ? { rotateWebhookToken: true } : { webhookEnabled: wanted === 'on' },
+      );
+      if (webhookToken) {
+        // The URL is a credential: it is answered on this page, never carried by a redirect's URL.
+        const token = csrf.token(reply.request, reply);
+        const body = await scraperBody(user, id, token, webhookUrl(reply.request, webhookToken));
+        void pages.render(reply, 200, 'Scraper', body, { user, token, scripts: true });
+      }
+      return {
+        notice:
+          wanted === 'off' ? 'Webhook turned off; its URL no longer works.' : 'The webhook was already on.',
+      };
+    },
+  );
+
+  action(
+    `${HOME}/scrapers/:id/run`,
+    (id, { form }) => backTo(form, scraperPage(id)),
+    async (user, id) => {
+      const scraper = await readScraperDocument(deps, 'scrapers', user, id);
+      const { run } = await triggerScraperRun(deps.scrapers, user, id);
+      return { notice: `Run ${run.id} of ${String(scraper.name)} queued.`, to: `${HOME}/runs/${run.id}` };
+    },
+  );
+
+  page(`${HOME}/runs/:id`, async (user, id, token) => {
+    const run = await readScraperDocument(deps, 'scraper-runs', user, id);
+    const scraper = await readScraperDocument(deps, 'scrapers', user, run.scraper as number);
+    return [`Run ${run.id}`, runView(token, run, scraper, await datasetSlug(user, scraper.targetDataset))];
+  });
+
+  action(
+    `${HOME}/runs/:id/stop`,
+    (id) => `${HOME}/runs/${id}`,
+    async (user, id) => {
+      const { cancelled } = await cancelRunDocument(deps, user, id);
+      return { notice: cancelled ? 'Run stopped.' : 'The run had already finished.' };
+    },
+  );
 };

@@ -1,5 +1,5 @@
-import type { ImportOutcome } from '../../../ports/ingest/import-listings.ts';
-import { type Html, html } from '../html.ts';
+import type { ImportOutcome } from '../../ports/ingest/import-listings.ts';
+import { type Html, html } from './html.ts';
 
 // A run's import outcome in a table cell, for the scheduled imports page and /account/scrapers: a
 // fetch or a scraper run that "succeeded" says nothing about the rows, so the cell says what the
