@@ -43,8 +43,9 @@ export type AccessPolicy = {
   /** Longest a login can be kept alive with refresh-token, counted from the login (seconds). */
   sessionMaxAgeSeconds: number;
   /**
-   * Login attempts, counted per client IP and email together and per client IP. Never per email
-   * alone: that would let anyone lock an account's owner out by guessing wrong on purpose.
+   * Login attempts, counted per client IP and email together, and retries (isLoginRetry) per client
+   * IP. Never per email alone: that would let anyone lock an account's owner out by guessing wrong
+   * on purpose; and a first try never per IP alone, which locked out everyone behind an address.
    */
   loginAttempts: { perIpAndEmail: RateWindow[]; perIp: RateWindow[] };
   /** Requests that confirm a password (change-email, change-password, delete-account). */
