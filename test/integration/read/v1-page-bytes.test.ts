@@ -40,6 +40,10 @@ t.test('a page of large events over the byte budget is refused, naming a limit t
   });
   t.equal(next.statusCode, 200, 'two events left after the cursor: 5 MB fit');
   t.equal(next.json().events.length, 2);
+  // The documented date range ends with 9999-12-31 (issue 30 §7): accepted, as no end.
+  const late = await app.inject({ method: 'GET', url: '/api/v1/events?limit=2&endDate=9999-12-31' });
+  t.equal(late.statusCode, 200, late.body.slice(0, 200));
+  t.equal(late.json().events.length, 2);
   const items = await app.inject({ method: 'GET', url: '/ogc/collections/large-rows/items?limit=2' });
   t.equal(items.statusCode, 200);
   t.equal(items.json().features.length, 2);
