@@ -86,7 +86,7 @@ export function composeAccounts(
         pages: async (app) => {
           await app.register(dashboardRoutes, { login, collections, flags, quotas, csrfSecret });
           await app.register(registerPage, { login, flags, notices: needs.notices, csrfSecret });
-          await app.register(accountPage, { exports: dataExports, csrfSecret });
+          await app.register(accountPage, { exports: dataExports, quotas, csrfSecret });
         },
       };
     },

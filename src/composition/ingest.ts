@@ -159,7 +159,7 @@ export function composeIngest(
       periodicTasks: [
         scheduledIngestsTask(schedules, infra.log),
         deferredCountsTask(deferredCounts, infra.log),
-        { name: 'expired uploads', run: () => removeExpiredDrafts({ drafts, fileStore, clock }) },
+        { name: 'expired uploads', run: () => removeExpiredDrafts({ drafts, fileStore, clock, quotas }) },
       ],
     }),
   };

@@ -196,3 +196,15 @@ export async function getJson(
   const response = await app.inject({ method: 'GET', url: `${path}?${search}` });
   return { status: response.statusCode, body: response.json() };
 }
+
+/** A public dataset `large-rows` of `count` events whose data hold `bytes` each: pages and exports of size. */
+export async function insertLargeEvents(pool: DatabasePool, count: number, bytes: number): Promise<void> {
+  await pool.query(sql.unsafe`
+    with c as (insert into catalogs (slug, title, is_public) values ('big', 'Big', true) returning id),
+    d as (insert into datasets (catalog_id, slug, title, is_public) select id, 'large-rows', 'Large rows', true
+          from c returning id, catalog_id)
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    select d.id, d.catalog_id, 'large-' || n, 'large ' || n, jsonb_build_object('text', repeat('x', ${bytes})),
+           ST_SetSRID(ST_MakePoint(13.4, 52.5), 4326), timestamptz '2025-01-01' + n * interval '1 day'
+    from d cross join generate_series(1, ${count}) n`);
+}

@@ -118,6 +118,9 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
     // connection silent for connectionTimeout.
     requestTimeout: timeouts.requestTimeoutMs,
     connectionTimeout: timeouts.connectionTimeoutMs,
+    // An idle keep-alive connection is closed by Node's keepAliveTimeout, not by the socket timeout
+    // above (Fastify's default, 72 s, let idle connections live 73.8 s against the documented 30 s).
+    keepAliveTimeout: timeouts.connectionTimeoutMs,
     ajv: {
       // Unknown parameters are an error (400), not silently dropped.
       customOptions: {

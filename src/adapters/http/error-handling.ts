@@ -56,9 +56,13 @@ export function installErrorHandling(app: FastifyInstance): void {
   );
 }
 
-/** busboy's words for a multipart body cut short or malformed: the client's fault, not ours. */
+/**
+ * busboy's words for a multipart body cut short or malformed: the client's fault, not ours. A file
+ * part the body ends inside, once busboy has passed more than its first chunk (about 64 KiB) on,
+ * fails with "Part terminated early" (issue 30 §7: it answered 500).
+ */
 const TRUNCATED_MULTIPART =
-  /^(Unexpected end of (form|file|multipart data)|Malformed part header|Multipart: Boundary not found)/i;
+  /^(Unexpected end of (form|file|multipart data)|Part terminated early|Malformed part header|Multipart: Boundary not found)/i;
 
 export function toErrorResponse(error: FastifyError | Error): { status: number; body: ErrorBodyShape } {
   if (error instanceof DomainError) {

@@ -1,6 +1,6 @@
 import { UnauthorizedError, type Viewer } from '../../domain/access.ts';
 import type { AccessPolicy, RateWindow } from '../../domain/accounts/quotas.ts';
-import { decideRate, RateLimitedError } from '../../domain/accounts/rate-limits.ts';
+import { decideRate, isLoginRetry, RateLimitedError } from '../../domain/accounts/rate-limits.ts';
 import type { PasswordHasher } from '../../ports/accounts/password-hasher.ts';
 import type { RateLimitCounter } from '../../ports/accounts/rate-limit-counter.ts';
 import type { SessionStore } from '../../ports/accounts/session-store.ts';
@@ -37,10 +37,13 @@ export async function throttle(
 }
 
 /**
- * Counts the attempt per client IP and email together and per client IP first: guessing is slowed
- * whether it succeeds or not, and the wait grows with the windows (a minute, an hour, a day). There
- * is no count per email alone, so wrong guesses from one address never lock the owner out of
- * their account from another.
+ * Counts the attempt per client IP and email together first: guessing one account's password from
+ * one address is slowed whether it succeeds or not, and the wait grows with the windows (a minute,
+ * an hour, a day). A retry (the same account tried from the same address within the pair's shortest
+ * window) also counts against the address's cap on retries, so guessing across many accounts from
+ * one address is slowed too; a first try never does, so the others behind a shared address still
+ * log in while its guessed accounts stay throttled (issue 30 §6). There is no count per email alone,
+ * so wrong guesses from one address never lock the owner out of their account from another.
  */
 export async function logIn(
   deps: LoginDeps,
@@ -48,14 +51,12 @@ export async function logIn(
 ): Promise<LoginResult> {
   const email = input.email.trim().toLowerCase();
   const { perIpAndEmail, perIp } = deps.policy.loginAttempts;
-  await throttle(
-    deps,
-    [
-      [`login-ip-email:${input.clientIp} ${email}`, perIpAndEmail],
-      [`login-ip:${input.clientIp}`, perIp],
-    ],
-    'Too many login attempts; try again later',
-  );
+  const message = 'Too many login attempts; try again later';
+  const now = deps.clock.now();
+  const pair = await deps.rateLimits.hit(`login-ip-email:${input.clientIp} ${email}`, perIpAndEmail, now);
+  const refused = decideRate(pair, now);
+  if (!refused.allowed) throw new RateLimitedError(refused, message);
+  if (isLoginRetry(pair)) await throttle(deps, [[`login-ip-retries:${input.clientIp}`, perIp]], message);
 
   const user = await deps.users.findByEmail(email);
   decoyHash ??= deps.passwords.hash('decoy password that matches nothing');

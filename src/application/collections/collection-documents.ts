@@ -21,7 +21,7 @@ import {
 import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { checkEventDataSize } from '../../domain/read/events.ts';
 import type { Role, TrustLevel } from '../../domain/accounts/users.ts';
-import { checkPasswordStrength, normaliseEmail } from '../../domain/accounts/users.ts';
+import { checkPasswordStrength, normaliseEmail, parseTrustLevel } from '../../domain/accounts/users.ts';
 import { parseCollectionSort } from '../../domain/read/sort.ts';
 import { parseWhere, whereTreeFromQuery } from '../../domain/read/where.ts';
 import type {
@@ -202,6 +202,8 @@ export async function updateDocument(
   let values: DocValues = { ...input };
   let endSessions = false;
   if (collection === 'users') {
+    // A level that is no level (NaN from a form, 2.5, 9) is a 400 before anything is looked up.
+    if (input.trustLevel !== undefined) input = { ...input, trustLevel: parseTrustLevel(input.trustLevel) };
     const target = await findDocument(deps, collection, viewer, id);
     checkStandingChange(
       viewer,

@@ -19,6 +19,8 @@ export type CreateIngestFileInput = Pick<
   sheets: (string | null)[];
   /** The caller took importQuotaAmounts already (a scheduled fetch takes them before it fetches). */
   quotaTaken?: boolean;
+  /** A wizard draft's start: its fileUploadsPerDay was taken when the draft was stored. */
+  uploadCounted?: boolean;
 };
 
 /**
@@ -26,9 +28,13 @@ export type CreateIngestFileInput = Pick<
  * scheduled or webhook fetch one of urlFetchesPerDay, and every file one importJobsPerDay per
  * sheet (a scraper's auto-import counts its jobs; its run was counted by scraperRunsPerDay).
  */
-export function importQuotaAmounts(source: IngestFile['source'], sheets: number): QuotaAmount[] {
+export function importQuotaAmounts(
+  source: IngestFile['source'],
+  sheets: number,
+  uploadCounted = false,
+): QuotaAmount[] {
   const amounts: QuotaAmount[] = [{ quota: 'importJobsPerDay', amount: sheets }];
-  if (source === 'upload') amounts.push({ quota: 'fileUploadsPerDay', amount: 1 });
+  if (source === 'upload' && !uploadCounted) amounts.push({ quota: 'fileUploadsPerDay', amount: 1 });
   if (source === 'scheduled' || source === 'webhook') amounts.push({ quota: 'urlFetchesPerDay', amount: 1 });
   return amounts;
 }
@@ -52,7 +58,9 @@ export async function createIngestFile(
   }
   // All or nothing: an upload refused by importJobsPerDay keeps its fileUploadsPerDay unit.
   const taken =
-    input.userId !== null && !input.quotaTaken ? importQuotaAmounts(input.source, input.sheets.length) : [];
+    input.userId !== null && !input.quotaTaken
+      ? importQuotaAmounts(input.source, input.sheets.length, input.uploadCounted)
+      : [];
   if (input.userId !== null && taken.length) await deps.quotas.take(input.userId, taken);
   try {
     return await createDatasetsAndRecord(deps, input);

@@ -14,6 +14,7 @@ import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import type { Quotas } from '../../ports/accounts/quotas.ts';
+import { draftMegabytes, type QuotaAmount } from '../../domain/accounts/quotas.ts';
 import type { FileStore } from '../../ports/ingest/file-store.ts';
 import type { SourceFiles } from '../../ports/ingest/source-files.ts';
 import { authorizeImportTarget, type ImportAccessDeps } from './import-access.ts';
@@ -48,8 +49,18 @@ export type Configuration = { settings?: unknown; dataset?: unknown };
 const draftNotFound = (id: number) =>
   new NotFoundError(`upload ${id} does not exist (or is not yours)`, { code: 'UPLOAD_NOT_FOUND' });
 
+/**
+ * What a stored draft takes (issue 30 §1, every stored byte counts): the upload's fileUploadsPerDay
+ * now (its start takes only importJobsPerDay), and its size of draftStorageMB until it starts or expires.
+ */
+function draftQuotaAmounts(sizeBytes: number, stored: boolean): QuotaAmount[] {
+  const amounts: QuotaAmount[] = [{ quota: 'draftStorageMB', amount: draftMegabytes(sizeBytes) }];
+  if (stored) amounts.push({ quota: 'fileUploadsPerDay', amount: 1 });
+  return amounts;
+}
+
 export async function draftIngestFile(
-  deps: Pick<WizardDeps, 'drafts' | 'hierarchy' | 'store' | 'clock'>,
+  deps: Pick<WizardDeps, 'drafts' | 'hierarchy' | 'store' | 'clock' | 'quotas'>,
   viewer: Viewer,
   input: Pick<
     IngestDraft,
@@ -62,7 +73,15 @@ export async function draftIngestFile(
   // A configuration sent with the upload is checked now, so a bad one is refused before anything waits.
   await checkedSettings(deps, input, input.configuration);
   const expiresAt = new Date(deps.clock.now().getTime() + DRAFT_TTL_MS).toISOString();
-  return deps.drafts.create({ ...input, uploadedBy: userId, expiresAt });
+  // All or nothing, atomically: concurrent drafts cannot pass the cap together.
+  const taken = draftQuotaAmounts(input.sizeBytes, true);
+  await deps.quotas.take(userId, taken);
+  try {
+    return await deps.drafts.create({ ...input, uploadedBy: userId, expiresAt });
+  } catch (error) {
+    await deps.quotas.give(userId, taken);
+    throw error;
+  }
 }
 
 /** The draft, when the caller may touch it and it is still open: 401, 404, 409 otherwise. */
@@ -242,7 +261,8 @@ async function validateAgainstRows(
   // quota's own 403 when the quotas are taken.
   const allowance = await callerAllowance(deps, requireViewer(viewer).id, {
     sheets: draft.sheets.length,
-    upload: true,
+    // The draft took its fileUploadsPerDay when it was stored.
+    upload: false,
     sizeBytes: draft.sizeBytes,
     rows: sheets.flatMap((sheet) => (sheet.rowCount ? [sheet.rowCount] : [])),
   });
@@ -272,8 +292,11 @@ export async function startDraft(
       catalogId: draft.catalogId,
       settings: parseIngestSettings(draft.configuration.settings, draft.configuration.dataset),
       sheets: draft.sheets,
+      uploadCounted: true,
     });
     await deps.drafts.recordStartedFile(id, created.file.id);
+    // Now an import's file: its bytes leave the draft storage.
+    await deps.quotas.give(draft.uploadedBy, draftQuotaAmounts(draft.sizeBytes, false));
     return created;
   } catch (error) {
     await deps.drafts.releaseStart(id);
@@ -287,12 +310,13 @@ function never(): never {
 
 /** The schedule manager's clean-up: expired drafts go, with their files. */
 export async function removeExpiredDrafts(
-  deps: Pick<WizardDeps, 'drafts' | 'fileStore' | 'clock'>,
+  deps: Pick<WizardDeps, 'drafts' | 'fileStore' | 'clock'> & { quotas: Pick<Quotas, 'give'> },
 ): Promise<{ removed: number }> {
   const expired = await deps.drafts.expired(deps.clock.now(), 100);
   for (const draft of expired) {
     await deps.fileStore.remove(draft.storedPath);
     await deps.drafts.remove(draft.id);
+    await deps.quotas.give(draft.uploadedBy, draftQuotaAmounts(draft.sizeBytes, false));
   }
   return { removed: expired.length };
 }

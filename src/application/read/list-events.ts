@@ -12,6 +12,7 @@ import {
   type RawQuery,
 } from '../../domain/read/read-query.ts';
 import { parseEventSort } from '../../domain/read/sort.ts';
+import { checkPageText } from '../../domain/read/page-bytes.ts';
 import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 import type { EventView } from '../../domain/read/events.ts';
 
@@ -41,6 +42,8 @@ export async function listEvents(
     page,
     options,
   );
+  // Refused rather than sent (one rule with the collection pages).
+  checkPageText(eventsJson, eventCount(eventsJson), page.limit);
   const hasNextPage = after ? eventCount(eventsJson) === page.limit : paginate(page, totalDocs).hasNextPage;
   const last = hasNextPage ? lastEvent(eventsJson) : null;
   const position = last ? positionAfter(sort, last) : null;
@@ -58,7 +61,8 @@ export async function listEvents(
 // 65 KB: parsing it whole on every request to find its last event would cost more than the cache hit.
 const BOUNDARY = '},{"id":';
 
-function eventCount(eventsJson: string): number {
+/** How many events the reader's JSON array holds, without parsing it. */
+export function eventCount(eventsJson: string): number {
   return eventsJson === '[]' ? 0 : eventsJson.split(BOUNDARY).length;
 }
 

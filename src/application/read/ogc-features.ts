@@ -20,6 +20,8 @@ import { parseEventSort } from '../../domain/read/sort.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 import type { EventView } from '../../domain/read/events.ts';
+import { checkPageText } from '../../domain/read/page-bytes.ts';
+import { eventCount } from './list-events.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, over the /api/v1 read model: one collection per dataset
 // the viewer may read (the same visibility as /api/v1), its items the dataset's events. `base` is
@@ -166,6 +168,8 @@ export async function listItems(
     parseEventSort('id'),
     page,
   );
+  // Refused before it is parsed or sent: the byte bound of every page (page-bytes.ts).
+  checkPageText(eventsJson, eventCount(eventsJson), page.limit);
   const events = JSON.parse(eventsJson) as EventView[];
   // The page is read with the viewer's visibility: an event in it proves the collection is theirs
   // to read (and names its title), so only an empty page costs the lookup that tells 404 from empty.

@@ -74,13 +74,12 @@ export async function subscribeToNewsletter(deps: SiteNoticeDeps, rawEmail: stri
     await deps.newsletter.subscribe(serviceUrl, email);
   } catch (error) {
     const code = error instanceof IngestFailure ? error.code : 'NEWSLETTER_UNREACHABLE';
+    // The caller is anonymous: the kind of failure only, never the configured host, its address or
+    // the system's error text (issue 30 §7). Admins see the service they set in its settings.
     throw new DomainError(
       'unavailable',
       'the newsletter service could not take the subscription; try again later',
-      {
-        code,
-        details: error instanceof Error ? error.message : undefined,
-      },
+      { code },
     );
   }
 }

@@ -13,6 +13,7 @@ export const QUOTA_NAMES = [
   'totalEvents',
   'eventsPerImport',
   'maxFileSizeMB',
+  'draftStorageMB',
   'scraperRepos',
   'scraperRunsPerDay',
 ] as const;
@@ -42,8 +43,9 @@ export type AccessPolicy = {
   /** Longest a login can be kept alive with refresh-token, counted from the login (seconds). */
   sessionMaxAgeSeconds: number;
   /**
-   * Login attempts, counted per client IP and email together and per client IP. Never per email
-   * alone: that would let anyone lock an account's owner out by guessing wrong on purpose.
+   * Login attempts, counted per client IP and email together, and retries (isLoginRetry) per client
+   * IP. Never per email alone: that would let anyone lock an account's owner out by guessing wrong
+   * on purpose; and a first try never per IP alone, which locked out everyone behind an address.
    */
   loginAttempts: { perIpAndEmail: RateWindow[]; perIp: RateWindow[] };
   /** Requests that confirm a password (change-email, change-password, delete-account). */
@@ -84,6 +86,28 @@ export function fitsQuota(used: number, amount: number, limit: QuotaLimit): bool
 export function quotaRemaining(used: number, limit: QuotaLimit): number | null {
   return limit === null ? null : Math.max(0, limit - used);
 }
+
+const MIB = 1024 * 1024;
+
+/**
+ * What a stored draft takes of draftStorageMB: its size in whole MiB, rounded up, and at least 1, so
+ * that every stored byte counts and many tiny drafts cannot add up to free storage.
+ */
+export function draftMegabytes(sizeBytes: number): number {
+  return Math.max(1, Math.ceil(sizeBytes / MIB));
+}
+
+/**
+ * A quota an older config/quotas.yaml does not name yet, with the limits it gets then (the shipped
+ * file's), so an operator's file from before keeps working.
+ */
+const ADDED_LATER: Partial<Record<QuotaName, Raw>> = {
+  draftStorageMB: {
+    period: 'total',
+    description: 'Megabytes of uploads waiting as drafts (start=false)',
+    levels: { 0: 10, 1: 100, 2: 250, 3: 500, 4: 2000, 5: 'unlimited' },
+  },
+};
 
 /** An amount of one quota a request takes (or gives back). */
 export type QuotaAmount = { quota: QuotaName; amount: number };
@@ -212,7 +236,7 @@ export function parseAccessPolicy(input: unknown): AccessPolicy {
   const quotasRaw = object(raw.quotas, 'quotas');
   const quotas = {} as Record<QuotaName, QuotaRule>;
   for (const name of QUOTA_NAMES) {
-    const rule = object(quotasRaw[name], `quotas.${name}`);
+    const rule = object(quotasRaw[name] ?? ADDED_LATER[name], `quotas.${name}`);
     const period = rule.period;
     if (period !== 'daily' && period !== 'total' && period !== 'perItem') {
       throw new ValidationError(`quotas.${name}.period must be daily, total or perItem`);

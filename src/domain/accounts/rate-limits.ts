@@ -68,6 +68,17 @@ export function decideRate(counts: WindowCount[], now: Date): RateDecision {
   };
 }
 
+/**
+ * Whether a login attempt is a retry: its (address, account) pair was tried before within the pair's
+ * shortest window (`pair`, the counts after this attempt's hit). Only retries count against the
+ * address's cap (loginAttempts.perIp): a first try for an account never waits for what others
+ * behind the same address did.
+ */
+export function isLoginRetry(pair: WindowCount[]): boolean {
+  const shortest = [...pair].sort((a, b) => a.window.seconds - b.window.seconds)[0];
+  return shortest !== undefined && shortest.hits > 1;
+}
+
 /** Every refusal answered with the spec's rate-limit error (429): the HTTP adapter builds it from `decision`. */
 export class RateLimitedError extends DomainError {
   readonly decision: RateRefusal;

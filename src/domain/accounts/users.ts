@@ -13,6 +13,21 @@ export const TRUST_LEVELS = {
 } as const;
 export type TrustLevel = keyof typeof TRUST_LEVELS;
 
+/** A trust level as sent by a client (a number, or a form's text): 0 to 5, else a 400 naming the field. */
+export function parseTrustLevel(value: unknown): TrustLevel {
+  const level = typeof value === 'string' && /^\d$/.test(value.trim()) ? Number(value.trim()) : value;
+  if (typeof level !== 'number' || !Number.isInteger(level) || level < 0 || level > 5) {
+    throw new ValidationError(
+      `trustLevel must be a whole number from 0 to 5 (got ${JSON.stringify(value) ?? 'nothing'})`,
+      {
+        field: 'trustLevel',
+        code: 'INVALID_TRUST_LEVEL',
+      },
+    );
+  }
+  return level as TrustLevel;
+}
+
 export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 256;
 

@@ -14,6 +14,11 @@ export type ImportRequest = {
   /** Whether the file counts as an upload today (the wizard's start and a direct upload do). */
   upload: boolean;
   sizeBytes?: number;
+  /**
+   * The draft storage (draftStorageMB) the request may take: an upload that may become a draft
+   * (`start=false` is only known once its body is read) needs at least 1 MB of it free.
+   */
+  draftMB?: number;
   /** Data rows of each sheet: at most as many events; `complete` false when counting stopped early. */
   rows?: { total: number; complete: boolean }[];
 };
@@ -72,6 +77,25 @@ export function importAllowance(standings: QuotaStanding[], request: ImportReque
   };
   if (request.upload) daily('fileUploadsPerDay', 1, 'Uploads');
   if (request.sheets > 0) daily('importJobsPerDay', request.sheets, 'Import jobs');
+  if (request.draftMB !== undefined) {
+    const { used, limit } = of('draftStorageMB');
+    const remaining = limit === null ? null : Math.max(0, limit - used);
+    const fits = fitsQuota(used, request.draftMB, limit);
+    verdicts.push({
+      quota: 'draftStorageMB',
+      needed: request.draftMB,
+      limit,
+      remaining,
+      consequence: fits ? 'fits' : 'refused',
+      message:
+        limit === null
+          ? 'Drafts: no limit on stored drafts at your level'
+          : fits
+            ? `Drafts: ${n(remaining ?? 0)} of ${n(limit)} MB of stored drafts left`
+            : `Drafts: your uploads waiting as drafts take ${n(used)} of your ${n(limit)} MB: start them, or ` +
+              `wait until they expire (24 hours after upload), or ${RAISE}`,
+    });
+  }
 
   if (request.sizeBytes !== undefined) {
     const { limit } = of('maxFileSizeMB');

@@ -136,7 +136,11 @@ export function parseDate(value: unknown, parameter: string, end: 'start' | 'end
     throw invalid(parameter, `${parameter} is outside the supported ${supportedRangeText()} (got "${text}")`);
   }
   if (end === 'start') return new Date(millis).toISOString();
-  return new Date(millis + (dateOnly ? 86_400_000 : 1)).toISOString();
+  const after = millis + (dateOnly ? 86_400_000 : 1);
+  // The end of 9999-12-31 is in year 10000, which no stored event reaches (and whose ISO text,
+  // "+010000-…", PostgreSQL does not read): an end past the supported range is no end at all.
+  if (!isSupportedInstant(after)) return null;
+  return new Date(after).toISOString();
 }
 
 /** Rejects 2024-02-30, which Date.parse would roll over into March. */

@@ -40,6 +40,7 @@ t.test('GET /api/quotas, current shape', async (t) => {
       activeSchedules: { used: 0, limit: 10, remaining: 10 },
       totalEvents: { used: 0, limit: 2000000, remaining: 2000000 },
       eventsPerImport: { used: 0, limit: 250000, remaining: 250000 },
+      draftStorageMB: { used: 0, limit: 500, remaining: 500 },
       scraperRepos: { used: 0, limit: 3, remaining: 3 },
       scraperRunsPerDay: { used: 0, limit: 10, remaining: 10 },
       maxFileSizeMB: { limit: 100 },

@@ -200,3 +200,53 @@ t.test('login throttling slows an attacker without locking the owner out', async
   t.equal(fromHome.json().user.id, owner.id);
   t.equal((await attempt('wrong again', '192.0.2.10')).statusCode, 401, 'the owner still gets plain 401s');
 });
+
+t.test(
+  'guessing 32 accounts from one address throttles them, not the others behind that address',
+  async (t) => {
+    // The shipped burst limits (10 per account and address, 30 retries per address) in day-long windows.
+    const { app, createUser } = await accountsApp(t, {
+      policy: (p) => {
+        p.loginAttempts = { perIpAndEmail: day(10), perIp: day(30) };
+      },
+    });
+    const guessed = await Promise.all(Array.from({ length: 32 }, () => createUser()));
+    const colleague = await createUser();
+    const office = '198.51.100.20';
+    const attempt = (email: string, password: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/api/users/login',
+        payload: { email, password },
+        remoteAddress: office,
+      });
+    const statuses = new Map<number, number>();
+    for (const user of guessed) {
+      for (let i = 0; i < 30; i += 1) {
+        const status = (await attempt(user.email, `guess ${i}`)).statusCode;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+    }
+    // Each account's first try, then 30 retries across them all (the address's cap); the rest 429.
+    t.same(Object.fromEntries(statuses), { 401: 32 + 30, 429: 32 * 30 - 62 });
+
+    const mine = await attempt(colleague.email, PASSWORD);
+    t.equal(mine.statusCode, 200, 'a colleague behind the same address logs in with her password');
+    t.equal(mine.json().user.id, colleague.id);
+    for (const user of [guessed[0], guessed[31]]) {
+      const right = await attempt(user?.email ?? '', PASSWORD);
+      t.equal(
+        right.statusCode,
+        429,
+        'a guessed account stays throttled from that address, right password or not',
+      );
+    }
+    const elsewhere = await app.inject({
+      method: 'POST',
+      url: '/api/users/login',
+      payload: { email: guessed[0]?.email, password: PASSWORD },
+      remoteAddress: '192.0.2.10',
+    });
+    t.equal(elsewhere.statusCode, 200, 'its owner logs in from another address');
+  },
+);

@@ -1,25 +1,24 @@
-import { readdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import type { TestDatabase } from '../../helpers/database.ts';
 import { policyFile } from '../../helpers/accounts.ts';
-import { ingestApp, multipart, signIn, streamUpload } from '../../fixtures/ingest/client.ts';
+import {
+  ingestApp,
+  multipart,
+  quotaUsage,
+  signIn,
+  storedFiles,
+  streamUpload,
+} from '../../fixtures/ingest/client.ts';
 
 // Upload quotas against the real database and a real HTTP server: taken all or nothing under
 // concurrency, and refused before the body is read (nothing reaches the upload directory).
 
 const CSV = 'time,title,latitude,longitude\n2024-01-01T00:00:00Z,a,1,2\n';
 
-async function usage(db: TestDatabase, userId: number): Promise<Record<string, number>> {
-  const rows = await db.pool.any(sql.type(row(Type.Object({ quota: Type.String(), used: Type.Number() })))`
-    select quota, used from quota_usage where user_id = ${userId} and used > 0 order by quota`);
-  return Object.fromEntries(rows.map((r) => [r.quota, r.used]));
-}
-
-const storedFiles = (dataDir: string) =>
-  readdirSync(dataDir, { recursive: true }).filter((f) => /\.(csv|xlsx|ods)$/.test(String(f)));
+const usage = (db: TestDatabase, userId: number) => quotaUsage(db.pool, userId);
 
 t.test('40 parallel uploads at a limit of 5 take exactly 5, and refusals take nothing', async (t) => {
   const quotasFile = policyFile(t); // level 1: fileUploadsPerDay 5, importJobsPerDay 10

@@ -116,9 +116,10 @@ t.test(
         v,
       ]),
     );
-    t.match(byQuota.fileUploadsPerDay, {
+    t.equal(byQuota.fileUploadsPerDay, undefined, 'the draft took its upload when it was stored');
+    t.match(byQuota.importJobsPerDay, {
       consequence: 'fits',
-      message: 'Uploads: this takes 1, 4 of 5 left today after it',
+      message: 'Import jobs: this takes 1, 9 of 10 left today after it',
     });
     t.match(byQuota.maxFileSizeMB, { consequence: 'fits', message: '1 KB: within your 25 MB per file' });
     t.match(byQuota.eventsPerImport, {
@@ -132,7 +133,7 @@ t.test(
 );
 
 t.test(
-  'the upload route and the wizard ask the same decision: a spent upload quota refuses both',
+  'a draft takes the upload quota when stored: a spent one refuses every upload, not its start',
   async (t) => {
     const quotasFile = policyFile(t, (p) => {
       p.quotas.fileUploadsPerDay.levels[1] = 1;
@@ -150,27 +151,24 @@ t.test(
       });
     };
     const drafted = await send('false');
-    t.equal(drafted.statusCode, 201, 'a draft takes no upload yet');
-    const imported = await send('true');
-    t.equal(imported.statusCode, 201, imported.body);
+    t.equal(drafted.statusCode, 201, drafted.body);
+    // The draft took the day's one upload (issue 30 §1): another upload, draft or not, is refused.
+    for (const start of ['true', 'false']) {
+      const again = await send(start);
+      t.equal(again.statusCode, 403, again.body);
+      t.match(again.json(), { code: 'QUOTA_EXCEEDED', message: /fileUploadsPerDay/ });
+    }
     const validated = await app.inject({
       method: 'POST',
       url: '/api/ingest/validate-preview',
       payload: { draft: drafted.json().draft.id },
       headers,
     });
-    t.match(validated.json().allowance, {
-      allowed: false,
-      verdicts: [
-        {
-          quota: 'fileUploadsPerDay',
-          consequence: 'refused',
-          message: /this needs 1, you have 0 of 1 left today: wait until midnight UTC/,
-        },
-      ],
-    });
-    const refused = await send('true');
-    t.equal(refused.statusCode, 403);
-    t.match(refused.json(), { code: 'QUOTA_EXCEEDED', message: /fileUploadsPerDay/ });
+    t.match(validated.json().allowance, { allowed: true }, 'its start is not counted as a second upload');
+    t.notOk(
+      (validated.json().allowance.verdicts as { quota: string }[]).some(
+        (v) => v.quota === 'fileUploadsPerDay',
+      ),
+    );
   },
 );

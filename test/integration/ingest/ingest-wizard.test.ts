@@ -156,7 +156,8 @@ t.test('others cannot see an upload; an expired one is refused and cleaned up', 
   const root = path.join(dataDir, 'ingest');
   t.ok(existsSync(path.join(root, storedPath)));
   const drafts = postgresIngestDrafts(db.pool);
-  t.same(await removeExpiredDrafts({ drafts, fileStore: localFileStore(root), clock: systemClock }), {
+  const quotas = { give: async () => {} };
+  t.same(await removeExpiredDrafts({ drafts, fileStore: localFileStore(root), clock: systemClock, quotas }), {
     removed: 1,
   });
   t.notOk(existsSync(path.join(root, storedPath)), 'the file is removed');

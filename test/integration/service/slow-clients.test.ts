@@ -31,7 +31,14 @@ function trickle(port: number, head: string, body: string, everyMs: number): Pro
 
 t.test('slow clients are cut within the configured time', async (t) => {
   const { app } = await testApp(t, {
-    config: { budgets: { ...DEFAULT_BUDGETS, requestTimeoutMs: 1_500, headersTimeoutMs: 1_000 } },
+    config: {
+      budgets: {
+        ...DEFAULT_BUDGETS,
+        requestTimeoutMs: 1_500,
+        headersTimeoutMs: 1_000,
+        connectionTimeoutMs: 1_000,
+      },
+    },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
@@ -53,5 +60,23 @@ t.test('slow clients are cut within the configured time', async (t) => {
     const outcome = await trickle(port, 'GET /api/health HTTP/1.1\r\nHost: x\r\n', headers, 100);
     t.ok(outcome.bytesSent < headers.length, `cut after ${outcome.bytesSent} of ${headers.length} bytes`);
     t.match(outcome.answer, /^HTTP\/1\.1 408/);
+  });
+
+  t.test('an idle keep-alive connection is closed after CONNECTION_TIMEOUT_MS, as documented', async (t) => {
+    // Node closes idle keep-alive sockets by keepAliveTimeout, which Fastify defaulted to 72 s.
+    t.equal(app.server.keepAliveTimeout, 1_000, 'the configured budget, not the 72 s default');
+    const outcome = await new Promise<{ answers: number }>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      let answers = 0;
+      socket.on('data', (chunk) => (answers += (chunk.toString().match(/^HTTP\/1\.1 200/gm) ?? []).length));
+      socket.on('error', () => {});
+      socket.write('GET /api/live HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+      socket.on('close', () => resolve({ answers }));
+    });
+    t.equal(outcome.answers, 1, 'answered, then the idle connection was closed by the server');
+  });
+
+  t.test('the shipped budget is the documented 30 s', async (t) => {
+    t.equal(DEFAULT_BUDGETS.connectionTimeoutMs, 30_000);
   });
 });

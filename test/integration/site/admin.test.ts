@@ -202,6 +202,20 @@ t.test('dashboard', async (t) => {
       trustLevel: '1',
     });
     t.equal(flashError(selfDemotion.headers.location), 'An admin cannot change their own role');
+    // Values no form sends (issue 30 §7): a 400 page naming the field, never a 500, nothing changed.
+    for (const fields of [
+      { role: 'user' },
+      { role: 'user', trustLevel: '' },
+      { role: 'user', trustLevel: 'NaN' },
+      { role: 'user', trustLevel: '2.5' },
+      { role: 'user', trustLevel: '9' },
+      { role: 'root', trustLevel: '2' },
+    ] as Record<string, string>[]) {
+      const bad = await browser.submit('/dashboard/users', `/dashboard/users/${alice.id}`, fields);
+      t.equal(bad.statusCode, 400, JSON.stringify(fields));
+      t.match(bad.body, /trustLevel must be a whole number from 0 to 5|role must be admin or user/);
+    }
+    t.equal((await as(await login(alice))('GET', '/api/users/me')).json().user.trustLevel, 2, 'unchanged');
 
     const catalogs = await browser.get('/dashboard/catalogs');
     t.match(catalogs.body, /Alice &lt;secret&gt;/, 'admins see private catalogs; titles are escaped');

@@ -115,6 +115,7 @@ t.test('newsletter: forwarded through the guard; clear codes when it cannot be',
   const redirected = await subscribe();
   t.equal(redirected.statusCode, 503);
   t.equal(redirected.json().code, 'NEWSLETTER_REDIRECT_REFUSED');
+  t.equal(redirected.json().details, undefined, 'no internal details to an anonymous caller');
   t.same(hits, [], 'the redirect target was never contacted');
 
   await set(hanging);
@@ -133,6 +134,9 @@ t.test('newsletter: a private address is refused by the guard', async (t) => {
   const blocked = await call('POST', '/api/newsletter/subscribe', null, { email: 'reader@example.org' });
   t.equal(blocked.statusCode, 503);
   t.equal(blocked.json().code, 'SSRF_BLOCKED');
+  // Nothing about the configured service reaches an anonymous caller (issue 30 §7).
+  t.equal(blocked.json().details, undefined);
+  t.notMatch(blocked.body, new RegExp(`127\\.0\\.0\\.1|localhost|${new URL(target).port}`));
 });
 
 t.test('preview: admins only, a local redirect focused on an event or dataset', async (t) => {

@@ -100,7 +100,10 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           'importJobsPerDay, all or nothing (403 quota_exceeded, nothing taken). The quotas, the request rate limit and the ' +
           "size limit of the uploader's trust level (maxFileSizeMB) are checked before a byte of the body is read (403, 429, " +
           '413) and the size again while the file streams (413, partial file deleted). With the field `start=false` the ' +
-          'file waits for POST /api/ingest/configure instead (201 `{draft}`: the import wizard, docs/ingestion.md).',
+          'file waits for POST /api/ingest/configure instead (201 `{draft}`: the import wizard, docs/ingestion.md); a draft ' +
+          'takes its fileUploadsPerDay when stored (its start then takes only importJobsPerDay) and its size of ' +
+          'draftStorageMB until it starts or expires; an account whose drafts fill draftStorageMB is refused any upload ' +
+          '(403 quota_exceeded) before the body is read.',
         consumes: ['multipart/form-data'],
         documentedBody: UploadForm,
         // The handler checks the caller (signedIn) so that its 401 can close the connection.
@@ -117,7 +120,13 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
     },
     async (request, reply) => {
       const userId = signedIn(request, reply);
-      const limit = await limitsBeforeBody(reply, ingest, userId, { sheets: 1, upload: true });
+      // The body may make the upload a draft (start=false), which takes draft storage: an account
+      // whose drafts fill its draftStorageMB is refused here, before the body is read.
+      const limit = await limitsBeforeBody(reply, ingest, userId, {
+        sheets: 1,
+        upload: true,
+        ...(ingest.wizard ? { draftMB: 1 } : {}),
+      });
       const { fields, stored } = await receiveUpload(request, reply, ingest, { limitBytes: limit });
       try {
         const catalogId = strictId(fields.catalog ?? fields.catalogId);

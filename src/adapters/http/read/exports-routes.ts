@@ -1,6 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { viewerOf } from '../viewer.ts';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { isUnlimited } from '../../../domain/access.ts';
+import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
+import { EXPORTS_PER_CLIENT, exportSlotRefusal } from '../../../domain/read/export-slots.ts';
 import { Type } from 'typebox';
 import { EXPORT_DEFAULT_SORT, exportEvents } from '../../../application/read/export-events.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
@@ -15,6 +18,10 @@ import { filterParameters } from './events-routes.ts';
 // compressed on the way when the client accepts it (public-web.ts). A client that goes away ends the
 // export: the running statement is cancelled (client-gone.ts) and no other starts.
 
+const EXPORT_LIMIT_TEXT =
+  `Each client (an account, or an address when anonymous) runs at most ${EXPORTS_PER_CLIENT} exports at the same ` +
+  'time per API process; one more is refused with 429 TOO_MANY_EXPORTS (Retry-After 5 s) until one ends.';
+
 const FORMATS: Record<ExportFormat, { type: string; file: string; summary: string; description: string }> = {
   geojson: {
     type: 'application/geo+json',
@@ -24,7 +31,8 @@ const FORMATS: Record<ExportFormat, { type: string; file: string; summary: strin
       'A FeatureCollection of every event the filters match (no page cap), streamed. Each event is a Feature with ' +
       'the event id as its top-level `id`, a Point geometry or null, and properties `eventTimestamp`, `dataset` ' +
       '(slug), `catalog` (slug) and `data` (as stored). `sort`: id, eventTimestamp, dataset or isValid, - for ' +
-      'descending; default id (the fastest: the table\u2019s own order).',
+      'descending; default id (the fastest: the table\u2019s own order). ' +
+      EXPORT_LIMIT_TEXT,
   },
   csv: {
     type: 'text/csv; charset=utf-8; header=present',
@@ -34,7 +42,8 @@ const FORMATS: Record<ExportFormat, { type: string; file: string; summary: strin
       'RFC 4180 CSV (UTF-8, CRLF, a header line) of every event the filters match, streamed: id, eventTimestamp, ' +
       'dataset, catalog, longitude, latitude, then one column per key of the events\u2019 `data` (sorted; `data.<key>` ' +
       'when a key is one of the fixed names). Objects and arrays are written as JSON; text that starts with =, +, -, @, ' +
-      'tab or CR gets a leading apostrophe so that spreadsheets do not run it as a formula.',
+      'tab or CR gets a leading apostrophe so that spreadsheets do not run it as a formula. ' +
+      EXPORT_LIMIT_TEXT,
   },
 };
 
@@ -79,6 +88,31 @@ async function pump(
 }
 
 export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = async (app, deps) => {
+  // The exports each client is running in this process: taken before the first statement, given
+  // back when the answer is finished or its connection closes, whichever comes first.
+  const running = new Map<string, number>();
+  const takeSlot = (request: FastifyRequest, reply: FastifyReply): void => {
+    const viewer = viewerOf(request);
+    if (viewer && isUnlimited(viewer)) return;
+    const client = viewer ? `user:${viewer.id}` : `ip:${request.ip}`;
+    const refusal = exportSlotRefusal(running.get(client) ?? 0, new Date());
+    if (refusal) {
+      throw new RateLimitedError(
+        refusal,
+        `Too many exports at once: at most ${refusal.limit} per client run at the same time; retry when one has ended`,
+        'TOO_MANY_EXPORTS',
+      );
+    }
+    running.set(client, (running.get(client) ?? 0) + 1);
+    let released = false;
+    reply.raw.once('close', () => {
+      if (released) return;
+      released = true;
+      const left = (running.get(client) ?? 1) - 1;
+      if (left > 0) running.set(client, left);
+      else running.delete(client);
+    });
+  };
   for (const format of ['geojson', 'csv'] as const) {
     const { type, file, summary, description } = FORMATS[format];
     app.get(
@@ -98,11 +132,12 @@ export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = a
               description: `The events as ${format === 'csv' ? 'CSV' : 'GeoJSON'}`,
               content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
             },
-            ...errorResponses(400, 500),
+            ...errorResponses(400, 429, 500),
           },
         },
       },
       async (request, reply) => {
+        takeSlot(request, reply);
         const text = await exportEvents(deps, viewerOf(request), request.query as RawQuery, format);
         const iterator = text.batches[Symbol.asyncIterator]();
         const first = await iterator.next();

@@ -11,13 +11,14 @@ import { csrfInput } from '../csrf.ts';
 import { accountExportDownloadUrl } from '../data-links.ts';
 import { type Html, html } from '../html.ts';
 import { flashFrom } from '../replies.ts';
+import type { Quotas, QuotaStatus } from '../../../ports/accounts/quotas.ts';
 
 // /account: who is logged in, with which standing, and the download of everything the account
 // holds (issue 28 §6): a form asks for the own-data export (the same use case as
 // POST /api/data-exports/request, with its one-at-a-time and daily limits) and the latest export
 // is shown with its state, and its download link once the ZIP is ready.
 
-type AccountPageDeps = { exports: DataExportDeps; csrfSecret: string };
+type AccountPageDeps = { exports: DataExportDeps; quotas: Pick<Quotas, 'status'>; csrfSecret: string };
 
 const HOME = '/account';
 
@@ -55,12 +56,46 @@ function latestView(latest: DataExport | null, now: number): Html | '' {
   </p>`;
 }
 
-function accountView(token: string, user: User, latest: DataExport | null, now: number): Html {
+/** The caller's quotas as GET /api/quotas shows them: every counted one with its usage, then the ceilings. */
+function quotasView(statuses: QuotaStatus[]): Html {
+  const limit = (s: QuotaStatus) => (s.limit === null ? 'unlimited' : s.limit.toLocaleString('en'));
+  return html`<h2>Your quotas</h2>
+    <table id="account-quotas">
+      <thead>
+        <tr>
+          <th>Quota</th>
+          <th>Used</th>
+          <th>Limit</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${statuses.map(
+          (s) =>
+            html`<tr data-quota="${s.quota}">
+              <td>${s.description}${s.resetTime ? ' (today, UTC)' : ''}</td>
+              <td>
+                ${s.quota === 'eventsPerImport' || s.quota === 'maxFileSizeMB' ? '' : s.used.toLocaleString('en')}
+              </td>
+              <td>${limit(s)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
+}
+
+function accountView(
+  token: string,
+  user: User,
+  latest: DataExport | null,
+  now: number,
+  statuses: QuotaStatus[],
+): Html {
   return html`<h1>Your account</h1>
     <div class="card">
       <p><b>${user.email}</b></p>
       <p class="muted">Role ${user.role} · trust level ${user.trustLevel}</p>
     </div>
+    ${quotasView(statuses)}
     <h2>Your data</h2>
     <div class="card" id="account-data">
       <p>
@@ -83,7 +118,8 @@ export const accountPage: FastifyPluginAsync<AccountPageDeps> = async (app, deps
     if (!user) return reply;
     const token = pages.csrf.token(request, reply);
     const latest = await latestDataExport(deps.exports, user);
-    const body = accountView(token, user, latest, deps.exports.clock.now().getTime());
+    const statuses = await deps.quotas.status(user.id);
+    const body = accountView(token, user, latest, deps.exports.clock.now().getTime(), statuses);
     return pages.render(reply, 200, 'Your account', body, { user, token, flash: flashFrom(request) });
   });
 

@@ -59,7 +59,13 @@ export function settingsView(csrf: string, flags: FeatureFlags): Html {
     </form>`;
 }
 
-const USAGE_SHOWN = ['importJobsPerDay', 'fileUploadsPerDay', 'totalEvents', 'scraperRunsPerDay'] as const;
+const USAGE_SHOWN = [
+  'importJobsPerDay',
+  'fileUploadsPerDay',
+  'draftStorageMB',
+  'totalEvents',
+  'scraperRunsPerDay',
+] as const;
 
 function usage(statuses: QuotaStatus[]): Html {
   return html`<span class="usage"

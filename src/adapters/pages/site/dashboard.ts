@@ -10,7 +10,8 @@ import {
 import { changeFeatureFlags, readFeatureFlags } from '../../../application/site/feature-flags.ts';
 import type { LoginDeps } from '../../../application/accounts/log-in.ts';
 import type { Viewer } from '../../../domain/access.ts';
-import { DomainError } from '../../../domain/errors.ts';
+import { DomainError, ValidationError } from '../../../domain/errors.ts';
+import { parseTrustLevel } from '../../../domain/accounts/users.ts';
 import { FEATURE_FLAG_NAMES } from '../../../domain/site/feature-flags.ts';
 import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
 import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
@@ -186,11 +187,14 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
     path: string,
     back: (ctx: ActionContext) => Promise<string> | string,
     handler: (ctx: ActionContext) => Promise<Flash & { to?: string }>,
+    /** Values no form of the dashboard sends: a 400 page, not a notice (a forged or broken post). */
+    checkForm: (body: Form) => void = () => {},
   ) =>
     app.post(path, hidden, async (request, reply) => {
       const user = admin(request, reply);
       if (!user) return reply;
       const ctx = { user, body: form(request), id: Number((request.params as { id?: string }).id) };
+      checkForm(ctx.body);
       return change(reply, await back(ctx), () => handler(ctx));
     });
 
@@ -247,10 +251,16 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
     '/dashboard/users/:id',
     () => '/dashboard/users',
     async ({ user, body, id }) => {
-      const values: Record<string, unknown> = { trustLevel: Number(body.trustLevel) };
+      const values: Record<string, unknown> = { trustLevel: parseTrustLevel(body.trustLevel) };
       if (body.role !== undefined) values.role = body.role;
       const doc = await updateDocument(deps.collections, 'users', user, id, values);
       return { notice: `Saved ${String(doc.email)}.` };
+    },
+    (body) => {
+      parseTrustLevel(body.trustLevel);
+      if (body.role !== undefined && body.role !== 'admin' && body.role !== 'user') {
+        throw new ValidationError('role must be admin or user', { field: 'role', code: 'INVALID_ROLE' });
+      }
     },
   );
 

@@ -24,11 +24,29 @@ t.test(
       'fd00::1',
       '::ffff:127.0.0.1',
       '::ffff:10.0.0.1',
+      // IPv6 forms that carry a forbidden IPv4 address (issue 30 §7).
+      '::127.0.0.1', // IPv4-compatible
+      '::ffff:7f00:1', // IPv4-mapped, in hex
+      '::ffff:0:7f00:1', // IPv4-translated
+      '2002:7f00:1::1', // 6to4 of 127.0.0.1
+      '2002:a9fe:a9fe::1', // 6to4 of 169.254.169.254
+      '2001:0:7f00:1::1', // Teredo whose server is 127.0.0.1
+      '2001:0:4136:e378:8000:63bf:f5ff:fffe', // Teredo whose client is 10.0.0.1 (inverted)
+      '64:ff9b::7f00:1', // NAT64
+      '64:ff9b::808:808', // NAT64 (the well-known prefix is refused whole)
+      '64:ff9b:1::a00:1', // local-use NAT64
+      '2001:db8::1', // documentation
       'not an ip',
     ]) {
       t.equal(isForbiddenAddress(address), true, address);
     }
-    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+    for (const address of [
+      '8.8.8.8',
+      '1.1.1.1',
+      '2606:4700:4700::1111',
+      '::ffff:8.8.8.8',
+      '2002:808:808::1', // 6to4 of a public address
+    ]) {
       t.equal(isForbiddenAddress(address), false, address);
     }
   },

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ValidationError } from '../../../../src/domain/errors.ts';
-import { checkPageBytes } from '../../../../src/domain/read/page-bytes.ts';
+import { checkPageBytes, checkPageText } from '../../../../src/domain/read/page-bytes.ts';
 
 t.test('a page over its byte bound is refused naming a limit that fits', async (t) => {
   const doc = { id: 1, data: { text: 'x'.repeat(1000) } };
@@ -12,4 +12,18 @@ t.test('a page over its byte bound is refused naming a limit that fits', async (
     code: 'PAGE_TOO_LARGE',
   });
   t.throws(() => checkPageBytes([{ big: 'é'.repeat(600) }], 10, 1_000), { message: /limit=1 or fewer/ });
+});
+
+t.test('a page written as JSON text meets the same bound, counted in UTF-8 bytes', async (t) => {
+  const event = JSON.stringify({ id: 1, data: { text: 'x'.repeat(1000) } });
+  const page = `[${Array.from({ length: 100 }, () => event).join(',')}]`;
+  t.doesNotThrow(() => checkPageText(page, 100, 100, 200_000));
+  t.throws(() => checkPageText(page, 100, 100, 50_000), {
+    message: /limit=4\d or fewer/,
+    code: 'PAGE_TOO_LARGE',
+  });
+  // 400 characters of 'é' are 800 bytes, and a 4-byte character is one surrogate pair.
+  const accents = JSON.stringify(['é'.repeat(400), '😀'.repeat(100)]);
+  t.doesNotThrow(() => checkPageText(accents, 2, 2, 1_300));
+  t.throws(() => checkPageText(accents, 2, 2, 1_100), { message: /limit=1 or fewer/ });
 });

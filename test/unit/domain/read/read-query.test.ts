@@ -65,6 +65,10 @@ t.test('dates: start inclusive, end inclusive, a bare end date covers its whole 
   t.equal(parseDate('2024-05-01', 'startDate', 'start'), '2024-05-01T00:00:00.000Z');
   t.equal(parseDate('2024-05-31', 'endDate', 'end'), '2024-06-01T00:00:00.000Z');
   t.equal(parseDate('2024-05-31T12:00:00Z', 'endDate', 'end'), '2024-05-31T12:00:00.001Z');
+  // The documented range ends with 9999: its last day is accepted, as no end (issue 30 §7).
+  t.equal(parseDate('9999-12-31', 'endDate', 'end'), null);
+  t.equal(parseDate('9999-12-31T23:59:59.999Z', 'endDate', 'end'), null);
+  t.equal(parseDate('9999-12-31T23:59:59.998Z', 'endDate', 'end'), '9999-12-31T23:59:59.999Z');
   t.equal(parseDate('2024-05-31T14:00:00+02:00', 'startDate', 'start'), '2024-05-31T12:00:00.000Z');
   t.equal(
     parseDate('2024-05-31T12:00', 'startDate', 'start'),
