@@ -17,7 +17,7 @@ import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema } from './site/health-routes.ts';
-import { V1_SHARED_SCHEMAS } from './read/events-routes.ts';
+import { V1_SHARED_SCHEMAS } from './read/events-schemas.ts';
 import { INGEST_SHARED_SCHEMAS } from './ingest/ingest-schema-routes.ts';
 import { WIZARD_SCHEMAS } from './ingest/wizard-docs.ts';
 import { installPublicBaseUrl } from './public-url.ts';

@@ -9,7 +9,7 @@ import { EXPORT_DEFAULT_SORT, exportEvents } from '../../../application/read/exp
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
 import { errorResponses } from '../error-body.ts';
-import { filterParameters } from './events-routes.ts';
+import { filterParameters } from './events-schemas.ts';
 
 // GET /api/v1/events.geojson and /api/v1/events.csv: the whole filtered set, streamed
 // (docs/api-v1.md, "Exports"). The first batch is read before the answer starts, so a bad parameter

@@ -7,7 +7,7 @@ import { TILE_MAX_ZOOM } from '../../../domain/read/tiles.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
 import { errorResponses } from '../error-body.ts';
-import { filterParameters } from './events-routes.ts';
+import { filterParameters } from './events-schemas.ts';
 import { publicOrigin } from '../public-url.ts';
 
 // Vector tiles of /api/v1 (docs/api-v1.md, "Vector tiles"): GET /api/v1/tiles/{z}/{x}/{y}.mvt and
