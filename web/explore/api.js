@@ -66,3 +66,21 @@ export class Requests {
 export function isAbort(error) {
   return error instanceof DOMException && error.name === 'AbortError';
 }
+
+/**
+ * Points the page's download links (CSV and GeoJSON exports of /api/v1/events) at the events in
+ * view (`inView`, a query string) and at all that match the filters (`all`).
+ * @param {string} inView @param {string} all
+ */
+export function setDownloadLinks(inView, all) {
+  for (const [id, format, search] of [
+    ['download-csv', 'csv', inView],
+    ['download-geojson', 'geojson', inView],
+    ['download-all-csv', 'csv', all],
+    ['download-all-geojson', 'geojson', all],
+  ]) {
+    const link = document.getElementById(id);
+    if (link instanceof HTMLAnchorElement)
+      link.href = `/api/v1/events.${format}${search ? `?${search}` : ''}`;
+  }
+}

@@ -2,10 +2,14 @@
 // /api/v1/events/temporal with a brush, filters from /api/v1/data-sources and the list of the events
 // in view from /api/v1/events. Everything it knows comes from the public API; its state is the URL.
 
-import { getJson, isAbort, query, Requests } from './api.js';
-import { element, eventName, formatCount, formatDateTime, locatedByText, shortCount } from './format.js';
+import { getJson, isAbort, query, Requests, setDownloadLinks } from './api.js';
+import { formatCount } from './format.js';
 import { apiBounds, apiZoom, readState, writeState } from './state.js';
 import { Timeline } from './timeline.js';
+import { DetailPanel } from './detail.js';
+import { markerButton } from './markers.js';
+import { drawFilterControls } from './filters.js';
+import { fitOf } from './fit.js';
 import { baseStyle } from './basemap.js';
 import { drawnTiles, hideTiles, showTiles, TILE_LAYERS, TILE_SOURCE, tileZoom } from './tiles.js';
 
@@ -131,29 +135,11 @@ function drawClusters(features, stats) {
     const count = cluster ? props.count : 1;
     total += count;
     const size = 1 + breaks.filter((limit) => count > limit).length;
-    const button = cluster
-      ? element(
-          'button',
-          {
-            type: 'button',
-            class: `cluster size-${size}`,
-            'aria-label': `${formatCount(count)} events here; ${view().zoom >= EXACT_ZOOM ? 'list them' : 'zoom in'}`,
-            'data-count': String(count),
-          },
-          [shortCount(count)],
-        )
-      : element('button', {
-          type: 'button',
-          class: 'point',
-          'aria-label': `Event: ${props.title ?? props.id}`,
-          title: String(props.title ?? ''),
-          'data-count': '1',
-          'data-id': String(props.id),
-        });
+    const button = markerButton(props, count, size, view().zoom >= EXACT_ZOOM);
     button.addEventListener('click', (event) => {
       event.stopPropagation();
-      if (!cluster) void showEventAt(Number(props.id), lng, lat);
-      else if (view().zoom >= EXACT_ZOOM) void showEventsAt(lng, lat, count);
+      if (!cluster) void detail.showEventAt(Number(props.id), spotParams(lng, lat), map);
+      else if (view().zoom >= EXACT_ZOOM) void detail.showEventsAt(spotParams(lng, lat), count, map);
       else map.easeTo({ center: [lng, lat], zoom: Math.min(map.getZoom() + 2, 17) });
     });
     markers.push(new maplibregl.Marker({ element: button }).setLngLat([lng, lat]).addTo(map));
@@ -195,6 +181,7 @@ function refreshTiles() {
   else map.once('idle', done);
 }
 
+const detail = new DetailPanel((error) => failed('detail', error));
 const mapRequests = new Requests();
 async function refreshMap() {
   if (!map) {
@@ -282,16 +269,6 @@ async function refreshTimeline() {
 
 // ---- the list and the event details -----------------------------------------------------------------
 
-/** @param {any} event */
-function eventButton(event) {
-  const button = element('button', { type: 'button', class: 'event' }, [
-    element('span', { class: 'name' }, [eventName(event)]),
-    element('span', { class: 'meta' }, [`${event.dataset.title} · ${formatDateTime(event.eventTimestamp)}`]),
-  ]);
-  button.addEventListener('click', () => showDetail(event, button));
-  return element('li', {}, [button]);
-}
-
 /**
  * The export links follow the view (issue 28 §6): the list's filters, dates and box, and the same
  * without the box, for the whole of what the filters select (a data set the map cannot show at once).
@@ -299,16 +276,7 @@ function eventButton(event) {
 function updateDownloads() {
   const inView = query({ ...filters(), ...dates(), bounds: view().bounds });
   const all = query({ ...filters(), ...dates() });
-  for (const [id, format, search] of [
-    ['download-csv', 'csv', inView],
-    ['download-geojson', 'geojson', inView],
-    ['download-all-csv', 'csv', all],
-    ['download-all-geojson', 'geojson', all],
-  ]) {
-    const link = document.getElementById(id);
-    if (link instanceof HTMLAnchorElement)
-      link.href = `/api/v1/events.${format}${search ? `?${search}` : ''}`;
-  }
+  setDownloadLinks(inView, all);
 }
 
 const listRequests = new Requests();
@@ -328,7 +296,9 @@ async function refreshList() {
       void refreshList();
       return;
     }
-    byId('event-list').replaceChildren(...body.events.map(eventButton));
+    byId('event-list').replaceChildren(
+      ...body.events.map((/** @type {any} */ event) => detail.listItem(event, map)),
+    );
     status.listTotal = pagination.totalDocs;
     byId('page-info').textContent =
       pagination.totalDocs === 0
@@ -345,63 +315,6 @@ async function refreshList() {
   }
 }
 
-/** @type {HTMLElement | null} */
-let returnFocus = null;
-
-/** @param {any} event @param {HTMLElement | null} [from] */
-function showDetail(event, from = null) {
-  returnFocus = from ?? /** @type {HTMLElement | null} */ (document.activeElement);
-  const rows = [
-    ['Dataset', event.dataset.title],
-    ['Catalog', event.dataset.catalog],
-    ['When', formatDateTime(event.eventTimestamp)],
-    [
-      'Where',
-      event.location
-        ? `${event.location.latitude.toFixed(4)}, ${event.location.longitude.toFixed(4)}`
-        : 'no location',
-    ],
-    ...(locatedByText(event.locatedBy) ? [['Located by', locatedByText(event.locatedBy)]] : []),
-    ...Object.entries(event.data).map(([key, value]) => [
-      key,
-      typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value),
-    ]),
-  ];
-  const list = element(
-    'dl',
-    {},
-    rows.flatMap(([key, value]) => [element('dt', {}, [String(key)]), element('dd', {}, [String(value)])]),
-  );
-  /** @type {HTMLElement[]} */
-  const body = [list];
-  if (event.location && map) {
-    const show = element('button', { type: 'button' }, ['Show on map']);
-    show.addEventListener('click', () =>
-      map.easeTo({
-        center: [event.location.longitude, event.location.latitude],
-        zoom: Math.max(map.getZoom(), 12),
-      }),
-    );
-    body.push(show);
-  }
-  openDetail(eventName(event), body);
-}
-
-/** @param {string} title @param {Node[]} body */
-function openDetail(title, body) {
-  const panel = byId('detail');
-  byId('detail-title').textContent = title;
-  byId('detail-body').replaceChildren(...body);
-  panel.hidden = false;
-  byId('detail-title').focus();
-}
-
-function closeDetail() {
-  byId('detail').hidden = true;
-  returnFocus?.focus();
-  returnFocus = null;
-}
-
 /** The events at one spot: /api/v1/events with a tiny box around it. */
 function spotParams(/** @type {number} */ lng, /** @type {number} */ lat, d = 1e-5) {
   return {
@@ -411,76 +324,13 @@ function spotParams(/** @type {number} */ lng, /** @type {number} */ lat, d = 1e
   };
 }
 
-/** @param {number} id @param {number} lng @param {number} lat @param {number} [d] degrees around */
-async function showEventAt(id, lng, lat, d) {
-  const from = /** @type {HTMLElement | null} */ (document.activeElement);
-  try {
-    const body = await getJson('/api/v1/events', { ...spotParams(lng, lat, d), limit: 1000 });
-    const event = body.events.find((/** @type {any} */ candidate) => candidate.id === id);
-    if (event) showDetail(event, from);
-  } catch (error) {
-    failed('detail', error);
-  }
-}
-
-/** @param {number} lng @param {number} lat @param {number} count */
-async function showEventsAt(lng, lat, count) {
-  returnFocus = /** @type {HTMLElement | null} */ (document.activeElement);
-  try {
-    const body = await getJson('/api/v1/events', { ...spotParams(lng, lat), limit: 100 });
-    const more =
-      count > body.events.length ? [element('p', {}, [`and ${count - body.events.length} more`])] : [];
-    openDetail(`${formatCount(count)} events at this spot`, [
-      element('ol', { class: 'spot' }, body.events.map(eventButton)),
-      ...more,
-    ]);
-  } catch (error) {
-    failed('detail', error);
-  }
-}
-
 // ---- filters ----------------------------------------------------------------------------------------
 
 /** @type {any[]} */
 let catalogs = [];
 
 function drawFilters() {
-  const select = /** @type {HTMLSelectElement} */ (byId('catalog'));
-  select.replaceChildren(
-    element('option', { value: '' }, ['All catalogs']),
-    ...catalogs.map((catalog) =>
-      element('option', { value: catalog.slug }, [`${catalog.title} (${formatCount(catalog.eventCount)})`]),
-    ),
-  );
-  select.value = state.catalog;
-  const box = byId('datasets');
-  const shown = catalogs.filter((catalog) => !state.catalog || catalog.slug === state.catalog);
-  const items = shown.flatMap((catalog) =>
-    catalog.datasets.map((/** @type {any} */ dataset) => {
-      const input = element('input', {
-        type: 'checkbox',
-        id: `dataset-${dataset.slug}`,
-        value: dataset.slug,
-      });
-      input.checked = state.datasets.includes(dataset.slug);
-      input.addEventListener('change', () => {
-        state.datasets = [...box.querySelectorAll('input:checked')].map(
-          (node) => /** @type {HTMLInputElement} */ (node).value,
-        );
-        filtersChanged();
-      });
-      const label = element('label', { for: input.id }, [
-        `${dataset.title} `,
-        element('span', { class: 'count' }, [formatCount(dataset.eventCount)]),
-      ]);
-      return element('div', { class: 'check' }, [input, label]);
-    }),
-  );
-  box.replaceChildren(
-    element('legend', {}, ['Datasets']),
-    element('p', { class: 'hint' }, ['None ticked shows every dataset.']),
-    ...items,
-  );
+  drawFilterControls(catalogs, state, filtersChanged);
 }
 
 async function loadFilters() {
@@ -591,10 +441,6 @@ document.addEventListener('keydown', (event) => {
   keyboardUsed = true;
   if (state.mode === 'auto') schedule(['map']);
 });
-byId('close-detail').addEventListener('click', closeDetail);
-document.addEventListener('keydown', (event) => {
-  if (event.key === 'Escape' && !byId('detail').hidden) closeDetail();
-});
 if (window.matchMedia('(max-width: 760px)').matches) {
   /** @type {HTMLDetailsElement} */ (byId('filters-box')).open = false;
 }
@@ -617,8 +463,10 @@ if (map) {
     const [lng, lat] = feature.geometry.coordinates;
     const props = feature.properties;
     const pixel = 360 / 2 ** tileZoom(map) / 4096;
-    if (props.type === 'event-point') void showEventAt(Number(props.id), lng, lat, Math.max(1e-5, 2 * pixel));
-    else if (tileZoom(map) >= EXACT_ZOOM) void showEventsAt(lng, lat, Number(props.count));
+    if (props.type === 'event-point')
+      void detail.showEventAt(Number(props.id), spotParams(lng, lat, Math.max(1e-5, 2 * pixel)), map);
+    else if (tileZoom(map) >= EXACT_ZOOM)
+      void detail.showEventsAt(spotParams(lng, lat), Number(props.count), map);
     else map.easeTo({ center: [lng, lat], zoom: Math.min(map.getZoom() + 2, 17) });
   });
   map.on('moveend', () => {
@@ -636,24 +484,8 @@ async function start() {
   if (map && !hadView) {
     try {
       const body = await getJson('/api/v1/events/bounds', { ...filters(), ...dates() });
-      const b = body.bounds;
-      // Events around the globe (or across the antimeridian, which the bounds answer as west > east)
-      // get the whole world, not the default view's part of it.
-      const worldWide = b && (b.west > b.east || b.east - b.west >= 350);
-      if (b) {
-        map.fitBounds(
-          worldWide
-            ? [
-                [-180, Math.max(b.south, -70)],
-                [180, Math.min(b.north, 80)],
-              ]
-            : [
-                [b.west, b.south],
-                [b.east, b.north],
-              ],
-          { padding: worldWide ? 0 : 40, duration: 0, maxZoom: 12 },
-        );
-      }
+      const fit = fitOf(body.bounds);
+      if (fit) map.fitBounds(fit.bounds, { padding: fit.padding, duration: 0, maxZoom: 12 });
     } catch {
       // keep the default world view
     }

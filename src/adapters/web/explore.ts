@@ -47,6 +47,10 @@ const PAGE_FILES: Record<string, string> = {
   'timeline.js': JAVASCRIPT,
   'format.js': JAVASCRIPT,
   'tiles.js': JAVASCRIPT,
+  'detail.js': JAVASCRIPT,
+  'filters.js': JAVASCRIPT,
+  'fit.js': JAVASCRIPT,
+  'markers.js': JAVASCRIPT,
   'basemap.js': JAVASCRIPT,
   'explore.css': 'text/css; charset=utf-8',
 };
