@@ -50,7 +50,7 @@ export async function startReplicationPair(): Promise<ReplicationPair> {
       return standby;
     },
     async caughtUp(database) {
-      const target = await scalar(primary.url(database), 'select pg_current_wal_lsn()::text');
+      const target = await scalar(primary.url(database), 'select pg_current_wal_insert_lsn()::text');
       for (let attempt = 0; attempt < 200; attempt += 1) {
         const done = await scalar(
           standby.url(database),

@@ -69,10 +69,14 @@ export async function openReplicaSet(options: {
   let primaryLsn: Lsn | null = null;
   let turn = 0;
 
+  // The primary's position is where its WAL is *inserted* up to, not where it is written: with
+  // synchronous_commit off (the embedded cluster's setting) a commit returns before its record is
+  // written, so pg_current_wal_lsn() can lie before the caller's own commit, and a standby that had
+  // replayed only that far would be chosen for a read that must see the write.
   const position = async (pool: DatabasePool, text: 'primary' | 'standby') => {
     const query =
       text === 'primary'
-        ? sql.type(PositionRow)`select pg_current_wal_lsn()::text as lsn`
+        ? sql.type(PositionRow)`select pg_current_wal_insert_lsn()::text as lsn`
         : sql.type(PositionRow)`select pg_last_wal_replay_lsn()::text as lsn`;
     const found = await pool.maybeOne(query);
     return found?.lsn ? parseLsn(found.lsn) : null;

@@ -1,7 +1,7 @@
 import type { Lsn } from '../../domain/read/replica-choice.ts';
 
 // PostgreSQL's text form of a WAL position (`16/B374D848`: two hexadecimal halves of a 64-bit byte
-// offset), as pg_current_wal_lsn() writes it and as the read-your-writes cookie carries it. The
+// offset), as pg_current_wal_insert_lsn() writes it and as the read-your-writes cookie carries it. The
 // domain compares positions as numbers; reading and writing PostgreSQL's text is the adapter's.
 
 export function parseLsn(text: string): Lsn | null {

@@ -116,6 +116,38 @@ t.test("a caller's write is seen by their next read, even while the standby lags
   t.equal(hostile.statusCode, 200, 'a malformed position is ignored');
 });
 
+t.test("the position a write answers with lies at or after the write's own commit record", async (t) => {
+  // The cluster commits with synchronous_commit off, as the embedded one does: a commit returns
+  // before its WAL is written, so a position read from where the WAL is written (not inserted) can
+  // lie before it, and the writer's next read would go to a standby without the write (seen on a
+  // busy CI machine). pg_walinspect finds the commit record of the transaction that wrote the row.
+  await scalar(primaryUrl, 'create extension if not exists pg_walinspect');
+  const start = await scalar(primaryUrl, 'select pg_current_wal_flush_lsn()::text');
+  const user = await signIn(app, services.pool);
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/catalogs',
+    headers: { authorization: `JWT ${user.token}` },
+    payload: { slug: 'commit-position', title: 'Commit position', isPublic: true },
+  });
+  t.equal(created.statusCode, 201, created.body);
+  const answered = String(created.headers['x-chronomap-lsn']);
+  const writer = await scalar(primaryUrl, "select xmin::text from catalogs where slug = 'commit-position'");
+  // pg_walinspect reads only flushed WAL: a switch to the next WAL file flushes everything before it.
+  await scalar(primaryUrl, 'select pg_switch_wal()');
+  const commitEnd = await scalar(
+    primaryUrl,
+    `select max(end_lsn)::text from pg_get_wal_records_info_till_end_of_wal('${start}')
+     where record_type = 'COMMIT' and xid::text = '${writer}'`,
+  );
+  t.match(commitEnd, /^[0-9A-F]+\/[0-9A-F]+$/, 'the commit record is found');
+  t.equal(
+    await scalar(primaryUrl, `select '${answered}'::pg_lsn >= '${commitEnd}'::pg_lsn`),
+    'true',
+    `answered ${answered}, commit ends at ${commitEnd}`,
+  );
+});
+
 t.test('the standby stopped mid-load: no failed request; restarted: used again', async (t) => {
   await pair.caughtUp('chronomap');
   let stop = false;
