@@ -70,6 +70,7 @@ export const healthRoutes: FastifyPluginAsync<{ health: HealthDeps }> = async (a
     },
     async (_request, reply) => {
       const { healthy, report } = await checkHealth(health);
+      if (!healthy) reply.header('retry-after', '5');
       return reply.status(healthy ? 200 : 503).send(report);
     },
   );
