@@ -39,7 +39,7 @@ export function pageErrorStatus(error: FastifyError | Error, reply: FastifyReply
 }
 
 /** What a server page shows for a failure: its status, a heading and a message safe to show. */
-export type PageFailure = { status: number; heading: string; message: string };
+type PageFailure = { status: number; heading: string; message: string };
 
 /**
  * A failure as a page (the dashboard's and the account pages' error handlers): the API's status
