@@ -25,9 +25,12 @@ import { request } from '../../helpers/scale-out.ts';
 //    answers and the process stays UP; /api/health reports the stall (503, the database did not
 //    answer within its deadline) instead of hanging.
 //
+// 3. The primary stopped: reads answer the process's own 503 DATABASE_UNAVAILABLE, not HAProxy's
+//    "no server available", since the process stays in.
+//
 // No durations are compared: the test waits for states (bounded by its timeout) and checks facts.
 
-t.test('a slow or frozen primary: live processes stay in, cached pages answer', async (t) => {
+t.test('a slow, frozen or stopped primary: live processes stay in, cached pages answer', async (t) => {
   const primary = await disposablePrimary(t);
   const setup = await createDatabasePool(primary.url, { maximumPoolSize: 1 });
   const owner = await postgresUserStore(setup).upsert({
@@ -137,5 +140,20 @@ t.test('a slow or frozen primary: live processes stay in, cached pages answer', 
     }
     t.equal(healthy, 200, '/api/health is ok again');
     await stillUp(t, 'primary back', 2);
+  });
+
+  t.test('the primary stopped', async (t) => {
+    await primary.stop();
+    const page = await get(cachedPath);
+    t.equal(page.status, 503, 'a read answers 503');
+    t.match(
+      JSON.parse(page.body),
+      { code: 'DATABASE_UNAVAILABLE' },
+      "the process's own error body, not the balancer's: the process is still in",
+    );
+    t.equal((await get('/api/live')).status, 200, '/api/live answers');
+    await stillUp(t, 'primary stopped');
+    await primary.start();
+    t.equal((await get(cachedPath)).status, 200, 'started again, the page answers');
   });
 });
