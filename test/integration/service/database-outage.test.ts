@@ -1,6 +1,8 @@
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import t, { type Test } from 'tap';
-import { createDatabasePool, sql } from '../../../src/adapters/postgres/database.ts';
+import { createDatabasePool } from '../../../src/adapters/postgres/database.ts';
 import { postgresUserStore } from '../../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../../src/adapters/security/scrypt-password-hasher.ts';
 import { composeServices } from '../../../src/compose.ts';
@@ -8,8 +10,9 @@ import { insertAccessFixture, PASSWORD, policyFile, TEST_SESSION_SECRET } from '
 import { testConfig } from '../../helpers/app.ts';
 import { disposablePrimary } from '../../helpers/disposable-primary.ts';
 
-// Issue 31 §4: the database really stopped (the embedded cluster, `pg_ctl stop`: its Unix socket
-// file gone, every connection dropped) while a whole API process runs on it. Every kind of route
+// Issue 31 §4: the database really gone while a whole API process runs on it: the embedded
+// cluster stopped (`pg_ctl stop`: its Unix socket file gone, every connection dropped), and the
+// same cluster reached over TCP with the port closed (connections refused, those held reset). Every kind of route
 // answers 503: the JSON ones with the spec's error body and code DATABASE_UNAVAILABLE, the server
 // pages with a 503 page saying so, /api/health with its report (database: error), never a 500;
 // /api/live answers 200 all along. Started again, the same routes answer as before the stop: the
@@ -81,13 +84,8 @@ const CALLS: Call[] = [
   { name: 'health', method: 'GET', url: '/api/health', up: 200, kind: 'health' },
 ];
 
-t.test('the database stopped: 503 on every kind of route, and normal answers once it is back', async (t) => {
+t.test('the database gone: 503 on every kind of route, and normal answers once it is back', async (t) => {
   const primary = await disposablePrimary(t);
-  const config = testConfig({ sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t) });
-  const services = await composeServices(config, primary.url, { http: true, workers: false });
-  t.teardown(() => services.close());
-  const app = services.http as FastifyInstance;
-
   const pool = await createDatabasePool(primary.url, { maximumPoolSize: 1 });
   const hasher = scryptPasswordHasher({ N: 1024 });
   const users = postgresUserStore(pool);
@@ -104,8 +102,36 @@ t.test('the database stopped: 503 on every kind of route, and normal answers onc
     trustLevel: 5,
   });
   await insertAccessFixture({ name: 'outage', url: primary.url, pool }, user.id);
-  await pool.query(sql.unsafe`update users set trust_level = 5 where role = 'admin'`);
   await pool.end();
+
+  t.test('the embedded cluster stopped: its socket file gone', async (t) => {
+    await outageRoundTrip(t, {
+      url: primary.url,
+      stop: () => primary.stop(),
+      start: () => primary.start(),
+    });
+  });
+
+  t.test('over TCP, the port closed: connections refused, those held reset', async (t) => {
+    const relay = await tcpRelay(t, path.join(primary.cluster.socketDir, '.s.PGSQL.5432'));
+    const url = new URL(primary.url);
+    url.host = `127.0.0.1:${relay.port}`;
+    await outageRoundTrip(t, { url: url.toString(), stop: relay.close, start: relay.open });
+  });
+});
+
+/**
+ * A whole API process on `url`; callers log in and fetch forms; every call answers as it should;
+ * `stop()`; every call answers 503 (and /api/live 200); `start()`; every call answers as before.
+ */
+async function outageRoundTrip(
+  t: Test,
+  outage: { url: string; stop(): Promise<void>; start(): Promise<void> },
+): Promise<void> {
+  const config = testConfig({ sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t) });
+  const services = await composeServices(config, outage.url, { http: true, workers: false });
+  t.teardown(() => services.close());
+  const app = services.http as FastifyInstance;
 
   // Everything a caller holds from before the stop: tokens, session cookies, forms' CSRF tokens.
   const login = async (email: string) => {
@@ -151,16 +177,16 @@ t.test('the database stopped: 503 on every kind of route, and normal answers onc
       ...(call.json ? { payload: typeof call.json === 'function' ? call.json() : call.json } : {}),
     });
   };
-  const answersNormally = async (t: Test, when: string) => {
+  const answersNormally = async (when: string) => {
     for (const call of CALLS) {
       const response = await send(call);
       t.equal(response.statusCode, call.up, `${when}: ${call.name} ${response.body.slice(0, 300)}`);
     }
   };
 
-  await answersNormally(t, 'up');
+  await answersNormally('up');
 
-  await primary.stop();
+  await outage.stop();
   for (const call of CALLS) {
     const response = await send(call);
     const what = `${call.name} (${call.method} ${call.url}): ${response.body.slice(0, 300)}`;
@@ -178,6 +204,43 @@ t.test('the database stopped: 503 on every kind of route, and normal answers onc
   const live = await app.inject({ method: 'GET', url: '/api/live' });
   t.equal(live.statusCode, 200, 'the liveness check asks no database: the process is up');
 
-  await primary.start();
-  await answersNormally(t, 'back');
-});
+  await outage.start();
+  await answersNormally('back');
+}
+
+/**
+ * A TCP port on loopback relayed to the cluster's Unix socket, as a database server on another
+ * host is reached. `close()` stops listening and resets every relayed connection (the port then
+ * refuses); `open()` listens on the same port again.
+ */
+async function tcpRelay(t: Test, socketPath: string) {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  const open = async () => {
+    const listening = createServer((inbound) => {
+      const outbound = connect(socketPath);
+      outbound.on('error', () => inbound.destroy());
+      inbound.on('error', () => outbound.destroy());
+      sockets.add(inbound);
+      inbound.on('close', () => {
+        sockets.delete(inbound);
+        outbound.destroy();
+      });
+      inbound.pipe(outbound).pipe(inbound);
+    });
+    await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
+    port = (listening.address() as AddressInfo).port;
+    server = listening;
+  };
+  const close = async () => {
+    const closing = new Promise<void>((resolve) => server?.close(() => resolve()));
+    // An RST to the API process's side of each held connection (a TCP socket: the other side, a
+    // Unix socket, is closed with it).
+    for (const socket of sockets) socket.resetAndDestroy();
+    await closing;
+  };
+  await open();
+  t.teardown(close);
+  return { port, open, close };
+}
