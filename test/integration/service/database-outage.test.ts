@@ -198,7 +198,12 @@ async function outageRoundTrip(
       t.match(response.headers['content-type'], /^text\/html/, `${call.name}: a page`);
       t.match(response.body, /The database is unavailable/, `${call.name}: says why`);
     } else {
-      t.match(response.json(), { database: { status: 'error' } }, `${call.name}: reports the database`);
+      t.match(
+        response.json(),
+        { database: { status: 'error', message: /^the database cannot be reached/ } },
+        `${call.name}: reports the database`,
+      );
+      t.notMatch(response.body, /PGSQL|127\.0\.0\.1|\/tmp\//, `${call.name}: names no address or socket`);
     }
   }
   const live = await app.inject({ method: 'GET', url: '/api/live' });
