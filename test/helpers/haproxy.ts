@@ -6,9 +6,9 @@ import path from 'node:path';
 import type { Test } from 'tap';
 import { stopProcess } from './processes.ts';
 
-// A real HAProxy from Debian in front of processes on loopback: round robin with health checks on
-// /api/health, the answering server named in a response header, and its stats page (CSV) read to
-// see when it marks a server down or up again.
+// A real HAProxy from Debian in front of processes on loopback: round robin with checks on
+// /api/live, the answering server named in a response header, and its stats page (CSV) read to see
+// when it marks a server down or up again.
 
 export const HAPROXY = '/usr/sbin/haproxy';
 
@@ -38,11 +38,14 @@ export function freePort(): Promise<number> {
 /** API processes, or scraper runners (chronomap-runner). */
 export type BackendKind = 'api' | 'runner';
 
+// API processes: checked on /api/live (no database round trip), each check allowed 2 s, three
+// failures in a row to go DOWN (docs/scaling.md says why).
 const API_BALANCING = `  balance roundrobin
   option httpchk GET /api/live
   http-check expect status 200
   timeout check 2s
-  http-request disable-l7-retry unless METH_GET`;
+  http-request disable-l7-retry unless METH_GET
+  default-server inter 1s fastinter 250ms downinter 1s fall 3 rise 2`;
 
 // Runners: a run holds its POST /run open until it ends, so the server timeout is the longest run;
 // new runs go to the runner with the fewest open runs; a run's later stop and status calls carry
@@ -54,11 +57,13 @@ const RUNNER_BALANCING = `  balance leastconn
   http-check expect status 200
   http-request disable-l7-retry
   stick-table type string len 64 size 100k expire 3h
-  stick on req.hdr(x-chronomap-run-id)`;
+  stick on req.hdr(x-chronomap-run-id)
+  default-server inter 300ms fastinter 200ms downinter 300ms fall 2 rise 2`;
 
 /**
- * The configuration: health checks every 300 ms, a server is DOWN after 2 failed checks and UP after 2
- * good ones. A request whose connection is refused is retried on the other server (`redispatch`);
+ * The configuration: API processes checked every second (every 250 ms once a check failed), each
+ * check allowed 2 s, DOWN after 3 failed checks in a row and UP after 2 good ones; runners checked
+ * every 300 ms, DOWN after 2. A request whose connection is refused is retried on the other server (`redispatch`);
  * a GET or HEAD that got no answer at all (the process died holding it) is retried too, but never
  * another method: a POST the dead process may have committed (an upload) is not replayed, the client
  * gets the 502 (`disable-l7-retry`). The client address is set by HAProxy (any X-Forwarded-For the
@@ -91,7 +96,6 @@ frontend api
 
 backend apis
 ${kind === 'api' ? API_BALANCING : RUNNER_BALANCING}
-  default-server inter 300ms fastinter 200ms downinter 300ms fall 2 rise 2
   http-response set-header X-Served-By %s
 ${backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port} check`).join('\n')}
 

@@ -9,6 +9,9 @@ import { sendRateLimited, setRefusalHeaders } from './rate-limit.ts';
 // (never the other way round), for the API and the server pages alike; anything unexpected is a
 // 500 that reveals nothing internal.
 
+/** What a 503 asks clients and proxies to wait before trying again. */
+const RETRY_AFTER_SECONDS = '5';
+
 const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   validation: 400,
   unauthorized: 401,
@@ -27,13 +30,38 @@ export function domainErrorStatus(error: DomainError): number {
 
 /**
  * The status an HTML page answers for a failure: a domain error's from the map above, a framework
- * error's own (a 4xx from Fastify), otherwise 500. A rate-limit refusal also gets its headers.
+ * error's own (a 4xx from Fastify), the database's as the API answers it (503 when it cannot be
+ * reached or a statement ran out of its budget, with Retry-After), otherwise 500. A rate-limit
+ * refusal also gets its headers.
  */
 export function pageErrorStatus(error: FastifyError | Error, reply: FastifyReply): number {
+  return pageFailure(error, reply).status;
+}
+
+/** What a server page shows for a failure: its status, a heading and a message safe to show. */
+type PageFailure = { status: number; heading: string; message: string };
+
+/**
+ * A failure as a page (the dashboard's and the account pages' error handlers): the API's status
+ * for it, and its message unless it is a 500, which reveals nothing internal. A database that is
+ * gone is a 503 page saying so, never a 500 (issue 31 §4).
+ */
+export function pageFailure(error: FastifyError | Error, reply: FastifyReply): PageFailure {
   if (error instanceof RateLimitedError) setRefusalHeaders(reply, error.decision);
-  if (error instanceof DomainError) return domainErrorStatus(error);
-  const status = (error as FastifyError).statusCode;
-  return status && status >= 400 && status < 500 ? status : 500;
+  let status = 500;
+  let message = 'An unexpected error occurred; it has been logged.';
+  const frameworkStatus = (error as FastifyError).statusCode;
+  if (error instanceof DomainError) [status, message] = [domainErrorStatus(error), error.message];
+  else if (frameworkStatus && frameworkStatus >= 400 && frameworkStatus < 500)
+    [status, message] = [frameworkStatus, error.message];
+  else {
+    const fromDatabase = classifyDatabaseError(error);
+    if (fromDatabase) [status, message] = [fromDatabase.status, fromDatabase.body.message ?? message];
+  }
+  if (status === 503) reply.header('retry-after', RETRY_AFTER_SECONDS);
+  const heading =
+    status === 404 ? 'Not found' : status === 503 ? 'Try again shortly' : 'Something went wrong';
+  return { status, heading, message };
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
@@ -41,7 +69,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     // The spec gives rate limits their own body and headers.
     if (error instanceof RateLimitedError) return sendRateLimited(reply, error);
     const { status, body } = toErrorResponse(error);
-    if (status === 503) reply.header('retry-after', '5');
+    if (status === 503) reply.header('retry-after', RETRY_AFTER_SECONDS);
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ status, code: body.code }, body.message ?? body.error);
     return reply.status(status).send(body);

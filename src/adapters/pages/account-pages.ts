@@ -9,7 +9,7 @@ import { type Flash, page } from './layout.ts';
 import { htmlReply, redirect } from './replies.ts';
 import { messageView } from './layout.ts';
 import { viewerOf } from '../http/viewer.ts';
-import { pageErrorStatus } from '../http/error-handling.ts';
+import { pageFailure } from '../http/error-handling.ts';
 
 // The frame of the /account import pages (the wizard, my imports, scheduled imports): one
 // navigation bar, the /account login (which sends the visitor back to the page they asked for),
@@ -69,7 +69,8 @@ type Render = (reply: FastifyReply, status: number, title: string, body: Html) =
 
 /**
  * Errors of a page area as pages: an expired form is a 403 "form expired", a refused request its
- * message with the API's status for it (pageErrorStatus), anything else a logged 500.
+ * message with the API's status for it (pageFailure: a database that is gone a 503), anything
+ * else a logged 500.
  */
 function installPageErrors(app: FastifyInstance, render: Render, back: [string, string]): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -85,18 +86,9 @@ function installPageErrors(app: FastifyInstance, render: Render, back: [string, 
         ),
       );
     }
-    const status = pageErrorStatus(error, reply);
+    const { status, heading, message } = pageFailure(error, reply);
     if (status >= 500) request.log.error({ err: error }, 'page request failed');
-    return render(
-      reply,
-      status,
-      'Error',
-      messageView(
-        status === 404 ? 'Not found' : 'Something went wrong',
-        status >= 500 ? 'An unexpected error occurred; it has been logged.' : error.message,
-        back,
-      ),
-    );
+    return render(reply, status, 'Error', messageView(heading, message, back));
   });
 }
 

@@ -31,8 +31,11 @@ const UNREACHABLE_NAMES = new Set([
   'BackendTerminatedUnexpectedlyError',
 ]);
 
+// pg's own connect timeout (the pool's connectionTimeout: a server that accepts and never answers,
+// a stopped or black-holed host) is a bare `Error('timeout expired')`, with no code: it answered
+// 500 (issue 31 §4). Matched whole, so no other message that merely mentions a timeout counts.
 const UNREACHABLE_MESSAGES =
-  /connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Connection terminated due to connection timeout/i;
+  /connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Connection terminated due to connection timeout|^timeout expired$/i;
 
 export function isDatabaseUnreachable(error: unknown): boolean {
   let current: unknown = error;

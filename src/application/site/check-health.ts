@@ -1,9 +1,11 @@
 import {
+  type DatabaseCheck,
   environmentCheck,
   type HealthReport,
   isHealthy,
   type MigrationsCheck,
   migrationsCheck,
+  type PostgisCheck,
 } from '../../domain/site/health.ts';
 import type {
   DatabaseStatus,
@@ -20,19 +22,41 @@ export type HealthDeps = {
   flags?: FeatureFlagCheck | undefined;
   runner?: RunnerStatus | undefined;
   replicas?: ReplicaStatus | undefined;
+  /**
+   * How long the database's answers are waited for (default 2 s): past it the database is reported
+   * as not answering (503), so a stalled primary is reported rather than hanging the check.
+   */
+  databaseDeadlineMs?: number;
 };
 
 type HealthResult = { healthy: boolean; report: HealthReport };
 
+/** What the database said: the checks that ask it, and the admin's scraper switch read from it. */
+type DatabaseFacts = {
+  database: DatabaseCheck;
+  postgis: PostgisCheck;
+  migrations: MigrationsCheck;
+  scrapersEnabled: boolean;
+};
+
+const DEFAULT_DATABASE_DEADLINE_MS = 2_000;
+
+/**
+ * The database checks still running, per process's health deps: a check asked meanwhile waits for
+ * them (within its own deadline) rather than sending more statements into a stalled database,
+ * where each would hold a pooled connection until the database answers again.
+ */
+const inFlight = new WeakMap<HealthDeps, Promise<DatabaseFacts>>();
+
 export async function checkHealth(deps: HealthDeps): Promise<HealthResult> {
-  const [database, postgis, migrations, runner, scrapersEnabled] = await Promise.all([
-    deps.database.ping(),
-    deps.database.postgis(),
-    readMigrations(deps.database),
-    deps.runner?.check(),
-    // A database that cannot be read is reported as such above; the switch then counts as off.
-    deps.flags?.isEnabled('enableScrapers').catch(() => false) ?? false,
-  ]);
+  let asked = inFlight.get(deps);
+  if (!asked) {
+    asked = askDatabase(deps).finally(() => inFlight.delete(deps));
+    inFlight.set(deps, asked);
+  }
+  const deadlineMs = deps.databaseDeadlineMs ?? DEFAULT_DATABASE_DEADLINE_MS;
+  const [facts, runner] = await Promise.all([within(asked, deadlineMs), deps.runner?.check()]);
+  const { database, migrations, postgis, scrapersEnabled } = facts ?? silent(deadlineMs);
   const report: HealthReport = {
     database,
     migrations,
@@ -45,6 +69,41 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthResult> {
   if (runner) report.runner = runner;
   if (deps.replicas) report.replicas = deps.replicas.status();
   return { healthy: isHealthy(report), report };
+}
+
+async function askDatabase(deps: HealthDeps): Promise<DatabaseFacts> {
+  const [database, postgis, migrations, scrapersEnabled] = await Promise.all([
+    deps.database.ping(),
+    deps.database.postgis(),
+    readMigrations(deps.database),
+    // A database that cannot be read is reported as such above; the switch then counts as off.
+    deps.flags?.isEnabled('enableScrapers').catch(() => false) ?? false,
+  ]);
+  return { database, postgis, migrations, scrapersEnabled };
+}
+
+/** The database did not answer in time: every check that asks it says so. */
+function silent(deadlineMs: number): DatabaseFacts {
+  const message = `the database did not answer within ${deadlineMs} ms`;
+  return {
+    database: { status: 'error', message },
+    postgis: { status: 'error', message },
+    migrations: { status: 'error', message },
+    scrapersEnabled: false,
+  };
+}
+
+/** `work`'s result, or undefined when it takes longer than `ms` (the work itself goes on). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function readMigrations(database: DatabaseStatus): Promise<MigrationsCheck> {

@@ -325,5 +325,5 @@ t.test('pages answer a refusal with the status the API gives it (one map)', asyn
   const api = await as(await login(admin))('GET', '/api/catalogs/987654');
   t.equal(api.statusCode, 404);
   t.equal(page.statusCode, 404, 'a missing catalog is 404 on the dashboard too, not 400');
-  t.match(page.body, /Something went wrong/);
+  t.match(page.body, /Not found/);
 });

@@ -31,7 +31,7 @@ import {
   usersView,
 } from './dashboard-views.ts';
 import { viewerOf } from '../../http/viewer.ts';
-import { pageErrorStatus } from '../../http/error-handling.ts';
+import { pageFailure } from '../../http/error-handling.ts';
 import { parseSlug } from '../../../domain/collections/slugs.ts';
 
 // The admin dashboard: server-rendered pages under /dashboard that work without JavaScript. Every
@@ -83,7 +83,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
           }),
         );
     }
-    const status = pageErrorStatus(error, reply);
+    const { status, heading, message } = pageFailure(error, reply);
     if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');
     return reply
       .status(status)
@@ -91,11 +91,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
       .send(
         page({
           title: 'Error',
-          body: messageView(
-            'Something went wrong',
-            status >= 500 ? 'An unexpected error occurred; it has been logged.' : error.message,
-            ['/dashboard', 'Back to the dashboard'],
-          ),
+          body: messageView(heading, message, ['/dashboard', 'Back to the dashboard']),
         }),
       );
   });

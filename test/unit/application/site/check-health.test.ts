@@ -93,3 +93,33 @@ t.test('scrapers switched on without a runner is an environment error (issue 28 
   });
   t.same(unreadable.report.environment, { status: 'ok' }, 'an unreadable switch counts as off');
 });
+
+t.test('a database that does not answer is reported once the deadline passes, not waited for', async (t) => {
+  let pings = 0;
+  let stalledNow = true;
+  let answer: (check: { status: 'ok' }) => void = () => {};
+  const stalled = fakeDatabase({
+    ping: () => {
+      pings += 1;
+      if (!stalledNow) return Promise.resolve({ status: 'ok' });
+      return new Promise((resolve) => {
+        answer = resolve;
+      });
+    },
+  });
+  const deps = { database: stalled, environment, databaseDeadlineMs: 20 };
+  const first = await checkHealth(deps);
+  t.equal(first.healthy, false, 'a stalled database is unhealthy');
+  t.match(first.report.database, { status: 'error', message: /did not answer within 20 ms/ });
+  t.equal(first.report.migrations.status, 'error');
+  t.equal(first.report.postgis.status, 'error');
+  const second = await checkHealth(deps);
+  t.equal(second.report.database.status, 'error');
+  t.equal(pings, 1, 'a check asked while the last one still waits sends nothing more to the database');
+  stalledNow = false;
+  answer({ status: 'ok' });
+  await new Promise((resolve) => setImmediate(resolve));
+  deps.databaseDeadlineMs = 60_000;
+  const after = await checkHealth(deps);
+  t.equal(after.healthy, true, 'answering again, it is healthy again');
+});
