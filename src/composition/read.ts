@@ -4,7 +4,12 @@ import { readHttp } from '../adapters/http/read/read-http.ts';
 import { createDatabasePool, type DatabasePool } from '../adapters/postgres/database.ts';
 import { watchReplicaLag } from '../adapters/metrics/replica-metrics.ts';
 import type { QueryCanceller } from '../adapters/postgres/query-cancellation.ts';
-import { pageCache, postgresEventExporter, postgresEventReader } from '../adapters/postgres/read/index.ts';
+import {
+  LONGEST_READ_STATEMENT_MS,
+  pageCache,
+  postgresEventExporter,
+  postgresEventReader,
+} from '../adapters/postgres/read/index.ts';
 import {
   openReplicaSet,
   readContext,
@@ -54,6 +59,7 @@ export async function composeRead(
           maxLagSeconds: config.replicaMaxLagSeconds,
           timeoutMs: config.replicaTimeoutMs,
           statementTimeoutMs: config.budgets.readStatementTimeoutMs,
+          longestStatementMs: LONGEST_READ_STATEMENT_MS,
           log: infra.log,
         })
       : undefined;

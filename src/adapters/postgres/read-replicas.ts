@@ -49,18 +49,22 @@ export async function openReplicaSet(options: {
   primary: DatabasePool;
   urls: readonly string[];
   maxLagSeconds: number;
-  /** Connect and probe bound for a standby; a read on one gets the statement timeout plus this. */
+  /** Connect and probe bound for a standby (REPLICA_TIMEOUT_MS). */
   timeoutMs: number;
+  /** The standbys' read pools' statement_timeout. */
   statementTimeoutMs: number;
+  /** The longest statement_timeout a read sets for itself (an export's pass over the data keys). */
+  longestStatementMs: number;
   log: (line: string) => void;
 }): Promise<ReplicaSet> {
   const pools = new Map<string, ReplicaPools>();
   const probePools = new Map<string, DatabasePool>();
-  // A read is ended by the standby's statement_timeout; one that has not answered well after it
-  // is on a standby that does not answer at all (stopped, or cut off by the network).
+  // A read is ended by the standby's statement_timeout; one that has not answered well after the
+  // longest a read may set is on a standby that does not answer at all (stopped, or cut off by the
+  // network). Reads waiting on a standby the probe finds down are run elsewhere long before that.
   const readBounds = {
     connectMs: options.timeoutMs,
-    queryMs: options.statementTimeoutMs + options.timeoutMs,
+    queryMs: Math.max(options.statementTimeoutMs, options.longestStatementMs) + options.timeoutMs,
   };
   for (const [index, url] of options.urls.entries()) {
     const name = `replica-${index + 1}`;

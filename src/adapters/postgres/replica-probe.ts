@@ -21,11 +21,11 @@ import { parseLsn } from './wal-position.ts';
 const PrimaryRow = row(Type.Object({ lsn: Nullable(Type.String()), now: Type.Number() }));
 const StandbyRow = row(Type.Object({ lsn: Nullable(Type.String()), replayed_at: Nullable(Type.Number()) }));
 
-export const PROBE_INTERVAL_MS = 500;
+const PROBE_INTERVAL_MS = 500;
 /** Samples of the primary's position kept: over 15 minutes of a primary written to without a pause. */
 const HISTORY_LIMIT = 2_000;
 
-export type ReplicaProbe = {
+type ReplicaProbe = {
   states(): ReplicaState[];
   /** The primary's position at the last round that reached it. */
   primaryPosition(): Lsn | null;
