@@ -15,6 +15,9 @@ const { pair, primaryUrl } = await startSeededPair(t);
 const services = await composeServices(
   testConfig({
     databaseReadUrls: [pair.standby.url('chronomap')],
+    // Time bounds are replica-time-bounds.test.ts's; on a loaded test machine a 1-s probe bound
+    // would take the standby out now and then, and reads here must land on it.
+    replicaTimeoutMs: 5000,
     quotasFile: policyFile(t, unlimitedAnonymousReads), // the load below is not the rate limit's test
   }),
   primaryUrl,

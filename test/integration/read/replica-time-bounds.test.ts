@@ -21,7 +21,7 @@ const services = await composeServices(
   testConfig({
     databaseReadUrls: [pair.standby.url('chronomap')],
     replicaMaxLagSeconds: 1,
-    replicaTimeoutMs: 500,
+    replicaTimeoutMs: 1000,
     quotasFile: policyFile(t, unlimitedAnonymousReads),
   }),
   primaryUrl,
@@ -33,10 +33,10 @@ const app = services.http!;
 type Replica = { status: string; name: string; lagSeconds?: number; lagBytes?: number };
 const replica = async (): Promise<Replica> =>
   (await app.inject({ method: 'GET', url: '/api/health' })).json().replicas[0];
-/** Polls /api/health (every 100 ms, at most 15 s) until the standby's report satisfies `wanted`. */
+/** Polls /api/health (every 100 ms, at most 30 s) until the standby's report satisfies `wanted`. */
 const healthUntil = async (wanted: (found: Replica) => boolean): Promise<Replica> => {
   let found = await replica();
-  for (let attempt = 0; attempt < 150 && !wanted(found); attempt += 1) {
+  for (let attempt = 0; attempt < 300 && !wanted(found); attempt += 1) {
     await new Promise((resolve) => setTimeout(resolve, 100));
     found = await replica();
   }
@@ -51,6 +51,19 @@ const lagGauge = async () =>
   )?.value;
 const anonymousRead = (page = 1) =>
   app.inject({ method: 'GET', url: `/api/v1/events?limit=20&page=${page}&sort=-eventTimestamp` });
+/**
+ * Whether anonymous reads go to the standby: reads (at most 50) until one does. A loaded machine
+ * may make a probe round miss its bound now and then, which takes the standby out for a round.
+ */
+const readsReachStandby = async () => {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const before = await readsOn('replica-1');
+    await anonymousRead();
+    if ((await readsOn('replica-1')) > before) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+};
 
 t.test('an idle primary with a caught-up standby: lag 0, ok', async (t) => {
   await pair.caughtUp('chronomap');
@@ -71,9 +84,8 @@ t.test('an idle primary with a caught-up standby: lag 0, ok', async (t) => {
     'no lag, whatever the last commit’s age',
   );
   t.equal(await lagGauge(), 0, 'chronomap_replica_lag_seconds{replica="replica-1"} 0');
-  const before = await readsOn('replica-1');
   t.equal((await anonymousRead()).statusCode, 200);
-  t.ok((await readsOn('replica-1')) > before, 'reads go to it');
+  t.ok(await readsReachStandby(), 'reads go to it');
 });
 
 t.test(
@@ -81,6 +93,8 @@ t.test(
   async (t) => {
     await pair.caughtUp('chronomap');
     const standbyUrl = pair.standby.url('chronomap');
+    // Paused while nothing is written, so it cannot be behind on the writes below before the
+    // pause holds (replay stops at the next record it receives).
     await scalar(standbyUrl, 'select pg_wal_replay_pause()');
     let resumed = false;
     const resume = async () => {
@@ -104,7 +118,15 @@ t.test(
       await writer.end();
     });
 
-    const lagging = await healthUntil((check) => check.status === 'lagging');
+    let state = await scalar(standbyUrl, 'select pg_get_wal_replay_pause_state()');
+    for (let attempt = 0; attempt < 100 && state !== 'paused'; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      state = await scalar(standbyUrl, 'select pg_get_wal_replay_pause_state()');
+    }
+    t.equal(state, 'paused', 'replay stopped');
+    // From here its lag only grows. Five times the bound: beyond what a probe round on a loaded
+    // machine can report for a standby that is merely a round behind.
+    const lagging = await healthUntil((check) => check.status === 'lagging' && (check.lagSeconds ?? 0) > 5);
     t.match(lagging, { status: 'lagging', name: 'replica-1', lagSeconds: Number }, 'health says lagging');
     t.ok(
       (lagging.lagSeconds ?? 0) > 1,
@@ -122,9 +144,7 @@ t.test(
     await pair.caughtUp('chronomap');
     const back = await healthUntil((check) => check.status === 'ok');
     t.equal(back.status, 'ok', 'replay resumed: ok again');
-    const again = await readsOn('replica-1');
-    await anonymousRead();
-    t.ok((await readsOn('replica-1')) > again, 'and reads go to it again');
+    t.ok(await readsReachStandby(), 'and reads go to it again');
   },
 );
 
@@ -152,7 +172,7 @@ t.test(
   'a standby that stops answering (SIGSTOP): reads keep answering from the primary, health says down',
   async (t) => {
     await pair.caughtUp('chronomap');
-    t.equal((await replica()).status, 'ok', 'the standby takes reads before');
+    t.equal((await healthUntil((check) => check.status === 'ok')).status, 'ok', 'the standby is well before');
     // Some connections of the standby's read pools are open (and will hang, as over a black hole).
     for (let page = 1; page <= 4; page += 1) await anonymousRead(page);
 
@@ -206,8 +226,6 @@ t.test(
     resume();
     const back = await healthUntil((check) => check.status === 'ok');
     t.equal(back.status, 'ok', 'SIGCONT: the probe finds it again');
-    const again = await readsOn('replica-1');
-    await anonymousRead();
-    t.ok((await readsOn('replica-1')) > again, 'and reads go to it again');
+    t.ok(await readsReachStandby(), 'and reads go to it again');
   },
 );
