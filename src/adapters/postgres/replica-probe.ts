@@ -52,10 +52,11 @@ export async function startReplicaProbe(options: {
   }
   const history: PrimarySample[] = [];
   let primaryClock: { epochSeconds: number; sentAt: number } | undefined;
+  let stopped = false;
 
   const update = (name: string, state: ReplicaState, cause?: unknown) => {
     const entry = entries.get(name);
-    if (!entry) return;
+    if (!entry || stopped) return; // a round that ends after stop() found the pools closed
     const was = entry.known ? entry.state.reachable : undefined;
     entry.state = state;
     entry.known = true;
@@ -126,7 +127,6 @@ export async function startReplicaProbe(options: {
 
   await round();
   let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
   // The next round starts after this one ends (each is bounded by the timeouts above).
   const next = () => {
     if (stopped) return;
