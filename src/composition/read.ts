@@ -2,8 +2,14 @@ import type { HttpFeature } from '../adapters/http/http-feature.ts';
 import type { ReadYourWrites } from '../adapters/http/read-your-writes.ts';
 import { readHttp } from '../adapters/http/read/read-http.ts';
 import { createDatabasePool, type DatabasePool } from '../adapters/postgres/database.ts';
+import { watchReplicaLag } from '../adapters/metrics/replica-metrics.ts';
 import type { QueryCanceller } from '../adapters/postgres/query-cancellation.ts';
-import { pageCache, postgresEventExporter, postgresEventReader } from '../adapters/postgres/read/index.ts';
+import {
+  LONGEST_READ_STATEMENT_MS,
+  pageCache,
+  postgresEventExporter,
+  postgresEventReader,
+} from '../adapters/postgres/read/index.ts';
 import {
   openReplicaSet,
   readContext,
@@ -50,12 +56,15 @@ export async function composeRead(
       ? await openReplicaSet({
           primary: readPool,
           urls: config.databaseReadUrls,
-          maxLagBytes: config.replicaMaxLagBytes,
+          maxLagSeconds: config.replicaMaxLagSeconds,
+          timeoutMs: config.replicaTimeoutMs,
           statementTimeoutMs: config.budgets.readStatementTimeoutMs,
+          longestStatementMs: LONGEST_READ_STATEMENT_MS,
           log: infra.log,
         })
       : undefined;
   for (const [name, set] of replicas?.pools ?? []) metrics.watchPool(name, set.pool);
+  if (replicas) watchReplicaLag(metrics.registry, () => replicas.status());
   // One read model for /api/v1, its vector tiles and /ogc (they share its answer cache and
   // remembered scopes): on the primary, or routed over the replicas.
   const countRead = (target: string) => metrics.readTarget.inc({ target });

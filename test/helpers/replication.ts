@@ -5,9 +5,11 @@ import path from 'node:path';
 import pg from 'pg';
 import {
   type EmbeddedCluster,
+  ensureDatabase,
   ensureEmbeddedCluster,
   postgresBinDir,
 } from '../../src/adapters/postgres/embedded-cluster.ts';
+import { runCli } from './cli.ts';
 
 // A real primary and a real hot standby made from the system's PostgreSQL binaries: the primary is
 // an embedded cluster (Unix socket only), the standby a `pg_basebackup -R -c fast` copy of it
@@ -67,6 +69,25 @@ export async function startReplicationPair(): Promise<ReplicationPair> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A pair whose primary has a migrated `chronomap` database with the demo data, replayed by the
+ * standby; removed when the test ends.
+ */
+export async function startSeededPair(t: {
+  teardown(fn: () => Promise<void>): void;
+}): Promise<{ pair: ReplicationPair; primaryUrl: string }> {
+  const pair = await startReplicationPair();
+  t.teardown(() => pair.remove());
+  await ensureDatabase(pair.primary.url('postgres'), 'chronomap');
+  const primaryUrl = pair.primary.url('chronomap');
+  for (const command of ['migrate', 'seed-demo']) {
+    const result = await runCli([command], { DATABASE_URL: primaryUrl });
+    if (result.code !== 0) throw new Error(`${command} failed: ${result.stderr}`);
+  }
+  await pair.caughtUp('chronomap');
+  return { pair, primaryUrl };
 }
 
 /**

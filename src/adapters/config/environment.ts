@@ -23,8 +23,10 @@ export type Config = {
   databaseUrl: string | undefined;
   /** Hot standbys for /api/v1 reads (DATABASE_READ_URLS, comma separated; docs/scaling.md). */
   databaseReadUrls: string[];
-  /** A standby further behind the primary than this (REPLICA_MAX_LAG_MB, default 16) answers no reads. */
-  replicaMaxLagBytes: number;
+  /** A standby whose data may be older than this (REPLICA_MAX_LAG_SECONDS, default 10) answers no reads. */
+  replicaMaxLagSeconds: number;
+  /** A standby that does not connect or answer the probe within this is taken out (REPLICA_TIMEOUT_MS). */
+  replicaTimeoutMs: number;
   dataDir: string;
   logLevel: LogLevel;
   /** Secret for signing session tokens; generated and kept under dataDir outside production. */
@@ -118,7 +120,8 @@ export function loadConfig(env: Env = process.env): Config {
       (raw) => raw.split(',').map((url) => postgresUrl(url.trim())),
       [],
     ),
-    replicaMaxLagBytes: read('REPLICA_MAX_LAG_MB', integerBetween(0, 1_048_576), 16) * 1024 * 1024,
+    replicaMaxLagSeconds: read('REPLICA_MAX_LAG_SECONDS', secondsBetween(0, 86_400), 10),
+    replicaTimeoutMs: read('REPLICA_TIMEOUT_MS', integerBetween(100, 60_000), 1_000),
     dataDir: read('CHRONOMAP_DATA_DIR', (raw) => path.resolve(raw), path.join(projectRoot, '.data')),
     logLevel: read('LOG_LEVEL', oneOf(LOG_LEVELS), nodeEnv === 'test' ? 'silent' : 'info'),
     sessionSecret: read('SESSION_SECRET', minLength(32), undefined),
@@ -149,6 +152,13 @@ export function loadConfig(env: Env = process.env): Config {
     if (!problems.some((p) => p.variable === variable)) {
       problems.push({ variable, problem: requiredBecause(variable) });
     }
+  }
+  if (env.REPLICA_MAX_LAG_MB !== undefined) {
+    problems.push({
+      variable: 'REPLICA_MAX_LAG_MB',
+      problem:
+        'is gone: the lag bound is in time now, REPLICA_MAX_LAG_SECONDS (docs/scaling.md, "Read replicas")',
+    });
   }
   if (config.mapTileUrl && config.mapBasemapPmtiles) {
     problems.push({ variable: 'MAP_BASEMAP_PMTILES', problem: 'set it or MAP_TILE_URL, not both' });
@@ -231,6 +241,17 @@ function integerBetween(min: number, max: number) {
     const value = Number(raw);
     if (!/^\d+$/.test(raw) || value < min || value > max) {
       throw new Error(`must be an integer from ${min} to ${max} (got "${raw}")`);
+    }
+    return value;
+  };
+}
+
+/** A number of seconds, decimals allowed (`0.5`). */
+function secondsBetween(min: number, max: number) {
+  return (raw: string): number => {
+    const value = Number(raw);
+    if (!/^\d+(\.\d+)?$/.test(raw) || value < min || value > max) {
+      throw new Error(`must be a number of seconds from ${min} to ${max} (got "${raw}")`);
     }
     return value;
   };

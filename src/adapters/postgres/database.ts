@@ -10,6 +10,7 @@ import {
 } from 'slonik';
 import { type Static, type TSchema, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { boundedPgDriver } from './bounded-driver.ts';
 
 // Slonik pool set up once for the whole service, with rows typed and checked by a TypeBox schema
 // per query (`sql.type(row(Schema))`).
@@ -44,13 +45,28 @@ export async function createDatabasePool(
     genericPlans?: boolean;
     /** E.g. query-cancellation.ts's, on the pools that serve HTTP requests. */
     interceptors?: Interceptor[];
+    /**
+     * Client-side bounds for a server that may stop answering (bounded-driver.ts): a connection
+     * not ready within `connectMs` fails at once (no retry), a query without an answer after
+     * `queryMs` fails with a DatabaseTimeoutError and its connection is closed.
+     */
+    timeBounds?: { connectMs: number; queryMs: number };
   } = {},
 ): Promise<DatabasePool> {
   const always = options.genericPlans ? ['plan_cache_mode=force_generic_plan'] : [];
+  const bounds = options.timeBounds;
   return createPool(withSettings(connectionString, always), {
     typeParsers,
     maximumPoolSize: options.maximumPoolSize ?? 10,
-    connectionTimeout: 5_000,
+    connectionTimeout: bounds?.connectMs ?? 5_000,
+    ...(bounds
+      ? {
+          driverFactory: boundedPgDriver(bounds.queryMs),
+          connectionRetryLimit: 0,
+          // A query that timed out is on a server that does not answer: close its socket soon.
+          gracefulTerminationTimeout: Math.min(bounds.connectMs, 250),
+        }
+      : {}),
     // Server-side statement_timeout of every connection (docs/api.md, "Budgets, caps and limits").
     statementTimeout: options.statementTimeoutMs ?? 60_000,
     interceptors: options.interceptors ?? [],

@@ -6,17 +6,18 @@ import {
   type Lsn,
   type ReplicaCheck,
   replicaCheck,
-  type ReplicaState,
 } from '../../domain/read/replica-choice.ts';
 import { parseLsn } from './wal-position.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, row, sql } from './database.ts';
+import { startReplicaProbe } from './replica-probe.ts';
 
 // Read replicas (docs/scaling.md, "Read replicas"): one set of read pools per hot standby named in
-// DATABASE_READ_URLS, a probe that asks the primary and every standby where their WAL is twice a
-// second, and a router that sends each read to a standby that is caught up enough (and has replayed
-// the caller's last write, carried in the request's read context), else to the primary. A read that
-// fails because its standby went away is run again on the primary, so a standby stopping costs no
-// failed request.
+// DATABASE_READ_URLS, a probe (replica-probe.ts) that asks the primary and every standby where their
+// WAL is twice a second, and a router that sends each read to a standby whose data is recent enough
+// (and has replayed the caller's last write, carried in the request's read context), else to the
+// primary. Every standby connection and query has a client-side time bound (bounded-driver.ts). A
+// read that fails because its standby went away or stopped answering is run again on the primary,
+// so a standby stopping, or hanging, costs no failed request.
 
 type ReadContext = { mustHave: Lsn | null };
 
@@ -31,8 +32,10 @@ export type ReplicaSet = {
   readonly pools: ReadonlyMap<string, ReplicaPools>;
   /** Where the next read of this request goes: a standby's name, or null for the primary. */
   choose(): string | null;
-  /** A standby whose connection failed: no reads until a probe finds it again. */
-  markDown(name: string): void;
+  /** A standby whose connection failed or timed out: no reads until a probe finds it again. */
+  markDown(name: string, cause: unknown): void;
+  /** Aborted when the standby is taken out of the reads (replica-probe.ts). */
+  outSignal(name: string): AbortSignal | undefined;
   /** The primary's WAL position now (after a write: what the writer's next reads must see). */
   primaryPosition(): Promise<Lsn | null>;
   /** For /api/health. */
@@ -41,20 +44,31 @@ export type ReplicaSet = {
 };
 
 const PositionRow = row(Type.Object({ lsn: Type.Union([Type.String(), Type.Null()]) }));
-const PROBE_INTERVAL_MS = 500;
 
 export async function openReplicaSet(options: {
   primary: DatabasePool;
   urls: readonly string[];
-  maxLagBytes: number;
+  maxLagSeconds: number;
+  /** Connect and probe bound for a standby (REPLICA_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** The standbys' read pools' statement_timeout. */
   statementTimeoutMs: number;
+  /** The longest statement_timeout a read sets for itself (an export's pass over the data keys). */
+  longestStatementMs: number;
   log: (line: string) => void;
 }): Promise<ReplicaSet> {
   const pools = new Map<string, ReplicaPools>();
-  const states = new Map<string, ReplicaState>();
+  const probePools = new Map<string, DatabasePool>();
+  // A read is ended by the standby's statement_timeout; one that has not answered well after the
+  // longest a read may set is on a standby that does not answer at all (stopped, or cut off by the
+  // network). Reads waiting on a standby the probe finds down are run elsewhere long before that.
+  const readBounds = {
+    connectMs: options.timeoutMs,
+    queryMs: Math.max(options.statementTimeoutMs, options.longestStatementMs) + options.timeoutMs,
+  };
   for (const [index, url] of options.urls.entries()) {
     const name = `replica-${index + 1}`;
-    const poolOptions = { statementTimeoutMs: options.statementTimeoutMs };
+    const poolOptions = { statementTimeoutMs: options.statementTimeoutMs, timeBounds: readBounds };
     pools.set(name, {
       pool: await createDatabasePool(url, { ...poolOptions, maximumPoolSize: 8 }),
       genericPlanPool: await createDatabasePool(url, {
@@ -63,66 +77,58 @@ export async function openReplicaSet(options: {
         genericPlans: true,
       }),
     });
-    states.set(name, { name, reachable: false, replayed: null });
+    // The probe's own connection: a standby whose read pools are busy still answers it at once.
+    const probeBounds = { connectMs: options.timeoutMs, queryMs: options.timeoutMs };
+    probePools.set(
+      name,
+      await createDatabasePool(url, {
+        maximumPoolSize: 1,
+        statementTimeoutMs: options.timeoutMs,
+        timeBounds: probeBounds,
+      }),
+    );
     options.log(`read replica ${name}: ${redactUrl(url)}`);
   }
-  let primaryLsn: Lsn | null = null;
+  const probe = await startReplicaProbe({
+    primary: options.primary,
+    standbys: probePools,
+    timeoutMs: options.timeoutMs,
+    log: options.log,
+  });
   let turn = 0;
 
   // The primary's position is where its WAL is *inserted* up to, not where it is written: with
   // synchronous_commit off (the embedded cluster's setting) a commit returns before its record is
   // written, so pg_current_wal_lsn() can lie before the caller's own commit, and a standby that had
   // replayed only that far would be chosen for a read that must see the write.
-  const position = async (pool: DatabasePool, text: 'primary' | 'standby') => {
-    const query =
-      text === 'primary'
-        ? sql.type(PositionRow)`select pg_current_wal_insert_lsn()::text as lsn`
-        : sql.type(PositionRow)`select pg_last_wal_replay_lsn()::text as lsn`;
-    const found = await pool.maybeOne(query);
+  const primaryPosition = async () => {
+    const found = await options.primary.maybeOne(
+      sql.type(PositionRow)`select pg_current_wal_insert_lsn()::text as lsn`,
+    );
     return found?.lsn ? parseLsn(found.lsn) : null;
   };
-  const probe = async () => {
-    primaryLsn = await position(options.primary, 'primary').catch(() => primaryLsn);
-    await Promise.all(
-      [...pools].map(async ([name, { pool }]) => {
-        const replayed = await position(pool, 'standby').catch(() => null);
-        const before = states.get(name);
-        states.set(name, { name, reachable: replayed !== null, replayed });
-        if (before?.reachable !== (replayed !== null))
-          options.log(`read replica ${name} is ${replayed !== null ? 'reachable' : 'unreachable'}`);
-      }),
-    );
-  };
-  await probe();
-  let probing = false;
-  const timer = setInterval(() => {
-    if (probing) return;
-    probing = true;
-    void probe().finally(() => {
-      probing = false;
-    });
-  }, PROBE_INTERVAL_MS);
-  timer.unref();
 
   return {
     pools,
     choose: () =>
-      chooseReplica([...states.values()], primaryLsn, {
-        maxLagBytes: options.maxLagBytes,
+      chooseReplica(probe.states(), probe.primaryPosition(), {
+        maxLagSeconds: options.maxLagSeconds,
         mustHave: readContext.getStore()?.mustHave ?? null,
         turn: (turn += 1),
       }),
-    markDown(name) {
-      const state = states.get(name);
-      if (state?.reachable)
-        options.log(`read replica ${name} failed a read: reads go elsewhere until it answers`);
-      if (state) states.set(name, { ...state, reachable: false });
-    },
-    primaryPosition: () => position(options.primary, 'primary'),
-    status: () => [...states.values()].map((state) => replicaCheck(state, primaryLsn, options.maxLagBytes)),
+    markDown: (name, cause) => probe.markDown(name, cause),
+    outSignal: (name) => probe.outSignal(name),
+    primaryPosition,
+    status: () =>
+      probe.states().map((state) => replicaCheck(state, probe.primaryPosition(), options.maxLagSeconds)),
     async close() {
-      clearInterval(timer);
-      await Promise.all([...pools.values()].flatMap((set) => [set.pool.end(), set.genericPlanPool.end()]));
+      probe.stop();
+      await Promise.all(
+        [...pools.values()]
+          .flatMap((set) => [set.pool, set.genericPlanPool])
+          .concat([...probePools.values()])
+          .map((pool) => pool.end()),
+      );
     },
   };
 }
@@ -154,13 +160,28 @@ export function routedReader<Reader extends object>(
         const method = Reflect.get(copy, property) as (...a: unknown[]) => unknown;
         const result = method.apply(copy, args);
         if (!(result instanceof Promise)) return result;
-        return result.catch((error: unknown) => {
+        return unlessTakenOut(result, replicas.outSignal(name)).catch((error: unknown) => {
           if (!isDatabaseUnreachable(error)) throw error;
-          replicas.markDown(name);
+          replicas.markDown(name, error);
           onRead('primary');
           return (onPrimary as (...a: unknown[]) => unknown).apply(target, args);
         });
       };
     },
+  });
+}
+
+/**
+ * The read's answer, or the signal's reason (a DatabaseTimeoutError, which counts as unreachable)
+ * as soon as its standby is taken out: a read waiting on a standby that stopped answering is run on
+ * the primary when the probe finds out, not when its own time bound ends.
+ */
+function unlessTakenOut<T>(read: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return read;
+  return new Promise<T>((resolve, reject) => {
+    const takenOut = () => reject(signal.reason as Error);
+    if (signal.aborted) takenOut();
+    signal.addEventListener('abort', takenOut, { once: true });
+    void read.then(resolve, reject).finally(() => signal.removeEventListener('abort', takenOut));
   });
 }

@@ -41,11 +41,19 @@ export const HealthReportSchema = Type.Object(
         Type.Object({
           status: Status(['ok', 'lagging', 'down']),
           name: Type.String(),
+          lagSeconds: Type.Optional(
+            Type.Number({
+              minimum: 0,
+              description:
+                'How old its data may be, at most (0: it has replayed all the primary had written). Above REPLICA_MAX_LAG_SECONDS it is lagging.',
+            }),
+          ),
           lagBytes: Type.Optional(Type.Integer({ minimum: 0 })),
         }),
         {
           description:
             'Present only when DATABASE_READ_URLS is set: each hot standby as the last probe (every 0.5 s) found it. ' +
+            'A standby that does not answer within REPLICA_TIMEOUT_MS is down. ' +
             'A lagging or down standby is a warning: its reads go to the primary.',
         },
       ),

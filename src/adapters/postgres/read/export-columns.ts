@@ -15,9 +15,10 @@ export const MAX_CSV_DATA_COLUMNS = 1000;
 
 /**
  * The budget of the pass that reads the keys of datasets not remembered yet: longer than the read
- * pool's per-statement budget, since it reads every event of those datasets once.
+ * pool's per-statement budget, since it reads every event of those datasets once. The longest a
+ * read-model statement may run: a read replica's client-side bound waits for it (read-replicas.ts).
  */
-const CSV_KEYS_STATEMENT_TIMEOUT_MS = 60_000;
+export const CSV_KEYS_STATEMENT_TIMEOUT_MS = 60_000;
 
 /** Datasets whose keys an API process remembers (the least recently used are forgotten). */
 const REMEMBERED_DATASET_KEYS = 1000;

@@ -11,6 +11,7 @@ import { type PageCache, pageCache } from './page-cache.ts';
 
 export { type PageCache, pageCache };
 export { postgresEventExporter } from './export.ts';
+export { CSV_KEYS_STATEMENT_TIMEOUT_MS as LONGEST_READ_STATEMENT_MS } from './export-columns.ts';
 import { pageReads } from './page.ts';
 import { scopeResolver } from './scope.ts';
 import { sourceReads } from './sources.ts';

@@ -182,3 +182,24 @@ t.test(
     );
   },
 );
+
+t.test(
+  'the replicas are bounded in time: lag in seconds, a timeout, and the byte bound refused',
+  async (t) => {
+    const defaults = loadConfig({});
+    t.equal(defaults.replicaMaxLagSeconds, 10);
+    t.equal(defaults.replicaTimeoutMs, 1000);
+    const set = loadConfig({ REPLICA_MAX_LAG_SECONDS: '0.5', REPLICA_TIMEOUT_MS: '250' });
+    t.equal(set.replicaMaxLagSeconds, 0.5);
+    t.equal(set.replicaTimeoutMs, 250);
+    t.throws(
+      () => loadConfig({ REPLICA_MAX_LAG_SECONDS: '-1' }),
+      /REPLICA_MAX_LAG_SECONDS: must be a number/,
+    );
+    t.throws(() => loadConfig({ REPLICA_TIMEOUT_MS: '10' }), /REPLICA_TIMEOUT_MS: must be an integer/);
+    t.throws(
+      () => loadConfig({ REPLICA_MAX_LAG_MB: '16' }),
+      /REPLICA_MAX_LAG_MB: is gone.*REPLICA_MAX_LAG_SECONDS/,
+    );
+  },
+);
