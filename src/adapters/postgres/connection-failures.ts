@@ -1,3 +1,4 @@
+import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError } from 'slonik';
 // Whether an error says that the database server cannot be reached or went away, as opposed to a
 // query that was wrong or too slow: the one answer the HTTP error map (503 DATABASE_UNAVAILABLE) and
 // the read replicas' fallback to the primary both ask. Recognised by shape anywhere along the cause
@@ -25,11 +26,9 @@ const SERVER_STATES = new Set([
   '53300', // too_many_connections
 ]);
 
-const UNREACHABLE_NAMES = new Set([
-  'ConnectionError',
-  'BackendTerminatedError',
-  'BackendTerminatedUnexpectedlyError',
-]);
+// Slonik's own connection errors, by class: their `name` is plain 'Error', so a name check never
+// matched them.
+const UNREACHABLE_CLASSES = [ConnectionError, BackendTerminatedError, BackendTerminatedUnexpectedlyError];
 
 // pg's own connect timeout (the pool's connectionTimeout: a server that accepts and never answers,
 // a stopped or black-holed host) is a bare `Error('timeout expired')`, with no code: it answered
@@ -38,8 +37,8 @@ const UNREACHABLE_MESSAGES =
   /connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Connection terminated due to connection timeout|^timeout expired$/i;
 
 export function isDatabaseUnreachable(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth += 1) {
+  for (let depth = 0, current: unknown = error; depth < 8 && current instanceof Error; depth += 1) {
+    const error = current;
     const { code, syscall } = current as { code?: unknown; syscall?: unknown };
     const text = typeof code === 'string' ? code : '';
     if (
@@ -47,11 +46,11 @@ export function isDatabaseUnreachable(error: unknown): boolean {
       (SOCKET_PATH_CODES.has(text) && syscall === 'connect') ||
       SERVER_STATES.has(text) ||
       text.startsWith('08') || // SQLSTATE class 08: connection exception
-      UNREACHABLE_NAMES.has(current.name) ||
-      UNREACHABLE_MESSAGES.test(current.message)
+      UNREACHABLE_CLASSES.some((kind) => error instanceof kind) ||
+      UNREACHABLE_MESSAGES.test(error.message)
     )
       return true;
-    current = current.cause;
+    current = error.cause;
   }
   return false;
 }

@@ -103,3 +103,12 @@ function describe(error: unknown): string {
     parts.push(`${current.name} ${(current as { code?: string }).code ?? ''} ${current.message}`);
   return parts.join(' <- ');
 }
+
+t.test("Slonik's connection errors count by their class (their name is plain 'Error')", async (t) => {
+  const { BackendTerminatedError, ConnectionError } = await import('slonik');
+  const connection = new ConnectionError('the pool could not connect');
+  t.equal(connection.name, 'Error', 'the name says nothing');
+  t.ok(isDatabaseUnreachable(connection));
+  t.ok(isDatabaseUnreachable(new Error('wrapped', { cause: new BackendTerminatedError(new Error('x')) })));
+  t.notOk(isDatabaseUnreachable(new Error('syntax error at or near "selec"')));
+});
