@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
 import { parse, stringify } from 'yaml';
-import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { type Config, projectRoot } from '../../src/adapters/config/environment.ts';
 import { sql } from '../../src/adapters/postgres/database.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
@@ -68,10 +68,14 @@ let counter = 0;
 
 export async function accountsApp(
   t: Test,
-  options: { policy?: (policy: RawPolicy) => void } = {},
+  options: { policy?: (policy: RawPolicy) => void; config?: Partial<Config> } = {},
 ): Promise<AccountsApp> {
   const { app, db } = await testApp(t, {
-    config: { sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t, options.policy) },
+    config: {
+      ...options.config,
+      sessionSecret: TEST_SESSION_SECRET,
+      quotasFile: policyFile(t, options.policy),
+    },
   });
   const users = postgresUserStore(db.pool);
   const as =
