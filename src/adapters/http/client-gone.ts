@@ -65,14 +65,19 @@ export function installQueryScopes(
     if (budget === null) return;
     route.handlerTimeout = budget;
     const handler = route.handler;
-    route.handler = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    route.handler = function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       if (outOfTime(request)) return undefined;
-      try {
-        return await handler.call(this, request, reply);
-      } catch (error) {
-        if (outOfTime(request) && reply.sent) return undefined;
-        throw error;
-      }
+      const answer: unknown = handler.call(this, request, reply);
+      // A handler that answers by itself (no promise) is left as it is.
+      if (!(answer instanceof Promise)) return answer;
+      const late = () => outOfTime(request) && reply.sent;
+      return answer.then(
+        (value: unknown) => (late() ? undefined : value),
+        (error: unknown) => {
+          if (late()) return undefined;
+          throw error;
+        },
+      );
     };
   });
 
