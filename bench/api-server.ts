@@ -40,15 +40,31 @@ export async function startChronomapApi(
  * The shipped policy with the anonymous rate limit lifted: the benchmark is one IP firing thousands
  * of requests. `counting` keeps the anonymous windows (each request still upserts its counters in
  * PostgreSQL, as deployed); without it the windows are removed, so the API skips the counters and
- * the figures are the read path's alone.
+ * the figures are the read path's alone. The places of costly requests (`concurrentRequests`) are
+ * lifted too, unless `concurrencyLimits` (bench/fair-share/run.ts measures them), and so are the
+ * request windows of logged-in callers with `liftUserRates`.
  */
-export function benchPolicyFile(counting: boolean): string {
+export function benchPolicyFile(
+  counting: boolean,
+  options: { concurrencyLimits?: boolean; liftUserRates?: boolean } = {},
+): string {
   const policy = parseYaml(readFileSync(path.join(projectRoot, 'config', 'quotas.yaml'), 'utf8'));
   const window = (seconds: number) => ({ seconds, limit: 1_000_000_000 });
   policy.rateLimits.anonymous = counting
     ? { burst: window(10), hourly: window(3600), daily: window(86400) }
     : {};
-  const file = path.join(os.tmpdir(), `chronomap-bench-quotas-${process.pid}-${counting}.yaml`);
+  if (options.liftUserRates) for (const level of [0, 1, 2, 3, 4]) policy.rateLimits.byTrustLevel[level] = {};
+  if (!options.concurrencyLimits) {
+    const unlimited = { perAddress: 'unlimited', perAccount: 'unlimited', lowTrustShare: 'unlimited' };
+    policy.concurrentRequests = {
+      lowTrustLevel: 'none',
+      collections: unlimited,
+      reads: unlimited,
+      exports: unlimited,
+    };
+  }
+  const variant = `${counting}-${options.concurrencyLimits ?? false}-${options.liftUserRates ?? false}`;
+  const file = path.join(os.tmpdir(), `chronomap-bench-quotas-${process.pid}-${variant}.yaml`);
   writeFileSync(file, stringifyYaml(policy));
   return file;
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
 import { parse, stringify } from 'yaml';
-import { projectRoot } from '../../src/adapters/config/environment.ts';
+import { type Config, projectRoot } from '../../src/adapters/config/environment.ts';
 import { sql } from '../../src/adapters/postgres/database.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
@@ -38,13 +38,22 @@ export function policyFile(t: Test, change: (policy: RawPolicy) => void = () => 
   return file;
 }
 
-/** Policy change for tests that fire many anonymous /api/v1 requests from one IP (the rate limit is tested on its own). */
+/**
+ * Policy change for tests that fire many anonymous /api/v1 requests from one IP, some at once: the
+ * rate limit and the places of costly reads are lifted for them (each is tested on its own:
+ * rate-limit tests, fair-share.test.ts). The places of exports stay (v1-export-slots.test.ts).
+ */
 export function unlimitedAnonymousReads(raw: RawPolicy): void {
   const window = (seconds: number) => ({ seconds, limit: 1_000_000_000 });
   (raw.rateLimits as Record<string, unknown>).anonymous = {
     burst: window(10),
     hourly: window(3600),
     daily: window(86400),
+  };
+  (raw.concurrentRequests as Record<string, unknown>).reads = {
+    perAddress: 'unlimited',
+    perAccount: 'unlimited',
+    lowTrustShare: 'unlimited',
   };
 }
 
@@ -68,10 +77,14 @@ let counter = 0;
 
 export async function accountsApp(
   t: Test,
-  options: { policy?: (policy: RawPolicy) => void } = {},
+  options: { policy?: (policy: RawPolicy) => void; config?: Partial<Config> } = {},
 ): Promise<AccountsApp> {
   const { app, db } = await testApp(t, {
-    config: { sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t, options.policy) },
+    config: {
+      ...options.config,
+      sessionSecret: TEST_SESSION_SECRET,
+      quotasFile: policyFile(t, options.policy),
+    },
   });
   const users = postgresUserStore(db.pool);
   const as =

@@ -1,5 +1,6 @@
 // Time budgets from the environment (docs/api.md, "Budgets, caps and limits"): how long one SQL
-// statement may run on each connection pool, and how long a client may take to send a request.
+// statement may run on each connection pool, how long a read request may take in all (its
+// statements together: http/client-gone.ts), and how long a client may take to send a request.
 
 export type BudgetConfig = {
   /** statement_timeout of the /api/v1 read API's pools (READ_STATEMENT_TIMEOUT_MS). */
@@ -8,6 +9,10 @@ export type BudgetConfig = {
   collectionsStatementTimeoutMs: number;
   /** statement_timeout of the background workers' pool: ingest jobs, scrapers, counts (JOBS_STATEMENT_TIMEOUT_MS). */
   jobsStatementTimeoutMs: number;
+  /** A whole /api/v1 or /ogc read, all its statements together, exports aside (READ_REQUEST_BUDGET_MS). */
+  readRequestBudgetMs: number;
+  /** A whole collection read, GET /api/{collection}[/{id}] (COLLECTIONS_REQUEST_BUDGET_MS). */
+  collectionsRequestBudgetMs: number;
   /** Time from a connection's first byte to the end of the request's headers (HEADERS_TIMEOUT_MS). */
   headersTimeoutMs: number;
   /** Time to receive a whole request, body included (REQUEST_TIMEOUT_MS); uploads have to fit in it. */
@@ -20,6 +25,8 @@ export const DEFAULT_BUDGETS: BudgetConfig = {
   readStatementTimeoutMs: 5_000,
   collectionsStatementTimeoutMs: 10_000,
   jobsStatementTimeoutMs: 60_000,
+  readRequestBudgetMs: 5_000,
+  collectionsRequestBudgetMs: 10_000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 300_000,
   connectionTimeoutMs: 30_000,
@@ -51,6 +58,16 @@ export function loadBudgetConfig(read: Read): BudgetConfig {
       'JOBS_STATEMENT_TIMEOUT_MS',
       milliseconds(100, 24 * hour),
       DEFAULT_BUDGETS.jobsStatementTimeoutMs,
+    ),
+    readRequestBudgetMs: read(
+      'READ_REQUEST_BUDGET_MS',
+      milliseconds(100, hour),
+      DEFAULT_BUDGETS.readRequestBudgetMs,
+    ),
+    collectionsRequestBudgetMs: read(
+      'COLLECTIONS_REQUEST_BUDGET_MS',
+      milliseconds(100, hour),
+      DEFAULT_BUDGETS.collectionsRequestBudgetMs,
     ),
     headersTimeoutMs: read('HEADERS_TIMEOUT_MS', milliseconds(100, hour), DEFAULT_BUDGETS.headersTimeoutMs),
     requestTimeoutMs: read(

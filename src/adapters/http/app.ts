@@ -14,7 +14,7 @@ import { recordRoutes } from './route-registry.ts';
 import { installReadYourWrites, type ReadYourWrites } from './read-your-writes.ts';
 import { installHttpMetrics, metricsRoute } from '../metrics/http-metrics.ts';
 import type { ChronomapMetrics } from '../metrics/registry.ts';
-import { installClientGoneCancellation, type RequestQueryScopes } from './client-gone.ts';
+import { installQueryScopes, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
 import { HealthReportSchema } from './site/health-routes.ts';
 import { V1_SHARED_SCHEMAS } from './read/events-schemas.ts';
@@ -37,7 +37,7 @@ type HttpDeps = {
    * document lists paths in that order. A test (or a slimmer process) passes only what it needs.
    */
   features: HttpFeature[];
-  /** Cancels a request's SQL statements when its client disconnects (postgres/query-cancellation.ts). */
+  /** Cancels a request's SQL statements when its client disconnects or its time budget runs out (client-gone.ts). */
   queryScopes?: RequestQueryScopes;
   /** With read replicas: the caller's last write position for their reads (read-your-writes.ts). */
   readYourWrites?: ReadYourWrites;
@@ -62,6 +62,9 @@ type HttpTimeouts = {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   connectionTimeoutMs: number;
+  /** The time budgets of whole read requests (client-gone.ts). */
+  readRequestBudgetMs: number;
+  collectionsRequestBudgetMs: number;
 };
 
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -70,6 +73,8 @@ const DEFAULT_TIMEOUTS: HttpTimeouts = {
   headersTimeoutMs: DEFAULT_BUDGETS.headersTimeoutMs,
   requestTimeoutMs: DEFAULT_BUDGETS.requestTimeoutMs,
   connectionTimeoutMs: DEFAULT_BUDGETS.connectionTimeoutMs,
+  readRequestBudgetMs: DEFAULT_BUDGETS.readRequestBudgetMs,
+  collectionsRequestBudgetMs: DEFAULT_BUDGETS.collectionsRequestBudgetMs,
 };
 
 function clientErrorAnswer(
@@ -155,7 +160,11 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   installRequireUser(app);
   if (deps.metrics) installHttpMetrics(app, deps.metrics.metrics);
   if (deps.readYourWrites) installReadYourWrites(app, deps.readYourWrites);
-  if (deps.queryScopes) installClientGoneCancellation(app, deps.queryScopes);
+  if (deps.queryScopes)
+    installQueryScopes(app, deps.queryScopes, {
+      readMs: timeouts.readRequestBudgetMs,
+      collectionsMs: timeouts.collectionsRequestBudgetMs,
+    });
   // Before any route: every route, /api/v1 included, knows who is calling and may be rate limited.
   for (const feature of deps.features) await feature.hooks?.(app);
   // Before any route too: CORS, compression and HTTP caching go by URL prefix (public-web.ts,

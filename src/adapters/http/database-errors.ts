@@ -5,7 +5,8 @@ import type { ErrorBodyShape } from './error-body.ts';
 // `code`, Slonik's error names) anywhere along the cause chain:
 // - the database cannot be reached or went away (postgres/connection-failures.ts, the one rule the
 //   replicas' fallback asks too): 503, so clients and proxies retry later;
-// - a statement ran out of its budget (statement_timeout) or was cancelled: 503 as well;
+// - a statement ran out of its budget (statement_timeout) or was cancelled, or the request ran out
+//   of its own (Fastify's handlerTimeout, client-gone.ts; its statements are cancelled): 503 as well;
 // - a data exception (SQLSTATE class 22: a value out of range, a NUL byte, bad text for a type)
 //   can only come from a value a caller sent that a check missed: 400, never a 500.
 
@@ -18,6 +19,12 @@ export function classifyDatabaseError(error: unknown): Classified | null {
   for (let depth = 0; depth < 6 && current instanceof Error; depth += 1) {
     const code = (current as { code?: unknown }).code;
     const text = typeof code === 'string' ? code : '';
+    if (text === 'FST_ERR_HANDLER_TIMEOUT') {
+      return unavailable(
+        'The request ran out of its time budget; narrow it down or try again later.',
+        'QUERY_TIMEOUT',
+      );
+    }
     if (
       text === '57014' ||
       current.name === 'StatementTimeoutError' ||

@@ -32,6 +32,7 @@ import type {
 } from '../../ports/collections/collection-repository.ts';
 import type { PasswordHasher } from '../../ports/accounts/password-hasher.ts';
 import { checkPageBytes } from '../../domain/read/page-bytes.ts';
+import { checkPageDepth } from '../../domain/read/page-depth.ts';
 import type { Quotas } from '../../ports/accounts/quotas.ts';
 import type { SessionStore } from '../../ports/accounts/session-store.ts';
 
@@ -62,6 +63,12 @@ export async function findDocuments(
   const sort = parseCollectionSort(query.sort, fields);
   const limit = query.limit ?? COLLECTION_PAGING.defaultLimit;
   const page = query.page ?? 1;
+  // Before the query: a deep page costs its skipped rows (page-depth.ts).
+  checkPageDepth(
+    { skipped: (page - 1) * limit, limit },
+    'page',
+    'ask for the documents after the last one you have with sort=id&where[id][greater_than]=<its id> (keyset paging), or narrow where',
+  );
   const { docs, totalDocs } = await deps.repository.find(collection, viewer, { where, sort, limit, page });
   checkPageBytes(docs, limit);
   return { docs, ...pageOf(totalDocs, limit, page) };

@@ -14,8 +14,10 @@ import {
   parseFeatureId,
   parseLimit,
   parseOffset,
+  type PageStart,
 } from '../../domain/read/ogc.ts';
-import { type Bounds, type EventFilter, type RawQuery } from '../../domain/read/read-query.ts';
+import { encodeCursor, parseCursor, positionAfter } from '../../domain/read/event-cursor.ts';
+import { type Bounds, type EventFilter, invalid, type RawQuery } from '../../domain/read/read-query.ts';
 import { parseEventSort } from '../../domain/read/sort.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
@@ -160,12 +162,16 @@ export async function listItems(
   // Parameters first (400 before any query), then the page, then the collection (404).
   const bounds = parseBbox(query.bbox);
   const dates = parseDatetime(query.datetime);
-  const page = parseOffset(query.offset, parseLimit(query.limit));
+  const sort = parseEventSort('id');
+  // A cursor comes from a next link past the depth offsets reach (page-depth.ts).
+  const after = parseCursor(query.cursor, sort);
+  if (after && query.offset !== undefined) throw invalid('offset', 'offset and cursor exclude each other');
+  const page = { ...parseOffset(query.offset, parseLimit(query.limit)), ...(after ? { after } : {}) };
   if (!isCollectionId(collectionId)) await findDataset(deps, viewer, collectionId);
   const { eventsJson, totalDocs } = await deps.events.listEventsPage(
     viewer,
     collectionFilter(collectionId, dates, bounds),
-    parseEventSort('id'),
+    sort,
     page,
   );
   // Refused before it is parsed or sent: the byte bound of every page (page-bytes.ts).
@@ -179,14 +185,20 @@ export async function listItems(
     : await findDataset(deps, viewer, collectionId);
   const features = events.map((event) => featureOf(event, collectionId));
   const itemsUrl = `${collectionUrl(base, dataset.slug)}/items`;
+  const last = events.length === page.limit ? events.at(-1) : undefined;
+  const position = last ? positionAfter(sort, last) : null;
+  const start: PageStart = after
+    ? { cursor: String(query.cursor) }
+    : { offset: (page.page - 1) * page.limit };
   const links = pageLinks(
     itemsUrl,
     { bbox: textOf(query.bbox), datetime: textOf(query.datetime) },
     {
-      offset: (page.page - 1) * page.limit,
+      start,
       limit: page.limit,
       returned: features.length,
       matched: totalDocs,
+      after: position ? encodeCursor(sort, position) : null,
     },
   );
   links.push({

@@ -1,6 +1,7 @@
 import { isUnlimited } from '../access.ts';
 import { DomainError, ValidationError } from '../errors.ts';
 import type { Role, TrustLevel } from './users.ts';
+import { type ConcurrencyPolicy, parseConcurrencyPolicy } from './concurrency-policy.ts';
 
 // Quota rules: which quotas exist, how each is counted, and what a trust level allows. The numbers
 // come from config/quotas.yaml (parsed and checked by parseAccessPolicy below).
@@ -50,6 +51,8 @@ export type AccessPolicy = {
   loginAttempts: { perIpAndEmail: RateWindow[]; perIp: RateWindow[] };
   /** Requests that confirm a password (change-email, change-password, delete-account). */
   passwordConfirmations: { perAccount: RateWindow[]; perIp: RateWindow[] };
+  /** Places for requests whose cost grows with the data, per client and for the low-trust share (concurrency.ts). */
+  concurrency: ConcurrencyPolicy;
 };
 
 export const LIFETIME_PERIOD = '1970-01-01';
@@ -281,5 +284,6 @@ export function parseAccessPolicy(input: unknown): AccessPolicy {
       perAccount: windows(confirmations.perAccount, 'passwordConfirmations.perAccount'),
       perIp: windows(confirmations.perIp, 'passwordConfirmations.perIp'),
     },
+    concurrency: parseConcurrencyPolicy(raw.concurrentRequests),
   };
 }

@@ -1,5 +1,6 @@
 import { type Bounds, type DateRange, invalid, parseDate } from './read-query.ts';
 import { isSlug } from '../collections/slugs.ts';
+import { checkPageDepth, MAX_PAGE_OFFSET } from './page-depth.ts';
 
 // OGC API – Features, Part 1 (Core) with the GeoJSON encoding: the parameter rules and the links of
 // /ogc, without I/O. The standard is OGC 17-069r4; requirement names below are its /req/core/* ids.
@@ -23,8 +24,6 @@ export const OPENAPI_TYPE = 'application/vnd.oai.openapi+json;version=3.1';
 /** Items per page when `limit` is absent, and the most a page holds (a larger limit is clamped). */
 export const OGC_DEFAULT_LIMIT = 100;
 export const OGC_MAX_LIMIT = 1000;
-/** Deepest offset: the read API's deepest page (read-query.ts parsePage) at the largest page. */
-export const OGC_MAX_OFFSET = 1_000_000;
 
 /**
  * Parameters other parts of OGC API – Features define. Part 1 requires a 400 for a parameter the
@@ -150,15 +149,21 @@ export function parseLimit(value: unknown): number {
 
 /**
  * `offset`: how many matching items to skip, ordered by id. The next and prev links carry it. It
- * must be a multiple of the page's limit, because the read model answers whole pages.
+ * must be a multiple of the page's limit, because the read model answers whole pages, and reach no
+ * deeper than page-depth.ts allows: past that the `next` link pages by `cursor`.
  */
 export function parseOffset(value: unknown, limit: number): { page: number; limit: number } {
   const text = singleText(value, 'offset');
   if (text === null) return { page: 1, limit };
   const number = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(number) || number > OGC_MAX_OFFSET) {
-    throw invalid('offset', `offset must be an integer from 0 to ${OGC_MAX_OFFSET} (got "${text}")`);
+  if (!Number.isSafeInteger(number)) {
+    throw invalid('offset', `offset must be a whole number of items (got "${text}")`);
   }
+  checkPageDepth(
+    { skipped: number, limit },
+    'offset',
+    'follow the next links, which page by cursor past that depth, or narrow bbox or datetime',
+  );
   if (number % limit !== 0) {
     throw invalid('offset', `offset must be a multiple of limit (${limit}); got ${number}`);
   }
@@ -182,35 +187,53 @@ export function parseFeatureId(value: string): number | null {
 
 export type Link = { href: string; rel: string; type: string; title?: string };
 
+/** Where an items page starts: after `offset` items, or after the position of a `cursor`. */
+export type PageStart = { offset: number } | { cursor: string };
+
 /**
- * The paging links of an items page: self, and next/prev when there are such pages (the filter
- * parameters are kept; `offset` moves by `limit`).
+ * The paging links of an items page: self, next while more may match, prev after the first page of
+ * an offset page (the filter parameters are kept). `next` moves `offset` by `limit` while that stays
+ * within page-depth.ts's bound, and is a cursor link (`after`: the position after this page's last
+ * item) past it and after a cursor page, so that a client following next links reaches every item
+ * however deep.
  */
 export function pageLinks(
   itemsUrl: string,
   filter: { bbox?: string; datetime?: string },
-  page: { offset: number; limit: number; returned: number; matched: number },
+  page: { start: PageStart; limit: number; returned: number; matched: number; after: string | null },
 ): Link[] {
-  const href = (offset: number) => {
+  const href = (start: PageStart) => {
     const search = new URLSearchParams();
     if (filter.bbox) search.set('bbox', filter.bbox);
     if (filter.datetime) search.set('datetime', filter.datetime);
     search.set('limit', String(page.limit));
-    if (offset > 0) search.set('offset', String(offset));
+    if ('cursor' in start) search.set('cursor', start.cursor);
+    else if (start.offset > 0) search.set('offset', String(start.offset));
     return `${itemsUrl}?${search.toString()}`;
   };
-  const links: Link[] = [{ href: href(page.offset), rel: 'self', type: GEOJSON_TYPE, title: 'this page' }];
-  const nextOffset = page.offset + page.limit;
-  if (page.returned === page.limit && nextOffset < page.matched && nextOffset <= OGC_MAX_OFFSET) {
-    links.push({ href: href(nextOffset), rel: 'next', type: GEOJSON_TYPE, title: 'next page' });
-  }
-  if (page.offset > 0) {
-    links.push({
-      href: href(Math.max(0, page.offset - page.limit)),
-      rel: 'prev',
-      type: GEOJSON_TYPE,
-      title: 'previous page',
-    });
+  const links: Link[] = [{ href: href(page.start), rel: 'self', type: GEOJSON_TYPE, title: 'this page' }];
+  const full = page.returned === page.limit;
+  if ('offset' in page.start) {
+    const nextOffset = page.start.offset + page.limit;
+    const next: PageStart | null =
+      !full || nextOffset >= page.matched
+        ? null
+        : nextOffset <= MAX_PAGE_OFFSET
+          ? { offset: nextOffset }
+          : page.after === null
+            ? null
+            : { cursor: page.after };
+    if (next) links.push({ href: href(next), rel: 'next', type: GEOJSON_TYPE, title: 'next page' });
+    if (page.start.offset > 0) {
+      links.push({
+        href: href({ offset: Math.max(0, page.start.offset - page.limit) }),
+        rel: 'prev',
+        type: GEOJSON_TYPE,
+        title: 'previous page',
+      });
+    }
+  } else if (full && page.after !== null) {
+    links.push({ href: href({ cursor: page.after }), rel: 'next', type: GEOJSON_TYPE, title: 'next page' });
   }
   return links;
 }

@@ -1,6 +1,7 @@
 import { isSupportedInstant, supportedRangeText } from './date-range.ts';
 import { ValidationError } from '../errors.ts';
 import { isSlug } from '../collections/slugs.ts';
+import { checkPageDepth } from './page-depth.ts';
 
 // The one parser for the query parameters that every /api/v1 read endpoint shares. It turns raw
 // query-string values into a validated, normalised filter, or throws a ValidationError naming the
@@ -168,11 +169,25 @@ export function parseDataPath(text: string, parameter: string): string[] {
   return parts.slice(1);
 }
 
+/** `page` and `limit` of /api/v1/events; a page deeper than page-depth.ts allows is a 400 pointing to `cursor`. */
 export function parsePage(query: RawQuery): Page {
-  return {
-    page: parseInteger(query.page, 'page', { min: 1, max: 1_000_000, fallback: 1 }),
-    limit: parseInteger(query.limit, 'limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT }),
-  };
+  const page = parseInteger(query.page, 'page', { min: 1, max: 1_000_000, fallback: 1 });
+  const limit = parseInteger(query.limit, 'limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
+  checkPageDepth(
+    { skipped: (page - 1) * limit, limit },
+    'page',
+    'page on with cursor=<nextCursor of the page before> (sort by id, eventTimestamp, dataset or isValid), or narrow the filters',
+  );
+  return { page, limit };
+}
+
+/** Whether `dateField` names a date inside `data` (a valid one; an invalid one is the parser's 400). */
+export function isCustomDateField(value: unknown): boolean {
+  try {
+    return parseDateField(value).kind === 'data';
+  } catch {
+    return false;
+  }
 }
 
 export function parseZoom(value: unknown): number {

@@ -34,8 +34,9 @@ t.test('dateField=data.<field> answers under a forced parallel plan', async (t) 
   const services = await composeServices(
     testConfig({
       quotasFile: policyFile(t, unlimitedAnonymousReads),
-      // Correctness, not speed: a worker per statement is slow on a busy machine.
-      budgets: { ...DEFAULT_BUDGETS, readStatementTimeoutMs: 120_000 },
+      // Correctness, not speed: a worker per statement is slow on a busy machine (the request's
+      // budget, its statements together, with them).
+      budgets: { ...DEFAULT_BUDGETS, readStatementTimeoutMs: 120_000, readRequestBudgetMs: 240_000 },
     }),
     db.url,
     { http: true, workers: false },

@@ -8,6 +8,7 @@ import type { Quotas } from '../../../ports/accounts/quotas.ts';
 import { installAuthentication } from '../authentication.ts';
 import type { HttpFeature } from '../http-feature.ts';
 import { installRateLimits } from '../rate-limit.ts';
+import { installConcurrencyLimits } from '../concurrency-limit.ts';
 import { authRoutes, authSchemas } from './auth-routes.ts';
 import { collectionRoutes, collectionSchemas } from '../collections/collection-routes.ts';
 import { featureFlagRoutes, featureFlagSchemas } from '../site/feature-flag-routes.ts';
@@ -15,10 +16,11 @@ import { quotaRoutes } from './quota-routes.ts';
 import { UserSchema } from '../schemas.ts';
 
 // Accounts, access control, quotas and rate limits as one HTTP area: the cross-cutting hooks
-// (who is calling, how often) on the root instance, then the route plugins. The collection
-// endpoints are registered here because their access rules are the accounts' (sessions, trust
-// levels); the feature-flag routes because the OpenAPI document has always listed them here. The
-// dashboard pages are the pages adapter's, mounted by src/composition/accounts.ts.
+// (who is calling, how often, how many costly requests at once) on the root instance, then the
+// route plugins. The collection endpoints are registered here because their access rules are the
+// accounts' (sessions, trust levels); the feature-flag routes because the OpenAPI document has
+// always listed them here. The dashboard pages are the pages adapter's, mounted by
+// src/composition/accounts.ts.
 
 export type AccountsDeps = {
   login: LoginDeps;
@@ -49,6 +51,8 @@ async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Pr
     policy: deps.login.policy,
     clock: deps.login.clock,
   });
+  // After the rate limits: a request they refuse takes no place.
+  installConcurrencyLimits(app, { policy: deps.login.policy.concurrency, clock: deps.login.clock });
 }
 
 async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): Promise<void> {

@@ -21,6 +21,7 @@ import { errorResponses } from '../error-body.ts';
 import { PageSchema } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
 import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
+import { MAX_PAGE_OFFSET } from '../../../domain/read/page-depth.ts';
 
 // Payload CMS's REST conventions for every collection: GET/POST /api/{collection},
 // GET/PATCH/DELETE /api/{collection}/{id}; lists answer {docs, totalDocs, limit, page, totalPages,
@@ -226,16 +227,23 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
     // Writes need a login; accounts are not readable anonymously either.
     const write = { rateLimit: true, requiresUser: true };
     const read = collection === 'users' ? write : config;
+    // Reads stop at the HTTP routes' request budget (client-gone.ts); a list's cost grows with the
+    // data (`where`, `sort`), so it takes a place of the collections class while it runs
+    // (concurrency-limit.ts).
+    const readOne = { ...read, timeBudget: 'collections' as const };
+    const list = { ...readOne, costly: 'collections' as const };
 
     app.get(
       base,
       {
-        config: read,
+        config: list,
         schema: {
           tags,
           summary: `List ${collection}`,
           description:
-            'Only the documents the caller may read. 400 for an unknown field or operator, or a malformed value.',
+            'Only the documents the caller may read. 400 for an unknown field or operator, or a malformed value, and ' +
+            `for a page that skips more than ${MAX_PAGE_OFFSET} documents (PAGE_TOO_DEEP: page on with ` +
+            '`sort=id&where[id][greater_than]=<last id>`). 429 also when the caller runs too many lists at once.',
           querystring: ListQuerySchema(collection),
           response: {
             200: PageSchema(docRef),
@@ -249,7 +257,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
     app.get(
       `${base}/:id`,
       {
-        config: read,
+        config: readOne,
         schema: {
           tags,
           summary: `Read one ${schemas.label.toLowerCase()}`,

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { viewerOf } from '../viewer.ts';
 import { type TSchema, Type } from 'typebox';
 import { buildHistogram } from '../../../application/read/build-histogram.ts';
@@ -15,6 +15,7 @@ import { DEFAULT_LIMIT, DEFAULT_SORT, MAX_LIMIT, type RawQuery } from '../../../
 import { EVENT_SORT_FIELDS } from '../../../domain/read/sort.ts';
 import type { EventExporter } from '../../../ports/read/event-exporter.ts';
 import type { EventReader, Viewer } from '../../../ports/read/event-reader.ts';
+import { costlyWithCustomDateField } from '../concurrency-limit.ts';
 import { errorResponses } from '../error-body.ts';
 import { setVersionTag } from '../http-caching.ts';
 import { documented } from '../openapi-document.ts';
@@ -77,6 +78,11 @@ type ReadRoute = {
   response: TSchema;
   /** Error statuses besides 200 (default 400 and 500), all with the spec's error body. */
   errors?: number[];
+  /**
+   * Whether its cost grows with the data, so that it takes a place of the `reads` class while it runs
+   * (http/concurrency-limit.ts): always, or with a custom date field (which no index serves).
+   */
+  costly?: FastifyContextConfig['costly'];
   /** The body: an object (serialised by the response schema) or JSON text the database built. */
   answer: (viewer: Viewer, query: RawQuery, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 };
@@ -133,6 +139,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
             'Ask `cursor=<this>` (same filters and sort) for the events after this page; null on the last page, and for sorts by a data field.',
         }),
       }),
+      costly: 'reads',
       // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
       // (stored ones are verified against the database anyway; see postgres/read/page-cache.ts).
       // The ETag comes from the data signature the page was read at (http-caching.ts): a cache hit
@@ -163,6 +170,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         }),
         features: Type.Array(Feature),
       }),
+      costly: costlyWithCustomDateField,
       answer: (viewer, query) => clusterEvents(deps, viewer, query),
     },
     {
@@ -210,6 +218,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
           }),
         }),
       }),
+      costly: costlyWithCustomDateField,
       answer: (viewer, query) => buildHistogram(deps, viewer, query),
     },
     {
@@ -234,6 +243,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         total: Count,
         groupedBy: Type.Union([Type.Literal('catalog'), Type.Literal('dataset')]),
       }),
+      costly: costlyWithCustomDateField,
       answer: (viewer, query) => countEventsBySource(deps, viewer, query),
     },
     {
@@ -251,6 +261,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         p80: Count,
         p100: Count,
       }),
+      costly: costlyWithCustomDateField,
       answer: (viewer, query) => summariseClusterSizes(deps, viewer, query),
     },
     {
@@ -273,6 +284,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         count: Count,
         located: Count,
       }),
+      costly: costlyWithCustomDateField,
       answer: (viewer, query) => findEventExtent(deps, viewer, query),
     },
     {
@@ -356,6 +368,7 @@ export const v1EventRoutes: FastifyPluginAsync<ReadApiDeps> = async (app, deps) 
     app.get(
       route.path,
       {
+        ...(route.costly ? { config: { costly: route.costly } } : {}),
         schema: {
           tags: [route.tag],
           summary: route.summary,

@@ -1,9 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { viewerOf } from '../viewer.ts';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { isUnlimited } from '../../../domain/access.ts';
-import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
-import { EXPORTS_PER_CLIENT, exportSlotRefusal } from '../../../domain/read/export-slots.ts';
+import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { EXPORT_DEFAULT_SORT, exportEvents } from '../../../application/read/export-events.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
@@ -16,11 +13,15 @@ import { filterParameters } from './events-schemas.ts';
 // or a failing statement is still an ordinary error answer; after that the batches are written as
 // the client takes them (backpressure: the next statement starts when the socket has drained), and
 // compressed on the way when the client accepts it (public-web.ts). A client that goes away ends the
-// export: the running statement is cancelled (client-gone.ts) and no other starts.
+// export: the running statement is cancelled (client-gone.ts) and no other starts. An export takes a
+// place of the `exports` class for as long as it streams (http/concurrency-limit.ts), and has no
+// request budget: each batch is a statement with its own, and a download may take as long as the
+// client does.
 
 const EXPORT_LIMIT_TEXT =
-  `Each client (an account, or an address when anonymous) runs at most ${EXPORTS_PER_CLIENT} exports at the same ` +
-  'time per API process; one more is refused with 429 TOO_MANY_EXPORTS (Retry-After 5 s) until one ends.';
+  'Each client (an account, or an address when anonymous) runs at most 2 exports at the same time per API process ' +
+  '(config/quotas.yaml, concurrentRequests.exports); one more is refused with 429 TOO_MANY_EXPORTS (Retry-After 5 s) ' +
+  'until one ends, and with 429 ANONYMOUS_SHARE_FULL when anonymous callers together run 4.';
 
 const FORMATS: Record<ExportFormat, { type: string; file: string; summary: string; description: string }> = {
   geojson: {
@@ -88,36 +89,12 @@ async function pump(
 }
 
 export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = async (app, deps) => {
-  // The exports each client is running in this process: taken before the first statement, given
-  // back when the answer is finished or its connection closes, whichever comes first.
-  const running = new Map<string, number>();
-  const takeSlot = (request: FastifyRequest, reply: FastifyReply): void => {
-    const viewer = viewerOf(request);
-    if (viewer && isUnlimited(viewer)) return;
-    const client = viewer ? `user:${viewer.id}` : `ip:${request.ip}`;
-    const refusal = exportSlotRefusal(running.get(client) ?? 0, new Date());
-    if (refusal) {
-      throw new RateLimitedError(
-        refusal,
-        `Too many exports at once: at most ${refusal.limit} per client run at the same time; retry when one has ended`,
-        'TOO_MANY_EXPORTS',
-      );
-    }
-    running.set(client, (running.get(client) ?? 0) + 1);
-    let released = false;
-    reply.raw.once('close', () => {
-      if (released) return;
-      released = true;
-      const left = (running.get(client) ?? 1) - 1;
-      if (left > 0) running.set(client, left);
-      else running.delete(client);
-    });
-  };
   for (const format of ['geojson', 'csv'] as const) {
     const { type, file, summary, description } = FORMATS[format];
     app.get(
       `/api/v1/events.${format}`,
       {
+        config: { costly: 'exports', timeBudget: false },
         schema: {
           tags: ['events'],
           summary,
@@ -137,7 +114,6 @@ export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = a
         },
       },
       async (request, reply) => {
-        takeSlot(request, reply);
         const text = await exportEvents(deps, viewerOf(request), request.query as RawQuery, format);
         const iterator = text.batches[Symbol.asyncIterator]();
         const first = await iterator.next();

@@ -15,9 +15,9 @@ import {
   GEOJSON_TYPE,
   OGC_DEFAULT_LIMIT,
   OGC_MAX_LIMIT,
-  OGC_MAX_OFFSET,
   refuseUnsupportedParameters,
 } from '../../../domain/read/ogc.ts';
+import { MAX_PAGE_OFFSET } from '../../../domain/read/page-depth.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import { errorResponses } from '../error-body.ts';
 import { publicOrigin } from '../public-url.ts';
@@ -98,6 +98,8 @@ type OgcRoute = {
   response: TSchema;
   errors: number[];
   contentType: string;
+  /** Its cost grows with the data: it takes a place of the `reads` class (http/concurrency-limit.ts). */
+  costly?: boolean;
   answer: (request: FastifyRequest, base: string) => unknown;
 };
 
@@ -161,8 +163,17 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
         offset: Type.Optional(
           Type.Integer({
             minimum: 0,
-            maximum: OGC_MAX_OFFSET,
-            description: 'Items to skip, a multiple of limit (the next and prev links carry it).',
+            description:
+              `Items to skip, a multiple of limit, at most ${MAX_PAGE_OFFSET} (the next and prev links carry it; ` +
+              'deeper, the next link carries a cursor). Not with `cursor`.',
+          }),
+        ),
+        cursor: Type.Optional(
+          Type.String({
+            maxLength: 256,
+            description:
+              'Opaque: the position after the last item of the page before, as the next link carries it past the depth ' +
+              '`offset` reaches.',
           }),
         ),
         bbox: Type.Optional(
@@ -188,6 +199,7 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       }),
       errors: [400, 404, 500],
       contentType: GEOJSON_TYPE,
+      costly: true,
       answer: (request, base) =>
         listItems(deps, viewerOf(request), params(request).collectionId, request.query as RawQuery, base),
     },
@@ -218,7 +230,7 @@ export const ogcFeatureRoutes: FastifyPluginAsync<OgcDeps> = async (app, deps) =
           response: { 200: route.response, ...errorResponses(...route.errors) },
         },
         // Counted against the caller's request rate limit, as /api/v1 (src/adapters/http/rate-limit.ts).
-        config: { rateLimit: true },
+        config: { rateLimit: true, ...(route.costly ? { costly: 'reads' as const } : {}) },
         // Before the schema's "unknown parameter": a parameter of another part of the standard is
         // named as such (src/domain/read/ogc.ts).
         preValidation: async (request: FastifyRequest) => {

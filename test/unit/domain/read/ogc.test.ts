@@ -1,5 +1,6 @@
 import t from 'tap';
 import { rejected } from '../../../helpers/validation.ts';
+import { MAX_PAGE_OFFSET } from '../../../../src/domain/read/page-depth.ts';
 import {
   checkFormat,
   isCollectionId,
@@ -101,7 +102,15 @@ t.test('offset: a multiple of limit, as a page of the read model', async (t) => 
   t.same(parseOffset('30', 10), { page: 4, limit: 10 });
   rejected(t, () => parseOffset('15', 10), 'offset', /multiple of limit/);
   rejected(t, () => parseOffset('-10', 10), 'offset');
-  rejected(t, () => parseOffset('2000000', 10), 'offset');
+  t.same(parseOffset(String(MAX_PAGE_OFFSET), 10), { page: MAX_PAGE_OFFSET / 10 + 1, limit: 10 });
+  for (const deep of ['2000000', String(MAX_PAGE_OFFSET + 10)]) {
+    t.throws(() => parseOffset(deep, 10), {
+      field: 'offset',
+      code: 'PAGE_TOO_DEEP',
+      message:
+        /at most 10000 rows deep \(offset=10000 at this limit\): follow the next links, which page by cursor/,
+    });
+  }
 });
 
 t.test('f: json only; html is refused, not redirected', async (t) => {
@@ -140,7 +149,11 @@ t.test('feature ids are positive integers', async (t) => {
 
 t.test('page links: self always, next while more match, prev after the first page', async (t) => {
   const url = 'http://h/ogc/collections/a/items';
-  const first = pageLinks(url, { bbox: '0,0,1,1' }, { offset: 0, limit: 10, returned: 10, matched: 25 });
+  const first = pageLinks(
+    url,
+    { bbox: '0,0,1,1' },
+    { start: { offset: 0 }, limit: 10, returned: 10, matched: 25, after: 'c1' },
+  );
   t.same(
     first.map((link) => [link.rel, link.href]),
     [
@@ -152,7 +165,7 @@ t.test('page links: self always, next while more match, prev after the first pag
   const last = pageLinks(
     url,
     { datetime: '../2024-01-01' },
-    { offset: 20, limit: 10, returned: 5, matched: 25 },
+    { start: { offset: 20 }, limit: 10, returned: 5, matched: 25, after: null },
   );
   t.same(
     last.map((link) => [link.rel, link.href]),
@@ -161,11 +174,60 @@ t.test('page links: self always, next while more match, prev after the first pag
       ['prev', `${url}?datetime=..%2F2024-01-01&limit=10&offset=10`],
     ],
   );
-  const exact = pageLinks(url, {}, { offset: 10, limit: 10, returned: 10, matched: 20 });
+  const exact = pageLinks(
+    url,
+    {},
+    { start: { offset: 10 }, limit: 10, returned: 10, matched: 20, after: 'c2' },
+  );
   t.same(
     exact.map((link) => link.rel),
     ['self', 'prev'],
     'no next link after the last item',
+  );
+});
+
+t.test('page links past the depth of offsets: next by cursor, then cursor to cursor', async (t) => {
+  const url = 'http://h/ogc/collections/a/items';
+  const deepest = pageLinks(
+    url,
+    {},
+    { start: { offset: MAX_PAGE_OFFSET }, limit: 1000, returned: 1000, matched: 50_000, after: 'AbC' },
+  );
+  t.same(
+    deepest.map((link) => [link.rel, link.href]),
+    [
+      ['self', `${url}?limit=1000&offset=${MAX_PAGE_OFFSET}`],
+      ['next', `${url}?limit=1000&cursor=AbC`],
+      ['prev', `${url}?limit=1000&offset=${MAX_PAGE_OFFSET - 1000}`],
+    ],
+  );
+  const within = pageLinks(
+    url,
+    {},
+    { start: { offset: MAX_PAGE_OFFSET - 1000 }, limit: 1000, returned: 1000, matched: 50_000, after: 'x' },
+  );
+  t.match(within.find((link) => link.rel === 'next')?.href, `offset=${MAX_PAGE_OFFSET}`);
+  const byCursor = pageLinks(
+    url,
+    { bbox: '0,0,1,1' },
+    { start: { cursor: 'AbC' }, limit: 10, returned: 10, matched: 50_000, after: 'DeF' },
+  );
+  t.same(
+    byCursor.map((link) => [link.rel, link.href]),
+    [
+      ['self', `${url}?bbox=0%2C0%2C1%2C1&limit=10&cursor=AbC`],
+      ['next', `${url}?bbox=0%2C0%2C1%2C1&limit=10&cursor=DeF`],
+    ],
+    'a cursor page has no prev link (it knows no offset)',
+  );
+  const lastByCursor = pageLinks(
+    url,
+    {},
+    { start: { cursor: 'AbC' }, limit: 10, returned: 4, matched: 50_000, after: null },
+  );
+  t.same(
+    lastByCursor.map((link) => link.rel),
+    ['self'],
   );
 });
 
