@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { freePort } from './haproxy.ts';
-import { stopProcess } from './processes.ts';
+import { spawnServer } from './processes.ts';
 
 // Debian's Prometheus (package prometheus, installed by scripts/install-system-packages): promtool's
 // linter for an exposition text, and a real server that scrapes targets and answers PromQL.
@@ -73,7 +73,8 @@ ${job.bearer ? `    authorization: { type: Bearer, credentials: ${job.bearer} }\
   .join('\n')}
 `,
   );
-  const child: ChildProcess = spawn(
+  const { stderr } = spawnServer(
+    t,
     PROMETHEUS,
     [
       `--config.file=${config}`,
@@ -81,16 +82,8 @@ ${job.bearer ? `    authorization: { type: Bearer, credentials: ${job.bearer} }\
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=warn',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { dir },
   );
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  t.teardown(async () => {
-    await stopProcess(child, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
   const url = `http://127.0.0.1:${port}`;
 
   const query = async (expr: string) => {
@@ -114,7 +107,7 @@ ${job.bearer ? `    authorization: { type: Bearer, credentials: ${job.bearer} }\
       if (Array.isArray(last) && last.length === 1 && ok(last[0].value)) return last[0].value as number;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    throw new Error(`Prometheus never gave ${expr} as wanted; last: ${JSON.stringify(last)}\n${stderr}`);
+    throw new Error(`Prometheus never gave ${expr} as wanted; last: ${JSON.stringify(last)}\n${stderr()}`);
   };
   const scrapes = async (job: string) =>
     (await query(`count_over_time(up{job="${job}"}[1h])`))[0]?.value ?? 0;
@@ -130,7 +123,8 @@ ${job.bearer ? `    authorization: { type: Bearer, credentials: ${job.bearer} }\
       const up = await query('up').catch(() => []);
       if (up.length === jobs.length && up.every((entry) => entry.value === 1)) break;
     }
-    if (Date.now() > deadline) throw new Error(`Prometheus did not come up with every target up:\n${stderr}`);
+    if (Date.now() > deadline)
+      throw new Error(`Prometheus did not come up with every target up:\n${stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return { url, query, waitFor, scrapes };
