@@ -12,7 +12,7 @@ import { buildHttpApp } from './adapters/http/app.ts';
 import { pgBossIngestQueue } from './adapters/jobs/ingest-worker.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { startScheduleManager } from './adapters/jobs/schedule-manager.ts';
-import { answerPrimaryMetricsRequests } from './adapters/metrics/cluster-metrics.ts';
+import { answerPrimaryMetricsRequests, servedMetricsText } from './adapters/metrics/cluster-metrics.ts';
 import { type ChronomapMetrics, createMetrics } from './adapters/metrics/registry.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
@@ -98,7 +98,7 @@ export async function composeServices(
   const metrics = createMetrics();
   metrics.watchPool(roles.workers ? 'jobs' : 'http', pool);
   metrics.watchQueues(pool);
-  answerPrimaryMetricsRequests(metrics.registry);
+  const metricsToPrimary = answerPrimaryMetricsRequests(metrics.registry);
   const infra = processInfrastructure(config, boss, pool, metrics);
 
   if (roles.workers) {
@@ -140,7 +140,7 @@ export async function composeServices(
           scrapers.http({ login, csrfSecret }),
         ],
         ...(canceller ? { queryScopes: canceller } : {}),
-        metrics: { metrics, token: config.metricsToken },
+        metrics: { metrics, token: config.metricsToken, text: servedMetricsText(metrics.registry) },
         ...(read.readYourWrites ? { readYourWrites: read.readYourWrites } : {}),
       },
       {
@@ -164,6 +164,8 @@ export async function composeServices(
       await read?.close();
       await httpPool?.end();
       await pool.end();
+      // What this process counted, to the primary a last time (several API processes).
+      await metricsToPrimary.flush();
     },
   };
 }

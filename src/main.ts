@@ -16,7 +16,7 @@ import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { ApiProcessesError, isApiWorker, startApiProcesses } from './adapters/cli/api-processes.ts';
 import { runBackup, runRestore } from './adapters/cli/backup-commands.ts';
 import { csvRows } from './adapters/files/local-source-files.ts';
-import { clusterMetricsText } from './adapters/metrics/cluster-metrics.ts';
+import { clusterMetrics } from './adapters/metrics/cluster-metrics.ts';
 import { startMetricsListener } from './adapters/metrics/http-metrics.ts';
 import { createMetrics } from './adapters/metrics/registry.ts';
 import { BackupError } from './adapters/postgres/backup.ts';
@@ -173,10 +173,10 @@ async function serveProcesses(
   if (mode === 'start') await applyMigrations(databaseUrl);
   const workers =
     mode === 'start' ? await composeServices(config, databaseUrl, { http: false, workers: true }) : null;
+  // Before the first fork: the sums include every worker from its start (cluster-metrics.ts).
+  const metrics = clusterMetrics((workers?.metrics ?? createMetrics()).registry);
   const api = startApiProcesses({ processes, env: { DATABASE_URL: databaseUrl }, say });
-  const metricsListener = await serveMetrics(config, () =>
-    clusterMetricsText((workers?.metrics ?? createMetrics()).registry),
-  );
+  const metricsListener = await serveMetrics(config, () => metrics.text());
   onShutdown(async () => {
     await metricsListener?.close();
     await api.stop();

@@ -1,7 +1,9 @@
 // The HTTP contract without running containers: auth, validation codes, open routes, shapes.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
+import { Writable } from 'node:stream';
 import { bearerMatches } from '../src/http/auth.ts';
+import { buildApp } from '../src/http/app.ts';
 import { API_KEY, AUTH, makeHarness } from './support/harness.ts';
 
 const h = makeHarness();
@@ -73,6 +75,40 @@ t.test('/health and /metrics need no key and have the spec shapes', async (t) =>
   t.match(prometheus.body, /^chronomap_runner_capacity 3$/m, 'the same figures as the JSON form');
   t.match(prometheus.body, /^chronomap_runner_runs_total 0$/m);
 });
+
+t.test(
+  "the caller's X-Request-Id names the request in the log and comes back; a hostile one is replaced",
+  async (t) => {
+    const lines: Array<{ reqId?: string; msg?: string }> = [];
+    const logStream = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const app = buildApp(h.runs, { logger: true, logStream });
+    t.teardown(() => app.close());
+    const stop = (requestId: string) =>
+      app.inject({
+        method: 'POST',
+        url: `/stop/${randomUUID()}`,
+        headers: { ...AUTH, 'x-request-id': requestId },
+      });
+
+    const given = await stop('3f2a9c1e-7b4d-4e21-9a0b-6c5d4e3f2a1b');
+    t.equal(given.statusCode, 404);
+    t.equal(given.headers['x-request-id'], '3f2a9c1e-7b4d-4e21-9a0b-6c5d4e3f2a1b', 'returned');
+    t.ok(
+      lines.some(
+        (line) => line.reqId === '3f2a9c1e-7b4d-4e21-9a0b-6c5d4e3f2a1b' && line.msg === 'request completed',
+      ),
+      'the log names the request by the id the main application sent',
+    );
+    const hostile = await stop('x\ninjected line');
+    t.match(hostile.headers['x-request-id'], /^[0-9a-f-]{36}$/, 'replaced by a UUID');
+    t.notMatch(JSON.stringify(lines), /injected line/, 'never logged');
+  },
+);
 
 t.test('request validation answers 400 with a code', async (t) => {
   const cases: Array<[string, Record<string, unknown>, string]> = [

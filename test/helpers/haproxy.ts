@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
-import { stopProcess } from './processes.ts';
+import { spawnServer } from './processes.ts';
 
 // A real HAProxy from Debian in front of processes on loopback: round robin with checks on
 // /api/live, the answering server named in a response header, and its stats page (CSV) read to see
@@ -124,18 +124,7 @@ export async function startHaproxy(
   writeFileSync(file, haproxyConfig(port, statsPort, backends, kind));
   const check = await runToEnd(HAPROXY, ['-c', '-f', file]);
   if (check.code !== 0) throw new Error(`haproxy -c: ${check.output}`);
-  const child: ChildProcess = spawn(HAPROXY, ['-db', '-f', file], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: true,
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  t.teardown(async () => {
-    await stopProcess(child, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { stderr } = spawnServer(t, HAPROXY, ['-db', '-f', file], { dir, detached: true });
 
   const status = async (): Promise<Record<string, string>> => {
     const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
@@ -162,7 +151,9 @@ export async function startHaproxy(
       if (current[server] === wanted) return now;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error(`HAProxy never marked ${server} ${wanted}: ${JSON.stringify(await status())}\n${stderr}`);
+    throw new Error(
+      `HAProxy never marked ${server} ${wanted}: ${JSON.stringify(await status())}\n${stderr()}`,
+    );
   };
   for (const backend of backends) await waitFor(backend.name, 'UP', 60_000);
   return { url: `http://127.0.0.1:${port}`, port, status, waitFor };

@@ -1,6 +1,7 @@
 // The runner's HTTP API. Routes: POST /run, POST /stop/{run_id}, GET /status/{run_id} behind the
 // bearer key; GET /health, GET /metrics and GET /metrics/prometheus open (monitoring). Every error answers
 // { error, message?, details?, code? }.
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
@@ -25,12 +26,26 @@ const OPEN_ROUTES = new Set(['/health', '/metrics', '/metrics/prometheus']);
 
 export interface AppOptions {
   logger?: boolean;
+  /** Where the log lines go when logging (default standard output); tests read them. */
+  logStream?: NodeJS.WritableStream;
+}
+
+/**
+ * The id a request's log lines carry (`reqId`): the caller's X-Request-Id when it is a short safe
+ * token (the main application sends the id of the request a run or stop was asked for), else a
+ * new UUID. It is returned as X-Request-Id.
+ */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestIdOf(header: string | string[] | undefined): string {
+  return typeof header === 'string' && SAFE_REQUEST_ID.test(header) ? header : randomUUID();
 }
 
 export function buildApp(runs: RunManager, options: AppOptions = {}): FastifyInstance {
   const config = runs.config;
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: options.logger ? (options.logStream ? { stream: options.logStream } : true) : false,
+    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     // Inline code maps may be as large as a repository.
     bodyLimit: config.maxRepoSizeMb * 1024 * 1024 * 2 + 1024 * 1024,
     // Runs last up to an hour.
@@ -79,6 +94,7 @@ export function buildApp(runs: RunManager, options: AppOptions = {}): FastifyIns
   );
 
   app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
     if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
     if (!bearerMatches(request.headers.authorization, config.apiKey)) {
       return reply.code(401).send(errorBody(401, 'UNAUTHORIZED', 'missing or wrong bearer key'));

@@ -41,8 +41,11 @@ type HttpDeps = {
   queryScopes?: RequestQueryScopes;
   /** With read replicas: the caller's last write position for their reads (read-your-writes.ts). */
   readYourWrites?: ReadYourWrites;
-  /** Request metrics, and GET /api/metrics for a caller with the token (metrics/http-metrics.ts). */
-  metrics?: { metrics: ChronomapMetrics; token: string | undefined };
+  /**
+   * Request metrics, and GET /api/metrics for a caller with the token (metrics/http-metrics.ts),
+   * answering `text()`: what METRICS_BIND serves (the sum of all processes: cluster-metrics.ts).
+   */
+  metrics?: { metrics: ChronomapMetrics; token: string | undefined; text: () => Promise<string> };
 };
 
 type HttpOptions = {
@@ -209,7 +212,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  if (deps.metrics) metricsRoute(app, deps.metrics.metrics, deps.metrics.token);
+  if (deps.metrics) metricsRoute(app, deps.metrics.text, deps.metrics.token);
   for (const feature of deps.features) await feature.routes?.(app);
   // After every route and the hooks, which tell the pages who is calling.
   for (const feature of deps.features) await feature.pages?.(app);

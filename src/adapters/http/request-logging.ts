@@ -1,25 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isSafeRequestId, withRequestId } from '../request-context.ts';
 
 // What a request leaves in the log, and the id that ties its lines together (issue 31 §6):
 // - the id is a UUID, unique across processes and restarts (Fastify's default is a per-process
 //   counter, so "req-7" named a different request in each of N processes), or the caller's own
 //   X-Request-Id when a proxy in front already gave one (a safe token: letters, digits and ._:-,
 //   at most 128 characters; anything else is replaced, never logged); it is sent back as
-//   X-Request-Id on every answer;
+//   X-Request-Id on every answer, and the request's work runs with it (request-context.ts: the
+//   scraper runner is sent it);
 // - the URL logged has its secrets redacted: a webhook token in the path, and query values of
 //   parameters named like token, secret, password or key;
 // - one line per finished request (Fastify's two, "incoming request" and "request completed", are
 //   off): at info, except health and liveness checks, which a load balancer sends every few seconds
 //   (12-14 % of all lines measured) and which go at debug.
 
-const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /** Fastify's genReqId: the caller's X-Request-Id when it is a safe token, else a new UUID. */
 export function requestIdFor(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
-  return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+  return isSafeRequestId(given) ? given : randomUUID();
 }
 
 const SECRET_PATH = /^(\/api\/webhooks\/trigger\/)[^/?#]+/;
@@ -50,9 +50,12 @@ function isHealthCheck(request: FastifyRequest): boolean {
 }
 
 export function installRequestLogging(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    withRequestId(request.id, done);
   });
+  // Body parsing resumes in the stream's own async context: enter the id again for the handler.
+  app.addHook('preHandler', (request, _reply, done) => withRequestId(request.id, done));
   app.addHook('onResponse', async (request, reply) => {
     const line = {
       method: request.method,

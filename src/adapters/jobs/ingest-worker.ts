@@ -5,6 +5,7 @@ import {
   sweepDeferredCounts,
 } from '../../application/ingest/refresh-deferred-counts.ts';
 import { type IngestDeps, runIngestJob } from '../../application/ingest/run-ingest-job.ts';
+import type { ResumedImport } from '../../application/ingest/stages/stage-context.ts';
 import type { CountsRefreshQueue } from '../../ports/ingest/counts-refresh-queue.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import { INGEST_PROCESS_QUEUE, INGEST_REFRESH_COUNTS_QUEUE } from './job-queue.ts';
@@ -40,9 +41,19 @@ export async function startIngestWorker(
     { localConcurrency: options.concurrency, pollingIntervalSeconds: 1 },
     async ([job]) => {
       if (!job) return;
-      const outcome = await runIngestJob(deps, job.data.ingestJobId);
+      const onResume = (resumed: ResumedImport) => options.log(resumeLine(resumed));
+      const outcome = await runIngestJob({ ...deps, onResume }, job.data.ingestJobId);
       options.log(`ingest job ${job.data.ingestJobId}: ${outcome}`);
     },
+  );
+}
+
+/** The log line of a job picked up partway: where, with how much done (issue 31 §6). */
+function resumeLine(resumed: ResumedImport): string {
+  const rows = resumed.rowsTotal > 0 ? ` of ${resumed.rowsTotal}` : '';
+  return (
+    `ingest job ${resumed.jobId}: resuming at ${resumed.stage} with ${resumed.rowsProcessed}${rows} rows done` +
+    ` (stages done before: ${resumed.stagesDone.join(', ') || 'none'}; automatic retries so far: ${resumed.retryAttempts})`
   );
 }
 

@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { ScraperJobQueue } from '../../ports/scrapers/scraper-job-queue.ts';
 import { STUCK_MARGIN_SECS } from '../../domain/scrapers/runs.ts';
+import { currentRequestId, isSafeRequestId, withRequestId } from '../request-context.ts';
 
 // The scraper subsystem's pg-boss queues and workers. Names are the spec's job names. The
 // schedule-manager-job is shared with scheduled imports and lives in schedule-manager.ts.
@@ -9,6 +10,8 @@ const SCRAPER_EXECUTION_JOB = 'scraper-execution-job';
 const SCRAPER_REPO_SYNC_JOB = 'scraper-repo-sync-job';
 
 const MAX_TIMEOUT_SECS = 3600;
+
+type ExecutionJobData = { runId: number; requestId?: string };
 
 type ScraperQueue = { name: string; options?: Parameters<PgBoss['createQueue']>[1] };
 
@@ -41,7 +44,10 @@ export function pgBossScraperJobs(boss: PgBoss): ScraperJobQueue {
       );
     },
     async enqueueExecution(runId) {
-      const jobId = await boss.send(SCRAPER_EXECUTION_JOB, { runId });
+      // A run queued by a request (a trigger, a webhook) carries its id to the runner call.
+      const requestId = currentRequestId();
+      const data: ExecutionJobData = { runId, ...(requestId ? { requestId } : {}) };
+      const jobId = await boss.send(SCRAPER_EXECUTION_JOB, data);
       return { jobId };
     },
   };
@@ -55,11 +61,15 @@ type ScraperWorkerHandlers = {
 };
 
 export async function startScraperWorkers(boss: PgBoss, handlers: ScraperWorkerHandlers): Promise<void> {
-  await boss.work<{ runId: number }>(
+  await boss.work<ExecutionJobData>(
     SCRAPER_EXECUTION_JOB,
     { batchSize: 1, localConcurrency: handlers.executionConcurrency ?? 3 },
     async ([job]) => {
-      if (job) await handlers.executeRun(job.data.runId);
+      if (!job) return;
+      const { runId, requestId } = job.data;
+      await withRequestId(isSafeRequestId(requestId) ? requestId : undefined, () =>
+        handlers.executeRun(runId),
+      );
     },
   );
   await boss.work<{ repoId: number }>(SCRAPER_REPO_SYNC_JOB, { batchSize: 1 }, async ([job]) => {

@@ -24,12 +24,14 @@ export function installHttpMetrics(app: FastifyInstance, metrics: ChronomapMetri
 }
 
 /**
- * GET /api/metrics: the Prometheus text for `Authorization: Bearer <METRICS_TOKEN>`. Without the
- * token (or with none configured) the route answers as an unknown one does.
+ * GET /api/metrics: the Prometheus text for `Authorization: Bearer <METRICS_TOKEN>`, the same
+ * `text()` as the METRICS_BIND listener serves (with several API processes, the primary's sum of all:
+ * cluster-metrics.ts). Without the token (or with none configured) the route answers as an unknown
+ * one does.
  */
 export function metricsRoute(
   app: FastifyInstance,
-  metrics: ChronomapMetrics,
+  text: () => Promise<string>,
   token: string | undefined,
 ): void {
   const expected = token ? Buffer.from(`Bearer ${token}`) : undefined;
@@ -37,7 +39,17 @@ export function metricsRoute(
     const given = Buffer.from(request.headers.authorization ?? '');
     if (!expected || given.length !== expected.length || !timingSafeEqual(given, expected))
       return reply.callNotFound();
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    let body: string;
+    try {
+      body = await text();
+    } catch (error) {
+      request.log.warn({ err: error }, 'metrics unavailable');
+      return reply
+        .code(503)
+        .type('text/plain; charset=utf-8')
+        .send(`metrics unavailable: ${(error as Error).message}\n`);
+    }
+    return reply.type(PROMETHEUS_TEXT).send(body);
   });
 }
 

@@ -1,10 +1,11 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type DatabasePool, row, sql } from '../postgres/database.ts';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 
 // Prometheus metrics of one Chronomap process (docs/operations.md, "Metrics"), in prom-client's
-// registry. Counters and histograms count what this process did; the queue gauges are read from
-// the database when scraped, so every process reports the same queue whichever one is asked.
+// registry. Counters and histograms count what this process did (with several API processes the
+// primary adds them up: cluster-metrics.ts); the queue gauges are read from the database when
+// scraped, so every process reports the same queue whichever one is asked.
 
 type AnswerCacheUsage = () => { entries: number; bytes: number; hits: number; misses: number };
 
@@ -25,18 +26,60 @@ export type ChronomapMetrics = {
   watchQueues(pool: DatabasePool): void;
 };
 
-const QueueRow = row(
-  Type.Object({
-    name: Type.String(),
-    state: Type.String(),
-    jobs: Type.Number(),
-    oldest_seconds: Type.Union([Type.Number(), Type.Null()]),
-  }),
+const QueueState = Type.Object({
+  name: Type.String(),
+  state: Type.String(),
+  jobs: Type.Number(),
+  oldest_seconds: Type.Union([Type.Number(), Type.Null()]),
+});
+type QueueState = Static<typeof QueueState>;
+
+/** How long a scrape waits for the queue figures before it is served without them. */
+const QUEUE_READ_MS = 1_500;
+
+/**
+ * Every pg-boss queue (pgboss.queue) with its jobs in each waiting or running state, zeros included,
+ * and the time the oldest due job of each state has waited (jobs whose start time, a retry's delay
+ * or a scheduled start, is still ahead are counted but do not wait yet). Null when the database
+ * failed or did not answer in time.
+ */
+async function readQueueState(pool: DatabasePool): Promise<QueueState[] | null> {
+  const read = pool.any(sql.type(row(QueueState))`
+    select q.name, s.state, coalesce(j.jobs, 0)::int as jobs, j.oldest_seconds
+      from pgboss.queue q
+     cross join unnest(array['created', 'retry', 'active']) as s (state)
+      left join (
+        select name, state::text as state, count(*)::int as jobs,
+               extract(epoch from now() - min(start_after) filter (where start_after <= now()))::float8
+                 as oldest_seconds
+          from pgboss.job
+         where state in ('created', 'retry', 'active')
+         group by name, state) j on j.name = q.name and j.state = s.state
+     order by q.name, s.state`);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), QUEUE_READ_MS);
+  });
+  try {
+    return await Promise.race([read.then((rows) => [...rows]).catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * prom-client's default metrics but three: nodejs_active_{handles,requests,resources}_total are
+ * gauges with a counter's suffix (promtool rejects them), and their by-type gauges without the
+ * suffix (`chronomap_nodejs_active_handles{type=…}`) say the same, summed with sum().
+ */
+const MISNAMED_DEFAULTS = ['handles', 'requests', 'resources'].map(
+  (what) => `chronomap_nodejs_active_${what}_total`,
 );
 
 export function createMetrics(): ChronomapMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'chronomap_' });
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
   const pools = new Map<string, DatabasePool>();
   const caches: AnswerCacheUsage[] = [];
   let queuePool: DatabasePool | undefined;
@@ -120,49 +163,69 @@ export function createMetrics(): ChronomapMetrics {
       for (const [name, pool] of pools) this.set({ pool: name }, pool.state().waitingClients);
     },
   });
-  const cacheGauge = (name: string, help: string, pick: (u: ReturnType<AnswerCacheUsage>) => number) =>
-    new Gauge({
+  // Counted since the cache started (the cache keeps the counts; they are read here, never set back).
+  const cacheCounter = (name: string, help: string, pick: (u: ReturnType<AnswerCacheUsage>) => number) =>
+    new Counter({
       name,
       help,
       registers: [registry],
       collect() {
-        this.set(caches.reduce((sum, usage) => sum + pick(usage()), 0));
+        this.reset();
+        this.inc(caches.reduce((sum, usage) => sum + pick(usage()), 0));
       },
     });
-  // Monotonic in fact (the cache counts since start); gauges because they are read, not incremented.
-  cacheGauge('chronomap_answer_cache_hits', '/events answers served from the answer cache', (u) => u.hits);
-  cacheGauge('chronomap_answer_cache_misses', '/events answers read from the tables', (u) => u.misses);
-  cacheGauge('chronomap_answer_cache_bytes', 'Bytes the answer cache holds', (u) => u.bytes);
+  cacheCounter(
+    'chronomap_answer_cache_hits_total',
+    '/events answers served from the answer cache',
+    (u) => u.hits,
+  );
+  cacheCounter(
+    'chronomap_answer_cache_misses_total',
+    '/events answers read from the tables',
+    (u) => u.misses,
+  );
+  new Gauge({
+    name: 'chronomap_answer_cache_bytes',
+    help: 'Bytes the answer cache holds',
+    registers: [registry],
+    collect() {
+      this.set(caches.reduce((sum, usage) => sum + usage().bytes, 0));
+    },
+  });
 
-  const queueJobs = new Gauge({
+  // Both queue gauges come from one read of pgboss per scrape, made when the first of them (the
+  // jobs, registered first) is collected; the second waits for that same read. Every known queue has
+  // a series for each state, 0 when nothing is there. A database that does not answer within
+  // QUEUE_READ_MS leaves both without series for that scrape (unknown is not 0), and the rest of
+  // the scrape is still served.
+  let queueRead: Promise<QueueState[] | null> | undefined;
+  const readQueues = () => (queuePool ? readQueueState(queuePool) : Promise.resolve(null));
+  new Gauge({
     name: 'chronomap_queue_jobs',
-    help: 'pg-boss jobs per queue and state (created, retry, active)',
+    help: 'pg-boss jobs per queue and state (created, retry, active), 0 when there are none',
     labelNames: ['queue', 'state'],
     aggregator: 'max', // every process reads the same rows: one value, not one per process
     registers: [registry],
+    async collect() {
+      queueRead = readQueues();
+      const rows = await queueRead;
+      this.reset();
+      for (const queue of rows ?? []) this.set({ queue: queue.name, state: queue.state }, queue.jobs);
+    },
   });
   new Gauge({
     name: 'chronomap_queue_oldest_job_age_seconds',
-    help: 'Age of the oldest job waiting (created or retry) in each pg-boss queue',
+    help: 'How long the oldest job due in each pg-boss queue (created or retry, start time reached) has waited; 0 when none waits',
     labelNames: ['queue'],
     aggregator: 'max',
     registers: [registry],
     async collect() {
+      const rows = await (queueRead ?? readQueues());
       this.reset();
-      queueJobs.reset();
-      if (!queuePool) return;
-      const rows = await queuePool.any(sql.type(QueueRow)`
-        select name, state::text as state, count(*)::int as jobs,
-               extract(epoch from now() - min(created_on))::float8 as oldest_seconds
-          from pgboss.job
-         where state in ('created', 'retry', 'active')
-         group by name, state`);
       const oldest = new Map<string, number>();
-      for (const queue of rows) {
-        queueJobs.set({ queue: queue.name, state: queue.state }, queue.jobs);
-        if (queue.state !== 'active' && queue.oldest_seconds !== null)
-          oldest.set(queue.name, Math.max(oldest.get(queue.name) ?? 0, queue.oldest_seconds));
-      }
+      for (const queue of rows ?? [])
+        if (queue.state !== 'active')
+          oldest.set(queue.name, Math.max(oldest.get(queue.name) ?? 0, queue.oldest_seconds ?? 0));
       for (const [queue, seconds] of oldest) this.set({ queue }, seconds);
     },
   });

@@ -6,6 +6,7 @@ import {
   type RunnerRunResult,
 } from '../../ports/scrapers/runner-client.ts';
 import { RunnerError } from '../../domain/scrapers/runner-failures.ts';
+import { currentRequestId } from '../request-context.ts';
 
 // HTTP client of the runner API (spec: Runner API) with the shared bearer key. node:http rather
 // than fetch: a run may take an hour, and fetch gives up waiting for response headers after 300 s.
@@ -114,6 +115,10 @@ function requestJson(
       accept: 'application/json',
       [RUN_ID_HEADER]: names.runId,
     };
+    // The request this call is made for (a cancel, or the trigger that queued the run): the runner
+    // logs it as the request's id.
+    const requestId = currentRequestId();
+    if (requestId) headers['x-request-id'] = requestId;
     if (payload) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = payload.length;

@@ -16,7 +16,7 @@ import { detectSchemaStage } from './stages/detect-schema.ts';
 import { geocodeBatch } from './stages/geocode-batch.ts';
 import { needsReview } from './stages/needs-review.ts';
 import type { AnalyzeOutput, ValidateOutput } from './stages/outputs.ts';
-import type { IngestDeps, StageContext, StageTask } from './stages/stage-context.ts';
+import type { IngestDeps, ResumedImport, StageContext, StageTask } from './stages/stage-context.ts';
 import { validateSchema } from './stages/validate-schema.ts';
 
 export type { IngestDeps } from './stages/stage-context.ts';
@@ -49,6 +49,8 @@ export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<Run
   const file = await deps.store.getFile(job.ingestFileId);
   if (!file) return 'nothing-to-do';
   const records = new Map((await deps.store.stages(jobId)).map((record) => [record.stage, record]));
+  const resumed = resumePoint(job, records);
+  if (resumed) deps.onResume?.(resumed);
   const context: StageContext = { job, file, records };
   let current: TaskStage = 'analyze-duplicates';
   try {
@@ -82,6 +84,23 @@ export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<Run
     await deps.store.refreshFileStatus(file.id);
     return outcome;
   }
+}
+
+/** Where this run starts when earlier runs left stage records (null for a job's first run). */
+function resumePoint(job: IngestJob, records: StageContext['records']): ResumedImport | null {
+  if (records.size === 0) return null;
+  const finished = (stage: TaskStage) => ['completed', 'skipped'].includes(records.get(stage)?.status ?? '');
+  const stage = TASK_STAGES.find((each) => !finished(each));
+  if (!stage) return null;
+  const record = records.get(stage);
+  return {
+    jobId: job.id,
+    stage,
+    rowsProcessed: record?.rowsProcessed ?? 0,
+    rowsTotal: record?.rowsTotal ?? 0,
+    stagesDone: TASK_STAGES.filter(finished),
+    retryAttempts: job.retryAttempts,
+  };
 }
 
 /** What the classification needs to know, lifted from whatever was thrown. */

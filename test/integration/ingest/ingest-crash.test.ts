@@ -32,8 +32,16 @@ async function stageOf(
     from ingest_job_stages where ingest_job_id = ${jobId} and stage = ${stage}`);
 }
 
+/** What each worker printed so far (its log lines). */
+const printed = new WeakMap<ChildProcess, { text: string }>();
+
 async function startWorker(t: Test, env: Record<string, string>): Promise<ChildProcess> {
   const child = startCli(['worker'], env);
+  const output = { text: '' };
+  printed.set(child, output);
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output.text += chunk.toString();
+  });
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -92,6 +100,7 @@ t.test('SIGKILL during create-events: the restarted worker completes with every 
     INGEST_BATCH_SIZE: '100',
     INGEST_DEFER_COUNTS_MIN_ROWS: '20000',
     NODE_ENV: 'test',
+    LOG_LEVEL: 'info', // the worker's lines are read below
     GEOCODER: 'off',
   };
   const datasetId = doc.datasets[0] as number;
@@ -106,7 +115,7 @@ t.test('SIGKILL during create-events: the restarted worker completes with every 
   t.equal(committed, atKill?.rows_processed, 'the events committed are exactly the rows the progress says');
   t.equal(await pending(), true, 'the import of 100,000 rows into an empty dataset deferred its counts');
 
-  await startWorker(t, env);
+  const second = await startWorker(t, env);
   const progress = await waitForFile(
     app,
     doc.id,
@@ -114,6 +123,13 @@ t.test('SIGKILL during create-events: the restarted worker completes with every 
     3000,
   );
   t.equal(progress.status, 'completed', JSON.stringify(progress.errorLog));
+  t.match(
+    printed.get(second)?.text,
+    `ingest job ${jobId}: resuming at create-events with ${atKill?.rows_processed} of ${rows} rows done ` +
+      '(stages done before: analyze-duplicates, detect-schema, validate-schema, needs-review, ' +
+      'create-schema-version, geocode-batch; automatic retries so far: 0)',
+    'the worker that resumed the import logged where, with how much done',
+  );
   t.equal(progress.jobs[0]?.results?.created, rows, 'created counts every event once across both workers');
   t.equal(progress.jobs[0]?.results?.duplicates, 0);
   t.equal(await countEvents(db.pool, datasetId), rows);

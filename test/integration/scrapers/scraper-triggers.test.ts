@@ -1,3 +1,5 @@
+import { type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import t, { type Test } from 'tap';
 import { Type } from 'typebox';
@@ -12,6 +14,9 @@ import { triggerScraperRun } from '../../../src/application/scrapers/trigger-scr
 import { triggerScraperWebhook } from '../../../src/application/scrapers/trigger-scraper-webhook.ts';
 import type { Actor } from '../../../src/domain/scrapers/access.ts';
 import { composeScraperDeps } from '../../helpers/compose.ts';
+import { startScraperWorkers } from '../../../src/adapters/jobs/scraper-jobs.ts';
+import { httpRunnerClient } from '../../../src/adapters/runner/runner-client.ts';
+import { executeScraperRun } from '../../../src/application/scrapers/execute-scraper-run.ts';
 import { createScraperRepo } from '../../../src/application/scrapers/create-scraper-repo.ts';
 import { syncScraperRepo } from '../../../src/application/scrapers/sync-scraper-repo.ts';
 import { accountsApp, policyFile } from '../../helpers/accounts.ts';
@@ -21,6 +26,7 @@ import {
   createUser,
   openBoss,
   pythonRepo,
+  RUNNER_KEY,
   scraperDeps,
   switchScrapers,
   syncedScraper,
@@ -401,5 +407,53 @@ t.test('two schedule managers at once: each due time runs exactly once, never wh
     await scheduleDueScrapers({ ...off, clock: { now: () => later } }),
     { queued: [] },
     'nothing while scrapers are off',
+  );
+});
+
+t.test("a run queued by a request is sent to the runner with the request's X-Request-Id", async (t) => {
+  // A stand-in runner that records the headers of each call and answers a finished run.
+  const calls: Array<{ url: string; requestId: string | undefined }> = [];
+  const runner = createServer((request, response) => {
+    calls.push({ url: request.url ?? '', requestId: request.headers['x-request-id'] as string | undefined });
+    request.resume();
+    request.on('end', () =>
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: 'success', exit_code: 0, duration_ms: 5, stdout: '', stderr: '' })),
+    );
+  });
+  await new Promise<void>((resolve) => runner.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => runner.close(() => resolve())));
+  const runnerUrl = `http://127.0.0.1:${(runner.address() as AddressInfo).port}`;
+
+  const db = await testDatabase(t);
+  const deps = await scraperDeps(t, db, { runner: httpRunnerClient(runnerUrl, RUNNER_KEY) });
+  const { owner, scraper } = await syncedScraper(deps, db.pool, pythonRepo(WRITES_TWO_ROWS));
+  const app = await appWithTestUsers(deps, new Map([['owner', owner]]));
+  t.teardown(() => app.close());
+
+  const queued = await app.inject({
+    method: 'POST',
+    url: `/api/scrapers/${scraper.id}/run`,
+    headers: { 'x-test-user': 'owner', 'x-request-id': 'edge-run-42' },
+  });
+  t.equal(queued.statusCode, 200);
+  t.equal(queued.headers['x-request-id'], 'edge-run-42');
+  t.ok((await triggerScraperRun(deps, owner, scraper.id)).jobId, 'a run queued outside any request');
+
+  await startScraperWorkers(deps.boss, {
+    executeRun: (runId) => executeScraperRun(deps, runId),
+    syncRepo: async () => {},
+  });
+  const deadline = Date.now() + 30_000;
+  while (calls.filter((call) => call.url === '/run').length < 2 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(
+    calls.map((call) => [call.url, call.requestId ?? 'none']).sort(),
+    [
+      ['/run', 'edge-run-42'],
+      ['/run', 'none'],
+    ],
+    "the request's id on its run's call to the runner; none on the run no request queued",
   );
 });

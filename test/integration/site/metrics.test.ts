@@ -3,9 +3,11 @@ import path from 'node:path';
 import t from 'tap';
 import { projectRoot } from '../../../src/adapters/config/environment.ts';
 import { ingestApp, upload, type UploadedDoc, waitForFile } from '../../fixtures/ingest/client.ts';
-import { runCli, startCli, waitForOutput } from '../../helpers/cli.ts';
 import { testDatabase } from '../../helpers/database.ts';
-import { stopProcess } from '../../helpers/processes.ts';
+import { promtoolCheck } from '../../helpers/prometheus.ts';
+import { createMetrics } from '../../../src/adapters/metrics/registry.ts';
+import { sql } from '../../../src/adapters/postgres/database.ts';
+import { openBoss } from '../scrapers/scraper-fixtures.ts';
 
 // Prometheus metrics (docs/operations.md, "Metrics"): they are served only where the operator
 // says, and they move with what the service does.
@@ -53,10 +55,14 @@ t.test('GET /api/metrics: only with the token, and the figures move', async (t) 
     'three /api/v1/events requests counted under their route',
   );
   t.ok(
-    sample(after, 'chronomap_answer_cache_hits') + sample(after, 'chronomap_answer_cache_misses') >=
-      sample(before, 'chronomap_answer_cache_hits') + sample(before, 'chronomap_answer_cache_misses') + 3,
+    sample(after, 'chronomap_answer_cache_hits_total') +
+      sample(after, 'chronomap_answer_cache_misses_total') >=
+      sample(before, 'chronomap_answer_cache_hits_total') +
+        sample(before, 'chronomap_answer_cache_misses_total') +
+        3,
     'answer-cache lookups counted',
   );
+  t.match(after, /^# TYPE chronomap_answer_cache_hits_total counter$/m, 'typed as the counters they are');
   t.equal(
     sample(after, 'chronomap_ingest_rows_total{stage="create-events"}'),
     1943,
@@ -69,34 +75,43 @@ t.test('GET /api/metrics: only with the token, and the figures move', async (t) 
   t.match(after, /^chronomap_db_pool_connections\{pool="read",state="idle"\} \d+$/m, 'pool use per pool');
   t.match(after, /^chronomap_db_pool_waiting_clients\{pool="jobs"\} 0$/m);
   t.match(after, /^# TYPE chronomap_queue_oldest_job_age_seconds gauge$/m, 'queue age read from pg-boss');
+  t.match(
+    after,
+    /^chronomap_queue_jobs\{queue="scraper-repo-sync-job",state="retry"\} 0$/m,
+    'a series for every known queue and state, 0 when nothing is there',
+  );
+  t.match(after, /^chronomap_queue_oldest_job_age_seconds\{queue="scraper-repo-sync-job"\} 0$/m);
   t.match(after, /^chronomap_process_resident_memory_bytes \d+/m, 'process metrics');
+  const lint = await promtoolCheck(after);
+  t.equal(lint.code, 0, `promtool check metrics: ${lint.output}`);
 });
 
-t.test('METRICS_BIND with two API processes: one scrape adds up both', async (t) => {
+t.test('the queue gauges are read at the scrape, both from the same read', async (t) => {
   const db = await testDatabase(t);
-  const migrate = await runCli(['migrate'], { DATABASE_URL: db.url });
-  t.equal(migrate.code, 0, migrate.stderr);
-  const child = startCli(['api', '--processes', '2'], {
-    DATABASE_URL: db.url,
-    PORT: '0',
-    METRICS_BIND: '127.0.0.1:0',
-    LOG_LEVEL: 'warn',
-  });
-  t.teardown(() => stopProcess(child));
-  const [, metricsUrl, address] = await waitForOutput(
-    child,
-    /metrics: (http:\/\/[\d.:]+\/metrics)[\s\S]*listening on (http:\/\/[\d.:]+)/,
+  const boss = await openBoss(t, db);
+  const metrics = createMetrics();
+  metrics.watchQueues(db.pool);
+  const queue = 'scraper-execution-job'; // no worker takes it in this test
+  const jobs = (text: string, state: string) =>
+    sample(text, `chronomap_queue_jobs{queue="${queue}",state="${state}"}`);
+  const age = (text: string) => sample(text, `chronomap_queue_oldest_job_age_seconds{queue="${queue}"}`);
+
+  const empty = await metrics.registry.metrics();
+  t.match(empty, new RegExp(`^chronomap_queue_jobs\\{queue="${queue}",state="created"\\} 0$`, 'm'));
+  t.equal(age(empty), 0, 'nothing waits: age 0');
+
+  await boss.send(queue, { runId: 1 }, { startAfter: 3600 });
+  const later = await metrics.registry.metrics();
+  t.equal(jobs(later, 'created'), 1, 'counted at the first scrape after it was queued, not one later');
+  t.equal(age(later), 0, 'a job whose start is an hour ahead does not wait yet');
+
+  await boss.send(queue, { runId: 2 });
+  await db.pool.query(
+    sql.unsafe`update pgboss.job set start_after = now() - interval '90 seconds' where data->>'runId' = '2'`,
   );
-  for (let i = 0; i < 10; i += 1) await fetch(`${address}/api/health`).then((r) => r.arrayBuffer());
-  const text = await (await fetch(metricsUrl as string)).text();
-  t.equal(
-    sample(
-      text,
-      'chronomap_http_request_duration_seconds_count{method="GET",route="/api/health",status="200"}',
-    ),
-    10,
-    'the requests of both processes, whichever served them',
-  );
-  const api = await fetch(`${address}/metrics`);
-  t.equal(api.status, 404, 'the metrics listener is not the API');
+  const due = await metrics.registry.metrics();
+  t.equal(jobs(due, 'created'), 2);
+  t.ok(age(due) >= 90 && age(due) < 120, `the due job has waited 90 s (${age(due)})`);
+  const lint = await promtoolCheck(due);
+  t.equal(lint.code, 0, `promtool check metrics: ${lint.output}`);
 });

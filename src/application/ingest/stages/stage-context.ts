@@ -29,6 +29,25 @@ export type IngestDeps = {
   countsRefresh: CountsRefreshQueue;
   /** The importer's totalEvents and eventsPerImport, counted as create-events stores its batches. */
   quotas: Pick<Quotas, 'limits'>;
+  /**
+   * Told when a run picks up a job that an earlier run got partway through (its worker died, an
+   * automatic retry, a re-queue), before it goes on: the worker logs where it resumes.
+   */
+  onResume?: (resumed: ResumedImport) => void;
+};
+
+/** Where a run picks up a job an earlier run got partway through. */
+export type ResumedImport = {
+  jobId: number;
+  /** The first stage not completed: where this run starts. */
+  stage: TaskStage;
+  /** That stage's rows already done (event creation goes on after its last committed batch). */
+  rowsProcessed: number;
+  rowsTotal: number;
+  /** The stages completed (or skipped) before, which this run does not run again. */
+  stagesDone: TaskStage[];
+  /** Automatic retries of the job so far. */
+  retryAttempts: number;
 };
 
 export type StageContext = {
