@@ -19,8 +19,12 @@ import { filterParameters } from './events-schemas.ts';
 // export: the running statement is cancelled (client-gone.ts) and no other starts.
 
 const EXPORT_LIMIT_TEXT =
+  'The export holds the events as they were when it started (one snapshot of the database: events written, ' +
+  'changed or deleted while it streams are as they were); if it fails after the answer started, the transfer is ' +
+  'broken off (never a complete-looking short file). ' +
   `Each client (an account, or an address when anonymous) runs at most ${EXPORTS_PER_CLIENT} exports at the same ` +
-  'time per API process; one more is refused with 429 TOO_MANY_EXPORTS (Retry-After 5 s) until one ends.';
+  'time per API process; one more is refused with 429 TOO_MANY_EXPORTS (Retry-After 5 s) until one ends. ' +
+  'When the process runs as many exports as it holds snapshots for, one more is a 503 EXPORTS_BUSY (Retry-After 5 s).';
 
 const FORMATS: Record<ExportFormat, { type: string; file: string; summary: string; description: string }> = {
   geojson: {
@@ -132,7 +136,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = a
               description: `The events as ${format === 'csv' ? 'CSV' : 'GeoJSON'}`,
               content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
             },
-            ...errorResponses(400, 429, 500),
+            ...errorResponses(400, 429, 500, 503),
           },
         },
       },

@@ -10,7 +10,7 @@ import { histogramReads } from './histogram.ts';
 import { type PageCache, pageCache } from './page-cache.ts';
 
 export { type PageCache, pageCache };
-export { postgresEventExporter } from './export.ts';
+export { EXPORT_SNAPSHOTS, postgresEventExporter } from './export.ts';
 import { pageReads } from './page.ts';
 import { scopeResolver } from './scope.ts';
 import { sourceReads } from './sources.ts';
