@@ -24,9 +24,11 @@ const fromHost = new WeakSet<FastifyRequest>();
 export function installPublicBaseUrl(app: FastifyInstance, configured: string | undefined): void {
   app.decorate('publicBaseUrl', configured);
   if (configured) return;
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback hook, not an async one: an async onSend defers every answer's sending by a tick, and
+  // a page that renders and then checks whether it has answered (the scraper webhook form) would not see it.
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (fromHost.has(request)) addVary(reply, ['Host']);
-    return payload;
+    done(null, payload);
   });
 }
 
