@@ -5,6 +5,7 @@ import { createDatabasePool, type DatabasePool } from '../adapters/postgres/data
 import { watchReplicaLag } from '../adapters/metrics/replica-metrics.ts';
 import type { QueryCanceller } from '../adapters/postgres/query-cancellation.ts';
 import {
+  EXPORT_SNAPSHOTS,
   LONGEST_READ_STATEMENT_MS,
   pageCache,
   postgresEventExporter,
@@ -69,8 +70,15 @@ export async function composeRead(
   // remembered scopes): on the primary, or routed over the replicas.
   const countRead = (target: string) => metrics.readTarget.inc({ target });
   const reader = replicas ? routedReader(replicas, primaryReader, readerOn, countRead) : primaryReader;
-  // The exports of /api/v1 read where its pages do.
-  const primaryExporter = postgresEventExporter(readPool);
+  // The exports of /api/v1 read where its pages do. Each holds a snapshot open for as long as it
+  // streams (postgres/read/export.ts): on the primary on a pool of their own, so that slow downloads
+  // take no connection the pages need; on a replica on its read pool, at most EXPORT_SNAPSHOTS of its 8.
+  const snapshotPool = await createDatabasePool(databaseUrl, {
+    statementTimeoutMs: config.budgets.readStatementTimeoutMs,
+    maximumPoolSize: EXPORT_SNAPSHOTS,
+  });
+  metrics.watchPool('export-snapshots', snapshotPool);
+  const primaryExporter = postgresEventExporter(readPool, { snapshotPool });
   const exporter = replicas
     ? routedReader(replicas, primaryExporter, ({ pool }) => postgresEventExporter(pool), countRead)
     : primaryExporter;
@@ -87,6 +95,7 @@ export async function composeRead(
     async close() {
       await replicas?.close();
       await genericPlanPool.end();
+      await snapshotPool.end();
       await readPool.end();
     },
   };

@@ -118,6 +118,8 @@ function jsonNumberOrText(raw: string): unknown {
 }
 
 export type FuzzRequest = {
+  /** The operation the request was made for: `METHOD /path/{param}` as the OpenAPI document names it. */
+  operation: string;
   fuzzClass: FuzzClass;
   method: string;
   url: string;
@@ -186,7 +188,14 @@ export function requestArbitrary(routes: Route[]): fc.Arbitrary<FuzzRequest> {
           payload = jsonBody(route, fuzzClass, { value, protoKey, depth, size });
         }
       }
-      return { fuzzClass, method: route.method, url, headers, ...(payload === undefined ? {} : { payload }) };
+      return {
+        operation: `${route.method} ${route.path}`,
+        fuzzClass,
+        method: route.method,
+        url,
+        headers,
+        ...(payload === undefined ? {} : { payload }),
+      };
     });
 }
 
@@ -219,7 +228,29 @@ export function prototypeSnapshot(): string {
   return Object.getOwnPropertyNames(Object.prototype).sort().join(',');
 }
 
-export type FuzzOutcome = { request: FuzzRequest; status: number; ms: number };
+export type FuzzOutcome = { request: FuzzRequest; status: number; ms: number; body: string };
+
+/**
+ * /api/health's designed 503 for a setting the fuzzer itself made: an admin's request switched
+ * scrapers on (PATCH /api/feature-flags) and no runner is configured, which the report names as a
+ * conflict while the database is well. Any other 5xx of health is a failure like any route's.
+ */
+export function isScrapersWithoutRunner(outcome: FuzzOutcome): boolean {
+  if (outcome.request.operation !== 'GET /api/health' || outcome.status !== 503) return false;
+  try {
+    const report = JSON.parse(outcome.body) as {
+      database?: { status?: string };
+      environment?: { status?: string; conflicts?: unknown[]; missing?: unknown[] };
+    };
+    return (
+      report.database?.status === 'ok' &&
+      (report.environment?.conflicts?.length ?? 0) > 0 &&
+      (report.environment?.missing?.length ?? 0) === 0
+    );
+  } catch {
+    return false;
+  }
+}
 
 export async function send(
   app: FastifyInstance,
@@ -233,5 +264,5 @@ export async function send(
     headers: { ...request.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) },
     ...(request.payload === undefined ? {} : { payload: request.payload }),
   });
-  return { request, status: response.statusCode, ms: performance.now() - started };
+  return { request, status: response.statusCode, ms: performance.now() - started, body: response.body };
 }

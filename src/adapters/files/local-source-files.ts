@@ -5,6 +5,7 @@ import { permanent } from '../../domain/ingest/failures.ts';
 import type { SourceRow } from '../../domain/ingest/rows.ts';
 import type { SourceFiles } from '../../ports/ingest/source-files.ts';
 import { CsvParser, detectDelimiter } from '@chronomap/csv';
+import { CsvDecoder, type DecodedChunk, mixedEncoding } from './csv-encoding.ts';
 import { MAX_COLUMNS } from './limits.ts';
 import { workbookRows, workbookSheetNames } from './workbook-reader.ts';
 
@@ -59,8 +60,17 @@ export async function* csvRows(fullPath: string): AsyncGenerator<SourceRow> {
     await handle.close();
   }
   const sniff = sniffCsv(head);
-  const decoder = new TextDecoder(sniff.encoding, { fatal: false });
+  // The encoding is decided per file as it streams (csv-encoding.ts); the sniff's is only the head's.
+  const decoder = new CsvDecoder(sniff.bomBytes > 0 ? 'utf-8' : null);
   const parser = new CsvParser(sniff.delimiter);
+  /** Records read so far, the header included: the number of the data row being read. */
+  let records = 0;
+  const decoded = (part: DecodedChunk) => {
+    const rows = check(parser.push(part.text));
+    records += rows.length;
+    if (part.mixed) throw mixedEncoding(part.mixed, records);
+    return rows;
+  };
   const stream = createReadStream(fullPath, { start: sniff.bomBytes, highWaterMark: 256 * 1024 });
   let first = true;
   const check = (rows: SourceRow[]) => {
@@ -79,9 +89,9 @@ export async function* csvRows(fullPath: string): AsyncGenerator<SourceRow> {
   };
   try {
     for await (const chunk of stream) {
-      for (const row of check(parser.push(decoder.decode(chunk as Buffer, { stream: true })))) yield row;
+      for (const row of decoded(decoder.decode(chunk as Buffer))) yield row;
     }
-    for (const row of check(parser.push(decoder.decode()))) yield row;
+    for (const row of decoded(decoder.end())) yield row;
     for (const row of check(parser.end())) yield row;
   } finally {
     stream.destroy();

@@ -59,7 +59,8 @@ function noneMatchHolds(header: string | undefined, tag: string): boolean {
   });
 }
 
-function addVary(reply: FastifyReply, names: string[]): void {
+/** Adds `names` to the answer's Vary header, each once. */
+export function addVary(reply: FastifyReply, names: string[]): void {
   const current = reply.getHeader('vary');
   const present = String(current ?? '')
     .split(',')

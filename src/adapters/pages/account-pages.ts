@@ -3,7 +3,15 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Viewer } from '../../domain/access.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { RateLimitedError } from '../../domain/accounts/rate-limits.ts';
-import { acceptForms, CsrfError, type Csrf, csrfProtection, type Form, verifiedForm } from './csrf.ts';
+import {
+  acceptForms,
+  CsrfError,
+  type Csrf,
+  csrfProtection,
+  csrfRefusal,
+  type Form,
+  verifiedForm,
+} from './csrf.ts';
 import { type Html, html } from './html.ts';
 import { type Flash, page } from './layout.ts';
 import { htmlReply, redirect } from './replies.ts';
@@ -75,16 +83,8 @@ type Render = (reply: FastifyReply, status: number, title: string, body: Html) =
 function installPageErrors(app: FastifyInstance, render: Render, back: [string, string]): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof CsrfError) {
-      return render(
-        reply,
-        403,
-        'Form expired',
-        messageView(
-          'This form has expired',
-          'The form was not sent from this page, or it is too old. Go back, reload the page and try again.',
-          back,
-        ),
-      );
+      const [title, heading, text] = csrfRefusal(error, 'this page');
+      return render(reply, 403, title, messageView(heading, text, back));
     }
     const { status, heading, message } = pageFailure(error, reply);
     if (status >= 500) request.log.error({ err: error }, 'page request failed');

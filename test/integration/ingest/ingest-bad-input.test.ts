@@ -71,6 +71,20 @@ t.test('bad files', async (t) => {
       'permanent',
     ),
   );
+  await t.test('mixed encodings (Latin-1, then UTF-8 on data row 3)', async () =>
+    expectFailure(
+      'mixed.csv',
+      Buffer.concat([
+        Buffer.from(
+          'time,place,latitude,longitude\n2026-01-01,Köln,50.9,6.9\n2026-01-02,Bern,46.9,7.4\n',
+          'latin1',
+        ),
+        Buffer.from('2026-01-03,Zürich,47.4,8.5\n', 'utf8'),
+      ]),
+      /mixes text encodings: it is Latin-1 \(Windows-1252\) up to row 3, which holds "ü" written in UTF-8/,
+      'permanent',
+    ),
+  );
   await t.test('100,000 columns', async () => {
     const header = Array.from({ length: 100_000 }, (_, i) => `c${i}`).join(',');
     await expectFailure('wide.csv', `${header}\n${header}\n`, /100000 columns/, 'permanent');

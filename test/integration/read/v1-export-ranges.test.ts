@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Test } from 'tap';
 import t from 'tap';
 import { type DatabasePool, sql } from '../../../src/adapters/postgres/database.ts';
@@ -10,10 +11,12 @@ import { loadReadFixture } from '../../helpers/v1-fixture.ts';
 
 // The export's ranges (postgres/read/export.ts) with tiny sizes, against the read fixture:
 // ranges found several at a time and read two at once still give every event once, in the sort's
-// order; a range written into after its bounds were found is split and read again; the CSV columns
+// order; the export is one snapshot (what is written, changed or deleted after it started is as it
+// was); a range whose read runs out of the statement budget is read again in halves; snapshots are
+// released however the export ends, and one more than the exporter holds is a 503; the CSV columns
 // are the union of the exported datasets' keys, read again only for a dataset written since.
 
-const SMALL = { batchSize: 7, boundsPerStatement: 3, rangeReadLimit: 14 };
+const SMALL = { reads: { batchSize: 7, boundsPerStatement: 3, smallestRange: 2 } };
 
 async function exported(exporter: EventExporter, query: RawQuery, format: ExportFormat): Promise<string> {
   const text = await exporter.exportEvents(
@@ -116,29 +119,172 @@ t.test('small ranges read two at a time give every event once, in order', async 
       ),
       `${sort}, filtered: every event in order`,
     );
-    t.ok(some.length > SMALL.batchSize * SMALL.boundsPerStatement, `${sort}: more than one bounds statement`);
+    t.ok(
+      some.length > SMALL.reads.batchSize * SMALL.reads.boundsPerStatement,
+      `${sort}: more than one bounds statement`,
+    );
   }
 });
 
-t.test('a range written into after its bounds were found is split and read again', async (t) => {
-  const { db, fixture } = await setUp(t);
-  const first = await idsInOrder(db.pool, ALL, BY_TIME);
-  const [lowest, seventh] = await db.pool.any(sql.unsafe`
-    select event_timestamp::text as at from events where id = any(${sql.array([first[0] ?? 0, first[6] ?? 0], 'int8')})
+// Slonik refuses a statement on another connection inside a transaction's async context: the writes
+// a hook makes during the export's statements run in the context of the test.
+const outside = AsyncLocalStorage.snapshot();
+
+t.test(
+  'the export is one snapshot: what is written, changed or deleted after it started is as it was',
+  async (t) => {
+    const { db, fixture } = await setUp(t);
+    const before = await idsInOrder(db.pool, ALL, BY_TIME);
+    const [lowest, seventh] = await db.pool.any(sql.unsafe`
+    select event_timestamp::text as at from events where id = any(${sql.array([before[0] ?? 0, before[6] ?? 0], 'int8')})
     order by event_timestamp`);
-  // Once the first bounds are known, 30 events land inside the first range (more than a read takes).
-  const { pool } = watchedPool(db.pool, 'export_bounds', async () => {
-    await db.pool.query(sql.unsafe`
+    const last = before.slice(-5);
+    const changed = before.at(-10) ?? 0;
+    const title = async (id: number) =>
+      String(await db.pool.oneFirst(sql.unsafe`select title from events where id = ${id}`));
+    const oldTitle = await title(changed);
+    // Once the first bounds are known: 30 events land inside the first range, the last five (in later
+    // ranges, not read yet) are deleted and another one's title changes.
+    const { pool, seen } = watchedPool(db.pool, 'export_bounds', () =>
+      outside(async () => {
+        await db.pool.query(sql.unsafe`
       insert into events (dataset_id, catalog_id, unique_id, title, data, event_timestamp)
       select ${fixture.datasetIds.fires ?? 0}, ${fixture.catalogIds.news ?? 0}, 'late-' || i, 'late', '{}',
              ${(lowest as { at: string }).at}::timestamptz
                + (${(seventh as { at: string }).at}::timestamptz - ${(lowest as { at: string }).at}::timestamptz) * i / 40
       from generate_series(1, 30) i`);
+        await db.pool.query(sql.unsafe`delete from events where id = any(${sql.array(last, 'int8')})`);
+        await db.pool.query(sql.unsafe`update events set title = 'changed' where id = ${changed}`);
+      }),
+    );
+    const text = await exported(postgresEventExporter(pool, SMALL), { sort: 'eventTimestamp' }, 'geojson');
+    const features = (JSON.parse(text) as { features: Array<{ id: number; properties: { title: string } }> })
+      .features;
+    const now = await idsInOrder(db.pool, ALL, BY_TIME);
+    t.equal(now.length, before.length + 30 - 5, 'the events were written and deleted during the export');
+    t.ok(seen.count > 1, 'after the first of several bounds statements');
+    t.same(
+      features.map((feature) => feature.id),
+      before,
+      'the export has the events as they were when it started, once each, in order',
+    );
+    t.equal(await title(changed), 'changed');
+    t.equal(
+      features.find((feature) => feature.id === changed)?.properties.title,
+      oldTitle,
+      'with their old values',
+    );
+  },
+);
+
+/**
+ * The pool, with a real statement timeout for every range read that returns more than `maxRows`
+ * events: the read runs, then its transaction sleeps past a tiny statement_timeout, so PostgreSQL
+ * cancels it and the driver reports a StatementTimeoutError, as for a range that was too slow.
+ */
+function slowRanges(pool: DatabasePool, maxRows: number) {
+  const reads: number[] = [];
+  const connectionOf = <T extends object>(connection: T): T =>
+    new Proxy(connection, {
+      get(inner, property, receiver) {
+        const value: unknown = Reflect.get(inner, property, receiver);
+        if (property !== 'any' || typeof value !== 'function') return value;
+        return async (query: { sql: string }) => {
+          const rows = (await value.call(inner, query)) as Array<{ chunk?: string }>;
+          if (!query.sql.includes('export_range')) return rows;
+          const events = rows.reduce(
+            (sum, found) => sum + (found.chunk?.split('"type":"Feature"').length ?? 1) - 1,
+            0,
+          );
+          reads.push(events);
+          if (events > maxRows) {
+            const query = (connection as unknown as { query: (q: unknown) => Promise<unknown> }).query;
+            await query.call(connection, sql.unsafe`set local statement_timeout = 10`);
+            await query.call(connection, sql.unsafe`select pg_sleep(1)`);
+          }
+          return rows;
+        };
+      },
+    });
+  const slowed = new Proxy(pool, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== 'transaction') return value;
+      return (run: (connection: object) => Promise<unknown>) =>
+        target.transaction((connection) => run(connectionOf(connection)));
+    },
   });
-  const ids = await exportedIds(postgresEventExporter(pool, SMALL), { sort: 'eventTimestamp' });
-  const now = await idsInOrder(db.pool, ALL, BY_TIME);
-  t.equal(now.length, first.length + 30, 'the events were written during the export');
-  t.same(ids, now, 'the export has them all, once each, in order');
+  return { pool: slowed, reads };
+}
+
+t.test('a range read that runs out of the statement budget is read again in halves', async (t) => {
+  const { db } = await setUp(t);
+  const { pool, reads } = slowRanges(db.pool, 3);
+  const ids = await exportedIds(postgresEventExporter(pool, SMALL), { sort: '-eventTimestamp' });
+  t.same(
+    ids,
+    await idsInOrder(db.pool, ALL, sql.fragment`e.event_timestamp desc, e.id desc`),
+    'every event once, in order',
+  );
+  t.ok(
+    reads.some((n) => n > 3),
+    'some reads ran out of the budget',
+  );
+  t.ok(
+    reads.filter((n) => n <= 3).reduce((sum, n) => sum + n, 0) === ids.length,
+    'the reads that fit hold every event',
+  );
+
+  // A range of the smallest size that still runs out ends the export with the statement's error.
+  const hopeless = slowRanges(db.pool, 1);
+  await t.rejects(exportedIds(postgresEventExporter(hopeless.pool, SMALL), {}), {
+    message: /statement_timeout/,
+  });
+  t.comment(`reads: ${reads.length}, ${hopeless.reads.length}`);
+});
+
+t.test('a snapshot is held per export, released however it ends; one more is a 503', async (t) => {
+  const { db } = await setUp(t);
+  const exporter = postgresEventExporter(db.pool, { ...SMALL, maxSnapshots: 1 });
+  const holders = async () =>
+    Number(
+      await db.pool.oneFirst(sql.unsafe`
+        select count(*) from pg_stat_activity
+        where datname = current_database() and query like '%pg_export_snapshot%' and state = 'idle in transaction'`),
+    );
+  const start = (query: RawQuery = {}) =>
+    exporter.exportEvents(null, parseEventFilter(query), parseEventSort('id'), 'geojson');
+
+  const first = await start();
+  t.equal(await holders(), 1, 'the export holds its snapshot');
+  await t.rejects(start(), { kind: 'unavailable', code: 'EXPORTS_BUSY' }, 'one more than the exporter holds');
+  // Closed before its first batch (a client gone before the answer started).
+  await first.batches[Symbol.asyncIterator]().return?.();
+  t.equal(await holders(), 0, 'closed before reading: released');
+
+  const second = await start();
+  const iterator = second.batches[Symbol.asyncIterator]();
+  await iterator.next();
+  await iterator.return?.();
+  t.equal(await holders(), 0, 'closed mid-way: released');
+
+  t.ok((await exported(exporter, {}, 'csv')).length > 0);
+  t.equal(await holders(), 0, 'read to the end: released');
+
+  await t.rejects(
+    exporter
+      .exportEvents(null, parseEventFilter({ datasets: 'fires' }), parseEventSort('id'), 'csv')
+      .then(async (text) => {
+        // The holder goes away (the database ended it): the next statement cannot import the snapshot.
+        await db.pool.query(sql.unsafe`
+          select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = current_database() and query like '%pg_export_snapshot%' and state = 'idle in transaction'`);
+        for await (const chunk of text.batches) t.ok(chunk);
+      }),
+    'an export whose snapshot is gone fails rather than reading another',
+  );
+  t.equal(await holders(), 0);
+  t.ok((await exported(exporter, {}, 'geojson')).length > 0, 'and the place is free again');
 });
 
 t.test(

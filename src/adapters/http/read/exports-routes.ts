@@ -19,9 +19,13 @@ import { filterParameters } from './events-schemas.ts';
 // client does.
 
 const EXPORT_LIMIT_TEXT =
+  'The export holds the events as they were when it started (one snapshot of the database: events written, ' +
+  'changed or deleted while it streams are as they were); if it fails after the answer started, the transfer is ' +
+  'broken off (never a complete-looking short file). ' +
   'Each client (an account, or an address when anonymous) runs at most 2 exports at the same time per API process ' +
   '(config/quotas.yaml, concurrentRequests.exports); one more is refused with 429 TOO_MANY_EXPORTS (Retry-After 5 s) ' +
-  'until one ends, and with 429 ANONYMOUS_SHARE_FULL when anonymous callers together run 4.';
+  'until one ends, and with 429 ANONYMOUS_SHARE_FULL when anonymous callers together run 4. ' +
+  'When the process runs as many exports as it holds snapshots for, one more is a 503 EXPORTS_BUSY (Retry-After 5 s).';
 
 const FORMATS: Record<ExportFormat, { type: string; file: string; summary: string; description: string }> = {
   geojson: {
@@ -109,7 +113,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = a
               description: `The events as ${format === 'csv' ? 'CSV' : 'GeoJSON'}`,
               content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
             },
-            ...errorResponses(400, 429, 500),
+            ...errorResponses(400, 429, 500, 503),
           },
         },
       },

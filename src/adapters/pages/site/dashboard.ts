@@ -16,7 +16,7 @@ import { FEATURE_FLAG_NAMES } from '../../../domain/site/feature-flags.ts';
 import { RateLimitedError } from '../../../domain/accounts/rate-limits.ts';
 import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
 import type { Quotas } from '../../../ports/accounts/quotas.ts';
-import { acceptForms, CsrfError, csrfProtection, type Form, verifiedForm } from '../csrf.ts';
+import { acceptForms, CsrfError, csrfProtection, csrfRefusal, type Form, verifiedForm } from '../csrf.ts';
 import type { Html } from '../html.ts';
 import { type Flash, page } from '../layout.ts';
 import { registerLoginPages } from '../login-pages.ts';
@@ -69,19 +69,11 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof CsrfError) {
+      const [title, heading, text] = csrfRefusal(error, 'this dashboard');
       return reply
         .status(403)
         .type('text/html; charset=utf-8')
-        .send(
-          page({
-            title: 'Form expired',
-            body: messageView(
-              'This form has expired',
-              'The form was not sent from this dashboard, or it is too old. Go back, reload the page and try again.',
-              ['/dashboard', 'Back to the dashboard'],
-            ),
-          }),
-        );
+        .send(page({ title, body: messageView(heading, text, ['/dashboard', 'Back to the dashboard']) }));
     }
     const { status, heading, message } = pageFailure(error, reply);
     if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');

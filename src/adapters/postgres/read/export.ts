@@ -3,24 +3,39 @@ import { csvField } from '../../../domain/csv-field.ts';
 import type { EventFilter, KeysetPosition, Sort } from '../../../domain/read/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
-import { type DatabasePool, row } from '../database.ts';
+import { type DatabaseTransactionConnection, StatementTimeoutError } from 'slonik';
+import { DomainError } from '../../../domain/errors.ts';
+import { type DatabasePool, row, sql } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { datasetKeys } from './export-columns.ts';
 import { keysetCondition, orderBy, rawConditions } from './rows.ts';
 import { type Scope, scopeResolver } from './scope.ts';
 
-// The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events in ranges of about
-// EXPORT_BATCH_SIZE events, each range read by one statement (with the pool's statement budget) that
-// returns it already written as GeoJSON features or CSV lines, so Node only passes text on.
+// The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events of ONE snapshot of the
+// database, in ranges of about EXPORT_BATCH_SIZE events, each range read by one statement (with the
+// pool's statement budget) that returns it already written as GeoJSON features or CSV lines, so
+// Node only passes text on.
+//
+// One snapshot (issue 30 §4): an export first opens a REPEATABLE READ READ ONLY transaction that
+// exports its snapshot (pg_export_snapshot) and then holds it, idle, until the export ends: the
+// "holder", on a pool of its own where the composition gives one, at most `maxSnapshots` at a time
+// per exporter (one more is a 503 EXPORTS_BUSY). Every statement of the export runs in a short
+// transaction of its own that imports that snapshot (SET TRANSACTION SNAPSHOT), so what the export
+// contains is what the database held when it started, whatever is written, deleted or changed while
+// it streams, and no statement runs longer than one range: a slow download costs an idle
+// transaction and no statement budget. The holder's idle_in_transaction_session_timeout is
+// EXPORT_SNAPSHOT_MAX_MS (SET LOCAL: whatever the pool's default), so the database ends a snapshot
+// held longer than that (the export then fails and ends abnormally).
+//
 // The ranges' bounds come first, several at a time, from a statement that reads only the sort keys
 // (`boundaries`): the positions of every EXPORT_BATCH_SIZE-th event. Knowing them, the export reads
 // EXPORT_PARALLEL_READS ranges at once on their own connections, so the text is built on as many
 // cores as the database has while Node writes. Memory is those ranges and the one being written,
 // whatever the export's size; the next read starts only when the client has taken a range
-// (backpressure), so a slow client holds no backend.
-// A range is (one position, the next one], both ends as keyset conditions (rows.ts): an event
-// written into a range after its bounds were found is in it, none is read twice. A range that has
-// grown past RANGE_READ_LIMIT since is read on from where its first read stopped.
+// (backpressure). A range is (one position, the next one], both ends as keyset conditions (rows.ts);
+// in one snapshot no range changes after its bounds were found. A range whose read runs out of the
+// statement budget (a loaded database) is split in two and read again, down to
+// EXPORT_CHUNK_EVENTS events: the snapshot makes the smaller reads give exactly the same rows.
 // Every statement runs in the request's query scope, so a client that disconnects cancels the ones
 // running and no other starts (postgres/query-cancellation.ts).
 
@@ -34,7 +49,8 @@ export const EXPORT_BATCH_SIZE = 5_000;
  * Events per piece of text a range comes back in (about 80 kB of GeoJSON): pieces that small stay
  * in V8's young generation and PostgreSQL's messages in the driver's small buffers; one string per
  * 5,000-event range (1.6 MB) went to the large-object space and let the process grow by up to 66
- * MB during an export (docs/performance.md, "Exports").
+ * MB during an export (docs/performance.md, "Exports"). Also the smallest range a timed-out read is
+ * split into.
  */
 const EXPORT_CHUNK_EVENTS = 250;
 
@@ -44,13 +60,23 @@ const EXPORT_PARALLEL_READS = 2;
 /** Range bounds found by one `boundaries` statement. */
 const EXPORT_BOUNDS_PER_STATEMENT = 8;
 
-/** Events one read of a range returns at most (a range holds EXPORT_BATCH_SIZE unless written into). */
-const RANGE_READ_LIMIT = EXPORT_BATCH_SIZE * 2;
+/**
+ * The longest an export holds its snapshot: 300 MB at 100 kB/s. A held snapshot keeps VACUUM from
+ * removing rows deleted since, so it is bounded; the database ends the holder after this long.
+ */
+const EXPORT_SNAPSHOT_MAX_MS = 60 * 60 * 1000;
+
+/**
+ * Snapshots one exporter (one database) holds at a time: the per-client limit (concurrentRequests.exports, http/concurrency-limit.ts)
+ * bounds one client, this the process. With the holders on the read pool itself (a replica's),
+ * it stays below that pool's size, so the ranges' reads always find a connection.
+ */
+export const EXPORT_SNAPSHOTS = 4;
 
 /** The CSV columns before the data keys. */
 const CSV_FIXED_COLUMNS = ['id', 'title', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'];
 
-const ChunkRow = row(Type.Object({ chunk: Type.String(), n: Type.Number() }));
+const ChunkRow = row(Type.Object({ chunk: Type.String() }));
 const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
 
 const TIMESTAMP = sqlText`to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -146,59 +172,213 @@ function sortColumns(sort: Sort): Sql {
 type Range = { from: KeysetPosition | null; to: KeysetPosition | null };
 
 /** Tuning of the reads; the defaults are the constants above (tests make them small). */
-type ExportReadOptions = { batchSize: number; boundsPerStatement: number; rangeReadLimit: number };
+type ExportReadOptions = { batchSize: number; boundsPerStatement: number; smallestRange: number };
 
-export function postgresEventExporter(
-  pool: DatabasePool,
-  options: ExportReadOptions = {
-    batchSize: EXPORT_BATCH_SIZE,
-    boundsPerStatement: EXPORT_BOUNDS_PER_STATEMENT,
-    rangeReadLimit: RANGE_READ_LIMIT,
-  },
-): EventExporter {
+type ExporterOptions = {
+  /** Where the snapshots are held (default: `pool`); a pool of their own keeps them off the reads' pool. */
+  snapshotPool?: DatabasePool;
+  /** Snapshots held at a time (default EXPORT_SNAPSHOTS); one more export is a 503. */
+  maxSnapshots?: number;
+  /** How long the database lets a snapshot be held (default EXPORT_SNAPSHOT_MAX_MS). */
+  snapshotMaxMs?: number;
+  reads?: ExportReadOptions;
+};
+
+const DEFAULT_READS: ExportReadOptions = {
+  batchSize: EXPORT_BATCH_SIZE,
+  boundsPerStatement: EXPORT_BOUNDS_PER_STATEMENT,
+  smallestRange: EXPORT_CHUNK_EVENTS,
+};
+
+const SnapshotRow = row(Type.Object({ snapshot: Type.String() }));
+const SettingRow = row(Type.Object({ setting: Type.String() }));
+
+/** What pg_export_snapshot returns (`00000003-0000001B-1`): checked before it is written into SQL text. */
+const SNAPSHOT_ID = /^[0-9A-F]+(?:-[0-9A-F]+)+$/i;
+
+type Snapshot = {
+  /** Runs `work` in a transaction of its own that sees the snapshot. */
+  read<T>(work: (connection: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
+  /** Ends the holder's transaction; the snapshot can no longer be imported. */
+  release(): Promise<void>;
+};
+
+const REPEATABLE_READ_ONLY = sql.unsafe`set transaction isolation level repeatable read, read only`;
+
+/**
+ * Opens the holder: a transaction on `pool` that exports its snapshot and stays open, idle, until
+ * `release` (or until the database ends it after `maxMs`).
+ */
+async function holdSnapshot(pool: DatabasePool, readPool: DatabasePool, maxMs: number): Promise<Snapshot> {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let exported: (id: string) => void = () => {};
+  let failed: (error: unknown) => void = () => {};
+  const id = new Promise<string>((resolve, reject) => {
+    exported = resolve;
+    failed = reject;
+  });
+  const held = pool
+    .transaction(async (transaction) => {
+      await transaction.query(REPEATABLE_READ_ONLY);
+      // The holder is idle for the whole export: its own idle bound, not the pool's.
+      await transaction.query(
+        typed(
+          SettingRow,
+        )`select set_config('idle_in_transaction_session_timeout', ${String(maxMs)}, true) as setting`,
+      );
+      const found = await transaction.one(typed(SnapshotRow)`select pg_export_snapshot() as snapshot`);
+      exported(found.snapshot);
+      await released;
+    })
+    // A holder the database ended (maxMs, a restart) fails the export's next read instead.
+    .catch((error: unknown) => failed(error));
+  const snapshot = await id;
+  if (!SNAPSHOT_ID.test(snapshot)) {
+    release();
+    await held;
+    throw new Error(`unexpected snapshot identifier ${JSON.stringify(snapshot)}`);
+  }
+  const importing = raw(`set transaction snapshot '${snapshot}'`);
+  return {
+    read: (work) =>
+      readPool.transaction(async (transaction) => {
+        await transaction.query(REPEATABLE_READ_ONLY);
+        await transaction.query(typed(SettingRow)`${importing}`);
+        return work(transaction);
+      }),
+    async release() {
+      release();
+      await held;
+    },
+  };
+}
+
+/**
+ * The export's batches, which end the snapshot when they end: read to the end, failed, or closed
+ * early by `return` (also before the first `next`, which an async generator alone would not see).
+ */
+function holding(batches: AsyncGenerator<string>, snapshot: Snapshot): AsyncIterable<string> {
+  let ended = false;
+  const end = async () => {
+    if (ended) return;
+    ended = true;
+    await snapshot.release();
+  };
+  const iterator: AsyncIterableIterator<string> = {
+    async next() {
+      try {
+        const next = await batches.next();
+        if (next.done) await end();
+        return next;
+      } catch (error) {
+        await end();
+        throw error;
+      }
+    },
+    async return() {
+      try {
+        await batches.return(undefined);
+      } finally {
+        await end();
+      }
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
+export function postgresEventExporter(pool: DatabasePool, options: ExporterOptions = {}): EventExporter {
   const scopes = scopeResolver(pool, {});
   const columns = datasetKeys(pool);
-  const { batchSize, boundsPerStatement, rangeReadLimit } = options;
+  const { batchSize, boundsPerStatement, smallestRange } = options.reads ?? DEFAULT_READS;
+  const snapshotPool = options.snapshotPool ?? pool;
+  const maxSnapshots = options.maxSnapshots ?? EXPORT_SNAPSHOTS;
+  const snapshotMaxMs = options.snapshotMaxMs ?? EXPORT_SNAPSHOT_MAX_MS;
+  let held = 0;
 
-  async function* batches(scope: Scope, filter: EventFilter, sort: Sort, text: RowText) {
+  async function takeSnapshot(): Promise<Snapshot> {
+    if (held >= maxSnapshots) {
+      throw new DomainError(
+        'unavailable',
+        `This server is running as many exports as it can (${maxSnapshots}); retry in a few seconds`,
+        { code: 'EXPORTS_BUSY' },
+      );
+    }
+    held += 1;
+    try {
+      const snapshot = await holdSnapshot(snapshotPool, pool, snapshotMaxMs);
+      let released = false;
+      return {
+        read: snapshot.read,
+        async release() {
+          if (released) return;
+          released = true;
+          held -= 1;
+          await snapshot.release();
+        },
+      };
+    } catch (error) {
+      held -= 1;
+      throw error;
+    }
+  }
+
+  async function* batches(snapshot: Snapshot, scope: Scope, filter: EventFilter, sort: Sort, text: RowText) {
     const conditions = rawConditions(scope, filter, filter.dates);
     const after = (position: KeysetPosition | null) =>
       position ? sqlText`and ${keysetCondition(sort, position)}` : sqlText``;
     const upTo = (position: KeysetPosition | null) =>
       position ? sqlText`and not ${keysetCondition(sort, position)}` : sqlText``;
 
-    /** The positions of every batchSize-th event after `start`: boundsPerStatement of them at most, none past `end`. */
-    const boundaries = async (start: KeysetPosition | null, end: KeysetPosition | null) => {
-      const { positions } = await pool.one(typed(BoundsRow)`
+    /** The positions of every `size`-th event after `start`: `count` of them at most, none past `end`. */
+    const boundaries = async (
+      start: KeysetPosition | null,
+      end: KeysetPosition | null,
+      size: number,
+      count: number,
+    ) => {
+      const { positions } = await snapshot.read((connection) =>
+        connection.one(typed(BoundsRow)`
         select coalesce(array_agg(${positionOf(sort)} order by e.ordinal), '{}') as positions
         from (select e.*, row_number() over (order by ${orderBy(sort)}) as ordinal
               from (select ${sortColumns(sort)} from events e
                     where ${conditions} ${after(start)} ${upTo(end)}
-                    order by ${orderBy(sort)} limit ${batchSize * boundsPerStatement}) e) e
-        where e.ordinal % ${batchSize} = 0 /* export_bounds */`);
+                    order by ${orderBy(sort)} limit ${size * count}) e) e
+        where e.ordinal % ${size} = 0 /* export_bounds */`),
+      );
       return positions.map((position) => {
         const [id, value] = JSON.parse(position) as [number, string | number | boolean | null];
         return { id, value } satisfies KeysetPosition;
       });
     };
 
-    /** One read of a range: its first rangeReadLimit events as text, in the sort's order. */
-    const read = async (range: Range): Promise<{ chunks: string[]; n: number }> => {
-      const rows = await pool.any(typed(ChunkRow)`
-        select string_agg(e.export_line, ${text.separator} order by e.ordinal) as chunk, count(*)::int4 as n
+    /** One read of a range: its events as text, in the sort's order, in pieces of EXPORT_CHUNK_EVENTS. */
+    const read = async (range: Range): Promise<string[]> => {
+      const rows = await snapshot.read((connection) =>
+        connection.any(typed(ChunkRow)`
+        select string_agg(e.export_line, ${text.separator} order by e.ordinal) as chunk
         from (select ${text.line} as export_line, row_number() over (order by ${orderBy(sort)}) as ordinal
               from events e join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
               ${text.lateral}
               where ${conditions} ${after(range.from)} ${upTo(range.to)}
-              order by ${orderBy(sort)} limit ${rangeReadLimit}) e
+              order by ${orderBy(sort)}) e
         group by (e.ordinal - 1) / ${EXPORT_CHUNK_EVENTS}
-        order by min(e.ordinal)`);
-      return { chunks: rows.map((found) => found.chunk), n: rows.reduce((sum, found) => sum + found.n, 0) };
+        order by min(e.ordinal) /* export_range */`),
+      );
+      return rows.map((found) => found.chunk);
     };
 
     /** The ranges from `start` to `end`, as far as one boundaries statement sees, and where the rest begins. */
-    const rangesAfter = async (start: KeysetPosition | null, end: KeysetPosition | null) => {
-      const positions = await boundaries(start, end);
+    const rangesAfter = async (
+      start: KeysetPosition | null,
+      end: KeysetPosition | null,
+      size = batchSize,
+    ) => {
+      const positions = await boundaries(start, end, size, boundsPerStatement);
       const edges = [start, ...positions];
       const ranges: Range[] = positions.map((to, index) => ({ from: edges[index] ?? null, to }));
       // Fewer bounds than asked: what is left after the last one is less than a batch, the final range.
@@ -208,17 +388,20 @@ export function postgresEventExporter(
     };
 
     /**
-     * A range that a read found at rangeReadLimit events (written into since its bounds were found,
-     * so it may hold more): its read is dropped and the range is split and read again, in order.
+     * A range of about `size` events whose read ran out of the statement budget: read again in
+     * ranges of half the size (the same events: one snapshot), each split again if it too runs out,
+     * down to `smallestRange`; past that the failure ends the export.
      */
-    async function* readSplit(range: Range): AsyncGenerator<string> {
+    async function* readSplit(range: Range, size: number, failure: unknown): AsyncGenerator<string> {
+      const half = Math.ceil(size / 2);
+      if (!(failure instanceof StatementTimeoutError) || size <= smallestRange) throw failure;
       let start = range.from;
       for (;;) {
-        const { ranges, rest } = await rangesAfter(start, range.to);
+        const { ranges, rest } = await rangesAfter(start, range.to, half);
         for (const part of ranges) {
-          const batch = await read(part);
-          if (batch.n >= rangeReadLimit) yield* readSplit(part);
-          else yield* batch.chunks;
+          const chunks = await read(part).catch((error: unknown) => error);
+          if (Array.isArray(chunks)) yield* chunks;
+          else yield* readSplit(part, half, chunks);
         }
         if (rest === undefined) return;
         start = rest;
@@ -227,7 +410,8 @@ export function postgresEventExporter(
 
     // The reads in flight, in the export's order; a failed one is reported when its turn comes (or
     // nobody's to report, once the client is gone and the reads are cancelled with the request).
-    const reads: Array<{ range: Range; result: ReturnType<typeof read> }> = [];
+    type Outcome = { chunks: string[] } | { failure: unknown };
+    const reads: Array<{ range: Range; result: Promise<Outcome> }> = [];
     let waiting: Range[] = [];
     let lookup: ReturnType<typeof rangesAfter> | null = rangesAfter(null, null);
     const topUp = async () => {
@@ -242,37 +426,47 @@ export function postgresEventExporter(
           continue;
         }
         const range = waiting.shift() as Range;
-        const result = read(range);
-        result.catch(() => {});
+        const result = read(range).then(
+          (chunks) => ({ chunks }),
+          (failure: unknown) => ({ failure }),
+        );
         reads.push({ range, result });
       }
     };
 
     await topUp();
     for (let next = reads.shift(); next; next = reads.shift()) {
-      const batch = await next.result;
+      const outcome = await next.result;
       // The next reads start before this range is written, so PostgreSQL builds them meanwhile.
       await topUp();
-      if (batch.n >= rangeReadLimit) yield* readSplit(next.range);
-      else yield* batch.chunks;
+      if ('chunks' in outcome) yield* outcome.chunks;
+      else yield* readSplit(next.range, batchSize, outcome.failure);
     }
   }
 
   return {
     async exportEvents(viewer: Viewer, filter: EventFilter, sort: Sort, format: ExportFormat) {
       const scope = await scopes.scopeOf(viewer, filter);
-      if (format === 'geojson') {
-        // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
-        const features = { line: FEATURE, separator: sqlText`E',\n'`, lateral: sqlText`` };
-        return geojsonExport(batches(scope, filter, sort, features));
+      const snapshot = await takeSnapshot();
+      try {
+        if (format === 'geojson') {
+          // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
+          const features = { line: FEATURE, separator: sqlText`E',\n'`, lateral: sqlText`` };
+          return geojsonExport(holding(batches(snapshot, scope, filter, sort, features), snapshot));
+        }
+        // Read after the snapshot was taken, so the columns hold every key of the events it sees
+        // (keys written since only add an empty column).
+        const keys = await columns.keysOf(scope);
+        return {
+          head: csvHeader(keys),
+          batches: holding(batches(snapshot, scope, filter, sort, csvLine(keys)), snapshot),
+          separator: '',
+          tail: '',
+        } satisfies EventExport;
+      } catch (error) {
+        await snapshot.release();
+        throw error;
       }
-      const keys = await columns.keysOf(scope);
-      return {
-        head: csvHeader(keys),
-        batches: batches(scope, filter, sort, csvLine(keys)),
-        separator: '',
-        tail: '',
-      } satisfies EventExport;
     },
   };
 }

@@ -28,7 +28,7 @@ import {
 
 type CreateEventsDeps = Pick<
   IngestDeps,
-  'files' | 'batchSize' | 'deferCountsMinRows' | 'deferredWriters' | 'countsRefresh' | 'quotas'
+  'files' | 'batchSize' | 'batchBytes' | 'deferCountsMinRows' | 'deferredWriters' | 'countsRefresh' | 'quotas'
 > & { store: EventBatchWriter & DeferredCounts & JobGeocodes };
 
 /**
@@ -61,6 +61,21 @@ export async function createEventsDeferringCounts(
 }
 
 type BatchSkips = { duplicates: number; invalid: number; geocoded: number };
+
+/**
+ * A batch is stored when it holds `batchSize` rows or about this many bytes of cell text, whichever
+ * comes first (issue 30 §7): 20,000 rows of 36 kB cells held 720 MB of text in one batch, and the
+ * worker grew to 1,266 MB on a 72 MB file. The worker holds the batch being built and the ones
+ * being stored (one, or `deferredWriters`), each with its copies on the way to the database.
+ */
+export const BATCH_MAX_BYTES = 16 * 1024 * 1024;
+
+/** About the memory a row's values take as JavaScript strings (two bytes a UTF-16 unit, and a little per cell). */
+function rowBytes(values: readonly string[]): number {
+  let bytes = 0;
+  for (const value of values) bytes += 2 * value.length + 16;
+  return bytes;
+}
 
 async function createEvents(
   deps: CreateEventsDeps,
@@ -95,6 +110,8 @@ async function createEvents(
   let batchDuplicates = 0;
   let batchInvalid = 0;
   let batchGeocoded = 0;
+  let batchBytes = 0;
+  const maxBatchBytes = deps.batchBytes ?? BATCH_MAX_BYTES;
   let lastRow = resumeAfter;
   // Batches are stored while the next is read and built (the database and this process work at
   // the same time): one at a time, or `writers` at once, each on its own connection, for an import
@@ -155,6 +172,7 @@ async function createEvents(
     batchDuplicates = 0;
     batchInvalid = 0;
     batchGeocoded = 0;
+    batchBytes = 0;
     while (inFlight.length >= writers) await inFlight.shift();
     const earlier = previous;
     const started = commit(events, rows, skipped, committedTo, row, () => earlier);
@@ -197,9 +215,10 @@ async function createEvents(
           if (geocoded && result.event.location === geocoded) batchGeocoded += 1;
           batch.push(result.event);
           batchRows.push(row);
+          batchBytes += rowBytes(values);
         } else batchInvalid += 1;
       }
-      if (row % deps.batchSize === 0) await flush(row);
+      if (row - committedTo >= deps.batchSize || batchBytes >= maxBatchBytes) await flush(row);
     }
     if (lastRow > resumeAfter || batch.length) await flush(lastRow);
   } finally {

@@ -22,6 +22,8 @@ export type IngestDeps = {
   clock: Clock;
   retry: RetryPolicy;
   batchSize: number;
+  /** Cell text a batch holds at most before it is stored (default BATCH_MAX_BYTES of create-events.ts). */
+  batchBytes?: number;
   /** Imports of at least this many rows into an empty dataset defer its read-API counts. */
   deferCountsMinRows: number;
   /** Batches stored at once (each on its own connection) by an import whose counts are deferred. */
