@@ -6,7 +6,7 @@
 // DatabaseTimeoutError (503 DATABASE_UNAVAILABLE), which no working statement can reach. A
 // connection gets the margin, with Slonik's retries kept: the primary has no other server to go to.
 
-export type PrimaryBounds = { connectMs: number; queryMs?: number; retryConnect: true };
+type PrimaryBounds = { connectMs: number; queryMs?: number; retryConnect: true };
 
 /**
  * The bounds of a primary's pool whose statements set no statement_timeout longer than
