@@ -16,6 +16,7 @@ import { answerPrimaryMetricsRequests, servedMetricsText } from './adapters/metr
 import { type ChronomapMetrics, createMetrics } from './adapters/metrics/registry.ts';
 import { createDatabasePool, type DatabasePool, redactUrl, sql } from './adapters/postgres/database.ts';
 import { ensureDatabase, ensureEmbeddedCluster } from './adapters/postgres/embedded-cluster.ts';
+import { primaryBounds, primaryConnectBound } from './adapters/postgres/primary-bounds.ts';
 import { queryCanceller } from './adapters/postgres/query-cancellation.ts';
 import { composeAccounts } from './composition/accounts.ts';
 import { composeCollections } from './composition/collections.ts';
@@ -81,15 +82,21 @@ export async function composeServices(
   // One statement_timeout per pool (docs/api.md, "Budgets, caps and limits"): the background jobs'
   // pool, the HTTP routes' pool (collections, accounts, ingest routes) and the read API's pools. In a
   // process with both roles the HTTP routes get a pool of their own; the statements of a request
-  // whose client disconnects are cancelled.
-  const canceller = roles.http ? queryCanceller(databaseUrl) : undefined;
+  // whose client disconnects are cancelled. Each has client-side time bounds (primary-bounds.ts):
+  // the HTTP routes' statements set no statement_timeout of their own, the jobs' pool runs one
+  // statement with none, so it bounds its connect only.
+  const margin = budgets.databaseTimeoutMarginMs;
+  const canceller = roles.http ? queryCanceller(databaseUrl, { timeoutMs: margin }) : undefined;
   const httpPoolOptions = {
     statementTimeoutMs: budgets.collectionsStatementTimeoutMs,
     interceptors: canceller ? [canceller.interceptor] : [],
+    timeBounds: primaryBounds(budgets.collectionsStatementTimeoutMs, margin),
   };
   const pool = await openDatabase(
     databaseUrl,
-    roles.workers ? { statementTimeoutMs: budgets.jobsStatementTimeoutMs } : httpPoolOptions,
+    roles.workers
+      ? { statementTimeoutMs: budgets.jobsStatementTimeoutMs, timeBounds: primaryConnectBound(margin) }
+      : httpPoolOptions,
   );
   const boss = await startJobQueue(databaseUrl, roles.workers ? 'worker' : 'api', (error) => {
     // pg-boss reports lost connections here and retries by itself; log, never crash.

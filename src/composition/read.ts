@@ -3,6 +3,7 @@ import type { ReadYourWrites } from '../adapters/http/read-your-writes.ts';
 import { readHttp } from '../adapters/http/read/read-http.ts';
 import { createDatabasePool, type DatabasePool } from '../adapters/postgres/database.ts';
 import { watchReplicaLag } from '../adapters/metrics/replica-metrics.ts';
+import { primaryBounds } from '../adapters/postgres/primary-bounds.ts';
 import type { QueryCanceller } from '../adapters/postgres/query-cancellation.ts';
 import {
   EXPORT_SNAPSHOTS,
@@ -28,11 +29,22 @@ export async function composeRead(
   canceller: QueryCanceller | undefined,
 ) {
   const { config, metrics } = infra;
+  const { readStatementTimeoutMs, databaseTimeoutMarginMs } = config.budgets;
   const readPoolOptions = {
-    statementTimeoutMs: config.budgets.readStatementTimeoutMs,
+    statementTimeoutMs: readStatementTimeoutMs,
     interceptors: canceller ? [canceller.interceptor] : [],
+    timeBounds: primaryBounds(readStatementTimeoutMs, databaseTimeoutMarginMs),
   };
-  const readPool = await createDatabasePool(databaseUrl, { ...readPoolOptions, maximumPoolSize: 8 });
+  // The read pool runs an export's pass over the CSV data keys too, which sets a longer
+  // statement_timeout for itself (export-columns.ts): its bound covers that.
+  const readPool = await createDatabasePool(databaseUrl, {
+    ...readPoolOptions,
+    maximumPoolSize: 8,
+    timeBounds: primaryBounds(
+      Math.max(readStatementTimeoutMs, LONGEST_READ_STATEMENT_MS),
+      databaseTimeoutMarginMs,
+    ),
+  });
   // The /events page statements whose generic plan is as good as a custom one, planned once per
   // connection (postgres/read/page.ts; pageAnswer in adapters/postgres/read/answer-path.ts); a few
   // connections more per HTTP process.
@@ -59,7 +71,7 @@ export async function composeRead(
           urls: config.databaseReadUrls,
           maxLagSeconds: config.replicaMaxLagSeconds,
           timeoutMs: config.replicaTimeoutMs,
-          statementTimeoutMs: config.budgets.readStatementTimeoutMs,
+          statementTimeoutMs: readStatementTimeoutMs,
           longestStatementMs: LONGEST_READ_STATEMENT_MS,
           log: infra.log,
         })
@@ -73,9 +85,12 @@ export async function composeRead(
   // The exports of /api/v1 read where its pages do. Each holds a snapshot open for as long as it
   // streams (postgres/read/export.ts): on the primary on a pool of their own, so that slow downloads
   // take no connection the pages need; on a replica on its read pool, at most EXPORT_SNAPSHOTS of its 8.
+  // Its bound is per query: a holder idle in its transaction for as long as the export streams runs
+  // no query, so no timer (idle_in_transaction_session_timeout is what ends a forgotten one).
   const snapshotPool = await createDatabasePool(databaseUrl, {
-    statementTimeoutMs: config.budgets.readStatementTimeoutMs,
+    statementTimeoutMs: readStatementTimeoutMs,
     maximumPoolSize: EXPORT_SNAPSHOTS,
+    timeBounds: primaryBounds(readStatementTimeoutMs, databaseTimeoutMarginMs),
   });
   metrics.watchPool('export-snapshots', snapshotPool);
   const primaryExporter = postgresEventExporter(readPool, { snapshotPool });

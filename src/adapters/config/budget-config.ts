@@ -9,6 +9,13 @@ export type BudgetConfig = {
   collectionsStatementTimeoutMs: number;
   /** statement_timeout of the background workers' pool: ingest jobs, scrapers, counts (JOBS_STATEMENT_TIMEOUT_MS). */
   jobsStatementTimeoutMs: number;
+  /**
+   * The primary's client-side bounds (DATABASE_TIMEOUT_MARGIN_MS): a connection not made within
+   * this fails, and a query not answered this long past the longest statement_timeout its pool's
+   * statements may set fails with 503 DATABASE_UNAVAILABLE (a primary frozen or cut off answers
+   * no statement_timeout of its own). composition/primary-bounds.ts.
+   */
+  databaseTimeoutMarginMs: number;
   /** A whole /api/v1 or /ogc read, all its statements together, exports aside (READ_REQUEST_BUDGET_MS). */
   readRequestBudgetMs: number;
   /** A whole collection read, GET /api/{collection}[/{id}] (COLLECTIONS_REQUEST_BUDGET_MS). */
@@ -25,6 +32,7 @@ export const DEFAULT_BUDGETS: BudgetConfig = {
   readStatementTimeoutMs: 5_000,
   collectionsStatementTimeoutMs: 10_000,
   jobsStatementTimeoutMs: 60_000,
+  databaseTimeoutMarginMs: 5_000,
   readRequestBudgetMs: 5_000,
   collectionsRequestBudgetMs: 10_000,
   headersTimeoutMs: 10_000,
@@ -58,6 +66,11 @@ export function loadBudgetConfig(read: Read): BudgetConfig {
       'JOBS_STATEMENT_TIMEOUT_MS',
       milliseconds(100, 24 * hour),
       DEFAULT_BUDGETS.jobsStatementTimeoutMs,
+    ),
+    databaseTimeoutMarginMs: read(
+      'DATABASE_TIMEOUT_MARGIN_MS',
+      milliseconds(100, hour),
+      DEFAULT_BUDGETS.databaseTimeoutMarginMs,
     ),
     readRequestBudgetMs: read(
       'READ_REQUEST_BUDGET_MS',

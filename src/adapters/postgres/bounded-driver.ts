@@ -33,11 +33,12 @@ export function withinTime<T>(work: Promise<T>, ms: number, what: string): Promi
 }
 
 /**
- * Slonik's pg driver whose queries each fail after `queryTimeoutMs` without an answer, and whose
- * connection attempts that pg ends at the pool's connectionTimeout ("timeout expired", no code)
- * fail with a DatabaseTimeoutError too.
+ * Slonik's pg driver whose queries each fail after `queryTimeoutMs` without an answer (none when
+ * undefined), and whose connection attempts that pg ends at the pool's connectionTimeout ("timeout
+ * expired", no code) fail with a DatabaseTimeoutError too. The bound is per query: a connection
+ * idle between queries (an export's snapshot holder, idle in its transaction) runs no timer.
  */
-export function boundedPgDriver(queryTimeoutMs: number): DriverFactory {
+export function boundedPgDriver(queryTimeoutMs: number | undefined): DriverFactory {
   const pgDriver = createPgDriverFactory();
   return async (input) => {
     const driver = await pgDriver(input);
@@ -54,6 +55,7 @@ export function boundedPgDriver(queryTimeoutMs: number): DriverFactory {
             );
           throw error;
         });
+        if (queryTimeoutMs === undefined) return client;
         return {
           ...client,
           query: (text, values, options) =>

@@ -47,10 +47,13 @@ export async function createDatabasePool(
     interceptors?: Interceptor[];
     /**
      * Client-side bounds for a server that may stop answering (bounded-driver.ts): a connection
-     * not ready within `connectMs` fails at once (no retry), a query without an answer after
-     * `queryMs` fails with a DatabaseTimeoutError and its connection is closed.
+     * not ready within `connectMs` fails with a DatabaseTimeoutError, at once unless
+     * `retryConnect` (then Slonik's retries, each bounded so: the primary, which has no other
+     * server to go to); a query without an answer after `queryMs` fails with a
+     * DatabaseTimeoutError and its connection is closed. Without `queryMs` only the connect is
+     * bounded (a pool that runs statements without a statement_timeout: docs/decisions.md).
      */
-    timeBounds?: { connectMs: number; queryMs: number };
+    timeBounds?: { connectMs: number; queryMs?: number; retryConnect?: boolean };
   } = {},
 ): Promise<DatabasePool> {
   const always = options.genericPlans ? ['plan_cache_mode=force_generic_plan'] : [];
@@ -62,9 +65,11 @@ export async function createDatabasePool(
     ...(bounds
       ? {
           driverFactory: boundedPgDriver(bounds.queryMs),
-          connectionRetryLimit: 0,
+          ...(bounds.retryConnect ? {} : { connectionRetryLimit: 0 }),
           // A query that timed out is on a server that does not answer: close its socket soon.
-          gracefulTerminationTimeout: Math.min(bounds.connectMs, 250),
+          ...(bounds.queryMs === undefined
+            ? {}
+            : { gracefulTerminationTimeout: Math.min(bounds.connectMs, 250) }),
         }
       : {}),
     // Server-side statement_timeout of every connection (docs/api.md, "Budgets, caps and limits").

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { type Interceptor, sql } from 'slonik';
+import { withinTime } from './bounded-driver.ts';
 
 // Cancels the statements of an HTTP request whose client went away. statement_timeout bounds a
 // statement anyway, but a client that gives up (a closed tab, a proxy's own timeout, a script
@@ -61,7 +62,12 @@ export function sharedWork<T>(work: () => Promise<T>): Promise<T> {
   return storage.exit(work);
 }
 
-export function queryCanceller(databaseUrl: string): QueryCanceller {
+/**
+ * `timeoutMs`: the client-side bound on the cancel's own connection and statement
+ * (DATABASE_TIMEOUT_MARGIN_MS), so that a primary that stopped answering holds no cancel, and no
+ * connection waiting for it (beforePoolConnectionRelease), for longer.
+ */
+export function queryCanceller(databaseUrl: string, options: { timeoutMs: number }): QueryCanceller {
   /** Physical connection -> backend process id. */
   const backendPids = new WeakMap<object, number>();
   /** The checkouts in use: Slonik connection id -> backend process id. */
@@ -118,14 +124,19 @@ export function queryCanceller(databaseUrl: string): QueryCanceller {
       const targets = [...new Set(scope.running.values())];
       if (targets.length === 0) return;
       const sending = (async () => {
-        const client = new pg.Client({ connectionString: databaseUrl });
+        const client = new pg.Client({
+          connectionString: databaseUrl,
+          connectionTimeoutMillis: options.timeoutMs,
+          query_timeout: options.timeoutMs,
+        });
         try {
           await client.connect();
           await client.query('select pg_cancel_backend(pid) from unnest($1::int[]) as pid', [targets]);
         } catch {
           // Best effort: statement_timeout still ends the statements.
         } finally {
-          await client.end().catch(() => {});
+          // A frozen server never acknowledges the end either.
+          await withinTime(client.end(), options.timeoutMs, 'the cancel connection').catch(() => {});
         }
       })();
       // Each of these connections drains the cancel before it goes back to the pool (above).

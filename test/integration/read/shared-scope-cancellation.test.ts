@@ -16,7 +16,7 @@ import { loadReadFixture } from '../../helpers/v1-fixture.ts';
 t.test('a gone client does not cancel the scope resolution other requests share', async (t) => {
   const db = await testDatabase(t);
   await loadReadFixture(db.pool);
-  const canceller = queryCanceller(db.url);
+  const canceller = queryCanceller(db.url, { timeoutMs: 5_000 });
   const pool = await createDatabasePool(db.url, {
     maximumPoolSize: 4,
     interceptors: [canceller.interceptor],

@@ -9,6 +9,7 @@ t.test('budgets: documented defaults, overridable, bad values named at start-up'
     READ_STATEMENT_TIMEOUT_MS: '2500',
     COLLECTIONS_STATEMENT_TIMEOUT_MS: '8000',
     JOBS_STATEMENT_TIMEOUT_MS: '120000',
+    DATABASE_TIMEOUT_MARGIN_MS: '2000',
     READ_REQUEST_BUDGET_MS: '4000',
     COLLECTIONS_REQUEST_BUDGET_MS: '9000',
     HEADERS_TIMEOUT_MS: '5000',
@@ -19,6 +20,7 @@ t.test('budgets: documented defaults, overridable, bad values named at start-up'
     readStatementTimeoutMs: 2500,
     collectionsStatementTimeoutMs: 8000,
     jobsStatementTimeoutMs: 120000,
+    databaseTimeoutMarginMs: 2000,
     readRequestBudgetMs: 4000,
     collectionsRequestBudgetMs: 9000,
     headersTimeoutMs: 5000,
@@ -31,6 +33,7 @@ t.test('budgets: documented defaults, overridable, bad values named at start-up'
     ['HEADERS_TIMEOUT_MS', 'soon'],
     ['READ_REQUEST_BUDGET_MS', '50'],
     ['COLLECTIONS_REQUEST_BUDGET_MS', '-1'],
+    ['DATABASE_TIMEOUT_MARGIN_MS', '99'],
   ];
   for (const [variable, value] of bad) {
     t.throws(() => loadConfig({ NODE_ENV: 'test', [variable]: value }), ConfigError, variable);
