@@ -51,7 +51,7 @@ const QUERY_NAMES = ['next', 'notice', 'error', 'page', 'size', 'file', 'q', 'st
 export const PAGE_ID_KINDS = ['fixture', 'edge number', 'unicode', 'path'] as const;
 export const PAGE_BODIES = ['urlencoded', 'multipart', 'truncated multipart', 'huge field'] as const;
 export const PAGE_TOKENS = ['valid', 'valid', 'valid', 'missing', 'wrong', 'foreign origin'] as const;
-export const PAGE_QUERIES = ['none', 'hostile', 'duplicated', 'prototype keys'] as const;
+export const PAGE_QUERIES = ['none', 'none', 'hostile', 'duplicated', 'prototype keys'] as const;
 
 export type PagePlan = {
   route: PageRoute;
@@ -126,7 +126,8 @@ export function pageRequest(
 
   headers.origin = plan.token === 'foreign origin' ? 'https://evil.example' : 'http://localhost';
   const form: Array<[string, string]> = plan.fields.map((name, i) => [name, value(i)]);
-  form.push([plan.protoKey, value(1)]);
+  // A prototype key is refused before any handler (input-guards.ts): only in the draws that test that.
+  if (plan.query === 'prototype keys') form.push([plan.protoKey, value(1)]);
   if (plan.body === 'huge field') form.push([plan.fields[0] ?? 'name', 'x'.repeat(300_000)]);
   if (plan.token !== 'missing') form.unshift(['_csrf', plan.token === 'wrong' ? value(0) : browser.csrf]);
   if (plan.body === 'urlencoded' || plan.body === 'huge field') {
