@@ -98,13 +98,16 @@ const HOSTILE_TEXT = [
   '275760-09-13T00:00:00Z',
   '{"north":1e400,"south":-1e400,"east":"x","west":null}',
 ];
-const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'];
+export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'];
 
 export const edgeNumber = fc.constantFrom(...EDGE_NUMBERS);
-const hostileText = fc.oneof(fc.constantFrom(...HOSTILE_TEXT), fc.string({ unit: 'binary', maxLength: 40 }));
+export const hostileText = fc.oneof(
+  fc.constantFrom(...HOSTILE_TEXT),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+);
 
 /** encodeURIComponent, except that a lone surrogate goes out as its raw UTF-8 bytes (invalid). */
-function encodePathValue(value: string): string {
+export function encodePathValue(value: string): string {
   try {
     return encodeURIComponent(value);
   } catch {

@@ -43,20 +43,19 @@ type PageFailure = { status: number; heading: string; message: string };
 
 /**
  * A failure as a page (the dashboard's and the account pages' error handlers): the API's status
- * for it, and its message unless it is a 500, which reveals nothing internal. A database that is
+ * for it (toErrorResponse's), and its message unless it is a 500, which reveals nothing internal. A database that is
  * gone is a 503 page saying so, never a 500 (issue 31 §4).
  */
 export function pageFailure(error: FastifyError | Error, reply: FastifyReply): PageFailure {
   if (error instanceof RateLimitedError) setRefusalHeaders(reply, error.decision);
   let status = 500;
   let message = 'An unexpected error occurred; it has been logged.';
-  const frameworkStatus = (error as FastifyError).statusCode;
   if (error instanceof DomainError) [status, message] = [domainErrorStatus(error), error.message];
-  else if (frameworkStatus && frameworkStatus >= 400 && frameworkStatus < 500)
-    [status, message] = [frameworkStatus, error.message];
   else {
-    const fromDatabase = classifyDatabaseError(error);
-    if (fromDatabase) [status, message] = [fromDatabase.status, fromDatabase.body.message ?? message];
+    // The API's answer for it (a framework 4xx, the database's 503, a multipart body cut short:
+    // 400), so that a page does not answer 500 where the API answers the client's fault (issue 30 §8).
+    const answer = toErrorResponse(error);
+    if (answer.status !== 500) [status, message] = [answer.status, answer.body.message ?? message];
   }
   if (status === 503) reply.header('retry-after', RETRY_AFTER_SECONDS);
   const heading =

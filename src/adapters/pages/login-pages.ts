@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type LoginDeps, logIn } from '../../application/accounts/log-in.ts';
 import type { Viewer } from '../../domain/access.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { DomainError, ValidationError } from '../../domain/errors.ts';
 import { clearTokenCookie, setTokenCookie } from '../http/authentication.ts';
 import { type Csrf, csrfInput, verifiedForm } from './csrf.ts';
 import { flashFrom, redirect } from './replies.ts';
@@ -37,6 +37,9 @@ export function safeNext(value: unknown, home: string): string | null {
   return area.length > 1 && value.startsWith(area) && /^\/[a-z]+(\/[a-z0-9-]+)*$/.test(value) ? value : null;
 }
 
+/** The login form's bounds: the API login's (POST /api/users/login). */
+const LOGIN_LIMITS = { email: 320, password: 1024 };
+
 export function registerLoginPages(app: FastifyInstance, pages: LoginPages): void {
   const hidden = { schema: { hide: true } };
   const { paths } = pages;
@@ -57,10 +60,18 @@ export function registerLoginPages(app: FastifyInstance, pages: LoginPages): voi
 
   app.post(paths.login, hidden, async (request, reply) => {
     const body = verifiedForm(pages.csrf, request);
-    const email = (body.email ?? '').trim();
+    const email = (body.email ?? '').trim().slice(0, LOGIN_LIMITS.email + 1);
+    const password = body.password ?? '';
     const next = safeNext(body.next, paths.home);
     try {
-      const result = await logIn(pages.login, { email, password: body.password ?? '', clientIp: request.ip });
+      // The API's bounds (its body schema): a longer email would also make a rate-limit key over
+      // the index's row size, a 500 (found by the page fuzzer).
+      if (email.length > LOGIN_LIMITS.email || password.length > LOGIN_LIMITS.password)
+        throw new ValidationError(
+          `the email may be at most ${LOGIN_LIMITS.email} characters and the password ${LOGIN_LIMITS.password}`,
+          { field: email.length > LOGIN_LIMITS.email ? 'email' : 'password' },
+        );
+      const result = await logIn(pages.login, { email, password, clientIp: request.ip });
       const refusal = pages.refuse?.(result.user) ?? null;
       if (refusal) {
         await pages.login.sessions.revoke(result.sessionId);

@@ -20,6 +20,7 @@ import { acceptForms, CsrfError, csrfProtection, csrfRefusal, type Form, verifie
 import type { Html } from '../html.ts';
 import { type Flash, page } from '../layout.ts';
 import { registerLoginPages } from '../login-pages.ts';
+import { recordId } from '../account-pages.ts';
 import { messageView } from '../layout.ts';
 import { flashFrom, redirect, htmlReply } from '../replies.ts';
 import {
@@ -165,7 +166,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
       const user = admin(request, reply);
       if (!user) return reply;
       const token = csrf.token(request, reply);
-      const id = Number((request.params as { id?: string }).id);
+      // An id that is not one (`abc`, `-1`, 99999999999999999999) is the 404 page, not a NaN for the database.
+      const id = recordId((request.params as { id?: string }).id);
       const { title, body } = await handler({ user, token, id, request });
       return render(reply, 200, title, body, { admin: user, token, flash: flashFrom(request), active });
     });
@@ -181,7 +183,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
     app.post(path, hidden, async (request, reply) => {
       const user = admin(request, reply);
       if (!user) return reply;
-      const ctx = { user, body: form(request), id: Number((request.params as { id?: string }).id) };
+      const ctx = { user, body: form(request), id: recordId((request.params as { id?: string }).id) };
       checkForm(ctx.body);
       return change(reply, await back(ctx), () => handler(ctx));
     });

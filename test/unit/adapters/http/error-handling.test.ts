@@ -51,6 +51,16 @@ t.test('pages: a framework 4xx keeps its status, anything else is 500', async (t
   t.equal(pageErrorStatus(upstream, fakeReply().reply), 500, 'nothing of a 5xx passes through');
 });
 
+t.test(
+  'pages: a multipart body cut short is 400 as in the API, not 500 (found by the page fuzzer)',
+  async (t) => {
+    for (const words of ['Unexpected end of form', 'Part terminated early', 'Malformed part header']) {
+      t.equal(toErrorResponse(new Error(words)).status, 400, `API: ${words}`);
+      t.equal(pageErrorStatus(new Error(words), fakeReply().reply), 400, `page: ${words}`);
+    }
+  },
+);
+
 t.test('pages: a rate-limit refusal gets the 429 headers of the API', async (t) => {
   const now = new Date('2026-01-01T12:00:00Z');
   const reset = new Date('2026-01-01T12:01:00Z');
