@@ -56,7 +56,7 @@ button.small { padding:.3rem .7rem; font-size:.9em; }
 .usage b { color:var(--ink); font-weight:600; }
 .login { max-width:400px; margin:12vh auto; }
 .login h1 { text-align:center; }
-.row { display:flex; gap:1rem; flex-wrap:wrap; }
+.row { display:flex; gap:1rem; flex-wrap:wrap; align-items:flex-start; }
 .row > * { flex:1; min-width:200px; }
 .actions { display:flex; gap:.75rem; align-items:center; }
 .badge.synced, .badge.success, .badge.completed { background:var(--ok-bg); color:var(--ok); }
