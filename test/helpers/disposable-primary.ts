@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
@@ -9,6 +8,7 @@ import {
   ensureEmbeddedCluster,
 } from '../../src/adapters/postgres/embedded-cluster.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
+import { type FrozenCluster, freezeCluster } from './frozen-cluster.ts';
 
 // A PostgreSQL of the test's own, to take away and give back: an embedded cluster (Unix socket
 // only, as `chronomap start` runs one) in a temporary directory, with one migrated database.
@@ -35,19 +35,10 @@ export async function disposablePrimary(t: Test): Promise<DisposablePrimary> {
   await ensureDatabase(cluster.url('postgres'), 'chronomap_outage_test');
   const url = cluster.url('chronomap_outage_test');
   await migrate(url, loadMigrations());
-  let paused: number[] = [];
-  const signal = (pids: number[], name: NodeJS.Signals) => {
-    for (const pid of pids) {
-      try {
-        process.kill(pid, name);
-      } catch {
-        // gone meanwhile
-      }
-    }
-  };
+  let frozen: FrozenCluster | undefined;
   const resume = () => {
-    signal(paused, 'SIGCONT');
-    paused = [];
+    frozen?.thaw();
+    frozen = undefined;
   };
   t.teardown(async () => {
     resume();
@@ -64,14 +55,7 @@ export async function disposablePrimary(t: Test): Promise<DisposablePrimary> {
       cluster = await open();
     },
     pause() {
-      const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
-        .split('\n')
-        .filter(Boolean)
-        .map(Number);
-      // The postmaster first, so it forks no backend that would escape the stop.
-      paused = [postmaster, ...children];
-      signal(paused, 'SIGSTOP');
+      frozen = freezeCluster(dataDir);
     },
     resume,
   };

@@ -1,10 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import pg from 'pg';
 import t from 'tap';
 import { composeServices } from '../../../src/compose.ts';
 import { policyFile, unlimitedAnonymousReads } from '../../helpers/accounts.ts';
 import { testConfig } from '../../helpers/app.ts';
+import { freezeCluster } from '../../helpers/frozen-cluster.ts';
 import { scalar, startSeededPair } from '../../helpers/replication.ts';
 
 // Read replicas that tell the truth (issue 31 §1 and §2, docs/scaling.md, "Read replicas"), with a
@@ -148,26 +147,6 @@ t.test(
   },
 );
 
-/** The standby's postmaster and every process it started (backends, walreceiver, ...). */
-function standbyProcesses(): number[] {
-  const postmaster = Number(
-    readFileSync(path.join(pair.standby.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
-  );
-  const children = readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after ")".
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
-  return [postmaster, ...children];
-}
-
 t.test(
   'a standby that stops answering (SIGSTOP): reads keep answering from the primary, health says down',
   async (t) => {
@@ -176,26 +155,10 @@ t.test(
     // Some connections of the standby's read pools are open (and will hang, as over a black hole).
     for (let page = 1; page <= 4; page += 1) await anonymousRead(page);
 
-    let stopped: number[] = [];
-    const resume = () => {
-      for (const pid of stopped) {
-        try {
-          process.kill(pid, 'SIGCONT');
-        } catch {
-          // already gone
-        }
-      }
-      stopped = [];
-    };
-    t.teardown(resume);
-    const postmaster = standbyProcesses()[0] as number;
-    process.kill(postmaster, 'SIGSTOP'); // first, so that it starts no process the list below misses
-    stopped = [postmaster];
-    for (const pid of standbyProcesses().slice(1)) {
-      process.kill(pid, 'SIGSTOP');
-      stopped.push(pid);
-    }
-    t.ok(stopped.length > 3, `the postmaster and ${stopped.length - 1} processes of it stopped`);
+    const frozen = freezeCluster(pair.standby.dataDir);
+    t.teardown(() => frozen.thaw());
+    const stopped = frozen.pids.length;
+    t.ok(stopped > 3, `the postmaster and ${stopped - 1} processes of it stopped`);
 
     const before = await readsOn('primary');
     let load = true;
@@ -223,7 +186,7 @@ t.test(
     const health = await app.inject({ method: 'GET', url: '/api/health' });
     t.equal(health.statusCode, 200, 'a warning, not critical');
 
-    resume();
+    frozen.thaw();
     const back = await healthUntil((check) => check.status === 'ok');
     t.equal(back.status, 'ok', 'SIGCONT: the probe finds it again');
     t.ok(await readsReachStandby(), 'and reads go to it again');
