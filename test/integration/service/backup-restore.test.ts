@@ -1,4 +1,14 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -11,14 +21,27 @@ import { assertTestDatabaseName, loadTestServer, withDatabase } from '../../help
 // `chronomap backup` / `chronomap restore` move a whole installation (database and uploaded files)
 // from one database to another, and the embedded default keeps its data durably (fsync on).
 
+/** Every file and folder under `dir` with its permission bits other than the owner's. */
+function readableByOthers(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .concat(dir)
+    .filter((found) => (statSync(found).mode & 0o077) !== 0);
+}
+
 t.test('backup, then restore into an empty database: the same events and the same files', async (t) => {
   const source = await testDatabase(t);
   const sourceDir = mkdtempSync(path.join(tmpdir(), 'chronomap-backup-src-'));
   const seed = await runCli(['seed-demo'], { DATABASE_URL: source.url, CHRONOMAP_DATA_DIR: sourceDir });
   t.equal(seed.code, 0, seed.stderr);
+  // The ingest folder is a shared volume mounted by a symlink, as the scale-out deployment has it.
+  const shared = mkdtempSync(path.join(tmpdir(), 'chronomap-backup-shared-'));
+  symlinkSync(shared, path.join(sourceDir, 'ingest'));
   const upload = path.join(sourceDir, 'ingest', 'uploads', 'kept.csv');
   mkdirSync(path.dirname(upload), { recursive: true });
   writeFileSync(upload, 'when,what\n2024-01-01,Köln "quoted"\n');
+  // A link inside the volume to another file of it is archived as that file.
+  symlinkSync(upload, path.join(shared, 'uploads', 'linked.csv'));
 
   const backupDir = path.join(mkdtempSync(path.join(tmpdir(), 'chronomap-backup-')), 'saved');
   const backup = await runCli(['backup', '--out', backupDir], {
@@ -30,6 +53,9 @@ t.test('backup, then restore into an empty database: the same events and the sam
   const manifest = JSON.parse(readFileSync(path.join(backupDir, 'manifest.json'), 'utf8'));
   t.equal(manifest.events, 1943);
   t.equal(manifest.files, true);
+  t.equal(manifest.format, 'chronomap-backup/2');
+  t.same(readableByOthers(backupDir), [], 'the backup (password hashes, sessions) is for its owner only');
+  t.equal(statSync(path.join(backupDir, 'manifest.json')).mode & 0o777, 0o600);
 
   const again = await runCli(['backup', '--out', backupDir], {
     DATABASE_URL: source.url,
@@ -58,7 +84,11 @@ t.test('backup, then restore into an empty database: the same events and the sam
   t.equal(
     readFileSync(path.join(targetDir, 'ingest', 'uploads', 'kept.csv'), 'utf8'),
     readFileSync(upload, 'utf8'),
-    'uploaded files restored byte for byte',
+    'uploaded files restored byte for byte, from the real folder behind the symlink',
+  );
+  t.ok(
+    lstatSync(path.join(targetDir, 'ingest', 'uploads', 'linked.csv')).isFile(),
+    'a link inside, as its file',
   );
   const migrate = await runCli(['migrate'], env);
   t.match(migrate.stdout, /database is up to date/, 'the restored database is at this version');
@@ -77,6 +107,33 @@ t.test('backup, then restore into an empty database: the same events and the sam
   t.equal(notABackup.code, 1);
   t.match(notABackup.stderr, /is not a chronomap backup/);
 });
+
+t.test(
+  'a symlink in the ingest folder that leads outside it is refused, and nothing is written',
+  async (t) => {
+    const source = await testDatabase(t);
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'chronomap-backup-escape-'));
+    const migrate = await runCli(['migrate'], { DATABASE_URL: source.url, CHRONOMAP_DATA_DIR: dataDir });
+    t.equal(migrate.code, 0, migrate.stderr);
+    mkdirSync(path.join(dataDir, 'ingest', 'uploads'), { recursive: true });
+    symlinkSync('/etc/passwd', path.join(dataDir, 'ingest', 'uploads', 'stolen.csv'));
+    const backupDir = path.join(mkdtempSync(path.join(tmpdir(), 'chronomap-backup-')), 'saved');
+    const backup = await runCli(['backup', '--out', backupDir], {
+      DATABASE_URL: source.url,
+      CHRONOMAP_DATA_DIR: dataDir,
+    });
+    t.equal(backup.code, 1, backup.stdout);
+    t.match(backup.stderr, /stolen\.csv is a symlink to \/etc\/passwd, outside .*: refusing to archive it/);
+    t.throws(() => statSync(backupDir), 'no backup folder was started');
+
+    const jobs = await runCli(['backup', '--out', backupDir, '--jobs', '0'], {
+      DATABASE_URL: source.url,
+      CHRONOMAP_DATA_DIR: dataDir,
+    });
+    t.equal(jobs.code, 1);
+    t.match(jobs.stderr, /--jobs must be an integer from 1 to 32/);
+  },
+);
 
 t.test(
   'the embedded cluster: durable by default, and an old cluster is restarted with fsync on',
