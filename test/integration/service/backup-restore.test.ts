@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   lstatSync,
@@ -106,6 +107,32 @@ t.test('backup, then restore into an empty database: the same events and the sam
   const notABackup = await runCli(['restore', '--from', targetDir], env);
   t.equal(notABackup.code, 1);
   t.match(notABackup.stderr, /is not a chronomap backup/);
+
+  // A backup of format 1, as the version before wrote it (a custom-format dump, `ingest/` in the
+  // tar), still restores.
+  const formatOne = mkdtempSync(path.join(tmpdir(), 'chronomap-backup-v1-'));
+  execFileSync('pg_dump', [
+    '--format=custom',
+    '--no-owner',
+    '--file',
+    path.join(formatOne, 'database.dump'),
+    source.url,
+  ]);
+  const oldFiles = mkdtempSync(path.join(tmpdir(), 'chronomap-backup-v1-files-'));
+  mkdirSync(path.join(oldFiles, 'ingest', 'uploads'), { recursive: true });
+  writeFileSync(path.join(oldFiles, 'ingest', 'uploads', 'old.csv'), 'when,what\n2020-01-01,old\n');
+  execFileSync('tar', ['-C', oldFiles, '-cf', path.join(formatOne, 'files.tar'), 'ingest']);
+  writeFileSync(
+    path.join(formatOne, 'manifest.json'),
+    JSON.stringify({ ...manifest, format: 'chronomap-backup/1' }),
+  );
+  const fromOne = await runCli(['restore', '--from', formatOne, '--replace', '--jobs', '2'], env);
+  t.equal(fromOne.code, 0, fromOne.stderr);
+  t.equal(await scalar(targetUrl, 'select count(*) from events'), '1943', 'format 1 restores');
+  t.equal(
+    readFileSync(path.join(targetDir, 'ingest', 'uploads', 'old.csv'), 'utf8'),
+    'when,what\n2020-01-01,old\n',
+  );
 });
 
 t.test(
