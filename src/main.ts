@@ -40,8 +40,10 @@ Commands:
   migrate                            apply pending database migrations
   create-admin --email E --password P  create an administrator (or promote and reset an existing account)
   seed-demo [--file F]               load demo events (USGS earthquakes) into a public catalog "demo"
-  backup [--out DIR]                 save the database and the uploaded files into a new folder
-  restore --from DIR [--replace]     load a backup into an empty database (--replace: over existing data)
+  backup [--out DIR] [--jobs N]      save the database and the uploaded files into a new folder
+  restore --from DIR [--replace] [--jobs N]
+                                     load a backup into an empty database (--replace: over existing data;
+                                     --jobs: processes of pg_dump/pg_restore, default the cores, at most 4)
   help                               this text
 
 Configuration comes from environment variables; see README.md#configuration.

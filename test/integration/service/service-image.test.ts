@@ -5,9 +5,11 @@ import { testDatabase } from '../../helpers/database.ts';
 
 // The main application's image (scripts/podman/build-service-image, run by `scripts/setup --test`)
 // starts against a database given by DATABASE_URL and SESSION_SECRET and answers a healthy
-// /api/health, as the non-root user, with production dependencies only.
+// /api/health, as the non-root user, with production dependencies only; `chronomap backup` works
+// in it (the image has PostgreSQL's client programs, not its server).
 
-const IMAGE = 'localhost/chronomap:latest';
+// CHRONOMAP_IMAGE: an image of another tag (IMAGE=… scripts/podman/build-service-image).
+const IMAGE = process.env.CHRONOMAP_IMAGE ?? 'localhost/chronomap:latest';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -96,5 +98,14 @@ t.test(
     t.not(inContainer(id, 'touch', '/app/src/main-was-changed').status, 0, 'cannot change its own code');
     t.equal(inContainer(id, 'test', '-d', '/app/node_modules/tap').status, 1, 'no dev dependencies');
     t.equal(inContainer(id, 'test', '-d', '/app/node_modules/fastify').status, 0, 'the production ones');
+
+    const backup = inContainer(id, '/app/bin/chronomap', 'backup', '--out', '/var/lib/chronomap/backup-1');
+    t.equal(backup.status, 0, `chronomap backup runs in the image: ${backup.stderr}`);
+    t.match(backup.stdout, /backup of .* written to \/var\/lib\/chronomap\/backup-1: 0 events/);
+    t.equal(
+      inContainer(id, 'find', '/var/lib/chronomap/backup-1', '-perm', '/077').stdout,
+      '',
+      'nothing of it readable by others',
+    );
   },
 );
