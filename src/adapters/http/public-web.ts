@@ -29,10 +29,12 @@ const EXPOSED_HEADERS = [
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
   'Content-Disposition',
+  'Accept-Ranges',
+  'Content-Range',
 ];
 
-/** Request headers a cross-origin script may send (a bearer token, revalidation, cache bypass). */
-const ALLOWED_HEADERS = ['Authorization', 'If-None-Match', 'Cache-Control', 'Accept'];
+/** Request headers a cross-origin script may send (a bearer token, revalidation, cache bypass, a byte range). */
+const ALLOWED_HEADERS = ['Authorization', 'If-None-Match', 'Cache-Control', 'Accept', 'Range', 'If-Range'];
 
 /**
  * Content types compressed: @fastify/compress's default (text, JSON and `+json` such as

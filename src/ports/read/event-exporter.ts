@@ -15,9 +15,16 @@ export type EventExport = {
   separator: string;
   /** Text after the last batch. */
   tail: string;
+  /** The data version the export's snapshot holds (see `versionOf`). */
+  version: string;
 };
 
 export interface EventExporter {
+  /**
+   * The data version of what `viewer` may read with `filter`, now: two exports with the same filter,
+   * sort and format at the same version have the same bytes.
+   */
+  versionOf(viewer: Viewer, filter: EventFilter): Promise<string>;
   /** Starts an export: resolves what the viewer may read and, for CSV, its columns. */
   exportEvents(viewer: Viewer, filter: EventFilter, sort: Sort, format: ExportFormat): Promise<EventExport>;
 }

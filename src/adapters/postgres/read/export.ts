@@ -9,7 +9,7 @@ import { type DatabasePool, row, sql } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { datasetKeys } from './export-columns.ts';
 import { keysetCondition, orderBy, rawConditions } from './rows.ts';
-import { type Scope, scopeResolver } from './scope.ts';
+import { readDataVersion, type Scope, scopeResolver } from './scope.ts';
 
 // The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events of ONE snapshot of the
 // database, in ranges of about EXPORT_BATCH_SIZE events, each range read by one statement (with the
@@ -445,14 +445,17 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
   }
 
   return {
+    versionOf: (viewer, filter) => readDataVersion(pool, viewer, filter),
     async exportEvents(viewer: Viewer, filter: EventFilter, sort: Sort, format: ExportFormat) {
       const scope = await scopes.scopeOf(viewer, filter);
       const snapshot = await takeSnapshot();
       try {
+        // The version of what this snapshot holds: the key of the file the export may be kept as.
+        const version = await snapshot.read((connection) => readDataVersion(connection, viewer, filter));
         if (format === 'geojson') {
           // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
           const features = { line: FEATURE, separator: sqlText`E',\n'`, lateral: sqlText`` };
-          return geojsonExport(holding(batches(snapshot, scope, filter, sort, features), snapshot));
+          return geojsonExport(holding(batches(snapshot, scope, filter, sort, features), snapshot), version);
         }
         // Read after the snapshot was taken, so the columns hold every key of the events it sees
         // (keys written since only add an empty column).
@@ -462,6 +465,7 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
           batches: holding(batches(snapshot, scope, filter, sort, csvLine(keys)), snapshot),
           separator: '',
           tail: '',
+          version,
         } satisfies EventExport;
       } catch (error) {
         await snapshot.release();
@@ -471,11 +475,12 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
   };
 }
 
-function geojsonExport(features: AsyncIterable<string>): EventExport {
+function geojsonExport(features: AsyncIterable<string>, version: string): EventExport {
   return {
     head: '{"type":"FeatureCollection","features":[\n',
     batches: features,
     separator: ',\n',
     tail: '\n]}\n',
+    version,
   };
 }
