@@ -3,12 +3,13 @@ import { csvField } from '../../../domain/csv-field.ts';
 import type { EventFilter, KeysetPosition, Sort } from '../../../domain/read/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
-import { type DatabaseTransactionConnection, StatementTimeoutError } from 'slonik';
+import { StatementTimeoutError } from 'slonik';
 import { DomainError } from '../../../domain/errors.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
+import { type DatabasePool, row } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { datasetKeys } from './export-columns.ts';
 import { keysetCondition, orderBy, rawConditions } from './rows.ts';
+import { holding, holdSnapshot, type Snapshot } from './export-snapshot.ts';
 import { readDataVersion, type Scope, scopeResolver } from './scope.ts';
 
 // The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events of ONE snapshot of the
@@ -189,107 +190,6 @@ const DEFAULT_READS: ExportReadOptions = {
   boundsPerStatement: EXPORT_BOUNDS_PER_STATEMENT,
   smallestRange: EXPORT_CHUNK_EVENTS,
 };
-
-const SnapshotRow = row(Type.Object({ snapshot: Type.String() }));
-const SettingRow = row(Type.Object({ setting: Type.String() }));
-
-/** What pg_export_snapshot returns (`00000003-0000001B-1`): checked before it is written into SQL text. */
-const SNAPSHOT_ID = /^[0-9A-F]+(?:-[0-9A-F]+)+$/i;
-
-type Snapshot = {
-  /** Runs `work` in a transaction of its own that sees the snapshot. */
-  read<T>(work: (connection: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
-  /** Ends the holder's transaction; the snapshot can no longer be imported. */
-  release(): Promise<void>;
-};
-
-const REPEATABLE_READ_ONLY = sql.unsafe`set transaction isolation level repeatable read, read only`;
-
-/**
- * Opens the holder: a transaction on `pool` that exports its snapshot and stays open, idle, until
- * `release` (or until the database ends it after `maxMs`).
- */
-async function holdSnapshot(pool: DatabasePool, readPool: DatabasePool, maxMs: number): Promise<Snapshot> {
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let exported: (id: string) => void = () => {};
-  let failed: (error: unknown) => void = () => {};
-  const id = new Promise<string>((resolve, reject) => {
-    exported = resolve;
-    failed = reject;
-  });
-  const held = pool
-    .transaction(async (transaction) => {
-      await transaction.query(REPEATABLE_READ_ONLY);
-      // The holder is idle for the whole export: its own idle bound, not the pool's.
-      await transaction.query(
-        typed(
-          SettingRow,
-        )`select set_config('idle_in_transaction_session_timeout', ${String(maxMs)}, true) as setting`,
-      );
-      const found = await transaction.one(typed(SnapshotRow)`select pg_export_snapshot() as snapshot`);
-      exported(found.snapshot);
-      await released;
-    })
-    // A holder the database ended (maxMs, a restart) fails the export's next read instead.
-    .catch((error: unknown) => failed(error));
-  const snapshot = await id;
-  if (!SNAPSHOT_ID.test(snapshot)) {
-    release();
-    await held;
-    throw new Error(`unexpected snapshot identifier ${JSON.stringify(snapshot)}`);
-  }
-  const importing = raw(`set transaction snapshot '${snapshot}'`);
-  return {
-    read: (work) =>
-      readPool.transaction(async (transaction) => {
-        await transaction.query(REPEATABLE_READ_ONLY);
-        await transaction.query(typed(SettingRow)`${importing}`);
-        return work(transaction);
-      }),
-    async release() {
-      release();
-      await held;
-    },
-  };
-}
-
-/**
- * The export's batches, which end the snapshot when they end: read to the end, failed, or closed
- * early by `return` (also before the first `next`, which an async generator alone would not see).
- */
-function holding(batches: AsyncGenerator<string>, snapshot: Snapshot): AsyncIterable<string> {
-  let ended = false;
-  const end = async () => {
-    if (ended) return;
-    ended = true;
-    await snapshot.release();
-  };
-  const iterator: AsyncIterableIterator<string> = {
-    async next() {
-      try {
-        const next = await batches.next();
-        if (next.done) await end();
-        return next;
-      } catch (error) {
-        await end();
-        throw error;
-      }
-    },
-    async return() {
-      try {
-        await batches.return(undefined);
-      } finally {
-        await end();
-      }
-      return { done: true, value: undefined };
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
-}
 
 export function postgresEventExporter(pool: DatabasePool, options: ExporterOptions = {}): EventExporter {
   const scopes = scopeResolver(pool, {});
