@@ -38,10 +38,11 @@ const ALLOWED_HEADERS = ['Authorization', 'If-None-Match', 'Cache-Control', 'Acc
 
 /**
  * Content types compressed: @fastify/compress's default (text, JSON and `+json` such as
- * application/geo+json, XML) plus Mapbox vector tiles, which are protobuf and compress to about a third.
+ * application/geo+json, XML) plus JSON text sequences (application/geo+json-seq) and Mapbox vector
+ * tiles, which are protobuf and compress to about a third.
  */
 const COMPRESSIBLE =
-  /^text\/(?!event-stream)|(?:\+|\/)json(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:vnd\.mapbox-vector-tile|x-protobuf)(?:;|$)/u;
+  /^text\/(?!event-stream)|(?:\+|\/)json(?:-seq)?(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:vnd\.mapbox-vector-tile|x-protobuf)(?:;|$)/u;
 
 /**
  * Fast settings: gzip level 3 and brotli quality 2 compress a page of 100 events about as well as the

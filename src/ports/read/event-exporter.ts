@@ -4,7 +4,7 @@ import type { Viewer } from './event-reader.ts';
 // The exports of /api/v1 (events.geojson, events.csv): the whole filtered set, as text, in batches
 // read one after the other (keyset paging), so that an export of any size holds one batch in memory.
 
-export type ExportFormat = 'geojson' | 'csv';
+export type ExportFormat = 'geojson' | 'csv' | 'geojsonseq' | 'kml';
 
 export type EventExport = {
   /** Text before the first batch: the FeatureCollection's opening, or the CSV header line. */

@@ -43,6 +43,26 @@ const FORMATS: Record<ExportFormat, { type: string; file: string; summary: strin
       'descending; default id (the fastest: the table\u2019s own order). ' +
       EXPORT_LIMIT_TEXT,
   },
+  geojsonseq: {
+    type: 'application/geo+json-seq',
+    file: 'chronomap-events.geojsons',
+    summary: 'Export the filtered events as GeoJSON text sequences (RFC 8142)',
+    description:
+      'Every event the filters match as a GeoJSON text sequence (RFC 8142): each Feature, exactly as in the GeoJSON ' +
+      'export, after a record separator (0x1E) and followed by a line feed, with no surrounding collection, so a ' +
+      'reader can take it a feature at a time (GDAL: GeoJSONSeq). ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  kml: {
+    type: 'application/vnd.google-earth.kml+xml',
+    file: 'chronomap-events.kml',
+    summary: 'Export the filtered events as KML',
+    description:
+      'Every event the filters match as a KML 2.2 Placemark: the title as its name, eventTimestamp as a TimeStamp, ' +
+      'the dataset, the catalog and each top-level key of `data` as ExtendedData (objects and arrays as their ' +
+      'JSON), the location as a Point (none without one). Characters XML does not allow are removed. ' +
+      EXPORT_LIMIT_TEXT,
+  },
   csv: {
     type: 'text/csv; charset=utf-8; header=present',
     file: 'chronomap-events.csv',
@@ -160,7 +180,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{
   exporter: EventExporter;
   files?: ExportFileStore;
 }> = async (app, deps) => {
-  for (const format of ['geojson', 'csv'] as const) {
+  for (const format of Object.keys(FORMATS) as ExportFormat[]) {
     const { type, file, summary, description } = FORMATS[format];
     app.get(
       `/api/v1/events.${format}`,
@@ -177,7 +197,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{
           produces: [type.split(';')[0] ?? type],
           response: {
             200: {
-              description: `The events as ${format === 'csv' ? 'CSV' : 'GeoJSON'}`,
+              description: `The events (${summary.replace('Export the filtered events as ', '')})`,
               content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
             },
             206: {

@@ -91,6 +91,33 @@ const FEATURE = sqlText`'{"type":"Feature","id":' || e.id || ',"geometry":'
   || ',"eventTimestamp":"' || ${TIMESTAMP} || '","dataset":' || to_json(d.slug)::text
   || ',"catalog":' || to_json(c.slug)::text || ',"data":' || e.data::text || '}}'`;
 
+/** RFC 8142 (GeoJSON text sequences): each feature after a record separator, ending with a line feed. */
+const SEQUENCE_RECORD = sqlText`E'\x1e' || ${FEATURE} || E'\n'`;
+
+/** Text for XML: the characters XML 1.0 does not allow (C0 controls but tab, LF and CR) removed. */
+const xmlText = (text: Sql): Sql => sqlText`regexp_replace(${text}, E'[\x01-\x08\x0b\x0c\x0e-\x1f]', '', 'g')`;
+
+/**
+ * A KML Placemark per event, built by PostgreSQL's XML functions (which escape text and attribute
+ * values): the title as its name, the time as a TimeStamp, the dataset, catalog and each top-level
+ * data key as ExtendedData, the location as a Point (none without one).
+ */
+const PLACEMARK = sqlText`xmlelement(name "Placemark", xmlattributes('event-' || e.id as id),
+    xmlelement(name name, ${xmlText(sqlText`e.title`)}),
+    xmlelement(name "TimeStamp", xmlelement(name "when", ${TIMESTAMP})),
+    xmlelement(name "ExtendedData",
+      xmlelement(name "Data", xmlattributes('dataset' as name), xmlelement(name value, d.slug)),
+      xmlelement(name "Data", xmlattributes('catalog' as name), xmlelement(name value, c.slug)),
+      (select xmlagg(xmlelement(name "Data", xmlattributes(${xmlText(sqlText`k.key`)} as name),
+                                xmlelement(name value, ${xmlText(sqlText`k.value`)})) order by k.key)
+       from jsonb_each_text(e.data) k)),
+    case when e.location is not null then xmlelement(name "Point", xmlelement(name coordinates,
+      to_json(st_x(e.location))::text || ',' || to_json(st_y(e.location))::text)) end)::text || E'\n'`;
+
+const KML_HEAD =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Document>' +
+  '<name>Chronomap events</name>\n';
+
 /** RFC 4180: a field with a quote, comma, CR or LF is quoted, its quotes doubled. */
 function quoted(text: Sql): Sql {
   return sqlText`case when ${text} ~ '[",\r\n]' then '"' || replace(${text}, '"', '""') || '"' else ${text} end`;
@@ -352,6 +379,14 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
       try {
         // The version of what this snapshot holds: the key of the file the export may be kept as.
         const version = await snapshot.read((connection) => readDataVersion(connection, viewer, filter));
+        if (format === 'geojsonseq' || format === 'kml') {
+          const line = format === 'kml' ? PLACEMARK : SEQUENCE_RECORD;
+          const records = { line, separator: sqlText`''`, lateral: sqlText`` };
+          const tail = format === 'kml' ? '</Document></kml>\n' : '';
+          const head = format === 'kml' ? KML_HEAD : '';
+          const text = holding(batches(snapshot, scope, filter, sort, records), snapshot);
+          return { head, batches: text, separator: '', tail, version } satisfies EventExport;
+        }
         if (format === 'geojson') {
           // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
           const features = { line: FEATURE, separator: sqlText`E',\n'`, lateral: sqlText`` };
