@@ -95,7 +95,8 @@ const FEATURE = sqlText`'{"type":"Feature","id":' || e.id || ',"geometry":'
 const SEQUENCE_RECORD = sqlText`E'\x1e' || ${FEATURE} || E'\n'`;
 
 /** Text for XML: the characters XML 1.0 does not allow (C0 controls but tab, LF and CR) removed. */
-const xmlText = (text: Sql): Sql => sqlText`regexp_replace(${text}, E'[\x01-\x08\x0b\x0c\x0e-\x1f]', '', 'g')`;
+const xmlText = (text: Sql): Sql =>
+  sqlText`regexp_replace(${text}, E'[\x01-\x08\x0b\x0c\x0e-\x1f]', '', 'g')`;
 
 /**
  * A KML Placemark per event, built by PostgreSQL's XML functions (which escape text and attribute
