@@ -96,6 +96,13 @@ const exported = JSON.parse(String(geojsonExport.data)) as { type: string; featu
 const csvExport = await client.GET('/api/v1/events.csv', { params: { query: {} }, parseAs: 'text' });
 if (!csvExport.response.ok) throw new Error(`csv export: ${csvExport.response.status}`);
 const csvRows = String(csvExport.data).trimEnd().split('\n').length - 1;
+// The same events as GeoJSON text sequences (one feature per record) and KML.
+const sequence = await client.GET('/api/v1/events.geojsonseq', { params: { query: {} }, parseAs: 'text' });
+if (!sequence.response.ok) throw new Error(`geojsonseq export: ${sequence.response.status}`);
+const sequenceRecords = String(sequence.data).split('\x1e').length - 1;
+const kmlExport = await client.GET('/api/v1/events.kml', { params: { query: {} }, parseAs: 'text' });
+if (!kmlExport.response.ok) throw new Error(`kml export: ${kmlExport.response.status}`);
+const placemarks = String(kmlExport.data).split('<Placemark').length - 1;
 
 // An upload: multipart/form-data with the file as a Blob, as a logged-in user.
 const csv = 'title,date,latitude,longitude\nA,2024-01-02,52.5,13.4\nB,2024-01-03,48.85,2.35\n';
@@ -128,7 +135,7 @@ process.stdout.write(
     sources: sourceStats.totalEvents,
     dataSources: dataSources.catalogs.map((catalog) => catalog.slug).sort(),
     inferred: { dataset: inferred.dataset.id, fields: inferred.fields.length },
-    exports: { type: exported.type, features: exported.features.length, csvRows },
+    exports: { type: exported.type, features: exported.features.length, csvRows, sequenceRecords, placemarks },
     tiles: {
       tilejson: tileJson.tilejson,
       status: worldTile.response.status,

@@ -1,3 +1,4 @@
+import { localExportFileStore } from '../adapters/files/export-file-store.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
 import type { ReadYourWrites } from '../adapters/http/read-your-writes.ts';
 import { readHttp } from '../adapters/http/read/read-http.ts';
@@ -97,13 +98,15 @@ export async function composeRead(
   const exporter = replicas
     ? routedReader(replicas, primaryExporter, ({ pool }) => postgresEventExporter(pool), countRead)
     : primaryExporter;
+  // Exports kept as files once per data version (adapters/files/export-file-store.ts), on this host's disk.
+  const exportFiles = config.exportCache.maxBytes > 0 ? localExportFileStore(config.exportCache) : undefined;
   return {
     replicas,
     /** With read replicas: the request's read context and the primary's position. */
     readYourWrites: replicas ? readYourWritesOn(replicas) : undefined,
     http: (): HttpFeature =>
       readHttp({
-        readApi: { events: reader, exporter },
+        readApi: { events: reader, exporter, ...(exportFiles ? { exportFiles } : {}) },
         tiles: { tiles: reader },
         ogc: { events: reader, clock: infra.clock },
       }),

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import type { Config } from '../../src/adapters/config/environment.ts';
@@ -15,7 +18,11 @@ export async function testApp(
   options: { config?: Partial<Config>; workers?: boolean } = {},
 ): Promise<{ app: FastifyInstance; services: Services; db: TestDatabase }> {
   const db = await testDatabase(t);
-  const services = await composeServices(testConfig(options.config), db.url, {
+  // Each app keeps its materialised exports in a directory of its own, removed with the test.
+  const exports = mkdtempSync(path.join(tmpdir(), 'chronomap-exports-'));
+  t.teardown(() => rmSync(exports, { recursive: true, force: true }));
+  const config = { exportCache: { directory: exports, maxBytes: 256 * 1024 * 1024 }, ...options.config };
+  const services = await composeServices(testConfig(config), db.url, {
     http: true,
     workers: options.workers ?? false,
   });

@@ -60,6 +60,11 @@ export type Config = {
   apiProcesses: number;
   /** Bytes of verified /api/v1/events answers each HTTP process keeps (READ_CACHE_MB; 0: none). */
   readCacheBytes: number;
+  /**
+   * Where materialised exports are kept (EXPORT_CACHE_DIR, default <dataDir>/exports; shared by the
+   * API processes of one host), and their total size (EXPORT_CACHE_MB; 0 turns materialisation off).
+   */
+  exportCache: { directory: string; maxBytes: number };
   /** Prometheus metrics on a listener of their own (METRICS_BIND=host:port); unset: none. */
   metricsBind: { host: string; port: number } | undefined;
   /** Prometheus metrics at GET /api/metrics for `Authorization: Bearer <METRICS_TOKEN>`; unset: not served there. */
@@ -110,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
 
   const nodeEnv = read('NODE_ENV', oneOf(NODE_ENVS), 'development');
+  const dataDir = read('CHRONOMAP_DATA_DIR', (raw) => path.resolve(raw), path.join(projectRoot, '.data'));
   const config: Config = {
     nodeEnv,
     host: read('HOST', nonEmpty, '127.0.0.1'),
@@ -122,7 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     replicaMaxLagSeconds: read('REPLICA_MAX_LAG_SECONDS', secondsBetween(0, 86_400), 10),
     replicaTimeoutMs: read('REPLICA_TIMEOUT_MS', integerBetween(100, 60_000), 1_000),
-    dataDir: read('CHRONOMAP_DATA_DIR', (raw) => path.resolve(raw), path.join(projectRoot, '.data')),
+    dataDir,
     logLevel: read('LOG_LEVEL', oneOf(LOG_LEVELS), nodeEnv === 'test' ? 'silent' : 'info'),
     sessionSecret: read('SESSION_SECRET', minLength(32), undefined),
     scraperRunnerUrl: read('SCRAPER_RUNNER_URL', httpUrl, undefined),
@@ -143,6 +149,10 @@ export function loadConfig(env: Env = process.env): Config {
     mapBasemapPmtiles: read('MAP_BASEMAP_PMTILES', checkPmtilesArchive, undefined),
     apiProcesses: read('API_PROCESSES', integerBetween(1, 64), defaultApiProcesses(nodeEnv)),
     readCacheBytes: read('READ_CACHE_MB', integerBetween(0, 65536), 32) * 1024 * 1024,
+    exportCache: {
+      directory: read('EXPORT_CACHE_DIR', (raw) => path.resolve(raw), path.join(dataDir, 'exports')),
+      maxBytes: read('EXPORT_CACHE_MB', integerBetween(0, 1_048_576), 2048) * 1024 * 1024,
+    },
     metricsBind: read('METRICS_BIND', hostAndPort, undefined),
     metricsToken: read('METRICS_TOKEN', minLength(16), undefined),
     corsOrigins: read('CORS_ORIGINS', originList, null),

@@ -29,17 +29,20 @@ const EXPOSED_HEADERS = [
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
   'Content-Disposition',
+  'Accept-Ranges',
+  'Content-Range',
 ];
 
-/** Request headers a cross-origin script may send (a bearer token, revalidation, cache bypass). */
-const ALLOWED_HEADERS = ['Authorization', 'If-None-Match', 'Cache-Control', 'Accept'];
+/** Request headers a cross-origin script may send (a bearer token, revalidation, cache bypass, a byte range). */
+const ALLOWED_HEADERS = ['Authorization', 'If-None-Match', 'Cache-Control', 'Accept', 'Range', 'If-Range'];
 
 /**
  * Content types compressed: @fastify/compress's default (text, JSON and `+json` such as
- * application/geo+json, XML) plus Mapbox vector tiles, which are protobuf and compress to about a third.
+ * application/geo+json, XML) plus JSON text sequences (application/geo+json-seq) and Mapbox vector
+ * tiles, which are protobuf and compress to about a third.
  */
 const COMPRESSIBLE =
-  /^text\/(?!event-stream)|(?:\+|\/)json(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:vnd\.mapbox-vector-tile|x-protobuf)(?:;|$)/u;
+  /^text\/(?!event-stream)|(?:\+|\/)json(?:-seq)?(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:vnd\.mapbox-vector-tile|x-protobuf)(?:;|$)/u;
 
 /**
  * Fast settings: gzip level 3 and brotli quality 2 compress a page of 100 events about as well as the

@@ -1,21 +1,43 @@
 import { CURSOR_SORT_FIELDS, cursorSortField } from '../../domain/read/event-cursor.ts';
-import { invalid, parseEventFilter, type RawQuery } from '../../domain/read/read-query.ts';
+import { type EventFilter, invalid, parseEventFilter, type RawQuery } from '../../domain/read/read-query.ts';
 import { parseEventSort } from '../../domain/read/sort.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../ports/read/event-exporter.ts';
+import type { ExportFile, ExportFileStore, ExportFileWriter } from '../../ports/read/export-files.ts';
 import type { Viewer } from '../../ports/read/event-reader.ts';
 
 export const EXPORT_DEFAULT_SORT = 'id';
 
 /**
+ * An export's answer: a file already written for this data version (`file`), or a fresh export
+ * (`stream`) with the writer that keeps it as that file once it has streamed whole (null when no
+ * file store is configured). `version` names the bytes: the answer's validator (ETag).
+ */
+type ExportAnswer =
+  | { kind: 'file'; file: ExportFile; version: string }
+  | { kind: 'stream'; text: EventExport; keep: ExportFileWriter | null; version: string };
+
+/**
+ * What a materialised export's bytes depend on: the format, the sort, the filter, and the data
+ * version of what the viewer may read (the readable datasets and their versions, EventExporter.versionOf).
+ * Two viewers who may read the same datasets share the file.
+ */
+function exportKey(format: ExportFormat, sort: string, filter: EventFilter, version: string): string {
+  return JSON.stringify([format, sort, filter, version]);
+}
+
+/**
  * GET /api/v1/events.geojson and /api/v1/events.csv: every event the filters of /events match (the
- * same parameters, the same visibility), in a sort keyset paging can walk (default id).
+ * same parameters, the same visibility), in a sort keyset paging can walk (default id). With a file
+ * store, an export is written once per data version: a repeated download reads the file; `whole`
+ * (a range request or HEAD, which need the size) writes a missing file first, then answers it.
  */
 export async function exportEvents(
-  deps: { exporter: EventExporter },
+  deps: { exporter: EventExporter; files?: ExportFileStore },
   viewer: Viewer,
   query: RawQuery,
   format: ExportFormat,
-): Promise<EventExport> {
+  options: { whole: boolean } = { whole: false },
+): Promise<ExportAnswer> {
   const filter = parseEventFilter(query);
   // By id unless asked otherwise: insertion order, which is about the table's physical order, so
   // the batches read the heap sequentially (by time, the same rows cost a random read each).
@@ -25,5 +47,38 @@ export async function exportEvents(
       'sort',
       `an export is sorted by ${CURSOR_SORT_FIELDS.join(', ')} (with - for descending), not "${sort.text}"`,
     );
-  return deps.exporter.exportEvents(viewer, filter, sort, format);
+  const { exporter, files } = deps;
+  if (files) {
+    const current = exportKey(format, sort.text, filter, await exporter.versionOf(viewer, filter));
+    const kept = await files.find(current);
+    if (kept) return { kind: 'file', file: kept, version: current };
+  }
+  const text = await exporter.exportEvents(viewer, filter, sort, format);
+  // The key of what this export's snapshot holds (a write since the lookup above gives a newer one).
+  const version = exportKey(format, sort.text, filter, text.version);
+  if (!files) return { kind: 'stream', text, keep: null, version };
+  const keep = await files.create(version).catch(async (error: unknown) => {
+    await text.batches[Symbol.asyncIterator]().return?.();
+    throw error;
+  });
+  if (!options.whole) return { kind: 'stream', text, keep, version };
+  return { kind: 'file', file: await writeWhole(text, keep), version };
+}
+
+/** Writes a whole export into `keep` and commits it; drops it if the export fails. */
+async function writeWhole(text: EventExport, keep: ExportFileWriter): Promise<ExportFile> {
+  try {
+    await keep.write(text.head);
+    let started = false;
+    for await (const batch of text.batches) {
+      if (started) await keep.write(text.separator);
+      await keep.write(batch);
+      started = true;
+    }
+    await keep.write(text.tail);
+    return await keep.commit();
+  } catch (error) {
+    await keep.abort();
+    throw error;
+  }
 }

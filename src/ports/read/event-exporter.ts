@@ -4,7 +4,7 @@ import type { Viewer } from './event-reader.ts';
 // The exports of /api/v1 (events.geojson, events.csv): the whole filtered set, as text, in batches
 // read one after the other (keyset paging), so that an export of any size holds one batch in memory.
 
-export type ExportFormat = 'geojson' | 'csv';
+export type ExportFormat = 'geojson' | 'csv' | 'geojsonseq' | 'kml';
 
 export type EventExport = {
   /** Text before the first batch: the FeatureCollection's opening, or the CSV header line. */
@@ -15,9 +15,16 @@ export type EventExport = {
   separator: string;
   /** Text after the last batch. */
   tail: string;
+  /** The data version the export's snapshot holds (see `versionOf`). */
+  version: string;
 };
 
 export interface EventExporter {
+  /**
+   * The data version of what `viewer` may read with `filter`, now: two exports with the same filter,
+   * sort and format at the same version have the same bytes.
+   */
+  versionOf(viewer: Viewer, filter: EventFilter): Promise<string>;
   /** Starts an export: resolves what the viewer may read and, for CSV, its columns. */
   exportEvents(viewer: Viewer, filter: EventFilter, sort: Sort, format: ExportFormat): Promise<EventExport>;
 }

@@ -117,7 +117,13 @@ t.test(
     t.ok(result.inferred.fields > 0, 'fields inferred');
     t.same(
       result.exports,
-      { type: 'FeatureCollection', features: total, csvRows: total },
+      {
+        type: 'FeatureCollection',
+        features: total,
+        csvRows: total,
+        sequenceRecords: total,
+        placemarks: total,
+      },
       'the exports hold every visible event (the fixture has no newline inside a cell)',
     );
     t.same(

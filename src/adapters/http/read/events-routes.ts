@@ -1,3 +1,4 @@
+import type { ExportFileStore } from '../../../ports/read/export-files.ts';
 import type { FastifyContextConfig, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { viewerOf } from '../viewer.ts';
 import { type TSchema, Type } from 'typebox';
@@ -50,6 +51,8 @@ export type ReadApiDeps = {
   events: EventReader;
   /** The exports (read/exports-routes.ts); without it they are not registered. */
   exporter?: EventExporter;
+  /** Where exports are kept once per data version; without it each download exports afresh. */
+  exportFiles?: ExportFileStore;
 };
 
 /**

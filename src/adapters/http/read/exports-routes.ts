@@ -1,10 +1,14 @@
 import { PassThrough } from 'node:stream';
 import { viewerOf } from '../viewer.ts';
-import type { FastifyPluginAsync } from 'fastify';
+import send from '@fastify/send';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { EXPORT_DEFAULT_SORT, exportEvents } from '../../../application/read/export-events.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
+import { DomainError } from '../../../domain/errors.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
+import type { ExportFile, ExportFileStore, ExportFileWriter } from '../../../ports/read/export-files.ts';
+import { setVersionTag } from '../http-caching.ts';
 import { errorResponses } from '../error-body.ts';
 import { filterParameters } from './events-schemas.ts';
 
@@ -39,6 +43,26 @@ const FORMATS: Record<ExportFormat, { type: string; file: string; summary: strin
       'descending; default id (the fastest: the table\u2019s own order). ' +
       EXPORT_LIMIT_TEXT,
   },
+  geojsonseq: {
+    type: 'application/geo+json-seq',
+    file: 'chronomap-events.geojsons',
+    summary: 'Export the filtered events as GeoJSON text sequences (RFC 8142)',
+    description:
+      'Every event the filters match as a GeoJSON text sequence (RFC 8142): each Feature, exactly as in the GeoJSON ' +
+      'export, after a record separator (0x1E) and followed by a line feed, with no surrounding collection, so a ' +
+      'reader can take it a feature at a time (GDAL: GeoJSONSeq). ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  kml: {
+    type: 'application/vnd.google-earth.kml+xml',
+    file: 'chronomap-events.kml',
+    summary: 'Export the filtered events as KML',
+    description:
+      'Every event the filters match as a KML 2.2 Placemark: the title as its name, eventTimestamp as a TimeStamp, ' +
+      'the dataset, the catalog and each top-level key of `data` as ExtendedData (objects and arrays as their ' +
+      'JSON), the location as a Point (none without one). Characters XML does not allow are removed. ' +
+      EXPORT_LIMIT_TEXT,
+  },
   csv: {
     type: 'text/csv; charset=utf-8; header=present',
     file: 'chronomap-events.csv',
@@ -52,26 +76,47 @@ const FORMATS: Record<ExportFormat, { type: string; file: string; summary: strin
   },
 };
 
-/** Writes the export into `body` as fast as the client takes it; stops when `body` is gone. */
+/**
+ * Writes the export into `body` as fast as the client takes it, and into `keep` (the file it is kept
+ * as) on the way; stops when `body` is gone. The file is committed only when the whole export was
+ * written, so a client that leaves early or a failed statement leaves no file.
+ */
 async function pump(
   body: PassThrough,
   first: IteratorResult<string>,
   rest: AsyncIterator<string>,
   text: EventExport,
+  keep: ExportFileWriter | null,
 ): Promise<void> {
-  const write = async (chunk: string) => {
-    if (body.write(chunk)) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        body.off('drain', done);
-        body.off('close', done);
-        resolve();
-      };
-      body.once('drain', done);
-      body.once('close', done);
-    });
+  // A file that cannot be written (a full disk) is dropped; the download goes on without it.
+  let keeping = keep;
+  const keepWrite = async (chunk: string) => {
+    if (!keeping) return;
+    try {
+      await keeping.write(chunk);
+    } catch {
+      const dropped = keeping;
+      keeping = null;
+      await dropped.abort().catch(() => {});
+    }
   };
+  const write = async (chunk: string) => {
+    const kept = keepWrite(chunk);
+    if (!body.write(chunk))
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          body.off('drain', done);
+          body.off('close', done);
+          resolve();
+        };
+        body.once('drain', done);
+        body.once('close', done);
+      });
+    await kept;
+  };
+  let whole = false;
   try {
+    await keepWrite(text.head);
     let next = first;
     let started = false;
     while (!next.done) {
@@ -82,6 +127,8 @@ async function pump(
       if (body.destroyed) return;
       next = await rest.next();
     }
+    await keepWrite(text.tail);
+    whole = true;
     body.end(text.tail);
   } catch (error) {
     // A statement failed mid-way (its budget, or the client left): the answer cannot become an error
@@ -89,11 +136,51 @@ async function pump(
     body.destroy(error as Error);
   } finally {
     await rest.return?.();
+    // A file that cannot be kept costs the next download a fresh export, nothing more.
+    const kept = keeping;
+    if (kept && whole) await kept.commit().catch(() => kept.abort().catch(() => {}));
+    else await kept?.abort().catch(() => {});
   }
 }
 
-export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = async (app, deps) => {
-  for (const format of ['geojson', 'csv'] as const) {
+/**
+ * A materialised export, read by @fastify/send: Content-Length, `Accept-Ranges: bytes`, one range
+ * per request (206; several ranges get the whole file; 416 past its end), HEAD. The validator is the
+ * data version's (the caching hook answers If-None-Match on the 200s).
+ */
+async function sendFile(request: FastifyRequest, reply: FastifyReply, file: ExportFile) {
+  const sent = await send(request.raw, file.path, {
+    acceptRanges: true,
+    etag: false,
+    lastModified: false,
+    cacheControl: false,
+    contentType: false,
+    dotfiles: 'allow',
+  });
+  if (sent.statusCode === 416) {
+    sent.stream.destroy();
+    return reply
+      .code(416)
+      .removeHeader('content-disposition')
+      .type('application/json; charset=utf-8')
+      .header('content-range', sent.headers['Content-Range'])
+      .send({ error: 'Range Not Satisfiable', message: `The export is ${file.bytes} bytes long` });
+  }
+  if (sent.statusCode !== 200 && sent.statusCode !== 206) {
+    // The file went between the lookup and here (evicted): the next request exports afresh.
+    sent.stream.destroy();
+    throw new DomainError('unavailable', 'The export changed while it was read; retry', {
+      code: 'EXPORT_GONE',
+    });
+  }
+  return reply.code(sent.statusCode).headers(sent.headers).send(sent.stream);
+}
+
+export const v1ExportRoutes: FastifyPluginAsync<{
+  exporter: EventExporter;
+  files?: ExportFileStore;
+}> = async (app, deps) => {
+  for (const format of Object.keys(FORMATS) as ExportFormat[]) {
     const { type, file, summary, description } = FORMATS[format];
     app.get(
       `/api/v1/events.${format}`,
@@ -110,22 +197,36 @@ export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = a
           produces: [type.split(';')[0] ?? type],
           response: {
             200: {
-              description: `The events as ${format === 'csv' ? 'CSV' : 'GeoJSON'}`,
+              description: `The events (${summary.replace('Export the filtered events as ', '')})`,
               content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
             },
-            ...errorResponses(400, 429, 500, 503),
+            206: {
+              description: 'The byte range asked for (`Range: bytes=a-b`) of the materialised export',
+              content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
+            },
+            ...errorResponses(400, 416, 429, 500, 503),
           },
         },
       },
       async (request, reply) => {
-        const text = await exportEvents(deps, viewerOf(request), request.query as RawQuery, format);
+        const answer = await exportEvents(deps, viewerOf(request), request.query as RawQuery, format, {
+          // A range or HEAD needs the size: the file is written whole first.
+          whole: request.method === 'HEAD' || request.headers.range !== undefined,
+        });
+        setVersionTag(reply, answer.version);
+        reply.type(type).header('content-disposition', `attachment; filename="${file}"`);
+        if (answer.kind === 'file') return sendFile(request, reply, answer.file);
+        const { text, keep } = answer;
         const iterator = text.batches[Symbol.asyncIterator]();
-        const first = await iterator.next();
+        const first = await iterator.next().catch(async (error: unknown) => {
+          await keep?.abort();
+          throw error;
+        });
         const body = new PassThrough();
         body.write(text.head);
         // Started here, inside the request's query scope: its statements are cancelled with it.
-        void pump(body, first, iterator, text);
-        return reply.type(type).header('content-disposition', `attachment; filename="${file}"`).send(body);
+        void pump(body, first, iterator, text, keep);
+        return reply.header('accept-ranges', 'bytes').send(body);
       },
     );
   }

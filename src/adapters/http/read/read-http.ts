@@ -21,7 +21,9 @@ export function readHttp(deps: ReadHttpDeps): HttpFeature {
       await app.register(v1EventRoutes, deps.readApi);
       if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
       if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
-      if (deps.readApi.exporter) await app.register(v1ExportRoutes, { exporter: deps.readApi.exporter });
+      const { exporter, exportFiles } = deps.readApi;
+      if (exporter)
+        await app.register(v1ExportRoutes, { exporter, ...(exportFiles ? { files: exportFiles } : {}) });
     },
   };
 }

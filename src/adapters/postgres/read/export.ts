@@ -3,13 +3,14 @@ import { csvField } from '../../../domain/csv-field.ts';
 import type { EventFilter, KeysetPosition, Sort } from '../../../domain/read/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
-import { type DatabaseTransactionConnection, StatementTimeoutError } from 'slonik';
+import { StatementTimeoutError } from 'slonik';
 import { DomainError } from '../../../domain/errors.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
+import { type DatabasePool, row } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { datasetKeys } from './export-columns.ts';
 import { keysetCondition, orderBy, rawConditions } from './rows.ts';
-import { type Scope, scopeResolver } from './scope.ts';
+import { holding, holdSnapshot, type Snapshot } from './export-snapshot.ts';
+import { readDataVersion, type Scope, scopeResolver } from './scope.ts';
 
 // The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events of ONE snapshot of the
 // database, in ranges of about EXPORT_BATCH_SIZE events, each range read by one statement (with the
@@ -89,6 +90,34 @@ const FEATURE = sqlText`'{"type":"Feature","id":' || e.id || ',"geometry":'
   || ',"properties":{"title":' || coalesce(to_json(e.title)::text, 'null')
   || ',"eventTimestamp":"' || ${TIMESTAMP} || '","dataset":' || to_json(d.slug)::text
   || ',"catalog":' || to_json(c.slug)::text || ',"data":' || e.data::text || '}}'`;
+
+/** RFC 8142 (GeoJSON text sequences): each feature after a record separator, ending with a line feed. */
+const SEQUENCE_RECORD = sqlText`E'\x1e' || ${FEATURE} || E'\n'`;
+
+/** Text for XML: the characters XML 1.0 does not allow (C0 controls but tab, LF and CR) removed. */
+const xmlText = (text: Sql): Sql =>
+  sqlText`regexp_replace(${text}, E'[\x01-\x08\x0b\x0c\x0e-\x1f]', '', 'g')`;
+
+/**
+ * A KML Placemark per event, built by PostgreSQL's XML functions (which escape text and attribute
+ * values): the title as its name, the time as a TimeStamp, the dataset, catalog and each top-level
+ * data key as ExtendedData, the location as a Point (none without one).
+ */
+const PLACEMARK = sqlText`xmlelement(name "Placemark", xmlattributes('event-' || e.id as id),
+    xmlelement(name name, ${xmlText(sqlText`e.title`)}),
+    xmlelement(name "TimeStamp", xmlelement(name "when", ${TIMESTAMP})),
+    xmlelement(name "ExtendedData",
+      xmlelement(name "Data", xmlattributes('dataset' as name), xmlelement(name value, d.slug)),
+      xmlelement(name "Data", xmlattributes('catalog' as name), xmlelement(name value, c.slug)),
+      (select xmlagg(xmlelement(name "Data", xmlattributes(${xmlText(sqlText`k.key`)} as name),
+                                xmlelement(name value, ${xmlText(sqlText`k.value`)})) order by k.key)
+       from jsonb_each_text(e.data) k)),
+    case when e.location is not null then xmlelement(name "Point", xmlelement(name coordinates,
+      to_json(st_x(e.location))::text || ',' || to_json(st_y(e.location))::text)) end)::text || E'\n'`;
+
+const KML_HEAD =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Document>' +
+  '<name>Chronomap events</name>\n';
 
 /** RFC 4180: a field with a quote, comma, CR or LF is quoted, its quotes doubled. */
 function quoted(text: Sql): Sql {
@@ -189,107 +218,6 @@ const DEFAULT_READS: ExportReadOptions = {
   boundsPerStatement: EXPORT_BOUNDS_PER_STATEMENT,
   smallestRange: EXPORT_CHUNK_EVENTS,
 };
-
-const SnapshotRow = row(Type.Object({ snapshot: Type.String() }));
-const SettingRow = row(Type.Object({ setting: Type.String() }));
-
-/** What pg_export_snapshot returns (`00000003-0000001B-1`): checked before it is written into SQL text. */
-const SNAPSHOT_ID = /^[0-9A-F]+(?:-[0-9A-F]+)+$/i;
-
-type Snapshot = {
-  /** Runs `work` in a transaction of its own that sees the snapshot. */
-  read<T>(work: (connection: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
-  /** Ends the holder's transaction; the snapshot can no longer be imported. */
-  release(): Promise<void>;
-};
-
-const REPEATABLE_READ_ONLY = sql.unsafe`set transaction isolation level repeatable read, read only`;
-
-/**
- * Opens the holder: a transaction on `pool` that exports its snapshot and stays open, idle, until
- * `release` (or until the database ends it after `maxMs`).
- */
-async function holdSnapshot(pool: DatabasePool, readPool: DatabasePool, maxMs: number): Promise<Snapshot> {
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let exported: (id: string) => void = () => {};
-  let failed: (error: unknown) => void = () => {};
-  const id = new Promise<string>((resolve, reject) => {
-    exported = resolve;
-    failed = reject;
-  });
-  const held = pool
-    .transaction(async (transaction) => {
-      await transaction.query(REPEATABLE_READ_ONLY);
-      // The holder is idle for the whole export: its own idle bound, not the pool's.
-      await transaction.query(
-        typed(
-          SettingRow,
-        )`select set_config('idle_in_transaction_session_timeout', ${String(maxMs)}, true) as setting`,
-      );
-      const found = await transaction.one(typed(SnapshotRow)`select pg_export_snapshot() as snapshot`);
-      exported(found.snapshot);
-      await released;
-    })
-    // A holder the database ended (maxMs, a restart) fails the export's next read instead.
-    .catch((error: unknown) => failed(error));
-  const snapshot = await id;
-  if (!SNAPSHOT_ID.test(snapshot)) {
-    release();
-    await held;
-    throw new Error(`unexpected snapshot identifier ${JSON.stringify(snapshot)}`);
-  }
-  const importing = raw(`set transaction snapshot '${snapshot}'`);
-  return {
-    read: (work) =>
-      readPool.transaction(async (transaction) => {
-        await transaction.query(REPEATABLE_READ_ONLY);
-        await transaction.query(typed(SettingRow)`${importing}`);
-        return work(transaction);
-      }),
-    async release() {
-      release();
-      await held;
-    },
-  };
-}
-
-/**
- * The export's batches, which end the snapshot when they end: read to the end, failed, or closed
- * early by `return` (also before the first `next`, which an async generator alone would not see).
- */
-function holding(batches: AsyncGenerator<string>, snapshot: Snapshot): AsyncIterable<string> {
-  let ended = false;
-  const end = async () => {
-    if (ended) return;
-    ended = true;
-    await snapshot.release();
-  };
-  const iterator: AsyncIterableIterator<string> = {
-    async next() {
-      try {
-        const next = await batches.next();
-        if (next.done) await end();
-        return next;
-      } catch (error) {
-        await end();
-        throw error;
-      }
-    },
-    async return() {
-      try {
-        await batches.return(undefined);
-      } finally {
-        await end();
-      }
-      return { done: true, value: undefined };
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
-}
 
 export function postgresEventExporter(pool: DatabasePool, options: ExporterOptions = {}): EventExporter {
   const scopes = scopeResolver(pool, {});
@@ -445,14 +373,25 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
   }
 
   return {
+    versionOf: (viewer, filter) => readDataVersion(pool, viewer, filter),
     async exportEvents(viewer: Viewer, filter: EventFilter, sort: Sort, format: ExportFormat) {
       const scope = await scopes.scopeOf(viewer, filter);
       const snapshot = await takeSnapshot();
       try {
+        // The version of what this snapshot holds: the key of the file the export may be kept as.
+        const version = await snapshot.read((connection) => readDataVersion(connection, viewer, filter));
+        if (format === 'geojsonseq' || format === 'kml') {
+          const line = format === 'kml' ? PLACEMARK : SEQUENCE_RECORD;
+          const records = { line, separator: sqlText`''`, lateral: sqlText`` };
+          const tail = format === 'kml' ? '</Document></kml>\n' : '';
+          const head = format === 'kml' ? KML_HEAD : '';
+          const text = holding(batches(snapshot, scope, filter, sort, records), snapshot);
+          return { head, batches: text, separator: '', tail, version } satisfies EventExport;
+        }
         if (format === 'geojson') {
           // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
           const features = { line: FEATURE, separator: sqlText`E',\n'`, lateral: sqlText`` };
-          return geojsonExport(holding(batches(snapshot, scope, filter, sort, features), snapshot));
+          return geojsonExport(holding(batches(snapshot, scope, filter, sort, features), snapshot), version);
         }
         // Read after the snapshot was taken, so the columns hold every key of the events it sees
         // (keys written since only add an empty column).
@@ -462,6 +401,7 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
           batches: holding(batches(snapshot, scope, filter, sort, csvLine(keys)), snapshot),
           separator: '',
           tail: '',
+          version,
         } satisfies EventExport;
       } catch (error) {
         await snapshot.release();
@@ -471,11 +411,12 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
   };
 }
 
-function geojsonExport(features: AsyncIterable<string>): EventExport {
+function geojsonExport(features: AsyncIterable<string>, version: string): EventExport {
   return {
     head: '{"type":"FeatureCollection","features":[\n',
     batches: features,
     separator: ',\n',
     tail: '\n]}\n',
+    version,
   };
 }

@@ -1,3 +1,4 @@
+import type { CommonQueryMethods } from 'slonik';
 import { type Static, Type } from 'typebox';
 import { datasetVisibility } from '../../../domain/access.ts';
 import { FINE_CELLS_MIN_DENSITY, fineCellsPayOff, type ScopeFacts, scopeFacts } from './answer-path.ts';
@@ -103,6 +104,36 @@ function scopeQuery(viewer: Viewer, filter: ScopeFilter): Fragment {
                  coalesce(bool_or(d.counts_pending) filter (where ${allowed}), false) as pending
           from datasets d join catalogs c on c.id = d.catalog_id
           where ${joinSql(conditions, ' and ')}) r`;
+}
+
+const VersionRow = row(Type.Object({ version: Type.String() }));
+
+/**
+ * The data version of what a viewer may read with a filter's catalog and datasets, as one text: the
+ * scope version (any change to datasets or catalogs), the sum of the readable datasets' data
+ * versions (any change to their events) and their ids, prefixed by the database's identity (its oid
+ * and name), so that files kept for one database are never taken for another's in a shared
+ * directory. Two reads with the same version and the same filter give the same events; the
+ * materialised exports are keyed by it (export.ts). A database restored to an earlier point reuses
+ * versions: its export directory is emptied with it (docs/operations.md).
+ */
+export function readDataVersion(
+  connection: Pick<CommonQueryMethods, 'one'>,
+  viewer: Viewer,
+  filter: ScopeFilter,
+): Promise<string> {
+  const everything = seesEverything(viewer, filter);
+  const versions = everything
+    ? sqlText`select coalesce(sum(v.version), 0) from dataset_data_versions v`
+    : sqlText`select coalesce(sum(v.version), 0) from dataset_data_versions v where v.dataset_id = any(s.ids)`;
+  return connection
+    .one(
+      typed(VersionRow)`select (select oid::text from pg_database where datname = current_database())
+        || '/' || current_database() || '/' || s.signature || ':' || (${versions})::text || ':'
+        || ${everything ? sqlText`'*'` : sqlText`array_to_string(s.ids, ',')`} as version
+      from (${scopeQuery(viewer, filter)}) s`,
+    )
+    .then((found) => found.version);
 }
 
 /** Scopes of one reader: resolved, shared while in flight, remembered for the /events page. */

@@ -1,0 +1,27 @@
+// Materialised exports (docs/api-v1.md, "Exports"): an export of a view, written once per data
+// version as a file, so that a repeated download costs a file read and every download can be read by
+// range. The key names everything the file's bytes depend on (format, sort, filter, the datasets the
+// viewer may read and their data versions: application/read/export-events.ts#exportKey); the store
+// keeps the files under a total byte cap, least recently used out first.
+
+export type ExportFile = {
+  /** Where the file is, to be read (and read by range) by the HTTP adapter. */
+  path: string;
+  bytes: number;
+};
+
+/** A file being written; it becomes findable only when committed whole. */
+export interface ExportFileWriter {
+  write(chunk: string): Promise<void>;
+  /** Makes the file findable under its key (then evicts what the byte cap requires). */
+  commit(): Promise<ExportFile>;
+  /** Drops what was written (a failed or abandoned export). */
+  abort(): Promise<void>;
+}
+
+export interface ExportFileStore {
+  /** The committed file of `key`, marked as just used; null when there is none (never written, or evicted). */
+  find(key: string): Promise<ExportFile | null>;
+  /** A writer for `key`; two writers of one key may run at once (the last commit wins: same bytes). */
+  create(key: string): Promise<ExportFileWriter>;
+}
