@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/environment.ts';
+import { localExportFileStore } from '../files/export-file-store.ts';
 import { BackupError, backupDatabase, defaultJobs, restoreDatabase } from '../postgres/backup.ts';
 import { redactUrl } from '../postgres/database.ts';
 
@@ -62,6 +63,8 @@ export async function runRestore(
     replace: values.replace,
     jobs: parseJobs(values.jobs),
   });
+  // The restored data versions may equal versions the kept exports were written at (docs/api-v1.md, "Exports").
+  await localExportFileStore(config.exportCache).clear();
   say(
     `restored the backup of ${manifest.createdAt} (${manifest.events} events) into ${redactUrl(databaseUrl)}; ` +
       'run `chronomap migrate` if this version has newer migrations',

@@ -63,6 +63,15 @@ export function localExportFileStore(options: { directory: string; maxBytes: num
       return { path: file, bytes: info.size };
     },
 
+    async clear() {
+      const names = await readdir(directory).catch(() => [] as string[]);
+      await Promise.all(
+        names
+          .filter((name) => name.endsWith(SUFFIX) || name.startsWith(TEMPORARY))
+          .map((name) => rm(path.join(directory, name), { force: true })),
+      );
+    },
+
     async create(key): Promise<ExportFileWriter> {
       await ensureDirectory();
       const name = fileName(key);

@@ -24,4 +24,6 @@ export interface ExportFileStore {
   find(key: string): Promise<ExportFile | null>;
   /** A writer for `key`; two writers of one key may run at once (the last commit wins: same bytes). */
   create(key: string): Promise<ExportFileWriter>;
+  /** Removes every kept file (after a restore, whose data versions may repeat ones files were kept at). */
+  clear(): Promise<void>;
 }

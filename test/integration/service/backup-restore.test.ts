@@ -74,8 +74,12 @@ t.test('backup, then restore into an empty database: the same events and the sam
   const targetDir = mkdtempSync(path.join(tmpdir(), 'chronomap-backup-dst-'));
   const env = { DATABASE_URL: targetUrl, CHRONOMAP_DATA_DIR: targetDir };
 
+  // An export kept for the database before the restore would have the restored data versions' keys.
+  mkdirSync(path.join(targetDir, 'exports'), { recursive: true });
+  writeFileSync(path.join(targetDir, 'exports', 'kept-before.export'), 'stale');
   const restore = await runCli(['restore', '--from', backupDir], env);
   t.equal(restore.code, 0, restore.stderr);
+  t.same(readdirSync(path.join(targetDir, 'exports')), [], 'the exports kept before the restore are gone');
   t.equal(await scalar(targetUrl, 'select count(*) from events'), '1943');
   t.equal(
     await scalar(targetUrl, `select count(*) from datasets where slug = 'usgs-earthquakes'`),
