@@ -103,6 +103,10 @@ const sequenceRecords = String(sequence.data).split('\x1e').length - 1;
 const kmlExport = await client.GET('/api/v1/events.kml', { params: { query: {} }, parseAs: 'text' });
 if (!kmlExport.response.ok) throw new Error(`kml export: ${kmlExport.response.status}`);
 const placemarks = String(kmlExport.data).split('<Placemark').length - 1;
+// A GeoPackage (SQLite) file, as bytes.
+const geopackage = await client.GET('/api/v1/events.gpkg', { params: { query: {} }, parseAs: 'arrayBuffer' });
+if (!geopackage.response.ok) throw new Error(`gpkg export: ${geopackage.response.status}`);
+const geopackageHeader = new TextDecoder().decode(new Uint8Array(geopackage.data as ArrayBuffer).subarray(0, 15));
 
 // An upload: multipart/form-data with the file as a Blob, as a logged-in user.
 const csv = 'title,date,latitude,longitude\nA,2024-01-02,52.5,13.4\nB,2024-01-03,48.85,2.35\n';
@@ -135,7 +139,7 @@ process.stdout.write(
     sources: sourceStats.totalEvents,
     dataSources: dataSources.catalogs.map((catalog) => catalog.slug).sort(),
     inferred: { dataset: inferred.dataset.id, fields: inferred.fields.length },
-    exports: { type: exported.type, features: exported.features.length, csvRows, sequenceRecords, placemarks },
+    exports: { type: exported.type, features: exported.features.length, csvRows, sequenceRecords, placemarks, geopackageHeader },
     tiles: {
       tilejson: tileJson.tilejson,
       status: worldTile.response.status,

@@ -1,3 +1,4 @@
+import { exportEncoders } from '../adapters/files/export-encoders.ts';
 import { localExportFileStore } from '../adapters/files/export-file-store.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
 import type { ReadYourWrites } from '../adapters/http/read-your-writes.ts';
@@ -106,7 +107,11 @@ export async function composeRead(
     readYourWrites: replicas ? readYourWritesOn(replicas) : undefined,
     http: (): HttpFeature =>
       readHttp({
-        readApi: { events: reader, exporter, ...(exportFiles ? { exportFiles } : {}) },
+        readApi: {
+          events: reader,
+          exporter,
+          ...(exportFiles ? { exportFiles, exportEncoder: exportEncoders } : {}),
+        },
         tiles: { tiles: reader },
         ogc: { events: reader, clock: infra.clock },
       }),

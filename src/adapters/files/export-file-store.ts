@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import type { ExportFileStore, ExportFileWriter } from '../../ports/read/export-files.ts';
+import type { ExportFileSlot, ExportFileStore, ExportFileWriter } from '../../ports/read/export-files.ts';
 
 // The materialised exports on the local disk (ports/read/export-files.ts): one file per key under
 // `directory` (EXPORT_CACHE_DIR, default <data dir>/exports), named by the key's SHA-256, written
@@ -52,6 +52,30 @@ export function localExportFileStore(options: { directory: string; maxBytes: num
     }
   }
 
+  async function reserve(key: string): Promise<ExportFileSlot> {
+    await ensureDirectory();
+    const name = fileName(key);
+    const temporary = path.join(directory, `${TEMPORARY}${randomUUID()}`);
+    return {
+      path: temporary,
+      async commit() {
+        // On disk before it gets its name: after a crash a name never holds a shorter file.
+        const handle = await open(temporary, 'r+');
+        try {
+          await handle.chmod(0o600);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        const file = path.join(directory, name);
+        await rename(temporary, file);
+        await evict(name);
+        return { path: file, bytes: (await stat(file)).size };
+      },
+      abort: () => rm(temporary, { force: true }),
+    };
+  }
+
   return {
     async find(key) {
       const file = path.join(directory, fileName(key));
@@ -72,11 +96,11 @@ export function localExportFileStore(options: { directory: string; maxBytes: num
       );
     },
 
+    reserve,
+
     async create(key): Promise<ExportFileWriter> {
-      await ensureDirectory();
-      const name = fileName(key);
-      const temporary = path.join(directory, `${TEMPORARY}${randomUUID()}`);
-      const handle = await open(temporary, 'wx', 0o600);
+      const slot = await reserve(key);
+      const handle = await open(slot.path, 'wx', 0o600);
       let bytes = 0;
       let closed = false;
       const close = async () => {
@@ -90,17 +114,12 @@ export function localExportFileStore(options: { directory: string; maxBytes: num
           bytes += bytesWritten;
         },
         async commit() {
-          // On disk before it gets its name: after a crash a name never holds a shorter file.
-          await handle.sync();
           await close();
-          const file = path.join(directory, name);
-          await rename(temporary, file);
-          await evict(name);
-          return { path: file, bytes };
+          return { ...(await slot.commit()), bytes };
         },
         async abort() {
           await close().catch(() => {});
-          await rm(temporary, { force: true });
+          await slot.abort();
         },
       };
     },

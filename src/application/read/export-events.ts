@@ -1,11 +1,27 @@
 import { CURSOR_SORT_FIELDS, cursorSortField } from '../../domain/read/event-cursor.ts';
-import { type EventFilter, invalid, parseEventFilter, type RawQuery } from '../../domain/read/read-query.ts';
+import { DomainError } from '../../domain/errors.ts';
+import {
+  type EventFilter,
+  invalid,
+  parseEventFilter,
+  type RawQuery,
+  type Sort,
+} from '../../domain/read/read-query.ts';
 import { parseEventSort } from '../../domain/read/sort.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../ports/read/event-exporter.ts';
-import type { ExportFile, ExportFileStore, ExportFileWriter } from '../../ports/read/export-files.ts';
+import type {
+  ExportEncoder,
+  ExportFile,
+  ExportFileStore,
+  ExportFileWriter,
+  FileFormat,
+} from '../../ports/read/export-files.ts';
 import type { Viewer } from '../../ports/read/event-reader.ts';
 
 export const EXPORT_DEFAULT_SORT = 'id';
+
+/** What /api/v1/events.<format> offers: the text formats the exporter streams, and the file formats. */
+export type DownloadFormat = ExportFormat | FileFormat;
 
 /**
  * An export's answer: a file already written for this data version (`file`), or a fresh export
@@ -21,7 +37,7 @@ type ExportAnswer =
  * version of what the viewer may read (the readable datasets and their versions, EventExporter.versionOf).
  * Two viewers who may read the same datasets share the file.
  */
-function exportKey(format: ExportFormat, sort: string, filter: EventFilter, version: string): string {
+function exportKey(format: DownloadFormat, sort: string, filter: EventFilter, version: string): string {
   return JSON.stringify([format, sort, filter, version]);
 }
 
@@ -32,10 +48,10 @@ function exportKey(format: ExportFormat, sort: string, filter: EventFilter, vers
  * (a range request or HEAD, which need the size) writes a missing file first, then answers it.
  */
 export async function exportEvents(
-  deps: { exporter: EventExporter; files?: ExportFileStore },
+  deps: { exporter: EventExporter; files?: ExportFileStore; encoder?: ExportEncoder },
   viewer: Viewer,
   query: RawQuery,
-  format: ExportFormat,
+  format: DownloadFormat,
   options: { whole: boolean } = { whole: false },
 ): Promise<ExportAnswer> {
   const filter = parseEventFilter(query);
@@ -53,6 +69,13 @@ export async function exportEvents(
     const kept = await files.find(current);
     if (kept) return { kind: 'file', file: kept, version: current };
   }
+  if (isFileFormat(format)) {
+    if (!files || !deps.encoder)
+      throw new DomainError('unavailable', `${format} exports are kept files, and this server keeps none`, {
+        code: 'EXPORT_FILES_OFF',
+      });
+    return encodeFile(deps.exporter, files, deps.encoder, viewer, filter, sort, format);
+  }
   const text = await exporter.exportEvents(viewer, filter, sort, format);
   // The key of what this export's snapshot holds (a write since the lookup above gives a newer one).
   const version = exportKey(format, sort.text, filter, text.version);
@@ -63,6 +86,38 @@ export async function exportEvents(
   });
   if (!options.whole) return { kind: 'stream', text, keep, version };
   return { kind: 'file', file: await writeWhole(text, keep), version };
+}
+
+const FILE_FORMATS: readonly string[] = ['gpkg'] satisfies FileFormat[];
+
+function isFileFormat(format: DownloadFormat): format is FileFormat {
+  return FILE_FORMATS.includes(format);
+}
+
+/** A file format, written whole from the export's GeoJSON text sequence into a slot of the store. */
+async function encodeFile(
+  exporter: EventExporter,
+  files: ExportFileStore,
+  encoder: ExportEncoder,
+  viewer: Viewer,
+  filter: EventFilter,
+  sort: Sort,
+  format: FileFormat,
+): Promise<ExportAnswer> {
+  const text = await exporter.exportEvents(viewer, filter, sort, 'geojsonseq');
+  const version = exportKey(format, sort.text, filter, text.version);
+  const slot = await files.reserve(version).catch(async (error: unknown) => {
+    await text.batches[Symbol.asyncIterator]().return?.();
+    throw error;
+  });
+  try {
+    // A text sequence has no head, separator or tail: its batches are the whole text.
+    await encoder.encode(format, text.batches, slot.path);
+    return { kind: 'file', file: await slot.commit(), version };
+  } catch (error) {
+    await slot.abort();
+    throw error;
+  }
 }
 
 /** Writes a whole export into `keep` and commits it; drops it if the export fails. */

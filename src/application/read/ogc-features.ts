@@ -24,6 +24,7 @@ import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 import type { EventView } from '../../domain/read/events.ts';
 import { checkPageText } from '../../domain/read/page-bytes.ts';
 import { eventCount } from './list-events.ts';
+import type { EventFeature } from '../../domain/read/event-feature.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, over the /api/v1 read model: one collection per dataset
 // the viewer may read (the same visibility as /api/v1), its items the dataset's events. `base` is
@@ -32,18 +33,7 @@ import { eventCount } from './list-events.ts';
 
 export type OgcDeps = { events: EventReader; clock: Clock };
 
-type Feature = {
-  type: 'Feature';
-  id: number;
-  geometry: { type: 'Point'; coordinates: [number, number] } | null;
-  properties: {
-    title: string | null;
-    eventTimestamp: string;
-    dataset: string;
-    catalog: string;
-    data: Record<string, unknown>;
-  };
-};
+type Feature = EventFeature;
 
 type Collection = {
   id: string;

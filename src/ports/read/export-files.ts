@@ -4,6 +4,14 @@
 // viewer may read and their data versions: application/read/export-events.ts#exportKey); the store
 // keeps the files under a total byte cap, least recently used out first.
 
+/** Formats written as whole files by a library (from the export's GeoJSON text sequence), never streamed. */
+export type FileFormat = 'gpkg';
+
+/** Writes a file format from an export's GeoJSON text sequence (RFC 8142 records, in pieces). */
+export interface ExportEncoder {
+  encode(format: FileFormat, sequence: AsyncIterable<string>, path: string): Promise<void>;
+}
+
 export type ExportFile = {
   /** Where the file is, to be read (and read by range) by the HTTP adapter. */
   path: string;
@@ -19,11 +27,21 @@ export interface ExportFileWriter {
   abort(): Promise<void>;
 }
 
+/** A place for a file that a library writes itself (a GeoPackage); findable only when committed. */
+export interface ExportFileSlot {
+  /** Where to write: a path that does not exist yet, in the store's directory. */
+  path: string;
+  commit(): Promise<ExportFile>;
+  abort(): Promise<void>;
+}
+
 export interface ExportFileStore {
   /** The committed file of `key`, marked as just used; null when there is none (never written, or evicted). */
   find(key: string): Promise<ExportFile | null>;
   /** A writer for `key`; two writers of one key may run at once (the last commit wins: same bytes). */
   create(key: string): Promise<ExportFileWriter>;
+  /** A slot for `key` that the caller writes a file into; the same rules as `create`. */
+  reserve(key: string): Promise<ExportFileSlot>;
   /** Removes every kept file (after a restore, whose data versions may repeat ones files were kept at). */
   clear(): Promise<void>;
 }

@@ -92,9 +92,48 @@ t.test('GeoJSON text sequences and KML: every event of the filter, as GDAL reads
   );
 });
 
+t.test('GeoPackage: a kept file GDAL opens without a warning, every event with its location', async (t) => {
+  const { app, db } = await testApp(t, { config: { quotasFile: policyFile(t, unlimitedAnonymousReads) } });
+  await loadReadFixture(db.pool);
+  const filter = { catalog: 'news', sort: 'id' };
+  const events = (await getJson(app, '/api/v1/events', { ...filter, limit: '1000' })).body.events as Event[];
+  const url = `/api/v1/events.gpkg?${new URLSearchParams(filter)}`;
+  const answer = await app.inject({ method: 'GET', url });
+  t.equal(answer.statusCode, 200);
+  t.equal(answer.headers['content-type'], 'application/geopackage+sqlite3');
+  t.equal(Number(answer.headers['content-length']), answer.rawPayload.length, 'a file: its length');
+  t.equal(answer.rawPayload.subarray(0, 16).toString('latin1'), 'SQLite format 3\0');
+  const part = await app.inject({ method: 'GET', url, headers: { range: 'bytes=0-99' } });
+  t.equal(part.statusCode, 206, 'read by range');
+  t.ok(part.rawPayload.equals(answer.rawPayload.subarray(0, 100)));
+
+  const file = path.join(t.testdir(), 'events.gpkg');
+  writeFileSync(file, answer.rawPayload);
+  const info = await run('ogrinfo', ['-ro', '-so', '-al', file]);
+  t.equal(info.stderr, '', 'GDAL has nothing to warn about');
+  t.match(info.stdout, /Geometry: Point/);
+  t.match(info.stdout, new RegExp(`Feature Count: ${events.length}\\b`));
+  const features = await readWithGdal(file);
+  t.equal(features.length, events.length);
+  const near = (a: number | undefined, b: number) => a !== undefined && Math.abs(a - b) < 1e-9;
+  t.ok(
+    events.every((event, index) => {
+      const feature = features[index];
+      const coordinates = feature?.geometry?.coordinates;
+      const located =
+        event.location === null
+          ? coordinates === undefined
+          : near(coordinates?.[0], event.location.longitude) &&
+            near(coordinates?.[1], event.location.latitude);
+      return located && (feature?.properties.title ?? null) === event.title;
+    }),
+    'every event, in order, with its location and title',
+  );
+});
+
 t.test('the new formats take the same parameters and answer bad ones as the others do', async (t) => {
   const { app } = await testApp(t, { config: { quotasFile: policyFile(t, unlimitedAnonymousReads) } });
-  for (const format of ['geojsonseq', 'kml']) {
+  for (const format of ['geojsonseq', 'kml', 'gpkg']) {
     const bad = await app.inject({ method: 'GET', url: `/api/v1/events.${format}?sort=data.x` });
     t.equal(bad.statusCode, 400, `${format}: a sort an export cannot walk`);
     t.match(bad.json(), { error: 'Bad Request' });

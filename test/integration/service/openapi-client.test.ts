@@ -123,6 +123,7 @@ t.test(
         csvRows: total,
         sequenceRecords: total,
         placemarks: total,
+        geopackageHeader: 'SQLite format 3',
       },
       'the exports hold every visible event (the fixture has no newline inside a cell)',
     );

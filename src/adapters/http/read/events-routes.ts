@@ -1,4 +1,4 @@
-import type { ExportFileStore } from '../../../ports/read/export-files.ts';
+import type { ExportEncoder, ExportFileStore } from '../../../ports/read/export-files.ts';
 import type { FastifyContextConfig, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { viewerOf } from '../viewer.ts';
 import { type TSchema, Type } from 'typebox';
@@ -53,6 +53,8 @@ export type ReadApiDeps = {
   exporter?: EventExporter;
   /** Where exports are kept once per data version; without it each download exports afresh. */
   exportFiles?: ExportFileStore;
+  /** Writes the file formats (GeoPackage) of the exports; they need `exportFiles` too. */
+  exportEncoder?: ExportEncoder;
 };
 
 /**

@@ -21,9 +21,13 @@ export function readHttp(deps: ReadHttpDeps): HttpFeature {
       await app.register(v1EventRoutes, deps.readApi);
       if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
       if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
-      const { exporter, exportFiles } = deps.readApi;
+      const { exporter, exportFiles, exportEncoder } = deps.readApi;
       if (exporter)
-        await app.register(v1ExportRoutes, { exporter, ...(exportFiles ? { files: exportFiles } : {}) });
+        await app.register(v1ExportRoutes, {
+          exporter,
+          ...(exportFiles ? { files: exportFiles } : {}),
+          ...(exportEncoder ? { encoder: exportEncoder } : {}),
+        });
     },
   };
 }

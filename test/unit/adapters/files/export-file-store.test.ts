@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import t from 'tap';
 import { localExportFileStore } from '../../../../src/adapters/files/export-file-store.ts';
 
@@ -60,4 +60,21 @@ t.test('a file larger than the cap is kept until the next one is written', async
   await keep(store, 'next', 'z'.repeat(10));
   t.equal(await store.find('big'), null, 'then it goes');
   t.ok(await store.find('next'));
+});
+
+t.test('a reserved slot: a library writes the file, the store names it when committed', async (t) => {
+  const directory = t.testdir();
+  const store = localExportFileStore({ directory, maxBytes: 1_000_000 });
+  const slot = await store.reserve('g');
+  writeFileSync(slot.path, 'written by a library', { mode: 0o644 });
+  t.equal(await store.find('g'), null, 'not findable before the commit');
+  const file = await slot.commit();
+  t.same(await store.find('g'), file);
+  t.equal(file.bytes, 20);
+  t.equal(statSync(file.path).mode & 0o777, 0o600, 'made readable by its owner only');
+  const dropped = await store.reserve('h');
+  writeFileSync(dropped.path, 'half');
+  await dropped.abort();
+  t.equal(await store.find('h'), null);
+  t.same(readdirSync(directory).length, 1, 'only the committed file is left');
 });

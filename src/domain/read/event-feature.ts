@@ -1,0 +1,15 @@
+// An event as a GeoJSON Feature, as the exports and OGC API – Features write it (docs/api-v1.md,
+// "Exports"): the event id as the Feature's id, a Point or null, and the fixed properties with the
+// event's data as stored.
+export type EventFeature = {
+  type: 'Feature';
+  id: number;
+  geometry: { type: 'Point'; coordinates: [number, number] } | null;
+  properties: {
+    title: string | null;
+    eventTimestamp: string;
+    dataset: string;
+    catalog: string;
+    data: Record<string, unknown>;
+  };
+};
