@@ -1,4 +1,4 @@
-import { ImportOutcomeDoc } from './import-outcome-doc.ts';
+import { ImportOutcomeDoc } from '../import-outcome-doc.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import {

@@ -1,12 +1,13 @@
 import { PassThrough } from 'node:stream';
 import { viewerOf } from '../viewer.ts';
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { EXPORT_DEFAULT_SORT, exportEvents } from '../../../application/read/export-events.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
 import { errorResponses } from '../error-body.ts';
 import { filterParameters } from './events-schemas.ts';
+import { CsvExport, GeoJsonExport } from './exports-schemas.ts';
 
 // GET /api/v1/events.geojson and /api/v1/events.csv: the whole filtered set, streamed
 // (docs/api-v1.md, "Exports"). The first batch is read before the answer starts, so a bad parameter
@@ -27,14 +28,18 @@ const EXPORT_LIMIT_TEXT =
   'until one ends, and with 429 ANONYMOUS_SHARE_FULL when anonymous callers together run 4. ' +
   'When the process runs as many exports as it holds snapshots for, one more is a 503 EXPORTS_BUSY (Retry-After 5 s).';
 
-const FORMATS: Record<ExportFormat, { type: string; file: string; summary: string; description: string }> = {
+const FORMATS: Record<
+  ExportFormat,
+  { type: string; file: string; summary: string; description: string; body: TSchema }
+> = {
   geojson: {
     type: 'application/geo+json',
     file: 'chronomap-events.geojson',
+    body: GeoJsonExport,
     summary: 'Export the filtered events as GeoJSON',
     description:
       'A FeatureCollection of every event the filters match (no page cap), streamed. Each event is a Feature with ' +
-      'the event id as its top-level `id`, a Point geometry or null, and properties `eventTimestamp`, `dataset` ' +
+      'the event id as its top-level `id`, a Point geometry or null, and properties `title`, `eventTimestamp`, `dataset` ' +
       '(slug), `catalog` (slug) and `data` (as stored). `sort`: id, eventTimestamp, dataset or isValid, - for ' +
       'descending; default id (the fastest: the table\u2019s own order). ' +
       EXPORT_LIMIT_TEXT,
@@ -42,9 +47,10 @@ const FORMATS: Record<ExportFormat, { type: string; file: string; summary: strin
   csv: {
     type: 'text/csv; charset=utf-8; header=present',
     file: 'chronomap-events.csv',
+    body: CsvExport,
     summary: 'Export the filtered events as CSV',
     description:
-      'RFC 4180 CSV (UTF-8, CRLF, a header line) of every event the filters match, streamed: id, eventTimestamp, ' +
+      'RFC 4180 CSV (UTF-8, CRLF, a header line) of every event the filters match, streamed: id, title, eventTimestamp, ' +
       'dataset, catalog, longitude, latitude, then one column per key of the events\u2019 `data` (sorted; `data.<key>` ' +
       'when a key is one of the fixed names). Objects and arrays are written as JSON; text that starts with =, +, -, @, ' +
       'tab or CR gets a leading apostrophe so that spreadsheets do not run it as a formula. ' +
@@ -94,7 +100,7 @@ async function pump(
 
 export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = async (app, deps) => {
   for (const format of ['geojson', 'csv'] as const) {
-    const { type, file, summary, description } = FORMATS[format];
+    const { type, file, summary, description, body: documentedBody } = FORMATS[format];
     app.get(
       `/api/v1/events.${format}`,
       {
@@ -111,7 +117,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{ exporter: EventExporter }> = a
           response: {
             200: {
               description: `The events as ${format === 'csv' ? 'CSV' : 'GeoJSON'}`,
-              content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
+              content: { [type.split(';')[0] ?? type]: { schema: documentedBody } },
             },
             ...errorResponses(400, 429, 500, 503),
           },

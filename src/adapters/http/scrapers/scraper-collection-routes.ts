@@ -19,9 +19,8 @@ import { ForbiddenError } from '../../../domain/access.ts';
 import { ENV_VARS } from '../../../domain/scrapers/scrapers.ts';
 import { REVIEW_DUPLICATES, type ReviewDuplicates } from '../../../domain/ingest/review.ts';
 import { errorResponses } from '../error-body.ts';
-import { ImportOutcomeDoc } from '../ingest/import-outcome-doc.ts';
-import { ListQuerySchema } from '../collections/collection-routes.ts';
-import { PageSchema } from '../schemas.ts';
+import { ImportOutcomeDoc } from '../import-outcome-doc.ts';
+import { ListQuerySchema, PageSchema } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
 
 // The scraper collections in Payload's REST shape (spec: `/api/{collection}`): scraper-repos,
