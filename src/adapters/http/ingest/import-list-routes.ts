@@ -20,7 +20,7 @@ import { fileDoc } from './ingest-docs.ts';
 import { IdParams } from '../schemas.ts';
 import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
-import { ScheduleDoc, scheduleDoc } from './scheduled-ingest-routes.ts';
+import { ScheduleDoc, scheduleDoc } from './scheduled-ingest-schemas.ts';
 import { COLLECTION_PAGING } from '../../../domain/collections/collections.ts';
 import { OPERATORS } from '../../../domain/read/where.ts';
 

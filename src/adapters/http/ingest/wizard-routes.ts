@@ -12,7 +12,7 @@ import { previewUrl, type UrlPreviewDeps } from '../../../application/ingest/pre
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
-import { SchemaPreview } from './ingest-schema-routes.ts';
+import { SchemaPreview } from './ingest-schemas.ts';
 import { RecordId } from '../schemas.ts';
 import { AllowanceDoc, ConfigurationProblemDoc, draftDoc, SheetDriftDoc } from './wizard-docs.ts';
 import { PREVIEW_CSV_PREFIX_BYTES, PREVIEW_TIME_BUDGET_MS } from './ingest-file-routes.ts';

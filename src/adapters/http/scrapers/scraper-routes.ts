@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { DomainError } from '../../../domain/errors.ts';
 import type { Actor } from '../../../domain/scrapers/access.ts';
 import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
+import type { ScraperUseCases } from '../../../application/scrapers/scraper-triggers.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_SECURITY } from '../openapi-document.ts';
 import { viewerOf } from '../viewer.ts';
@@ -10,16 +11,6 @@ import { viewerOf } from '../viewer.ts';
 // Scraper triggers of the main application (spec: Scraper endpoints). Who is calling comes from
 // `authenticate`: by default `viewerOf`, the user that the accounts hooks set (the `payload-token`
 // session cookie or a bearer token); without those hooks nobody is authenticated and the answer is 401.
-
-export type ScraperUseCases = {
-  triggerRun(actor: Actor, scraperId: number): Promise<{ run: ScraperRun; jobId: string | null }>;
-  /** The scraper half of the shared webhook endpoint: null when no live scraper webhook has the token. */
-  triggerWebhook(token: string): Promise<{ run: ScraperRun; jobId: string | null } | null>;
-  requestSync(
-    actor: Actor,
-    repoId: number,
-  ): Promise<{ repoId: number; jobId: string | null; syncStatus: 'pending' }>;
-};
 
 export type Authenticate = (request: FastifyRequest) => Promise<Actor | null> | Actor | null;
 
