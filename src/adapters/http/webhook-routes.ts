@@ -4,7 +4,7 @@ import { type ScheduleDeps, triggerByWebhook } from '../../application/ingest/sc
 import { errorResponses } from './error-body.ts';
 import { ScheduledRunDoc, scheduledRunDoc } from './ingest/ingest-schemas.ts';
 import type { ScraperUseCases } from '../../application/scrapers/scraper-triggers.ts';
-import { QueuedScraperRunDoc, queuedScraperRunDoc } from './scrapers/scraper-routes.ts';
+import { QueuedScraperRunDoc, queuedScraperRunDoc } from './scrapers/scraper-schemas.ts';
 
 // POST /api/webhooks/trigger/{token}, the one webhook endpoint of scrapers and scheduled imports, at the
 // top of the http folder because it answers for both features (the ingest routes register it)
