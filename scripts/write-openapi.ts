@@ -22,10 +22,11 @@ const unused = () => {
 const config = loadConfig({ NODE_ENV: 'test' });
 // Adapters only keep the pool and the job queue; nothing queries or sends while the document is generated.
 const nothing = {} as DatabasePool;
-const accounts = composeFeatures(
+const composed = composeFeatures(
   processInfrastructure(config, {} as PgBoss, nothing, createMetrics()),
   nothing,
-).accounts.httpDeps();
+);
+const accounts = composed.accounts.httpDeps();
 const app = await buildHttpApp(
   {
     version: VERSION,
@@ -62,9 +63,16 @@ const app = await buildHttpApp(
           schedules: new Proxy({}, { get: () => unused }) as never,
           wizard: new Proxy({}, { get: () => unused }) as never,
         },
-        imports: new Proxy({}, { get: () => new Proxy({}, { get: () => unused }) }) as never,
+        listings: new Proxy({}, { get: () => unused }) as never,
       }),
+      // The same order as src/compose.ts lists the features in.
+      composed.site.adminHttp(),
+      composed.accounts.dataExportsHttp(),
+      composed.ingest.wizardHttp(),
       accountsHttp(accounts),
+      composed.collections.http(accounts.collections),
+      composed.accounts.quotasHttp(),
+      composed.site.flagsHttp(),
       scrapersHttp({
         triggers: undefined,
         collections: {

@@ -131,19 +131,26 @@ export async function composeServices(
     read = await composeRead(infra, databaseUrl, canceller);
     httpPool = roles.workers ? await createDatabasePool(databaseUrl, httpPoolOptions) : undefined;
     if (httpPool) metrics.watchPool('http', httpPool);
-    const { site, accounts, ingest, scrapers } = composeFeatures(infra, httpPool ?? pool);
-    const { login, csrfSecret } = accounts.httpDeps();
+    const { collections, site, accounts, ingest, scrapers } = composeFeatures(infra, httpPool ?? pool);
+    const { login, csrfSecret, collections: collectionUseCases } = accounts.httpDeps();
     http = await buildHttpApp(
       {
         version: VERSION,
         publicBaseUrl: config.publicBaseUrl,
-        // In the order their routes register, which is the OpenAPI document's order of paths. The
-        // collection routes are the accounts area's (composition/collections.ts says why).
+        // In the order their routes register, which is the OpenAPI document's order of paths (and
+        // their hooks' order, which is that of the document's shared schemas): here, not inside
+        // one feature's routes, is where the features' routes interleave.
         features: [
           site.http({ replicas: read.replicas }),
           read.http(),
           ingest.http({ triggerScraperWebhook: scrapers.triggers.triggerWebhook, csrfSecret }),
+          site.adminHttp(),
+          accounts.dataExportsHttp(),
+          ingest.wizardHttp(),
           accounts.http(),
+          collections.http(collectionUseCases),
+          accounts.quotasHttp(),
+          site.flagsHttp(),
           scrapers.http({ login, csrfSecret }),
         ],
         ...(canceller ? { queryScopes: canceller } : {}),
@@ -214,13 +221,7 @@ export function composeFeatures(infra: Infrastructure, on: DatabasePool) {
     flags: site.flags,
     notices: site.notices,
   });
-  const ingest = composeIngest(infra, on, {
-    repository: collections.repository,
-    quotas: accounts.quotas,
-    dataExports: accounts.dataExports,
-    notices: site.notices,
-    adminJobs: site.adminJobs,
-  });
+  const ingest = composeIngest(infra, on, { repository: collections.repository, quotas: accounts.quotas });
   const scrapers = composeScrapers(infra, on, {
     repository: collections.repository,
     flags: site.flagCheck,

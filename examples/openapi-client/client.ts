@@ -83,19 +83,21 @@ const inferred = ok(
 
 // Vector tiles: the TileJSON, then the world tile it points at, as bytes (Mapbox Vector Tile).
 const tileJson = ok('tilejson', await client.GET('/api/v1/tiles.json'));
-const worldTile = await client.GET('/api/v1/tiles/{z}/{x}/{y}', {
-  params: { path: { z: '0', x: '0', y: '0.mvt' } },
+// The path is `{z}/{x}/{y}.mvt` with integer coordinates: the client writes `0/0/0.mvt`.
+const worldTile = await client.GET('/api/v1/tiles/{z}/{x}/{y}.mvt', {
+  params: { path: { z: 0, x: 0, y: 0 } },
   parseAs: 'arrayBuffer',
 });
 if (!worldTile.response.ok) throw new Error(`world tile: ${worldTile.response.status}`);
 
-// Exports of the filtered events: GeoJSON (parsed) and CSV (as text).
-const geojsonExport = await client.GET('/api/v1/events.geojson', { params: { query: {} }, parseAs: 'text' });
-if (!geojsonExport.response.ok) throw new Error(`geojson export: ${geojsonExport.response.status}`);
-const exported = JSON.parse(String(geojsonExport.data)) as { type: string; features: unknown[] };
+// Exports of the filtered events: GeoJSON (application/geo+json, typed as a FeatureCollection) and
+// CSV (text/csv, a string).
+const exported = ok('geojson export', await client.GET('/api/v1/events.geojson', { params: { query: {} } }));
+const exportedDatasets = [...new Set(exported.features.map((feature) => feature.properties.dataset))].sort();
 const csvExport = await client.GET('/api/v1/events.csv', { params: { query: {} }, parseAs: 'text' });
 if (!csvExport.response.ok) throw new Error(`csv export: ${csvExport.response.status}`);
-const csvRows = String(csvExport.data).trimEnd().split('\n').length - 1;
+const csvText: string = csvExport.data ?? '';
+const csvRows = csvText.trimEnd().split('\n').length - 1;
 // The same events as GeoJSON text sequences (one feature per record) and KML.
 const sequence = await client.GET('/api/v1/events.geojsonseq', { params: { query: {} }, parseAs: 'text' });
 if (!sequence.response.ok) throw new Error(`geojsonseq export: ${sequence.response.status}`);
@@ -107,6 +109,24 @@ const placemarks = String(kmlExport.data).split('<Placemark').length - 1;
 const geopackage = await client.GET('/api/v1/events.gpkg', { params: { query: {} }, parseAs: 'arrayBuffer' });
 if (!geopackage.response.ok) throw new Error(`gpkg export: ${geopackage.response.status}`);
 const geopackageHeader = new TextDecoder().decode(new Uint8Array(geopackage.data as ArrayBuffer).subarray(0, 15));
+
+// The collections' `where` (a deepObject parameter): Payload's brackets, two levels deep, written
+// by a serializer of our own (openapi-fetch's default writes one level).
+function bracketed(query: Record<string, unknown>, prefix = ''): string[] {
+  return Object.entries(query).flatMap(([key, value]) => {
+    const name = prefix ? `${prefix}[${key}]` : key;
+    return value !== null && typeof value === 'object'
+      ? bracketed(value as Record<string, unknown>, name)
+      : [`${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`];
+  });
+}
+const afterFirst = ok(
+  'events after the first',
+  await client.GET('/api/events', {
+    params: { query: { where: { id: { greater_than: firstEvent?.id ?? 0 } }, limit: 1 } },
+    querySerializer: (query) => bracketed(query).join('&'),
+  }),
+);
 
 // An upload: multipart/form-data with the file as a Blob, as a logged-in user.
 const csv = 'title,date,latitude,longitude\nA,2024-01-02,52.5,13.4\nB,2024-01-03,48.85,2.35\n';
@@ -139,7 +159,16 @@ process.stdout.write(
     sources: sourceStats.totalEvents,
     dataSources: dataSources.catalogs.map((catalog) => catalog.slug).sort(),
     inferred: { dataset: inferred.dataset.id, fields: inferred.fields.length },
-    exports: { type: exported.type, features: exported.features.length, csvRows, sequenceRecords, placemarks, geopackageHeader },
+    exports: {
+      type: exported.type,
+      features: exported.features.length,
+      datasets: exportedDatasets,
+      csvRows,
+      sequenceRecords,
+      placemarks,
+      geopackageHeader,
+    },
+    where: { totalDocs: afterFirst.totalDocs, firstId: afterFirst.docs[0]?.id ?? null },
     tiles: {
       tilejson: tileJson.tilejson,
       status: worldTile.response.status,

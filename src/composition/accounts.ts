@@ -1,7 +1,12 @@
 import path from 'node:path';
 import { resolveSessionSecret } from '../adapters/config/environment.ts';
 import { localExportArchive } from '../adapters/files/export-archive.ts';
-import { type AccountsDeps, accountsHttp } from '../adapters/http/accounts/account-hooks.ts';
+import {
+  type AccountsDeps,
+  accountsHttp,
+  dataExportsHttp,
+  quotasHttp,
+} from '../adapters/http/accounts/account-hooks.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
 import { pgBossDataExportQueue, startDataExportWorker } from '../adapters/jobs/data-export-jobs.ts';
 import { accountPage } from '../adapters/pages/accounts/account-page.ts';
@@ -90,6 +95,10 @@ export function composeAccounts(
         },
       };
     },
+    /** GET /api/quotas (placed by src/compose.ts). */
+    quotasHttp: (): HttpFeature => quotasHttp({ quotas, clock }),
+    /** The data-export routes (placed by src/compose.ts). */
+    dataExportsHttp: (): HttpFeature => dataExportsHttp({ exports: dataExports }),
     workers: (): FeatureWorkers => ({
       start: async () => {
         await startDataExportWorker(infra.boss, dataExports);

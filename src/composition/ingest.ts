@@ -1,8 +1,9 @@
 import { guardedUrlFetcher } from '../adapters/fetch/guarded-url-fetcher.ts';
 import { previewFetchLimits } from '../adapters/fetch/preview-fetch-limits.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
-import { ingestHttp } from '../adapters/http/ingest/ingest-http.ts';
-import type { ScraperUseCases } from '../adapters/http/scrapers/scraper-routes.ts';
+import { ingestHttp, ingestWizardHttp } from '../adapters/http/ingest/ingest-http.ts';
+import type { IngestHttpDeps } from '../adapters/http/ingest/ingest-file-routes.ts';
+import type { ScraperUseCases } from '../application/scrapers/scraper-triggers.ts';
 import { cronerSchedule } from '../adapters/jobs/croner-schedule.ts';
 import {
   deferredCountsTask,
@@ -24,19 +25,16 @@ import { postgresIngestDrafts } from '../adapters/postgres/ingest/ingest-drafts.
 import { postgresIngestStore } from '../adapters/postgres/ingest/ingest-store.ts';
 import { postgresScheduleStore } from '../adapters/postgres/ingest/schedule-store.ts';
 import { webhookTokens } from '../adapters/security/webhook-tokens.ts';
-import type { DataExportDeps } from '../application/accounts/export-own-data.ts';
 import { scraperCsvImport } from '../application/ingest/import-scraper-csv.ts';
 import { removeExpiredDrafts } from '../application/ingest/import-wizard.ts';
 import type { ScheduleDeps } from '../application/ingest/scheduled-ingests.ts';
-import type { AdminJobsDeps } from '../application/site/admin-jobs.ts';
-import type { SiteNoticeDeps } from '../application/site/site-notices.ts';
 import type { Quotas } from '../ports/accounts/quotas.ts';
 import type { CollectionRepository } from '../ports/collections/collection-repository.ts';
 import type { FeatureWorkers, Infrastructure } from './infrastructure.ts';
 
 // The ingestion pipeline: uploads and the import wizard, scheduled and webhook imports, the staged
-// workers, and the CSV hand-over that scrapers use. Its HTTP part carries the imports API, which
-// registers the site's notice and job routes and the accounts' data exports with it.
+// workers, and the CSV hand-over that scrapers use. Its HTTP part comes in two (http, wizardHttp),
+// which src/compose.ts places among the other features' routes.
 
 export function composeIngest(
   infra: Pick<
@@ -47,9 +45,6 @@ export function composeIngest(
   needs: {
     repository: CollectionRepository;
     quotas: Quotas;
-    dataExports: DataExportDeps;
-    notices: SiteNoticeDeps;
-    adminJobs: AdminJobsDeps;
   },
 ) {
   const { config, boss, clock, ingestQueue, geocoder } = infra;
@@ -68,6 +63,32 @@ export function composeIngest(
     hierarchy: needs.repository,
   };
   const deferredCounts = { store, countsRefresh: ingestQueue };
+  // What the routes and pages of this feature share (built once, used only in an HTTP process).
+  const httpIngest: IngestHttpDeps = {
+    store,
+    queue: ingestQueue,
+    quotas,
+    clock,
+    retry: config.ingest.retry,
+    fileStore,
+    files: sourceFiles,
+    maxFileSizeBytes: config.ingest.maxFileSizeBytes,
+    hierarchy: needs.repository,
+    schedules,
+    geocoder,
+    wizard: {
+      drafts,
+      store,
+      queue: ingestQueue,
+      quotas,
+      hierarchy: needs.repository,
+      files: sourceFiles,
+      fileStore,
+      clock,
+      maxFileSizeBytes: config.ingest.maxFileSizeBytes,
+    },
+  };
+  const listings = postgresImportListings(on);
   return {
     store,
     /** A scraper's CSV handed to this pipeline, counted against the scraper owner's upload quotas. */
@@ -80,56 +101,31 @@ export function composeIngest(
       triggerScraperWebhook: ScraperUseCases['triggerWebhook'];
       csrfSecret: string;
     }): HttpFeature => {
-      const ingest = {
-        store,
-        queue: ingestQueue,
-        quotas,
-        clock,
-        retry: config.ingest.retry,
-        fileStore,
-        files: sourceFiles,
-        maxFileSizeBytes: config.ingest.maxFileSizeBytes,
-        hierarchy: needs.repository,
-        schedules,
-        geocoder,
-        wizard: {
-          drafts,
-          store,
-          queue: ingestQueue,
-          quotas,
-          hierarchy: needs.repository,
-          files: sourceFiles,
-          fileStore,
-          clock,
-          maxFileSizeBytes: config.ingest.maxFileSizeBytes,
-        },
-      };
-      const listings = postgresImportListings(on);
       const { csrfSecret } = shared;
       return {
         ...ingestHttp({
-          ingest,
-          imports: {
-            listings,
-            urlPreview: {
-              fetcher: guardedUrlFetcher(previewFetchLimits(config.ingest.fetch)),
-              fileStore,
-              files: sourceFiles,
-            },
-            adminJobs: needs.adminJobs,
-            notices: needs.notices,
-            dataExports: needs.dataExports,
-          },
+          ingest: httpIngest,
+          listings,
           triggerScraperWebhook: shared.triggerScraperWebhook,
         }),
         pages: async (app) => {
           // The import pages' browser modules (web/account/), which only these pages load.
           await app.register(pageScriptRoutes);
           await app.register(ingestProgressPage, { store, clock, csrfSecret });
-          await app.register(importPages, { ingest, listings, csrfSecret });
+          await app.register(importPages, { ingest: httpIngest, listings, csrfSecret });
         },
       };
     },
+    /** The import wizard's configure/validate/preview-URL routes (placed by src/compose.ts). */
+    wizardHttp: (): HttpFeature =>
+      ingestWizardHttp({
+        ingest: httpIngest,
+        urlPreview: {
+          fetcher: guardedUrlFetcher(previewFetchLimits(config.ingest.fetch)),
+          fileStore,
+          files: sourceFiles,
+        },
+      }),
     workers: (): FeatureWorkers => ({
       start: async () => {
         await startScheduleWorkers(

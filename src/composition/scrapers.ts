@@ -1,5 +1,5 @@
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
-import type { ScraperUseCases } from '../adapters/http/scrapers/scraper-routes.ts';
+import type { ScraperUseCases } from '../application/scrapers/scraper-triggers.ts';
 import { scrapersHttp } from '../adapters/http/scrapers/scrapers-http.ts';
 import { cronerSchedule } from '../adapters/jobs/croner-schedule.ts';
 import { pgBossScraperJobs, startScraperWorkers } from '../adapters/jobs/scraper-jobs.ts';

@@ -1,6 +1,6 @@
 import { missingVariables, projectRoot } from '../adapters/config/environment.ts';
 import { guardedNewsletterPoster } from '../adapters/fetch/newsletter-poster.ts';
-import { siteHttp } from '../adapters/http/site/site-http.ts';
+import { featureFlagsHttp, siteAdminHttp, siteHttp } from '../adapters/http/site/site-http.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
 import { cronerSchedule } from '../adapters/jobs/croner-schedule.ts';
 import { pgBossJobQueueStatus } from '../adapters/jobs/job-queue-status.ts';
@@ -51,6 +51,10 @@ export function composeSite(
     flagCheck,
     notices,
     adminJobs,
+    /** The admin views of the jobs, legal notices and newsletter (placed by src/compose.ts). */
+    adminHttp: (): HttpFeature => siteAdminHttp({ adminJobs, notices }),
+    /** GET/PATCH /api/feature-flags (placed by src/compose.ts). */
+    flagsHttp: (): HttpFeature => featureFlagsHttp({ flags }),
     /** `/`, the scraper helper package and /api/health (which reports the read replicas too). */
     http: ({ replicas }: { replicas: ReplicaSet | undefined }): HttpFeature =>
       siteHttp({

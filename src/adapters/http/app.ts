@@ -16,9 +16,9 @@ import { installHttpMetrics, metricsRoute } from '../metrics/http-metrics.ts';
 import type { ChronomapMetrics } from '../metrics/registry.ts';
 import { installQueryScopes, type RequestQueryScopes } from './client-gone.ts';
 import { DEFAULT_BUDGETS } from '../config/budget-config.ts';
-import { HealthReportSchema } from './site/health-routes.ts';
+import { HealthReportSchema } from './site/health-schemas.ts';
 import { V1_SHARED_SCHEMAS } from './read/events-schemas.ts';
-import { INGEST_SHARED_SCHEMAS } from './ingest/ingest-schema-routes.ts';
+import { INGEST_SHARED_SCHEMAS } from './ingest/ingest-schemas.ts';
 import { WIZARD_SCHEMAS } from './ingest/wizard-docs.ts';
 import { installPublicBaseUrl } from './public-url.ts';
 

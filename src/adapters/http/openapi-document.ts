@@ -3,12 +3,14 @@ import type { FastifySchema } from 'fastify';
 import type { TSchema } from 'typebox';
 import { TOKEN_COOKIE } from './authentication.ts';
 import { reasonPhrase } from './error-body.ts';
+import { addExamples } from './openapi-examples.ts';
 import { rateLimitApplies } from './rate-limit.ts';
 
 // The OpenAPI document's rules, applied to every route by mechanism (the @fastify/swagger
 // `transform` and `transformObject` hooks), so routes added by any branch come out right without
 // anyone writing these parts by hand: operationIds, security, rate-limit answers, error bodies,
-// response descriptions, multipart request bodies and the parameter facts the domain parsers check.
+// response descriptions, multipart request bodies, the parameter facts the domain parsers check and an
+// example for every body (openapi-examples.ts).
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -63,6 +65,7 @@ export const USER_SECURITY = Object.keys(SECURITY_SCHEMES).map((name) => ({ [nam
 const SERVERS = [{ url: '/', description: 'The instance that serves this document' }];
 
 const RATE_LIMITED = 'x-rate-limited';
+const DEEP_OBJECTS = 'x-deep-objects';
 
 const RATE_HEADERS = {
   'X-RateLimit-Limit': {
@@ -124,7 +127,11 @@ const transformRoute: SwaggerTransform = ({ schema, url, route }) => {
     result.body = source.documentedBody;
     delete result.documentedBody;
   }
-  if (source.querystring) result.querystring = withDocumentedFacts(source.querystring as Schema);
+  if (source.querystring) {
+    result.querystring = withDocumentedFacts(source.querystring as Schema);
+    const deepObjects = deepObjectParameters(source.querystring as Schema);
+    if (deepObjects.length > 0) result[DEEP_OBJECTS] = deepObjects;
+  }
   if (source.params) result.params = withDocumentedFacts(source.params as Schema);
   return { schema: result as FastifySchema, url };
 };
@@ -139,6 +146,30 @@ function withDocumentedFacts(object: Schema): Schema {
     merged[name] = facts ? { ...rest, ...(facts as Schema) } : property;
   }
   return { ...object, properties: merged };
+}
+
+/**
+ * The bracketed parameters a querystring takes through `patternProperties` (`'^where\\[': {}`, for
+ * Payload's `where[field][operator]=value`), which @fastify/swagger leaves out: each one as an
+ * OpenAPI deepObject parameter, described by the querystring's own description.
+ */
+function deepObjectParameters(querystring: Schema): Schema[] {
+  const patterns = Object.keys((querystring.patternProperties ?? {}) as Schema);
+  return patterns.flatMap((pattern) => {
+    const name = /^\^([A-Za-z_]+)\\\[$/.exec(pattern)?.[1];
+    if (!name) return [];
+    return [
+      {
+        in: 'query',
+        name,
+        required: false,
+        style: 'deepObject',
+        explode: true,
+        schema: { type: 'object', additionalProperties: true },
+        ...(querystring.description ? { description: querystring.description } : {}),
+      },
+    ];
+  });
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -171,6 +202,14 @@ const transformDocument: SwaggerTransformObject = (documentObject) => {
       }
       seen.set(id, where);
       completeResponses(operation);
+      if (operation[DEEP_OBJECTS]) {
+        operation.parameters = [
+          ...((operation.parameters ?? []) as Schema[]),
+          ...(operation[DEEP_OBJECTS] as Schema[]),
+        ];
+        delete operation[DEEP_OBJECTS];
+      }
+      addExamples(operation, (document.components as Schema).schemas as Schema);
     }
   }
   return document;

@@ -1,5 +1,11 @@
 import { type TSchema, Type } from 'typebox';
 import { TRUST_LEVELS } from '../../domain/accounts/users.ts';
+import {
+  COLLECTION_FIELDS,
+  COLLECTION_PAGING,
+  type CollectionSlug,
+} from '../../domain/collections/collections.ts';
+import { OPERATORS } from '../../domain/read/where.ts';
 
 // Schemas shared by the routes of several features.
 
@@ -42,3 +48,38 @@ export const PageSchema = (docRef: TSchema) =>
     prevPage: Type.Union([Type.Integer(), Type.Null()]),
     pagingCounter: Type.Integer(),
   });
+
+/** Payload's list query (where/sort/limit/page/depth) over a collection's fields, for every collection. */
+export const ListQuerySchema = (collection: CollectionSlug) =>
+  Type.Object(
+    {
+      limit: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: COLLECTION_PAGING.maxLimit,
+          description: `Page size (default ${COLLECTION_PAGING.defaultLimit})`,
+        }),
+      ),
+      page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based page number' })),
+      sort: Type.Optional(
+        Type.String({
+          maxLength: 200,
+          description: 'Field name, `-field` for descending; several separated by commas',
+        }),
+      ),
+      depth: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: 10,
+          description: 'Accepted for Payload clients; relations are always ids',
+        }),
+      ),
+    },
+    {
+      additionalProperties: false,
+      patternProperties: { '^where\\[': {} },
+      description:
+        `Filter with where[field][operator]=value, and where[or][0][field][operator]=value / where[and][...]. ` +
+        `Fields: ${Object.keys(COLLECTION_FIELDS[collection]).join(', ')}. Operators: ${OPERATORS.join(', ')}.`,
+    },
+  );

@@ -6,6 +6,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { DEFAULT_BUDGETS } from '../../../src/adapters/config/budget-config.ts';
 import { accountsHttp } from '../../../src/adapters/http/accounts/account-hooks.ts';
+import { collectionsHttp } from '../../../src/adapters/http/collections/collections-http.ts';
 import { buildHttpApp } from '../../../src/adapters/http/app.ts';
 import { readHttp } from '../../../src/adapters/http/read/read-http.ts';
 import { createDatabasePool, type DatabasePool, sql } from '../../../src/adapters/postgres/database.ts';
@@ -123,13 +124,15 @@ t.test('the embedded database stopped (its Unix socket gone): 503, not 500', asy
 /** Every kind of route answered on `pool`, a database that cannot be reached: 503 DATABASE_UNAVAILABLE. */
 async function answersUnavailable(t: Test, dead: DatabasePool): Promise<void> {
   const config = testConfig({ sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t) });
+  const accounts = composeAccounts(config, dead);
   const app = await buildHttpApp(
     {
       version: 'test',
       features: [
         siteHttpOn(dead),
         readHttp({ readApi: { events: postgresEventReader(dead, { genericPlanPool: dead }) } }),
-        accountsHttp(composeAccounts(config, dead)),
+        accountsHttp(accounts),
+        collectionsHttp(accounts.collections),
       ],
     },
     { logLevel: 'silent', bodyLimitBytes: 1024 * 1024 },

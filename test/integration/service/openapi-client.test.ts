@@ -115,18 +115,32 @@ t.test(
     t.ok(result.bounds.located <= located && result.bounds.hasBox);
     t.same(result.inferred.dataset, inferDataset);
     t.ok(result.inferred.fields > 0, 'fields inferred');
+    const geojson = (await app.inject({ url: '/api/v1/events.geojson' })).json() as {
+      features: { properties: { dataset: string } }[];
+    };
+    const datasetSlugs = [...new Set(geojson.features.map((feature) => feature.properties.dataset))].sort();
     t.same(
       result.exports,
       {
         type: 'FeatureCollection',
         features: total,
+        datasets: datasetSlugs,
         csvRows: total,
         sequenceRecords: total,
         placemarks: total,
         geopackageHeader: 'SQLite format 3',
       },
-      'the exports hold every visible event (the fixture has no newline inside a cell)',
+      'the exports hold every visible event (the fixture has no newline inside a cell); the GeoJSON is typed',
     );
+    const firstId = Math.min(...fixture.events.map((e) => e.id));
+    const afterFirst = await app.inject({ url: `/api/events?where[id][greater_than]=${firstId}&limit=1` });
+    t.equal(afterFirst.statusCode, 200);
+    t.same(
+      result.where,
+      { totalDocs: afterFirst.json().totalDocs, firstId: afterFirst.json().docs[0]?.id ?? null },
+      'the typed `where` reaches the collection as where[id][greater_than]',
+    );
+    t.ok(result.where.totalDocs > 0 && result.where.firstId > firstId, 'the filter kept the later events');
     t.same(
       result.tiles,
       {

@@ -114,10 +114,16 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /api/v1/sources/stats': publicRead('/api/v1/sources/stats'),
   // Public, and filtered by the read model's visibility: the fixture's events are the owner's, not
   // public, so the world tile is empty (204) for anonymous callers and strangers.
-  'GET /api/v1/tiles/:z/:x/:y': {
+  'GET /api/v1/tiles/:z/:x/:y.mvt': {
     expect: [204, 204, 200, 200],
     rule: PUBLIC,
     request: get('/api/v1/tiles/0/0/0.mvt'),
+  },
+  // A last segment without `.mvt`: the tile parser's 400 naming y, for everyone (not in the document).
+  'GET /api/v1/tiles/:z/:x/:y': {
+    expect: [400, 400, 400, 400],
+    rule: PUBLIC,
+    request: get('/api/v1/tiles/0/0/0.png'),
   },
   'GET /api/v1/tiles.json': publicRead('/api/v1/tiles.json'),
   'GET /api/v1/datasets/:id/schema/infer': {

@@ -1,6 +1,8 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { CollectionDeps } from '../../../application/collections/collection-documents.ts';
+import type { DataExportDeps } from '../../../application/accounts/export-own-data.ts';
+import type { Clock } from '../../../ports/clock.ts';
 import type { LoginDeps } from '../../../application/accounts/log-in.ts';
 import type { AccountDeps } from '../../../application/accounts/manage-account.ts';
 import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
@@ -9,23 +11,23 @@ import { installAuthentication } from '../authentication.ts';
 import type { HttpFeature } from '../http-feature.ts';
 import { installRateLimits } from '../rate-limit.ts';
 import { installConcurrencyLimits } from '../concurrency-limit.ts';
-import { authRoutes, authSchemas } from './auth-routes.ts';
-import { collectionRoutes, collectionSchemas } from '../collections/collection-routes.ts';
-import { featureFlagRoutes, featureFlagSchemas } from '../site/feature-flag-routes.ts';
+import { authRoutes } from './auth-routes.ts';
+import { authSchemas } from './auth-schemas.ts';
+import { dataExportRoutes } from './data-export-routes.ts';
 import { quotaRoutes } from './quota-routes.ts';
 import { UserSchema } from '../schemas.ts';
 
 // Accounts, access control, quotas and rate limits as one HTTP area: the cross-cutting hooks
 // (who is calling, how often, how many costly requests at once) on the root instance, then the
-// route plugins. The collection endpoints are registered here because their access rules are the
-// accounts' (sessions, trust levels); the feature-flag routes because the OpenAPI document has
-// always listed them here. The dashboard pages are the pages adapter's, mounted by
-// src/composition/accounts.ts.
+// auth routes. The quota and data-export routes are features of their own that the composition
+// root places among the other features' routes (src/compose.ts keeps the OpenAPI document's
+// order). The dashboard pages are the pages adapter's, mounted by src/composition/accounts.ts.
 
 export type AccountsDeps = {
   login: LoginDeps;
   account: AccountDeps;
   flags: FeatureFlagStore;
+  /** The collection endpoints' use cases (their own feature, collectionsHttp), with the dashboard's. */
   collections: CollectionDeps;
   quotas: Quotas;
   /** Keys the server pages' CSRF tokens (derived from SESSION_SECRET; pages/csrf.ts). */
@@ -44,7 +46,7 @@ export function accountsHttp(deps: AccountsDeps): HttpFeature {
 async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Promise<void> {
   await app.register(cookie);
   app.addSchema(UserSchema);
-  for (const schema of [...authSchemas, ...collectionSchemas, ...featureFlagSchemas]) app.addSchema(schema);
+  for (const schema of authSchemas) app.addSchema(schema);
   installAuthentication(app, deps.login);
   installRateLimits(app, {
     counter: deps.login.rateLimits,
@@ -62,7 +64,14 @@ async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): 
     flags: deps.flags,
     defaultTrustLevel: deps.login.policy.defaultTrustLevel,
   });
-  await app.register(collectionRoutes, deps.collections);
-  await app.register(quotaRoutes, { quotas: deps.quotas, clock: deps.login.clock });
-  await app.register(featureFlagRoutes, { flags: deps.flags });
+}
+
+/** GET /api/quotas: the caller's quotas and what is left of them. */
+export function quotasHttp(deps: { quotas: Quotas; clock: Clock }): HttpFeature {
+  return { routes: async (app) => void (await app.register(quotaRoutes, deps)) };
+}
+
+/** The caller's data exports: request one, see it, download it. */
+export function dataExportsHttp(deps: { exports: DataExportDeps }): HttpFeature {
+  return { routes: async (app) => void (await app.register(dataExportRoutes, deps)) };
 }

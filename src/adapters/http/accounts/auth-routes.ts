@@ -17,6 +17,7 @@ import { clearTokenCookie, requireUser, setTokenCookie } from '../authentication
 import { errorResponses } from '../error-body.ts';
 import { MessageSchema, NoQuery } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
+import { Credentials } from './auth-schemas.ts';
 
 type AuthRouteDeps = {
   login: LoginDeps;
@@ -24,23 +25,6 @@ type AuthRouteDeps = {
   flags: FeatureFlagStore;
   defaultTrustLevel: TrustLevel;
 };
-
-const Credentials = Type.Object(
-  { email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) },
-  { additionalProperties: false },
-);
-
-const DeletionSummary = Type.Object(
-  {
-    catalogs: Type.Number({ description: 'Catalogs you own, deleted with everything in them' }),
-    datasets: Type.Integer(),
-    events: Type.Integer(),
-    sessions: Type.Number({ description: 'Live login sessions, ended' }),
-  },
-  { $id: 'DeletionSummary' },
-);
-
-export const authSchemas = [DeletionSummary];
 
 const tags = ['accounts'];
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type TSchema, Type } from 'typebox';
+import { Type } from 'typebox';
 import {
   type CollectionDeps,
   createDocument,
@@ -9,209 +9,16 @@ import {
   type ListQuery,
   updateDocument,
 } from '../../../application/collections/collection-documents.ts';
-import {
-  COLLECTION_FIELDS,
-  COLLECTION_PAGING,
-  type CollectionSlug,
-  type DocumentCollectionSlug,
-  MAX_DATE_FIELDS,
-} from '../../../domain/collections/collections.ts';
-import { OPERATORS } from '../../../domain/read/where.ts';
+import type { DocumentCollectionSlug } from '../../../domain/collections/collections.ts';
 import { errorResponses } from '../error-body.ts';
-import { PageSchema } from '../schemas.ts';
+import { ListQuerySchema, PageSchema } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
-import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
 import { MAX_PAGE_OFFSET } from '../../../domain/read/page-depth.ts';
+import { type CollectionSchemas, IdParams, SCHEMAS, strict } from './collection-schemas.ts';
 
 // Payload CMS's REST conventions for every collection: GET/POST /api/{collection},
 // GET/PATCH/DELETE /api/{collection}/{id}; lists answer {docs, totalDocs, limit, page, totalPages,
 // hasNextPage, hasPrevPage, nextPage, prevPage, pagingCounter}, single documents {doc, message}.
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Timestamp = Type.String({ format: 'date-time' });
-const Slug = Type.String({ pattern: SLUG_PATTERN.source, maxLength: MAX_SLUG_LENGTH });
-const Title = Type.String({ minLength: 1, maxLength: 255 });
-const TrustLevel = Type.Integer({ minimum: 0, maximum: 5 });
-const Role = Type.Union([Type.Literal('admin'), Type.Literal('user')]);
-const Location = Type.Object(
-  {
-    longitude: Type.Number({ minimum: -180, maximum: 180 }),
-    latitude: Type.Number({ minimum: -90, maximum: 90 }),
-  },
-  { additionalProperties: false },
-);
-const strict = { additionalProperties: false } as const;
-
-// Catalogs and datasets describe themselves the same way.
-const describedDoc = {
-  slug: Type.String(),
-  title: Type.String(),
-  description: Nullable(Type.String()),
-  isPublic: Type.Boolean(),
-  createdBy: Nullable(Type.Integer()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-};
-const describedInput = {
-  slug: Slug,
-  title: Title,
-  description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
-  isPublic: Type.Optional(Type.Boolean()),
-  createdBy: Type.Optional(Type.Integer({ minimum: 1 })),
-};
-
-// The custom date fields the read API's `dateField` parameter offers for this dataset's events
-// (docs/api-v1.md, "Custom date fields"); each checked by parseDateFields in the use case.
-const DateFields = Type.Optional(
-  Type.Array(Type.String({ maxLength: 200 }), {
-    maxItems: MAX_DATE_FIELDS,
-    description:
-      "Paths into the events' `data` that hold dates, such as `startDate` (stored without `data.`).",
-  }),
-);
-
-type CollectionSchemas = { doc: TSchema; create: TSchema; update: TSchema; label: string; docId: string };
-
-const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
-  users: {
-    label: 'User',
-    docId: 'UserDoc',
-    doc: Type.Object(
-      {
-        id: Type.Integer(),
-        email: Type.String(),
-        role: Role,
-        trustLevel: TrustLevel,
-        createdAt: Timestamp,
-        updatedAt: Timestamp,
-      },
-      { $id: 'UserDoc' },
-    ),
-    create: Type.Object(
-      {
-        email: Type.String({ maxLength: 320 }),
-        password: Type.String({ maxLength: 1024 }),
-        role: Type.Optional(Role),
-        trustLevel: Type.Optional(TrustLevel),
-      },
-      strict,
-    ),
-    update: Type.Object(
-      {
-        email: Type.Optional(Type.String({ maxLength: 320 })),
-        password: Type.Optional(Type.String({ maxLength: 1024 })),
-        role: Type.Optional(Role),
-        trustLevel: Type.Optional(TrustLevel),
-      },
-      strict,
-    ),
-  },
-  catalogs: {
-    label: 'Catalog',
-    docId: 'CatalogDoc',
-    doc: Type.Object({ id: Type.Integer(), ...describedDoc }, { $id: 'CatalogDoc' }),
-    create: Type.Object(describedInput, strict),
-    update: Type.Partial(Type.Object(describedInput), strict),
-  },
-  datasets: {
-    label: 'Dataset',
-    docId: 'DatasetDoc',
-    doc: Type.Object(
-      { id: Type.Integer(), catalog: Type.Integer(), ...describedDoc, dateFields: Type.Array(Type.String()) },
-      { $id: 'DatasetDoc' },
-    ),
-    create: Type.Object(
-      { catalog: Type.Integer({ minimum: 1 }), ...describedInput, dateFields: DateFields },
-      strict,
-    ),
-    update: Type.Partial(
-      Type.Object({ catalog: Type.Integer({ minimum: 1 }), ...describedInput, dateFields: DateFields }),
-      strict,
-    ),
-  },
-  events: {
-    label: 'Event',
-    docId: 'EventDoc',
-    doc: Type.Object(
-      {
-        id: Type.Integer(),
-        dataset: Type.Integer(),
-        catalog: Type.Integer(),
-        uniqueId: Type.String(),
-        title: Nullable(Type.String()),
-        data: Type.Record(Type.String(), Type.Unknown()),
-        location: Nullable(Type.Object({ longitude: Type.Number(), latitude: Type.Number() })),
-        eventTimestamp: Timestamp,
-        isValid: Type.Boolean(),
-        createdAt: Timestamp,
-        updatedAt: Timestamp,
-      },
-      { $id: 'EventDoc' },
-    ),
-    create: Type.Object(
-      {
-        dataset: Type.Integer({ minimum: 1 }),
-        uniqueId: Type.String({ minLength: 1, maxLength: 255 }),
-        title: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
-        data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-        location: Type.Optional(Nullable(Location)),
-        eventTimestamp: Timestamp,
-        isValid: Type.Optional(Type.Boolean()),
-      },
-      strict,
-    ),
-    update: Type.Object(
-      {
-        dataset: Type.Optional(Type.Integer({ minimum: 1 })),
-        uniqueId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-        title: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
-        data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-        location: Type.Optional(Nullable(Location)),
-        eventTimestamp: Type.Optional(Timestamp),
-        isValid: Type.Optional(Type.Boolean()),
-      },
-      strict,
-    ),
-  },
-};
-
-export const collectionSchemas = Object.values(SCHEMAS).map((s) => s.doc);
-
-export const ListQuerySchema = (collection: CollectionSlug) =>
-  Type.Object(
-    {
-      limit: Type.Optional(
-        Type.Integer({
-          minimum: 1,
-          maximum: COLLECTION_PAGING.maxLimit,
-          description: `Page size (default ${COLLECTION_PAGING.defaultLimit})`,
-        }),
-      ),
-      page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based page number' })),
-      sort: Type.Optional(
-        Type.String({
-          maxLength: 200,
-          description: 'Field name, `-field` for descending; several separated by commas',
-        }),
-      ),
-      depth: Type.Optional(
-        Type.Integer({
-          minimum: 0,
-          maximum: 10,
-          description: 'Accepted for Payload clients; relations are always ids',
-        }),
-      ),
-    },
-    {
-      additionalProperties: false,
-      patternProperties: { '^where\\[': {} },
-      description:
-        `Filter with where[field][operator]=value, and where[or][0][field][operator]=value / where[and][...]. ` +
-        `Fields: ${Object.keys(COLLECTION_FIELDS[collection]).join(', ')}. Operators: ${OPERATORS.join(', ')}.`,
-    },
-  );
-
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
 const tags = ['collections'];
 

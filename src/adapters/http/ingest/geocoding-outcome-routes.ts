@@ -13,78 +13,11 @@ import { errorResponses } from '../error-body.ts';
 import { USER_ONLY } from '../require-user.ts';
 import { IdParams, NoQuery } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
+import { Fix, FixResult, LISTED, Report } from './geocoding-outcome-schemas.ts';
 
 // An import job's geocoding outcome in rows (issue 28 §5): the counts, the rows not placed as JSON
 // and as CSV, and placing them afterwards by other address columns or coordinate columns. For the
 // uploader, the target catalog's owner and admins: 401 anonymous, 404 for anyone else.
-
-/** Rows listed in the JSON answer; the CSV has them all. */
-const LISTED = 1000;
-const COLUMN = Type.String({ minLength: 1, maxLength: 255 });
-
-const Row = Type.Object({
-  row: Type.Integer({ description: 'The 1-based data row of the file (the header not counted).' }),
-  address: Type.String({ description: 'The address that was looked up.' }),
-  reason: Type.Union([Type.Literal('not-found'), Type.Literal('low-confidence')]),
-  candidate: Type.Union([
-    Type.Object(
-      {
-        name: Type.Union([Type.String(), Type.Null()]),
-        country: Type.Union([Type.String(), Type.Null()]),
-        region: Type.Union([Type.String(), Type.Null()]),
-        confidence: Type.Number(),
-      },
-      { description: 'The best place found, refused for its confidence under GEOCODER_MIN_CONFIDENCE.' },
-    ),
-    Type.Null(),
-  ]),
-});
-
-const Counts = Type.Object(
-  {
-    rows: Type.Integer({ description: 'Events whose location was looked up by their address.' }),
-    located: Type.Integer(),
-    notFound: Type.Integer(),
-    lowConfidence: Type.Integer(),
-  },
-  { description: 'In rows (events), as they stand now: a row placed afterwards counts as located.' },
-);
-
-const Report = Type.Object({
-  jobId: Type.Integer(),
-  geocoded: Type.Boolean({
-    description: 'False while the job has not stored its events, or when no address was looked up.',
-  }),
-  counts: Counts,
-  unplaced: Type.Array(Row, { description: `The rows not placed, in file order: the first ${LISTED}.` }),
-  columns: Type.Array(Type.String(), { description: "The file's columns: what a fix may name." }),
-  truncated: Type.Boolean({ description: 'More rows are not placed than are listed (the CSV has all).' }),
-});
-
-const Fix = Type.Union(
-  [
-    Type.Object(
-      { address: Type.Array(COLUMN, { minItems: 1, maxItems: 8 }) },
-      {
-        additionalProperties: false,
-        description: 'Address columns, joined with commas (empty values left out).',
-      },
-    ),
-    Type.Object(
-      { latitude: COLUMN, longitude: COLUMN },
-      { additionalProperties: false, description: 'Coordinate columns (decimal degrees).' },
-    ),
-  ],
-  { description: 'Where the rows not placed take their location from: columns of the imported file.' },
-);
-
-const FixResult = Type.Object({
-  ...Report.properties,
-  placed: Type.Integer({ description: 'Events given a location by this request.' }),
-  notAsked: Type.Integer({
-    description: `New addresses beyond the ${MAX_FIX_ADDRESSES} one request asks the geocoder for: post again for them.`,
-  }),
-});
 
 const listed = <T extends { unplaced: UnplacedRow[] }>(report: T) => ({
   ...report,

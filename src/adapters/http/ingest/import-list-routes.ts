@@ -1,4 +1,3 @@
-import { ImportOutcomeDoc } from './import-outcome-doc.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import {
@@ -12,7 +11,6 @@ import {
   scheduledIngestRuns,
 } from '../../../application/ingest/manage-scheduled-ingests.ts';
 import { INGEST_FILE_FIELDS, SCHEDULE_FIELDS } from '../../../domain/ingest/import-list-fields.ts';
-import type { FieldWhitelist } from '../../../domain/read/where.ts';
 import type { ImportListings } from '../../../ports/ingest/import-listings.ts';
 import { errorResponses } from '../error-body.ts';
 import { PageSchema } from '../schemas.ts';
@@ -20,9 +18,8 @@ import { fileDoc } from './ingest-docs.ts';
 import { IdParams } from '../schemas.ts';
 import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
-import { ScheduleDoc, scheduleDoc } from './scheduled-ingest-routes.ts';
-import { COLLECTION_PAGING } from '../../../domain/collections/collections.ts';
-import { OPERATORS } from '../../../domain/read/where.ts';
+import { ScheduleDoc, scheduleDoc } from './scheduled-ingest-schemas.ts';
+import { CatalogWithDatasetsDoc, RunRecordDoc, listQuerySchema } from './import-list-schemas.ts';
 
 // The lists behind "my imports", the scheduled imports page and the import wizard: the ingest-files
 // collection, the scheduled imports with their last runs (and delete), and the caller's catalogs
@@ -32,47 +29,6 @@ type ImportListRouteOptions = { ingest: IngestHttpDeps; listings: ImportListings
 
 const NoQuery = Type.Object({}, { additionalProperties: false });
 const signedInAndLimited = { rateLimit: true, requiresUser: true } as const;
-
-/** Payload's list query (where/sort/limit/page) over a whitelist. */
-function listQuerySchema(fields: FieldWhitelist) {
-  return Type.Object(
-    {
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: COLLECTION_PAGING.maxLimit })),
-      page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-      sort: Type.Optional(Type.String({ maxLength: 200 })),
-      depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
-    },
-    {
-      additionalProperties: false,
-      patternProperties: { '^where\\[': {} },
-      description:
-        `Filter with where[field][operator]=value (and where[or][0]... / where[and][...]). ` +
-        `Fields: ${Object.keys(fields).join(', ')}. Operators: ${OPERATORS.join(', ')}. Newest first by default.`,
-    },
-  );
-}
-
-const RunRecordDoc = Type.Object({
-  id: Type.Number(),
-  dueAt: Type.String(),
-  triggeredBy: Type.String(),
-  status: Type.String({ description: 'queued, fetching, imported or failed' }),
-  ingestFile: Type.Union([Type.Number(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.String(),
-  finishedAt: Type.Union([Type.String(), Type.Null()]),
-  import: ImportOutcomeDoc,
-});
-
-const CatalogWithDatasetsDoc = Type.Object({
-  id: Type.Number(),
-  slug: Type.String(),
-  title: Type.String(),
-  isPublic: Type.Boolean(),
-  datasets: Type.Array(
-    Type.Object({ id: Type.Number(), slug: Type.String(), title: Type.String(), isPublic: Type.Boolean() }),
-  ),
-});
 
 export const importListRoutes: FastifyPluginAsync<ImportListRouteOptions> = async (
   app,

@@ -26,7 +26,7 @@ import { errorResponses } from '../error-body.ts';
 import { USER_SECURITY } from '../openapi-document.ts';
 import { USER_ONLY } from '../require-user.ts';
 import { fileDoc } from './ingest-docs.ts';
-import { PreviewForm, SchemaPreview, UploadForm } from './ingest-schema-routes.ts';
+import { PreviewForm, SchemaPreview, UploadForm } from './ingest-schemas.ts';
 import { IdParams, RecordId } from '../schemas.ts';
 
 export type IngestHttpDeps = Pick<IngestDeps, 'store' | 'queue' | 'clock' | 'retry' | 'files'> & {

@@ -13,7 +13,7 @@ import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
 import { jobDoc } from './ingest-docs.ts';
 import { IdParams } from '../schemas.ts';
-import { Recommendations, ResetResult, RetryRefusal, RetrySuccess } from './ingest-schema-routes.ts';
+import { Recommendations, ResetResult, RetryRefusal, RetrySuccess } from './ingest-schemas.ts';
 
 // Ingest jobs: read, approve or reconfigure (PATCH), and the recovery endpoints, under the current
 // `/api/ingest-jobs` names and the earlier `/api/import-jobs` aliases. Each speaks its own stage

@@ -6,91 +6,30 @@ import {
   triggerScheduledIngest,
   updateScheduledIngest,
 } from '../../../application/ingest/scheduled-ingests.ts';
-import {
-  parseReviewDuplicates,
-  REVIEW_DUPLICATES,
-  type ReviewDuplicates,
-} from '../../../domain/ingest/review.ts';
+import { parseReviewDuplicates } from '../../../domain/ingest/review.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
-import type { ScheduledIngest } from '../../../ports/ingest/schedule-store.ts';
 import { errorResponses } from '../error-body.ts';
-import { ScheduledRunDoc, scheduledRunDoc } from './ingest-schema-routes.ts';
+import { ScheduledRunDoc, scheduledRunDoc } from './ingest-schemas.ts';
 import { IdParams, RecordId } from '../schemas.ts';
 import { USER_ONLY } from '../require-user.ts';
 import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
-import type { ScraperUseCases } from '../scrapers/scraper-routes.ts';
-import { webhookTriggerRoute } from '../scrapers/webhook-routes.ts';
+import type { ScraperUseCases } from '../../../application/scrapers/scraper-triggers.ts';
+import { webhookTriggerRoute } from '../webhook-routes.ts';
 import { webhookUrl } from '../public-url.ts';
+import {
+  NoQuery,
+  ReviewDuplicatesField,
+  Saved,
+  ScheduleDoc,
+  scheduleDoc,
+} from './scheduled-ingest-schemas.ts';
 
 // Scheduled URL imports (`scheduled-ingests`, alias `scheduled-imports`). Creating one needs write
 // access to the target catalog; the rest is for the creator, the catalog's owner and admins (401
 // anonymous, 404 for others). Their webhook trigger, shared with scrapers, is in
-// scrapers/webhook-routes.ts.
+// webhook-routes.ts (top of the http folder).
 
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-export const ScheduleDoc = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  url: Type.String(),
-  schedule: NullableString,
-  enabled: Type.Boolean(),
-  catalog: Type.Integer(),
-  dataset: Type.Union([Type.Integer(), Type.Null()]),
-  settings: Type.Object({}, { additionalProperties: true }),
-  reviewDuplicates: Type.Unsafe<ReviewDuplicates>({ type: 'string', enum: [...REVIEW_DUPLICATES] }),
-  nextRunAt: NullableString,
-  lastRunAt: NullableString,
-  lastStatus: NullableString,
-  lastError: NullableString,
-  createdAt: Type.String(),
-  updatedAt: Type.String(),
-});
-const Saved = Type.Object({
-  doc: ScheduleDoc,
-  message: Type.String(),
-  webhookToken: Type.Optional(
-    Type.String({
-      description: 'The webhook token (64 hex); shown only when issued, never stored in clear.',
-    }),
-  ),
-  webhookUrl: Type.Optional(
-    Type.String({
-      description:
-        'The absolute URL to POST to trigger a run (PUBLIC_BASE_URL + /api/webhooks/trigger/{webhookToken}); shown once.',
-    }),
-  ),
-});
-const NoQuery = Type.Object({}, { additionalProperties: false });
-const ReviewDuplicatesField = Type.Optional(
-  Type.Unsafe<ReviewDuplicates>({
-    type: 'string',
-    enum: [...REVIEW_DUPLICATES],
-    description:
-      'When a high duplicate rate stops a run for review: `first-run` (default) counts rows the dataset ' +
-      'already holds only until one run of this schedule imported into it, later runs only rows repeated ' +
-      'in the file; `always` counts both on every run; `never` does not review duplicates.',
-  }),
-);
-
-export const scheduleDoc = (s: ScheduledIngest) => ({
-  id: s.id,
-  name: s.name,
-  url: s.url,
-  schedule: s.schedule,
-  enabled: s.enabled,
-  catalog: s.catalogId,
-  dataset: s.datasetId,
-  settings: s.settings,
-  reviewDuplicates: s.reviewDuplicates,
-  nextRunAt: s.nextRunAt,
-  lastRunAt: s.lastRunAt,
-  lastStatus: s.lastStatus,
-  lastError: s.lastError,
-  createdAt: s.createdAt,
-  updatedAt: s.updatedAt,
-});
-/** The token, and the absolute URL to POST it to (from PUBLIC_BASE_URL: public-url.ts), shown once. */
 const withToken = (request: FastifyRequest, token: string | null) =>
   token ? { webhookToken: token, webhookUrl: webhookUrl(request, token) } : {};
 

@@ -12,11 +12,11 @@ import { previewUrl, type UrlPreviewDeps } from '../../../application/ingest/pre
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
-import { SchemaPreview } from './ingest-schema-routes.ts';
-import { RecordId } from '../schemas.ts';
+import { SchemaPreview } from './ingest-schemas.ts';
 import { AllowanceDoc, ConfigurationProblemDoc, draftDoc, SheetDriftDoc } from './wizard-docs.ts';
 import { PREVIEW_CSV_PREFIX_BYTES, PREVIEW_TIME_BUDGET_MS } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
+import { DraftBody, Settings } from './wizard-schemas.ts';
 
 // The import wizard's JSON steps after `POST /api/ingest-files` with `start=false`: configure (store
 // the settings, optionally start), validate-preview (check them against the file's first rows,
@@ -26,28 +26,6 @@ type WizardRouteOptions = { wizard: WizardDeps; urlPreview: UrlPreviewDeps };
 
 const signedInAndLimited = { rateLimit: true, requiresUser: true } as const;
 const NoQuery = Type.Object({}, { additionalProperties: false });
-const Settings = Type.Object(
-  {},
-  {
-    additionalProperties: true,
-    description:
-      'As on upload: fieldMapping {timestamp, latitude, longitude, coordinates, address, title, id}, idStrategy, ' +
-      'duplicateHandling, geocoding, schemaMode, sheets [{sheetIndex, dataset}]',
-  },
-);
-const Dataset = Type.Union([RecordId, Type.Literal('new'), Type.Object({}, { additionalProperties: true })], {
-  description: 'Target of sheet 0: a dataset id of the catalog, "new" (default) or {newDataset: {title}}',
-});
-const DraftBody = {
-  draft: Type.Integer({
-    minimum: 1,
-    maximum: Number.MAX_SAFE_INTEGER,
-    description: 'The upload id ({draft: {id}})',
-  }),
-  settings: Type.Optional(Settings),
-  dataset: Type.Optional(Dataset),
-};
-
 const configurationOf = (body: { settings?: unknown; dataset?: unknown }): Configuration | undefined =>
   body.settings === undefined && body.dataset === undefined
     ? undefined

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { viewerOf } from '../viewer.ts';
 import send from '@fastify/send';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import {
   type DownloadFormat,
   EXPORT_DEFAULT_SORT,
@@ -20,6 +20,13 @@ import type {
 import { setVersionTag } from '../http-caching.ts';
 import { errorResponses } from '../error-body.ts';
 import { filterParameters } from './events-schemas.ts';
+import {
+  CsvExport,
+  GeoJsonExport,
+  GeoJsonSequenceExport,
+  GeoPackageExport,
+  KmlExport,
+} from './exports-schemas.ts';
 
 // GET /api/v1/events.geojson and /api/v1/events.csv: the whole filtered set, streamed
 // (docs/api-v1.md, "Exports"). The first batch is read before the answer starts, so a bad parameter
@@ -40,62 +47,69 @@ const EXPORT_LIMIT_TEXT =
   'until one ends, and with 429 ANONYMOUS_SHARE_FULL when anonymous callers together run 4. ' +
   'When the process runs as many exports as it holds snapshots for, one more is a 503 EXPORTS_BUSY (Retry-After 5 s).';
 
-const FORMATS: Record<DownloadFormat, { type: string; file: string; summary: string; description: string }> =
-  {
-    geojson: {
-      type: 'application/geo+json',
-      file: 'chronomap-events.geojson',
-      summary: 'Export the filtered events as GeoJSON',
-      description:
-        'A FeatureCollection of every event the filters match (no page cap), streamed. Each event is a Feature with ' +
-        'the event id as its top-level `id`, a Point geometry or null, and properties `eventTimestamp`, `dataset` ' +
-        '(slug), `catalog` (slug) and `data` (as stored). `sort`: id, eventTimestamp, dataset or isValid, - for ' +
-        'descending; default id (the fastest: the table\u2019s own order). ' +
-        EXPORT_LIMIT_TEXT,
-    },
-    geojsonseq: {
-      type: 'application/geo+json-seq',
-      file: 'chronomap-events.geojsons',
-      summary: 'Export the filtered events as GeoJSON text sequences (RFC 8142)',
-      description:
-        'Every event the filters match as a GeoJSON text sequence (RFC 8142): each Feature, exactly as in the GeoJSON ' +
-        'export, after a record separator (0x1E) and followed by a line feed, with no surrounding collection, so a ' +
-        'reader can take it a feature at a time (GDAL: GeoJSONSeq). ' +
-        EXPORT_LIMIT_TEXT,
-    },
-    kml: {
-      type: 'application/vnd.google-earth.kml+xml',
-      file: 'chronomap-events.kml',
-      summary: 'Export the filtered events as KML',
-      description:
-        'Every event the filters match as a KML 2.2 Placemark: the title as its name, eventTimestamp as a TimeStamp, ' +
-        'the dataset, the catalog and each top-level key of `data` as ExtendedData (objects and arrays as their ' +
-        'JSON), the location as a Point (none without one). Characters XML does not allow are removed. ' +
-        EXPORT_LIMIT_TEXT,
-    },
-    gpkg: {
-      type: 'application/geopackage+sqlite3',
-      file: 'chronomap-events.gpkg',
-      summary: 'Export the filtered events as a GeoPackage',
-      description:
-        'Every event the filters match as an OGC GeoPackage 1.3 (SQLite): one feature table `events` with the event ' +
-        'id as its fid, a POINT in EPSG:4326 (null without a location), `title`, `event_timestamp`, `dataset`, `catalog` ' +
-        'and `data` (JSON text). Always answered from a kept file (written first when the view has none at this data ' +
-        'version), with Content-Length and byte ranges. ' +
-        EXPORT_LIMIT_TEXT,
-    },
-    csv: {
-      type: 'text/csv; charset=utf-8; header=present',
-      file: 'chronomap-events.csv',
-      summary: 'Export the filtered events as CSV',
-      description:
-        'RFC 4180 CSV (UTF-8, CRLF, a header line) of every event the filters match, streamed: id, eventTimestamp, ' +
-        'dataset, catalog, longitude, latitude, then one column per key of the events\u2019 `data` (sorted; `data.<key>` ' +
-        'when a key is one of the fixed names). Objects and arrays are written as JSON; text that starts with =, +, -, @, ' +
-        'tab or CR gets a leading apostrophe so that spreadsheets do not run it as a formula. ' +
-        EXPORT_LIMIT_TEXT,
-    },
-  };
+const FORMATS: Record<
+  DownloadFormat,
+  { type: string; file: string; summary: string; description: string; body: TSchema }
+> = {
+  geojson: {
+    type: 'application/geo+json',
+    file: 'chronomap-events.geojson',
+    body: GeoJsonExport,
+    summary: 'Export the filtered events as GeoJSON',
+    description:
+      'A FeatureCollection of every event the filters match (no page cap), streamed. Each event is a Feature with ' +
+      'the event id as its top-level `id`, a Point geometry or null, and properties `title`, `eventTimestamp`, `dataset` ' +
+      '(slug), `catalog` (slug) and `data` (as stored). `sort`: id, eventTimestamp, dataset or isValid, - for ' +
+      'descending; default id (the fastest: the table\u2019s own order). ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  geojsonseq: {
+    type: 'application/geo+json-seq',
+    file: 'chronomap-events.geojsons',
+    body: GeoJsonSequenceExport,
+    summary: 'Export the filtered events as GeoJSON text sequences (RFC 8142)',
+    description:
+      'Every event the filters match as a GeoJSON text sequence (RFC 8142): each Feature, exactly as in the GeoJSON ' +
+      'export, after a record separator (0x1E) and followed by a line feed, with no surrounding collection, so a ' +
+      'reader can take it a feature at a time (GDAL: GeoJSONSeq). ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  kml: {
+    type: 'application/vnd.google-earth.kml+xml',
+    file: 'chronomap-events.kml',
+    body: KmlExport,
+    summary: 'Export the filtered events as KML',
+    description:
+      'Every event the filters match as a KML 2.2 Placemark: the title as its name, eventTimestamp as a TimeStamp, ' +
+      'the dataset, the catalog and each top-level key of `data` as ExtendedData (objects and arrays as their ' +
+      'JSON), the location as a Point (none without one). Characters XML does not allow are removed. ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  gpkg: {
+    type: 'application/geopackage+sqlite3',
+    file: 'chronomap-events.gpkg',
+    body: GeoPackageExport,
+    summary: 'Export the filtered events as a GeoPackage',
+    description:
+      'Every event the filters match as an OGC GeoPackage 1.3 (SQLite): one feature table `events` with the event ' +
+      'id as its fid, a POINT in EPSG:4326 (null without a location), `title`, `event_timestamp`, `dataset`, `catalog` ' +
+      'and `data` (JSON text). Always answered from a kept file (written first when the view has none at this data ' +
+      'version), with Content-Length and byte ranges. ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  csv: {
+    type: 'text/csv; charset=utf-8; header=present',
+    file: 'chronomap-events.csv',
+    body: CsvExport,
+    summary: 'Export the filtered events as CSV',
+    description:
+      'RFC 4180 CSV (UTF-8, CRLF, a header line) of every event the filters match, streamed: id, title, eventTimestamp, ' +
+      'dataset, catalog, longitude, latitude, then one column per key of the events\u2019 `data` (sorted; `data.<key>` ' +
+      'when a key is one of the fixed names). Objects and arrays are written as JSON; text that starts with =, +, -, @, ' +
+      'tab or CR gets a leading apostrophe so that spreadsheets do not run it as a formula. ' +
+      EXPORT_LIMIT_TEXT,
+  },
+};
 
 /**
  * Writes the export into `body` as fast as the client takes it, and into `keep` (the file it is kept
@@ -203,7 +217,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{
   encoder?: ExportEncoder;
 }> = async (app, deps) => {
   for (const format of Object.keys(FORMATS) as DownloadFormat[]) {
-    const { type, file, summary, description } = FORMATS[format];
+    const { type, file, summary, description, body: documentedBody } = FORMATS[format];
     app.get(
       `/api/v1/events.${format}`,
       {
@@ -220,7 +234,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{
           response: {
             200: {
               description: `The events (${summary.replace('Export the filtered events as ', '')})`,
-              content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
+              content: { [type.split(';')[0] ?? type]: { schema: documentedBody } },
             },
             206: {
               description: 'The byte range asked for (`Range: bytes=a-b`) of the materialised export',

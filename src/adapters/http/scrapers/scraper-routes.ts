@@ -1,25 +1,15 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import { DomainError } from '../../../domain/errors.ts';
 import type { Actor } from '../../../domain/scrapers/access.ts';
-import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
+import type { ScraperUseCases } from '../../../application/scrapers/scraper-triggers.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_SECURITY } from '../openapi-document.ts';
 import { viewerOf } from '../viewer.ts';
+import { IdParams, QueuedRunBody, queuedScraperRunDoc, SyncQueuedBody } from './scraper-schemas.ts';
 
 // Scraper triggers of the main application (spec: Scraper endpoints). Who is calling comes from
 // `authenticate`: by default `viewerOf`, the user that the accounts hooks set (the `payload-token`
 // session cookie or a bearer token); without those hooks nobody is authenticated and the answer is 401.
-
-export type ScraperUseCases = {
-  triggerRun(actor: Actor, scraperId: number): Promise<{ run: ScraperRun; jobId: string | null }>;
-  /** The scraper half of the shared webhook endpoint: null when no live scraper webhook has the token. */
-  triggerWebhook(token: string): Promise<{ run: ScraperRun; jobId: string | null } | null>;
-  requestSync(
-    actor: Actor,
-    repoId: number,
-  ): Promise<{ repoId: number; jobId: string | null; syncStatus: 'pending' }>;
-};
 
 export type Authenticate = (request: FastifyRequest) => Promise<Actor | null> | Actor | null;
 
@@ -28,42 +18,6 @@ type ScraperRouteOptions = {
   scrapers: ScraperUseCases | undefined;
   authenticate?: Authenticate;
 };
-
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
-
-export const QueuedScraperRunDoc = Type.Object({
-  id: Type.Integer(),
-  runId: Type.String({ description: "The runner's run_id (UUID)" }),
-  scraper: Type.Integer(),
-  status: Type.Literal('queued'),
-  triggeredBy: Type.Union([Type.Literal('manual'), Type.Literal('webhook'), Type.Literal('schedule')]),
-  queuedAt: Type.String({ format: 'date-time' }),
-});
-
-const QueuedRunBody = Type.Object({
-  message: Type.String(),
-  jobId: Type.Union([Type.String(), Type.Null()]),
-  run: QueuedScraperRunDoc,
-});
-
-/** A run just queued, as the run and webhook endpoints answer it. */
-export const queuedScraperRunDoc = (run: ScraperRun) => ({
-  id: run.id,
-  runId: run.runId,
-  scraper: run.scraperId,
-  status: 'queued' as const,
-  triggeredBy: run.triggeredBy,
-  queuedAt: run.queuedAt,
-});
-
-const SyncQueuedBody = Type.Object({
-  message: Type.String(),
-  repo: Type.Integer(),
-  jobId: Type.Union([Type.String(), Type.Null()], {
-    description: 'null when a sync of this repo was already waiting: that one will read the latest code',
-  }),
-  syncStatus: Type.Literal('pending'),
-});
 
 export const scraperRoutes: FastifyPluginAsync<ScraperRouteOptions> = async (app, options) => {
   const authenticate = options.authenticate ?? viewerOf;

@@ -1,7 +1,9 @@
 import type { ScraperCollectionDeps } from '../../../application/scrapers/scraper-collections.ts';
 import type { HttpFeature } from '../http-feature.ts';
-import { scraperCollectionRoutes, scraperCollectionSchemas } from './scraper-collection-routes.ts';
-import { type Authenticate, type ScraperUseCases, scraperRoutes } from './scraper-routes.ts';
+import { scraperCollectionRoutes } from './scraper-collection-routes.ts';
+import { scraperCollectionSchemas } from './scraper-collection-schemas.ts';
+import type { ScraperUseCases } from '../../../application/scrapers/scraper-triggers.ts';
+import { type Authenticate, scraperRoutes } from './scraper-routes.ts';
 
 // The scraper routes: the scraper-repos, scrapers and scraper-runs collections, then the triggers.
 

@@ -9,44 +9,14 @@ import {
 } from '../../../application/site/admin-jobs.ts';
 import { errorResponses } from '../error-body.ts';
 import { viewerOf } from '../viewer.ts';
+import { QueueDoc, ScheduleServiceDoc } from './admin-job-schemas.ts';
 
 // Admin views of the background work: the schedule manager's status (and a pass queued now), the
 // pg-boss queues' counts and oldest waiting job, and running deferred jobs now outside production.
 
 const admin = { rateLimit: true, requiresUser: true } as const;
 const NoQuery = Type.Object({}, { additionalProperties: false });
-const NullableString = Type.Union([Type.String(), Type.Null()]);
 const tags = ['system'];
-
-const ScheduleServiceDoc = Type.Object({
-  queue: Type.String(),
-  enabled: Type.Boolean({ description: 'A worker process registered the every-minute cron' }),
-  cron: NullableString,
-  nextRunAt: NullableString,
-  lastRun: Type.Union([
-    Type.Object({
-      state: Type.String(),
-      createdAt: Type.String(),
-      startedAt: NullableString,
-      completedAt: NullableString,
-    }),
-    Type.Null(),
-  ]),
-  queued: Type.Number(),
-  active: Type.Number(),
-});
-
-const QueueDoc = Type.Object({
-  name: Type.String(),
-  queued: Type.Number(),
-  ready: Type.Number(),
-  deferred: Type.Number(),
-  active: Type.Number(),
-  failed: Type.Number(),
-  total: Type.Number(),
-  oldestQueuedAt: NullableString,
-  oldestAgeSeconds: Type.Union([Type.Number(), Type.Null()]),
-});
 
 export const adminJobRoutes: FastifyPluginAsync<{ adminJobs: AdminJobsDeps }> = async (
   app,

@@ -2,65 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { checkHealth, type HealthDeps } from '../../../application/site/check-health.ts';
 import { errorResponses } from '../error-body.ts';
-
-const Status = (values: string[]) => Type.Union(values.map((value) => Type.Literal(value)));
-
-export const HealthReportSchema = Type.Object(
-  {
-    database: Type.Object({ status: Status(['ok', 'error']), message: Type.Optional(Type.String()) }),
-    migrations: Type.Object({
-      status: Status(['ok', 'pending', 'error']),
-      pending: Type.Optional(Type.Array(Type.String())),
-      message: Type.Optional(Type.String()),
-    }),
-    postgis: Type.Object({
-      status: Status(['ok', 'not found', 'error']),
-      version: Type.Optional(Type.String()),
-      message: Type.Optional(Type.String()),
-    }),
-    environment: Type.Object({
-      status: Status(['ok', 'error']),
-      missing: Type.Optional(Type.Array(Type.String())),
-      conflicts: Type.Optional(
-        Type.Array(Type.String(), { description: 'Settings that contradict each other, in words.' }),
-      ),
-    }),
-    runner: Type.Optional(
-      Type.Object(
-        {
-          status: Status(['ok', 'degraded']),
-          url: Type.String(),
-          message: Type.Optional(Type.String()),
-          activeRuns: Type.Optional(Type.Number()),
-        },
-        { description: 'Present only when SCRAPER_RUNNER_URL is set; an unreachable runner is degraded.' },
-      ),
-    ),
-    replicas: Type.Optional(
-      Type.Array(
-        Type.Object({
-          status: Status(['ok', 'lagging', 'down']),
-          name: Type.String(),
-          lagSeconds: Type.Optional(
-            Type.Number({
-              minimum: 0,
-              description:
-                'How old its data may be, at most (0: it has replayed all the primary had written). Above REPLICA_MAX_LAG_SECONDS it is lagging.',
-            }),
-          ),
-          lagBytes: Type.Optional(Type.Integer({ minimum: 0 })),
-        }),
-        {
-          description:
-            'Present only when DATABASE_READ_URLS is set: each hot standby as the last probe (every 0.5 s) found it. ' +
-            'A standby that does not answer within REPLICA_TIMEOUT_MS is down. ' +
-            'A lagging or down standby is a warning: its reads go to the primary.',
-        },
-      ),
-    ),
-  },
-  { $id: 'HealthReport' },
-);
+import {} from './health-schemas.ts';
 
 export const healthRoutes: FastifyPluginAsync<{ health: HealthDeps }> = async (app, { health }) => {
   app.get(

@@ -1,11 +1,20 @@
+import type { AdminJobsDeps } from '../../../application/site/admin-jobs.ts';
 import type { HealthDeps } from '../../../application/site/check-health.ts';
+import type { SiteNoticeDeps } from '../../../application/site/site-notices.ts';
+import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
 import { projectRoot } from '../../config/environment.ts';
 import { type ExploreOptions, exploreRoutes } from '../../web/explore.ts';
 import { scraperHelperRoutes } from '../../web/scraper-helper.ts';
 import type { HttpFeature } from '../http-feature.ts';
+import { adminJobRoutes } from './admin-job-routes.ts';
+import { featureFlagRoutes, featureFlagSchemas } from './feature-flag-routes.ts';
 import { healthRoutes } from './health-routes.ts';
+import { siteNoticeRoutes } from './site-notice-routes.ts';
 
-// The site's own routes, registered first: `/`, the files it hands out and its health.
+// The site's own routes, registered first: `/`, the files it hands out and its health. The admin
+// views of the jobs with the legal notices, and the feature flags, are features of their own that
+// the composition root places among the other features' routes (src/compose.ts keeps the OpenAPI
+// document's order).
 
 type SiteHttpDeps = {
   version: string;
@@ -32,6 +41,28 @@ export function siteHttp(deps: SiteHttpDeps): HttpFeature {
       // (docs/scrapers.md): a file the site hands out, first in the OpenAPI document.
       await app.register(scraperHelperRoutes, { root: deps.explore?.root ?? projectRoot });
       await app.register(healthRoutes, { health: deps.health });
+    },
+  };
+}
+
+/** The admin views of the schedule manager and the job queues; legal notices, newsletter, preview. */
+export function siteAdminHttp(deps: { adminJobs: AdminJobsDeps; notices: SiteNoticeDeps }): HttpFeature {
+  return {
+    routes: async (app) => {
+      await app.register(adminJobRoutes, { adminJobs: deps.adminJobs });
+      await app.register(siteNoticeRoutes, { notices: deps.notices });
+    },
+  };
+}
+
+/** GET/PATCH /api/feature-flags and the schema of the flags. */
+export function featureFlagsHttp(deps: { flags: FeatureFlagStore }): HttpFeature {
+  return {
+    hooks: async (app) => {
+      for (const schema of featureFlagSchemas) app.addSchema(schema);
+    },
+    routes: async (app) => {
+      await app.register(featureFlagRoutes, { flags: deps.flags });
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
 import { accountPages, hidden } from '../account-pages.ts';
 import { type Html, html, trusted } from '../html.ts';
 import { pageScript } from '../page-scripts.ts';
@@ -63,7 +64,11 @@ function importWizardView(): Html {
             /></label>
             <label for="catalog-slug"
               >Slug (in links)
-              <input type="text" id="catalog-slug" maxlength="128" pattern="[a-z0-9]+(-[a-z0-9]+)*"
+              <input
+                type="text"
+                id="catalog-slug"
+                maxlength="${MAX_SLUG_LENGTH}"
+                pattern="${SLUG_PATTERN.source}"
             /></label>
             <label class="check"
               ><input type="checkbox" id="catalog-public" /> Public (anyone can see its events)</label

@@ -1,5 +1,6 @@
 import { FEATURE_FLAG_NAMES, FEATURE_FLAGS, type FeatureFlags } from '../../../domain/site/feature-flags.ts';
 import { TRUST_LEVELS } from '../../../domain/accounts/users.ts';
+import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
 import type { Doc } from '../../../ports/collections/collection-repository.ts';
 import type { QuotaStatus } from '../../../ports/accounts/quotas.ts';
 import { csrfInput } from '../csrf.ts';
@@ -169,7 +170,8 @@ function describedFields(values: Record<string, unknown>): Html {
           name="slug"
           value="${String(values.slug ?? '')}"
           required
-          pattern="[a-z0-9]+(-[a-z0-9]+)*"
+          maxlength="${MAX_SLUG_LENGTH}"
+          pattern="${SLUG_PATTERN.source}"
           title="lower-case letters, digits and single dashes"
       /></label>
     </div>

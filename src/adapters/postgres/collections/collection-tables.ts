@@ -2,7 +2,7 @@ import type { FragmentSqlToken } from 'slonik';
 import type { Viewer } from '../../../domain/access.ts';
 import type { CollectionSlug } from '../../../domain/collections/collections.ts';
 import { sql } from '../database.ts';
-import { importOutcomeJson } from '../ingest/import-outcome.ts';
+import { importOutcomeJson } from '../import-outcome.ts';
 import { visibleCatalogCondition, visibleDatasetCondition } from '../visibility.ts';
 import type { ColumnMap } from '../where-sql.ts';
 

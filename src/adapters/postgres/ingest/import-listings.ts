@@ -7,7 +7,7 @@ import type {
   ImportOutcome,
   ListPage,
 } from '../../../ports/ingest/import-listings.ts';
-import { importOutcomeJson } from './import-outcome.ts';
+import { importOutcomeJson } from '../import-outcome.ts';
 import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 import { Count, FileRow, JobRow, jobSelect, toFile, toJob } from './ingest-rows.ts';
 import { RunFields, ScheduleRow, scheduleColumns, toRun, toSchedule } from './schedule-store.ts';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { ScheduleStore, ScheduledIngest, ScheduledRun } from '../../../ports/ingest/schedule-store.ts';
-import { hasCompletedImport } from './completed-imports.ts';
+import { hasCompletedImport } from '../completed-imports.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
 import type { ScraperRunStore } from '../../../ports/scrapers/scraper-run-store.ts';
-import { hasCompletedImport } from '../ingest/completed-imports.ts';
+import { hasCompletedImport } from '../completed-imports.ts';
 import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 import { RunStatusColumn } from './scraper-rows.ts';
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-// The outcome of the import a scheduled run or a scraper run created (postgres/ingest/import-outcome.ts),
+// Shared by the ingest and scraper routes: the outcome of the import a scheduled run or a scraper run created (postgres/import-outcome.ts),
 // in the runs of GET /api/scheduled-ingests/{id}/runs and the scraper-runs documents.
 
 const Count = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { type DatabasePool, row, sql } from '../database.ts';
+import { type DatabasePool, row, sql } from './database.ts';
 
-// Whether a recurring source (a schedule or a scraper) has an import into a dataset that
+// Shared by the schedule and scraper stores: whether a recurring source (a schedule or a scraper) has an import into a dataset that
 // completed: both keep the ingest file of each run on their run rows. The duplicate review asks it
 // (domain/ingest/review.ts, duplicateReviewFor).
 

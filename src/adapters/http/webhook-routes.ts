@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { type ScheduleDeps, triggerByWebhook } from '../../../application/ingest/scheduled-ingests.ts';
-import { errorResponses } from '../error-body.ts';
-import { ScheduledRunDoc, scheduledRunDoc } from '../ingest/ingest-schema-routes.ts';
-import { QueuedScraperRunDoc, queuedScraperRunDoc, type ScraperUseCases } from './scraper-routes.ts';
+import { type ScheduleDeps, triggerByWebhook } from '../../application/ingest/scheduled-ingests.ts';
+import { errorResponses } from './error-body.ts';
+import { ScheduledRunDoc, scheduledRunDoc } from './ingest/ingest-schemas.ts';
+import type { ScraperUseCases } from '../../application/scrapers/scraper-triggers.ts';
+import { QueuedScraperRunDoc, queuedScraperRunDoc } from './scrapers/scraper-schemas.ts';
 
-// POST /api/webhooks/trigger/{token}, the one webhook endpoint of scrapers and scheduled imports
+// POST /api/webhooks/trigger/{token}, the one webhook endpoint of scrapers and scheduled imports, at the
+// top of the http folder because it answers for both features (the ingest routes register it)
 // (spec §Scraper endpoints: "the token is resolved to the right resource type"). Public: the 64-hex
 // token in the path is the credential. Scrapers are asked first, scheduled imports second; a token
 // neither claims is a 404. Refusals are the error handler's: a spent daily runs quota is the spec's

@@ -1,7 +1,8 @@
 import type { FragmentSqlToken } from 'slonik';
-import { sql } from '../database.ts';
+import { sql } from './database.ts';
 
-// The outcome of the import a run (of a schedule or a scraper) created, as one JSON value for the
+// Shared by the ingest, scraper and collection stores: the outcome of the import a run (of a schedule
+// or a scraper) created, as one JSON value for the
 // run lists: the file's status, and from its jobs' stored stage outputs the rows created-events
 // stored new, updated and left as they were, and the reasons it waits for. So "imported" on a run
 // is never mistaken for "the rows are in": a run whose import waits for review says so.

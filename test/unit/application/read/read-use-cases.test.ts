@@ -1,0 +1,201 @@
+import t, { type Test } from 'tap';
+import { buildHistogram } from '../../../../src/application/read/build-histogram.ts';
+import { clusterEvents } from '../../../../src/application/read/cluster-events.ts';
+import { exportEvents } from '../../../../src/application/read/export-events.ts';
+import { findEventExtent } from '../../../../src/application/read/find-event-extent.ts';
+import { renderTile } from '../../../../src/application/read/render-tile.ts';
+import { summariseClusterSizes } from '../../../../src/application/read/summarise-cluster-sizes.ts';
+import { clusterLevel } from '../../../../src/domain/read/clustering.ts';
+import { ValidationError } from '../../../../src/domain/errors.ts';
+import { fakeEventReader, fakeExporter, fakeTileReader } from './read-use-case-fakes.ts';
+
+// The read use cases on fakes of the read ports: what each checks before it asks the read model,
+// what it asks for, and what it makes of the answer.
+
+const viewer = null;
+
+/** The promise is refused with a ValidationError naming `field` (the spec's 400). */
+async function refusedFor(t: Test, promise: Promise<unknown>, field: string): Promise<void> {
+  const error = await promise.then(
+    () => null,
+    (cause: unknown) => cause,
+  );
+  t.ok(error instanceof ValidationError, `refused: ${String(error)}`);
+  t.equal((error as ValidationError).field, field);
+}
+const box = (north: number, south: number, east: number, west: number) =>
+  JSON.stringify({ north, south, east, west });
+const perDataset = [
+  { datasetId: 1, datasetTitle: 'Fires', catalogId: 10, catalogTitle: 'Nature', count: 5 },
+  { datasetId: 2, datasetTitle: 'Floods', catalogId: 10, catalogTitle: 'Nature', count: 3 },
+  { datasetId: 3, datasetTitle: 'Protests', catalogId: 20, catalogTitle: 'News', count: 4 },
+];
+
+t.test(
+  'the temporal histogram: calendar months from the first event to the last, empty ones filled',
+  async (t) => {
+    const { port, calls } = fakeEventReader({
+      timeRange: async () => ({ min: '2024-01-15T10:00:00.000Z', max: '2024-03-02T08:00:00.000Z' }),
+      countByDataset: async () => perDataset,
+      histogram: async () =>
+        new Map([
+          [Date.parse('2024-01-01T00:00:00Z') / 1000, 7],
+          [Date.parse('2024-03-01T00:00:00Z') / 1000, 5],
+        ]),
+    });
+    const result = await buildHistogram({ events: port }, viewer, { granularity: 'month' });
+    t.same(
+      result.histogram.map((bucket) => [bucket.date.slice(0, 10), bucket.count]),
+      [
+        ['2024-01-01', 7],
+        ['2024-02-01', 0],
+        ['2024-03-01', 5],
+      ],
+    );
+    t.same(calls.find((call) => call.method === 'histogram')?.args[2], {
+      kind: 'calendar',
+      granularity: 'month',
+    });
+    t.equal(result.metadata.total, 12, 'the total is the sum over the datasets');
+    t.same(result.metadata.counts, { datasets: 3, catalogs: 2 });
+    t.same(result.metadata.topCatalogs, ['Nature', 'News'], 'catalogs by their count');
+    t.same(result.metadata.dateRange, { min: '2024-01-15T10:00:00.000Z', max: '2024-03-02T08:00:00.000Z' });
+    t.notOk('bucketSizeSeconds' in result.metadata, 'the granularity variant has no bucket size');
+  },
+);
+
+t.test('the temporal histogram of nothing: no buckets, and no histogram asked for', async (t) => {
+  const { port, calls } = fakeEventReader({ timeRange: async () => null, countByDataset: async () => [] });
+  const result = await buildHistogram({ events: port }, viewer, {});
+  t.same(result.histogram, []);
+  t.equal(result.metadata.total, 0);
+  t.notOk(calls.some((call) => call.method === 'histogram'));
+});
+
+t.test('fixed buckets: one size for the range, contiguous from the first bucket to the last', async (t) => {
+  const { port, calls } = fakeEventReader({
+    timeRange: async () => ({ min: '2024-01-01T00:00:00.000Z', max: '2024-01-31T00:00:00.000Z' }),
+    countByDataset: async () => perDataset.slice(0, 1),
+    histogram: async () => new Map(),
+  });
+  const result = await buildHistogram({ events: port }, viewer, { targetBuckets: '10' });
+  const bins = calls.find((call) => call.method === 'histogram')?.args[2] as {
+    kind: string;
+    originSeconds: number;
+    sizeSeconds: number;
+  };
+  t.equal(bins.kind, 'fixed');
+  t.equal(result.metadata.bucketSizeSeconds, bins.sizeSeconds);
+  t.equal(result.metadata.bucketCount, result.histogram.length);
+  t.ok(result.histogram.length >= 5 && result.histogram.length <= 31, `${result.histogram.length} buckets`);
+  t.ok(result.histogram.every((bucket) => bucket.count === 0));
+});
+
+t.test('bad parameters are refused before the read model is asked', async (t) => {
+  const { port, calls } = fakeEventReader({});
+  await refusedFor(
+    t,
+    buildHistogram({ events: port }, viewer, { granularity: 'month', targetBuckets: '5' }),
+    'granularity',
+  );
+  await refusedFor(t, buildHistogram({ events: port }, viewer, { granularity: 'year' }), 'granularity');
+  await t.rejects(
+    clusterEvents({ events: port }, viewer, { zoom: '3' }),
+    ValidationError,
+    'geo needs bounds',
+  );
+  await refusedFor(t, summariseClusterSizes({ events: port }, viewer, { zoom: '99' }), 'zoom');
+  await t.rejects(findEventExtent({ events: port }, viewer, { startDate: 'soon' }), ValidationError);
+  t.same(calls, []);
+});
+
+t.test('map clusters: the zoom decides the level, a box too large for it is clustered coarser', async (t) => {
+  const { port, calls } = fakeEventReader({ clusterFeatures: async () => '[]' });
+  const small = await clusterEvents({ events: port }, viewer, {
+    zoom: '10',
+    bounds: box(52.6, 52.4, 13.6, 13.2),
+  });
+  t.same(JSON.parse(small), { type: 'FeatureCollection', capped: false, features: [] });
+  t.equal(calls[0]?.args[2], clusterLevel(10));
+  const world = await clusterEvents({ events: port }, viewer, {
+    zoom: '10',
+    bounds: box(85, -85, 180, -180),
+  });
+  t.equal(JSON.parse(world).capped, true);
+  const coarser = calls[1]?.args[2] as number;
+  t.ok(coarser < (clusterLevel(10) as number), `level ${coarser} for the world at zoom 10`);
+});
+
+t.test(
+  'cluster-size breakpoints: the world when no bounds are given, zeros when nothing matches',
+  async (t) => {
+    const { port, calls } = fakeEventReader({ clusterSizePercentiles: async () => null });
+    t.same(await summariseClusterSizes({ events: port }, viewer, {}), {
+      p20: 0,
+      p40: 0,
+      p60: 0,
+      p80: 0,
+      p100: 0,
+    });
+    const filter = calls[0]?.args[1] as { bounds: unknown };
+    t.same(filter.bounds, { north: 90, south: -90, east: 180, west: -180 });
+    t.same(calls[0]?.args[3], [0.2, 0.4, 0.6, 0.8, 1]);
+  },
+);
+
+t.test('exports: by id unless asked otherwise, and only in an order keyset paging can walk', async (t) => {
+  const exported = { head: '', batches: (async function* () {})(), separator: '', tail: '', version: 'v1' };
+  const { port, calls } = fakeExporter({ exportEvents: async () => exported });
+  await refusedFor(t, exportEvents({ exporter: port }, viewer, { sort: 'title' }, 'csv'), 'sort');
+  t.same(calls, [], 'a refused sort reads nothing');
+  const answer = await exportEvents({ exporter: port }, viewer, {}, 'geojson');
+  t.ok(answer.kind === 'stream' && answer.text === exported, 'without a file store: streamed');
+  t.match(calls[0]?.args[2], { text: 'id' });
+  t.equal(calls[0]?.args[3], 'geojson');
+});
+
+t.test('exports: a kept file of the current version is answered without exporting', async (t) => {
+  const kept = { path: '/kept/file', bytes: 10 };
+  const asked: string[] = [];
+  const files = {
+    find: async (key: string) => {
+      asked.push(key);
+      return kept;
+    },
+    create: async () => t.fail('nothing is written') as never,
+    reserve: async () => t.fail('nothing is written') as never,
+    clear: async () => {},
+  };
+  const { port, calls } = fakeExporter({ versionOf: async () => 'v7' });
+  const answer = await exportEvents({ exporter: port, files }, viewer, { catalog: 'news' }, 'csv');
+  t.same(answer, { kind: 'file', file: kept, version: asked[0] });
+  t.match(asked[0], /"csv".*"v7"/, 'looked up by format and data version');
+  t.same(
+    calls.map((call) => call.method),
+    ['versionOf'],
+    'no export started',
+  );
+});
+
+t.test('exports: a file format needs a file store', async (t) => {
+  const { port } = fakeExporter({});
+  await t.rejects(exportEvents({ exporter: port }, viewer, {}, 'gpkg'), { code: 'EXPORT_FILES_OFF' });
+});
+
+t.test('tiles: the coordinates are checked before the tile is read', async (t) => {
+  const { port, calls } = fakeTileReader({ vectorTile: async () => new Uint8Array([1, 2]) });
+  await refusedFor(t, renderTile({ tiles: port }, viewer, { z: '1', x: '0', y: '0.png' }, {}), 'y');
+  await refusedFor(t, renderTile({ tiles: port }, viewer, { z: '1', x: '2', y: '0.mvt' }, {}), 'x');
+  t.same(calls, []);
+  t.same(
+    await renderTile({ tiles: port }, viewer, { z: '1', x: '1', y: '0.mvt' }, {}),
+    new Uint8Array([1, 2]),
+  );
+  t.same(calls[0]?.args[2], { z: 1, x: 1, y: 0 });
+});
+
+t.test('the extent is the read model’s, passed on', async (t) => {
+  const extent = { count: 3, located: 2, bounds: { north: 1, south: 0, east: 1, west: 0 } };
+  const { port } = fakeEventReader({ extent: async () => extent });
+  t.same(await findEventExtent({ events: port }, viewer, {}), extent);
+});
