@@ -233,12 +233,10 @@ export const v1ExportRoutes: FastifyPluginAsync<{
           produces: [type.split(';')[0] ?? type],
           response: {
             200: {
-              description: `The events (${summary.replace('Export the filtered events as ', '')})`,
+              description:
+                `The events (${summary.replace('Export the filtered events as ', '')}). A \`Range: bytes=a-b\` ` +
+                'request is answered 206 with those bytes of the kept file (416 past its end).',
               content: { [type.split(';')[0] ?? type]: { schema: documentedBody } },
-            },
-            206: {
-              description: 'The byte range asked for (`Range: bytes=a-b`) of the materialised export',
-              content: { [type.split(';')[0] ?? type]: { schema: Type.String() } },
             },
             ...errorResponses(400, 416, 429, 500, 503),
           },
