@@ -20,6 +20,7 @@ import {
 import { MAX_PAGE_OFFSET } from '../../../domain/read/page-depth.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import { errorResponses } from '../error-body.ts';
+import { documented } from '../openapi-document.ts';
 import { publicOrigin } from '../public-url.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, under /ogc (docs/api-v1.md, "OGC API – Features").
@@ -100,6 +101,8 @@ type OgcRoute = {
   contentType: string;
   /** Its cost grows with the data: it takes a place of the `reads` class (http/concurrency-limit.ts). */
   costly?: boolean;
+  /** A page of features: counted in rows, not requests (config/quotas.yaml pagedRows). */
+  paged?: boolean;
   answer: (request: FastifyRequest, base: string) => unknown;
 };
 
@@ -157,7 +160,11 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
           Type.Integer({
             minimum: 1,
             default: OGC_DEFAULT_LIMIT,
-            description: `Items per page, default ${OGC_DEFAULT_LIMIT}; above ${OGC_MAX_LIMIT} it is clamped to ${OGC_MAX_LIMIT}.`,
+            description:
+              `Items per page, default ${OGC_DEFAULT_LIMIT}; above ${OGC_MAX_LIMIT} it is clamped to ${OGC_MAX_LIMIT} (not refused, as ` +
+              'the standard asks). A page costs its limit in rows of the rate limit (at least 10): docs/api-v1.md, "Rate limits".',
+            // The document states the cap; the server clamps beyond it instead of refusing.
+            ...documented({ maximum: OGC_MAX_LIMIT }),
           }),
         ),
         offset: Type.Optional(
@@ -200,6 +207,7 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       errors: [400, 404, 500],
       contentType: GEOJSON_TYPE,
       costly: true,
+      paged: true,
       answer: (request, base) =>
         listItems(deps, viewerOf(request), params(request).collectionId, request.query as RawQuery, base),
     },
@@ -230,7 +238,11 @@ export const ogcFeatureRoutes: FastifyPluginAsync<OgcDeps> = async (app, deps) =
           response: { 200: route.response, ...errorResponses(...route.errors) },
         },
         // Counted against the caller's request rate limit, as /api/v1 (src/adapters/http/rate-limit.ts).
-        config: { rateLimit: true, ...(route.costly ? { costly: 'reads' as const } : {}) },
+        config: {
+          rateLimit: true,
+          ...(route.costly ? { costly: 'reads' as const } : {}),
+          ...(route.paged ? { pagedRows: { defaultLimit: OGC_DEFAULT_LIMIT, maxLimit: OGC_MAX_LIMIT } } : {}),
+        },
         // Before the schema's "unknown parameter": a parameter of another part of the standard is
         // named as such (src/domain/read/ogc.ts).
         preValidation: async (request: FastifyRequest) => {
