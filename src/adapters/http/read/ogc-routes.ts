@@ -152,7 +152,8 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       path: `${OGC_PREFIX}/collections/:collectionId/items`,
       summary: "A page of a collection's features (events), ordered by id",
       description:
-        'GeoJSON FeatureCollection with `numberMatched`, `numberReturned`, `timeStamp` and `next`/`prev` links. ' +
+        'GeoJSON FeatureCollection with `numberMatched`, `numberReturned` and `next`/`prev` links (no `timeStamp`: the ' +
+        'answer depends on the data alone, so its ETag holds until the data changes). ' +
         'Other parameters of OGC API – Features (crs, bbox-crs, filter, sortby, properties, ...) answer 400 naming them.',
       params: { collectionId },
       query: {
@@ -186,7 +187,8 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
         bbox: Type.Optional(
           Type.String({
             description:
-              'minLon,minLat,maxLon,maxLat in CRS84; minLon > maxLon crosses the antimeridian. 6 numbers (3D) answer 400.',
+              'minLon,minLat,maxLon,maxLat in CRS84; minLon > maxLon crosses the antimeridian. 6 numbers (3D) and an empty ' +
+              '`bbox=` answer 400.',
           }),
         ),
         datetime: Type.Optional(
@@ -202,7 +204,6 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
         links: Links,
         numberMatched: Type.Integer(),
         numberReturned: Type.Integer(),
-        timeStamp: Type.String({ format: 'date-time' }),
       }),
       errors: [400, 404, 500],
       contentType: GEOJSON_TYPE,

@@ -3,7 +3,8 @@ import { viewerOf } from '../viewer.ts';
 import { Type } from 'typebox';
 import { describeTiles } from '../../../application/read/describe-tiles.ts';
 import { renderTile } from '../../../application/read/render-tile.ts';
-import { TILE_MAX_ZOOM } from '../../../domain/read/tiles.ts';
+import { TILE_MAX_ZOOM, TILE_VERSION_PARAMETER } from '../../../domain/read/tiles.ts';
+import { setVersionTag } from '../http-caching.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
 import { errorResponses } from '../error-body.ts';
@@ -20,6 +21,24 @@ const MVT_CONTENT_TYPE = 'application/vnd.mapbox-vector-tile';
 
 const { bounds: _bounds, ...tileFilterParameters } = filterParameters;
 const Query = Type.Object(tileFilterParameters, { additionalProperties: false });
+const TileQuery = Type.Object(
+  {
+    ...tileFilterParameters,
+    [TILE_VERSION_PARAMETER]: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'The data version the TileJSON put in the URL. At the current version the tile is sent `Cache-Control: public, ' +
+          'max-age=31536000, immutable` (it never changes); at another one the answer is a 302 to the same tile at the current ' +
+          'version. Without it: revalidated like the rest of /api/v1.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** A tile at the version its URL names never changes: a year, and no revalidation. */
+const IMMUTABLE = 'max-age=31536000, immutable';
 
 export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps) => {
   app.get(
@@ -38,24 +57,40 @@ export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps
           x: Type.String({ description: 'Column, 0 to 2^z - 1.' }),
           y: Type.String({ description: 'Row, 0 to 2^z - 1, followed by `.mvt`, e.g. `5.mvt`.' }),
         }),
-        querystring: Query,
+        querystring: TileQuery,
         response: {
           200: {
             description: 'The tile.',
             content: { [MVT_CONTENT_TYPE]: { schema: { type: 'string', format: 'binary' } } },
           },
-          204: { description: 'No event lies in the tile.', type: 'null' },
+          204: { description: 'No event lies in the tile (with an ETag, cached as a tile).', type: 'null' },
+          302: {
+            description:
+              'The URL names another data version than the current one: Location is the same tile at the current version.',
+            type: 'null',
+          },
           ...errorResponses(400, 500),
         },
       },
     },
     async (request, reply) => {
-      const tile = await renderTile(
+      const viewer = viewerOf(request);
+      const answer = await renderTile(
         deps,
-        viewerOf(request),
+        viewer,
         request.params as { z: string; x: string; y: string },
         request.query as RawQuery,
       );
+      if (answer.rule === 'moved') {
+        const url = new URL(request.url, 'http://host');
+        url.searchParams.set(TILE_VERSION_PARAMETER, answer.version);
+        return reply.header('cache-control', 'no-cache').redirect(`${url.pathname}${url.search}`, 302);
+      }
+      // The tag from the data version (http-caching.ts): a 304 and a 204 carry it as a 200 does.
+      setVersionTag(reply, answer.version);
+      if (answer.rule === 'immutable')
+        reply.header('cache-control', `${viewer ? 'private' : 'public'}, ${IMMUTABLE}`);
+      const { tile } = answer;
       if (tile.length === 0) return reply.code(204).send();
       return reply.type(MVT_CONTENT_TYPE).send(Buffer.from(tile.buffer, tile.byteOffset, tile.byteLength));
     },
@@ -69,7 +104,8 @@ export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps
         summary: 'TileJSON of the vector tiles',
         description:
           'A TileJSON 3.0.0 document for MapLibre and other map clients: the tile URL template (absolute, on the host the request ' +
-          'reached, carrying the filter parameters), zoom range, bounds and the fields of the `events` layer.',
+          'reached, carrying the data version `v` and the filter parameters: tiles at such a URL are cached for a year, and a change ' +
+          'in the data changes the URLs), zoom range, bounds and the fields of the `events` layer.',
         querystring: Query,
         response: {
           200: Type.Object(
@@ -99,6 +135,6 @@ export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps
         },
       },
     },
-    async (request) => describeTiles(request.query as RawQuery, publicOrigin(request)),
+    async (request) => describeTiles(deps, request.query as RawQuery, publicOrigin(request)),
   );
 };
