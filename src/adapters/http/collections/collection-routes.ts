@@ -4,11 +4,15 @@ import {
   type CollectionDeps,
   createDocument,
   deleteDocument,
-  findDocument,
-  findDocuments,
   type ListQuery,
   updateDocument,
 } from '../../../application/collections/collection-documents.ts';
+import {
+  countDocuments,
+  listDocuments,
+  readDocument,
+} from '../../../application/collections/payload-queries.ts';
+import { UNPAGINATED_MAX } from '../../../domain/collections/payload-options.ts';
 import {
   COLLECTION_FIELDS,
   COLLECTION_PAGING,
@@ -201,15 +205,36 @@ export const ListQuerySchema = (collection: CollectionSlug) =>
           description: 'Accepted for Payload clients; relations are always ids',
         }),
       ),
+      pagination: Type.Optional(
+        Type.Union([Type.Literal('true'), Type.Literal('false')], {
+          description:
+            `\`false\`: every matching document in one answer (Payload's pagination=false), at most ${UNPAGINATED_MAX}; ` +
+            'a query that matches more is a 400 PAGINATION_CAP (page with limit and page instead).',
+        }),
+      ),
     },
     {
       additionalProperties: false,
-      patternProperties: { '^where\\[': {} },
+      patternProperties: { '^where\\[': {}, '^select\\[': {} },
       description:
         `Filter with where[field][operator]=value, and where[or][0][field][operator]=value / where[and][...]. ` +
-        `Fields: ${Object.keys(COLLECTION_FIELDS[collection]).join(', ')}. Operators: ${OPERATORS.join(', ')}.`,
+        `Fields: ${Object.keys(COLLECTION_FIELDS[collection]).join(', ')}. Operators: ${OPERATORS.join(', ')}. ` +
+        "Payload's select: select[field]=true for only those fields (and the id), select[field]=false for all but those.",
     },
   );
+
+/**
+ * A select leaves out fields the response schema requires: such an answer is sent as JSON as it is
+ * (parseSelect has checked every field name against the schema's), not through the schema's serializer.
+ */
+function selecting(query: unknown): boolean {
+  return Object.keys(query as Record<string, unknown>).some((key) => key.startsWith('select['));
+}
+
+/** The fields `select` may name: the document's own (its response schema's properties). */
+function docFields(schema: TSchema): string[] {
+  return Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {});
+}
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
@@ -221,6 +246,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
     CollectionSchemas,
   ][]) {
     const docRef = Type.Ref(schemas.docId);
+    const fields = docFields(schemas.doc);
     const base = `/api/${collection}`;
     const one = Type.Object({ doc: docRef, message: Type.String() });
     const config = { rateLimit: true };
@@ -251,7 +277,39 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
           },
         },
       },
-      async (request) => findDocuments(deps, collection, viewerOf(request), request.query as ListQuery),
+      async (request, reply) => {
+        const page = await listDocuments(
+          deps,
+          collection,
+          viewerOf(request),
+          request.query as ListQuery,
+          fields,
+        );
+        return selecting(request.query) ? reply.serializer(JSON.stringify).send(page) : page;
+      },
+    );
+
+    // Payload's count: before /:id (a static segment wins anyway; ids are integers).
+    app.get(
+      `${base}/count`,
+      {
+        config: list,
+        schema: {
+          tags,
+          summary: `Count ${collection}`,
+          description:
+            "Payload's count: `{totalDocs}` of the documents the caller may read that match `where` (the list's filter and rules).",
+          querystring: Type.Object(
+            {},
+            { additionalProperties: false, patternProperties: { '^where\\[': {} } },
+          ),
+          response: {
+            200: Type.Object({ totalDocs: Type.Integer({ minimum: 0 }) }, { examples: [{ totalDocs: 42 }] }),
+            ...errorResponses(400, 429),
+          },
+        },
+      },
+      async (request) => countDocuments(deps, collection, viewerOf(request), request.query as ListQuery),
     );
 
     app.get(
@@ -265,12 +323,22 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
           params: IdParams,
           querystring: Type.Object(
             { depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })) },
-            strict,
+            { additionalProperties: false, patternProperties: { '^select\\[': {} } },
           ),
           response: { 200: docRef, ...errorResponses(400, 404, 429) },
         },
       },
-      async (request) => findDocument(deps, collection, viewerOf(request), request.params.id),
+      async (request, reply) => {
+        const doc = await readDocument(
+          deps,
+          collection,
+          viewerOf(request),
+          request.params.id,
+          request.query,
+          fields,
+        );
+        return selecting(request.query) ? reply.serializer(JSON.stringify).send(doc) : doc;
+      },
     );
 
     app.post(
