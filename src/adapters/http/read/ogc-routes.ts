@@ -90,6 +90,38 @@ const CollectionSchema = Type.Object({
 
 const collectionId = Type.String({ description: 'A dataset slug.' });
 
+/** The items page's example in the OpenAPI document: one feature of two, and the next link. */
+const ITEMS_EXAMPLE = {
+  type: 'FeatureCollection',
+  features: [
+    {
+      type: 'Feature',
+      id: 1042,
+      geometry: { type: 'Point', coordinates: [13.405, 52.52] },
+      properties: {
+        eventTimestamp: '2024-05-01T12:00:00.000Z',
+        dataset: 'earthquakes',
+        catalog: 'usgs',
+        data: { mag: 4.2, place: 'Berlin' },
+      },
+    },
+  ],
+  links: [
+    {
+      href: 'https://chronomap.example.org/ogc/collections/earthquakes/items?limit=1',
+      rel: 'self',
+      type: 'application/geo+json',
+    },
+    {
+      href: 'https://chronomap.example.org/ogc/collections/earthquakes/items?limit=1&offset=1',
+      rel: 'next',
+      type: 'application/geo+json',
+    },
+  ],
+  numberMatched: 2,
+  numberReturned: 1,
+};
+
 type OgcRoute = {
   path: string;
   summary: string;
@@ -198,13 +230,16 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
           }),
         ),
       },
-      response: Type.Object({
-        type: Type.Literal('FeatureCollection'),
-        features: Type.Array(FeatureSchema),
-        links: Links,
-        numberMatched: Type.Integer(),
-        numberReturned: Type.Integer(),
-      }),
+      response: Type.Object(
+        {
+          type: Type.Literal('FeatureCollection'),
+          features: Type.Array(FeatureSchema),
+          links: Links,
+          numberMatched: Type.Integer(),
+          numberReturned: Type.Integer(),
+        },
+        { examples: [ITEMS_EXAMPLE] },
+      ),
       errors: [400, 404, 500],
       contentType: GEOJSON_TYPE,
       costly: true,

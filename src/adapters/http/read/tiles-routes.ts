@@ -129,7 +129,38 @@ export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps
                 }),
               ),
             },
-            { additionalProperties: false },
+            {
+              additionalProperties: false,
+              examples: [
+                {
+                  tilejson: '3.0.0',
+                  name: 'Chronomap events',
+                  description:
+                    'The events of /api/v1 as vector tiles: clusters with their counts up to zoom 15, single events from zoom 16.',
+                  scheme: 'xyz',
+                  tiles: [
+                    'https://chronomap.example.org/api/v1/tiles/{z}/{x}/{y}.mvt?v=12-3456&catalog=news',
+                  ],
+                  minzoom: 0,
+                  maxzoom: 16,
+                  bounds: [-180, -85.0511, 180, 85.0511],
+                  center: [0, 0, 1],
+                  vector_layers: [
+                    {
+                      id: 'events',
+                      description:
+                        'One point per cluster (`type` event-cluster) or single event (`type` event-point).',
+                      minzoom: 0,
+                      maxzoom: 16,
+                      fields: {
+                        type: 'String: event-cluster or event-point',
+                        count: 'Number: events in the feature',
+                      },
+                    },
+                  ],
+                },
+              ],
+            },
           ),
           ...errorResponses(400, 500),
         },
