@@ -43,7 +43,7 @@ const app = await buildHttpApp(
           events: new Proxy({}, { get: () => unused }) as EventReader,
           exporter: new Proxy({}, { get: () => unused }) as EventExporter,
         },
-        tiles: { tiles: { vectorTile: unused } },
+        tiles: { tiles: { vectorTile: unused, dataVersion: unused } },
         ogc: {
           events: new Proxy({}, { get: () => unused }) as EventReader,
           clock: { now: () => new Date() },

@@ -50,6 +50,11 @@ export function unlimitedAnonymousReads(raw: RawPolicy): void {
     hourly: window(3600),
     daily: window(86400),
   };
+  (raw.pagedRows as Record<string, unknown>).anonymous = {
+    burst: window(10),
+    hourly: window(3600),
+    daily: window(86400),
+  };
   (raw.concurrentRequests as Record<string, unknown>).reads = {
     perAddress: 'unlimited',
     perAccount: 'unlimited',

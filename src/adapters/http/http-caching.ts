@@ -77,13 +77,15 @@ export function installHttpCaching(app: FastifyInstance): void {
     if (!isCachedPath(request.url)) return payload;
     // accept-encoding in lower case, as @fastify/compress spells (and looks for) it: one entry, not two.
     addVary(reply, ['Authorization', 'Cookie', 'accept-encoding']);
-    if (reply.statusCode !== 200) return payload;
+    // 204 (an empty vector tile) is cached as a 200 is: it gets validators too.
+    if (reply.statusCode !== 200 && reply.statusCode !== 204) return payload;
     if (!reply.hasHeader('cache-control'))
       reply.header('cache-control', viewerOf(request) ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL);
     const routeTag = reply.getHeader('etag');
     let tag: string;
     if (typeof routeTag === 'string') tag = routeTag.replace(/^"|"$/g, '');
     else if (typeof payload === 'string' || Buffer.isBuffer(payload)) tag = digest(payload);
+    else if (payload === undefined || payload === null) tag = digest('');
     else return payload; // a stream: its hash is known only at its end
     const etag = withCoding(tag, request);
     reply.header('etag', etag);

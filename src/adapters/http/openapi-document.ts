@@ -80,6 +80,16 @@ const RATE_HEADERS = {
     description: 'When that window starts afresh.',
     schema: { type: 'string', format: 'date-time' },
   },
+  RateLimit: {
+    description:
+      'draft-ietf-httpapi-ratelimit-headers: the tightest window, `"<name>";r=<left>;t=<seconds until it starts afresh>` ' +
+      '(`rows-<window>` where pages are counted in rows: docs/api.md, "Rate limits").',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'Every window that counts this request, `"<name>";q=<limit>;w=<seconds>`, comma-separated.',
+    schema: { type: 'string' },
+  },
 };
 
 const RATE_LIMIT_BODY = {

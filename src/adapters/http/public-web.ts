@@ -28,6 +28,8 @@ const EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
+  'RateLimit',
+  'RateLimit-Policy',
   'Content-Disposition',
   'Accept-Ranges',
   'Content-Range',

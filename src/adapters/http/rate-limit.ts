@@ -1,8 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnlimited } from '../../domain/access.ts';
 import type { AccessPolicy } from '../../domain/accounts/quotas.ts';
+import type { RateWindow } from '../../domain/accounts/quotas.ts';
 import {
   decideRate,
+  type PagedRoute,
+  pageCost,
   type RateDecision,
   RateLimitedError,
   type RateRefusal,
@@ -19,6 +22,8 @@ import { viewerOf } from './viewer.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     rateLimit?: boolean;
+    /** Its pages are counted in rows (config/quotas.yaml pagedRows), not in the request windows. */
+    pagedRows?: PagedRoute;
   }
 }
 
@@ -36,15 +41,41 @@ export function rateLimitApplies(path: string, config: { rateLimit?: boolean } |
   return RATE_LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix));
 }
 
-function setRateHeaders(reply: FastifyReply, decision: RateDecision): void {
+/** The name of a window in the IETF fields: `burst`, or `rows-burst` for a window of rows. */
+function policyName(window: string, unit: RateDecision['unit']): string {
+  return unit === 'rows' ? `rows-${window}` : window;
+}
+
+/**
+ * `RateLimit-Policy` of draft-ietf-httpapi-ratelimit-headers: every window that counts this request,
+ * `"<name>";q=<limit>;w=<seconds>`. Set before the decision, so a 429 carries it too.
+ */
+function setRatePolicy(reply: FastifyReply, windows: RateWindow[], unit: RateDecision['unit']): void {
+  reply.header(
+    'RateLimit-Policy',
+    windows.map((w) => `"${policyName(w.name, unit)}";q=${w.limit};w=${w.seconds}`).join(', '),
+  );
+}
+
+/**
+ * The spec's `X-RateLimit-*` (Reset an ISO date, as the spec fixes it) and the IETF draft's
+ * `RateLimit: "<window>";r=<remaining>;t=<seconds to reset>` for the window with the fewest left.
+ */
+function setRateHeaders(reply: FastifyReply, decision: RateDecision, now: Date): void {
   reply.header('X-RateLimit-Limit', String(decision.limit));
   reply.header('X-RateLimit-Remaining', String(decision.remaining));
   reply.header('X-RateLimit-Reset', decision.reset.toISOString());
+  const window = decision.allowed ? decision.window : decision.limitType;
+  if (window === undefined) return;
+  const seconds = decision.allowed
+    ? Math.max(0, Math.ceil((decision.reset.getTime() - now.getTime()) / 1000))
+    : decision.retryAfterSeconds;
+  reply.header('RateLimit', `"${policyName(window, decision.unit)}";r=${decision.remaining};t=${seconds}`);
 }
 
 /** A refusal's headers: `Retry-After` in seconds and `X-RateLimit-*` (Remaining 0). HTML pages that answer 429 send these too. */
 export function setRefusalHeaders(reply: FastifyReply, decision: RateRefusal): FastifyReply {
-  setRateHeaders(reply, decision);
+  setRateHeaders(reply, decision, decision.reset);
   return reply.header('Retry-After', String(decision.retryAfterSeconds));
 }
 
@@ -76,15 +107,21 @@ export function installRateLimits(app: FastifyInstance, deps: RateLimitDeps): vo
     if (!applies(request)) return;
     const viewer = viewerOf(request);
     if (viewer && isUnlimited(viewer)) return;
-    const windows = viewer
-      ? deps.policy.rateLimits.byTrustLevel[viewer.trustLevel]
-      : deps.policy.rateLimits.anonymous;
+    const paged = request.routeOptions.config.pagedRows;
+    const limits = paged ? deps.policy.pagedRows : deps.policy.rateLimits;
+    const windows = viewer ? limits.byTrustLevel[viewer.trustLevel] : limits.anonymous;
     if (!windows || windows.length === 0) return;
-    const key = viewer ? `user:${viewer.id}` : `ip:${request.ip}`;
+    const unit = paged ? ('rows' as const) : ('requests' as const);
+    const who = viewer ? `user:${viewer.id}` : `ip:${request.ip}`;
+    const key = paged ? `rows:${who}` : who;
+    const amount = paged
+      ? pageCost((request.query as { limit?: unknown }).limit, paged, deps.policy.pagedRows.minimumPerPage)
+      : 1;
     const now = deps.clock.now();
-    const decision = decideRate(await deps.counter.hit(key, windows, now), now);
+    setRatePolicy(reply, windows, unit);
+    const decision = { ...decideRate(await deps.counter.hit(key, windows, now, amount), now), unit };
     if (!decision.allowed) throw new RateLimitedError(decision, rateMessage(decision.limitType));
-    setRateHeaders(reply, decision);
+    setRateHeaders(reply, decision, now);
   });
 }
 

@@ -6,6 +6,7 @@ import {
   type CollectionSlug,
 } from '../../domain/collections/collections.ts';
 import { OPERATORS } from '../../domain/read/where.ts';
+import { UNPAGINATED_MAX } from '../../domain/collections/payload-options.ts';
 
 // Schemas shared by the routes of several features.
 
@@ -74,12 +75,20 @@ export const ListQuerySchema = (collection: CollectionSlug) =>
           description: 'Accepted for Payload clients; relations are always ids',
         }),
       ),
+      pagination: Type.Optional(
+        Type.Union([Type.Literal('true'), Type.Literal('false')], {
+          description:
+            `\`false\`: every matching document in one answer (Payload's pagination=false), at most ${UNPAGINATED_MAX}; ` +
+            'a query that matches more is a 400 PAGINATION_CAP (page with limit and page instead).',
+        }),
+      ),
     },
     {
       additionalProperties: false,
-      patternProperties: { '^where\\[': {} },
+      patternProperties: { '^where\\[': {}, '^select\\[': {} },
       description:
         `Filter with where[field][operator]=value, and where[or][0][field][operator]=value / where[and][...]. ` +
-        `Fields: ${Object.keys(COLLECTION_FIELDS[collection]).join(', ')}. Operators: ${OPERATORS.join(', ')}.`,
+        `Fields: ${Object.keys(COLLECTION_FIELDS[collection]).join(', ')}. Operators: ${OPERATORS.join(', ')}. ` +
+        "Payload's select: select[field]=true for only those fields (and the id), select[field]=false for all but those.",
     },
   );

@@ -1,5 +1,6 @@
 import { parseEventFilter, type RawQuery } from '../../domain/read/read-query.ts';
-import { TILE_LAYER, TILE_SOURCE_MAX_ZOOM } from '../../domain/read/tiles.ts';
+import { TILE_LAYER, TILE_SOURCE_MAX_ZOOM, TILE_VERSION_PARAMETER } from '../../domain/read/tiles.ts';
+import type { TileReader } from '../../ports/read/tile-reader.ts';
 
 // GET /api/v1/tiles.json: the TileJSON 3.0.0 document of the vector tiles for a filter, which a map
 // client (MapLibre's `source: {type: 'vector', url}`) reads to find the tiles and their fields.
@@ -31,18 +32,24 @@ type TileJson = {
 
 /**
  * The TileJSON of the tiles of a filter, with `tiles` the URL template under `origin` (scheme and
- * host of the service, as the client reached it) carrying the filter's parameters. The filter is
- * checked first: a bad one is the same 400 the tiles would give.
+ * host of the service, as the client reached it) carrying the data version `v` (TileReader's
+ * dataVersion: the tiles at such a URL never change, so they are cached for a year; a change in the
+ * data gives new URLs) and the filter's parameters. The filter is checked first: a bad one is the
+ * same 400 the tiles would give.
  */
-export function describeTiles(query: RawQuery, origin: string): TileJson {
+export async function describeTiles(
+  deps: { tiles: TileReader },
+  query: RawQuery,
+  origin: string,
+): Promise<TileJson> {
   parseEventFilter(query);
-  const search = new URLSearchParams();
+  const search = new URLSearchParams({ [TILE_VERSION_PARAMETER]: await deps.tiles.dataVersion() });
   for (const name of TILE_FILTER_PARAMETERS) {
     const value = query[name];
     for (const item of Array.isArray(value) ? value : [value])
       if (typeof item === 'string' && item !== '') search.append(name, item);
   }
-  const suffix = search.size > 0 ? `?${search.toString()}` : '';
+  const suffix = `?${search.toString()}`;
   return {
     tilejson: '3.0.0',
     name: 'Chronomap events',

@@ -99,18 +99,27 @@ export async function listCollections(deps: OgcDeps, viewer: Viewer, base: strin
       { href: `${base}/collections`, rel: 'self', type: JSON_TYPE, title: 'this document' },
     ] satisfies Link[],
     collections: datasets.map((dataset) => {
-      const extent = extentOf.get(dataset.id);
       const collection = collectionOf(base, dataset);
-      collection.extent = extentDocument(
-        extent?.bounds ?? null,
-        extent?.first && extent.last ? { min: extent.first, max: extent.last } : null,
-      );
+      collection.extent = collectionExtent(extentOf.get(dataset.id));
       return collection;
     }),
   };
 }
 
-/** One collection with its spatial and temporal extent from the read model; 404 when not readable. */
+type DatasetExtent = Awaited<ReturnType<OgcDeps['events']['datasetExtents']>>[number];
+
+/**
+ * A collection's one extent, the same in /collections and /collections/{id} (issue 35 §4): the
+ * read model's cheap box (rounded outward to whole level-10 cells) and first and last timestamps.
+ */
+function collectionExtent(extent: DatasetExtent | undefined): Collection['extent'] {
+  return extentDocument(
+    extent?.bounds ?? null,
+    extent?.first && extent.last ? { min: extent.first, max: extent.last } : null,
+  );
+}
+
+/** One collection with its extent, the one /collections gives (collectionExtent); 404 when not readable. */
 export async function describeCollection(
   deps: OgcDeps,
   viewer: Viewer,
@@ -118,13 +127,9 @@ export async function describeCollection(
   base: string,
 ): Promise<Collection> {
   const dataset = await findDataset(deps, viewer, collectionId);
-  const filter = collectionFilter(dataset.slug, { from: null, to: null }, null);
-  const [extent, range] = await Promise.all([
-    deps.events.extent(viewer, filter),
-    deps.events.timeRange(viewer, filter),
-  ]);
+  const extents = await deps.events.datasetExtents(viewer);
   const collection = collectionOf(base, dataset);
-  collection.extent = extentDocument(extent.bounds, range);
+  collection.extent = collectionExtent(extents.find((extent) => extent.datasetId === dataset.id));
   return collection;
 }
 
@@ -203,7 +208,8 @@ export async function listItems(
     links,
     numberMatched: totalDocs,
     numberReturned: features.length,
-    timeStamp: deps.clock.now().toISOString(),
+    // No timeStamp (optional in the standard): it made every answer's bytes, so its ETag, new on
+    // each request, and no 304 possible (issue 35 §4). The body is a function of the data alone.
   };
 }
 

@@ -41,6 +41,11 @@ export type AccessPolicy = {
   quotas: Record<QuotaName, QuotaRule>;
   /** Request windows by trust level (null: unlimited) and for anonymous callers (per IP). */
   rateLimits: { anonymous: RateWindow[]; byTrustLevel: Record<TrustLevel, RateWindow[] | null> };
+  /**
+   * Pages of features (the OGC items), counted in rows instead of requests: windows of rows by
+   * trust level and for anonymous callers, and the fewest rows a page costs (pageCost, rate-limits.ts).
+   */
+  pagedRows: PagedRowsPolicy;
   /** Longest a login can be kept alive with refresh-token, counted from the login (seconds). */
   sessionMaxAgeSeconds: number;
   /**
@@ -53,6 +58,12 @@ export type AccessPolicy = {
   passwordConfirmations: { perAccount: RateWindow[]; perIp: RateWindow[] };
   /** Places for requests whose cost grows with the data, per client and for the low-trust share (concurrency.ts). */
   concurrency: ConcurrencyPolicy;
+};
+
+type PagedRowsPolicy = {
+  minimumPerPage: number;
+  anonymous: RateWindow[];
+  byTrustLevel: Record<TrustLevel, RateWindow[] | null>;
 };
 
 export const LIFETIME_PERIOD = '1970-01-01';
@@ -233,6 +244,36 @@ function windows(value: unknown, where: string): RateWindow[] {
   return result.sort((a, b) => a.seconds - b.seconds);
 }
 
+function windowsByLevel(value: unknown, where: string): Record<TrustLevel, RateWindow[] | null> {
+  const byLevelRaw = object(value, where);
+  const byTrustLevel = {} as Record<TrustLevel, RateWindow[] | null>;
+  for (const l of LEVELS) {
+    const spec = byLevelRaw[l];
+    byTrustLevel[l] = spec === 'unlimited' ? null : windows(spec, `${where}.${l}`);
+  }
+  return byTrustLevel;
+}
+
+const rowWindows = (burst: number, hourly: number, daily: number): Raw => ({
+  burst: { seconds: 10, limit: burst },
+  hourly: { seconds: 3600, limit: hourly },
+  daily: { seconds: 86400, limit: daily },
+});
+
+/** The shipped pagedRows, for a config/quotas.yaml from before it (issue 35). */
+const PAGED_ROWS_BEFORE: Raw = {
+  minimumPerPage: 10,
+  anonymous: rowWindows(10_000, 120_000, 500_000),
+  byTrustLevel: {
+    0: rowWindows(5_000, 50_000, 200_000),
+    1: rowWindows(10_000, 150_000, 600_000),
+    2: rowWindows(20_000, 300_000, 1_500_000),
+    3: rowWindows(40_000, 600_000, 3_000_000),
+    4: rowWindows(100_000, 2_000_000, 10_000_000),
+    5: 'unlimited',
+  },
+};
+
 /** Checks the parsed YAML and names the first offending key. */
 export function parseAccessPolicy(input: unknown): AccessPolicy {
   const raw = object(input, 'config');
@@ -253,12 +294,9 @@ export function parseAccessPolicy(input: unknown): AccessPolicy {
   if (unknown.length > 0) throw new ValidationError(`quotas: unknown quota ${unknown.join(', ')}`);
 
   const rates = object(raw.rateLimits, 'rateLimits');
-  const byLevelRaw = object(rates.byTrustLevel, 'rateLimits.byTrustLevel');
-  const byTrustLevel = {} as Record<TrustLevel, RateWindow[] | null>;
-  for (const l of LEVELS) {
-    const spec = byLevelRaw[l];
-    byTrustLevel[l] = spec === 'unlimited' ? null : windows(spec, `rateLimits.byTrustLevel.${l}`);
-  }
+  const rows = object(raw.pagedRows ?? PAGED_ROWS_BEFORE, 'pagedRows');
+  const minimumPerPage = count(rows.minimumPerPage, 'pagedRows.minimumPerPage');
+  if (minimumPerPage < 1) throw new ValidationError('pagedRows.minimumPerPage must be at least 1');
   const ttl = count(raw.tokenTtlSeconds, 'tokenTtlSeconds');
   if (ttl < 60) throw new ValidationError('tokenTtlSeconds must be at least 60');
   const maxAge = count(raw.sessionMaxAgeSeconds, 'sessionMaxAgeSeconds');
@@ -274,7 +312,15 @@ export function parseAccessPolicy(input: unknown): AccessPolicy {
     defaultTrustLevel: level(raw.defaultTrustLevel, 'defaultTrustLevel'),
     tokenTtlSeconds: ttl,
     quotas,
-    rateLimits: { anonymous: windows(rates.anonymous, 'rateLimits.anonymous'), byTrustLevel },
+    rateLimits: {
+      anonymous: windows(rates.anonymous, 'rateLimits.anonymous'),
+      byTrustLevel: windowsByLevel(rates.byTrustLevel, 'rateLimits.byTrustLevel'),
+    },
+    pagedRows: {
+      minimumPerPage,
+      anonymous: windows(rows.anonymous, 'pagedRows.anonymous'),
+      byTrustLevel: windowsByLevel(rows.byTrustLevel, 'pagedRows.byTrustLevel'),
+    },
     sessionMaxAgeSeconds: maxAge,
     loginAttempts: {
       perIpAndEmail: windows(logins.perIpAndEmail, 'loginAttempts.perIpAndEmail'),

@@ -15,11 +15,15 @@ export function windowReset(window: RateWindow, now: Date): Date {
 
 export type WindowCount = { window: RateWindow; hits: number };
 
+/** What a window counts: requests (the default) or rows of pages (pagedRows). */
+type RateUnit = 'requests' | 'rows';
+
 export type RateDecision =
-  | { allowed: true; limit: number; remaining: number; reset: Date }
+  | { allowed: true; window?: RateWindowName; unit?: RateUnit; limit: number; remaining: number; reset: Date }
   | {
       allowed: false;
       limitType: RateWindowName;
+      unit?: RateUnit;
       limit: number;
       remaining: 0;
       reset: Date;
@@ -62,6 +66,7 @@ export function decideRate(counts: WindowCount[], now: Date): RateDecision {
   if (!tightest) return { allowed: true, limit: 0, remaining: 0, reset: now };
   return {
     allowed: true,
+    window: tightest.window.name,
     limit: tightest.window.limit,
     remaining: Math.max(0, tightest.window.limit - tightest.hits),
     reset: windowReset(tightest.window, now),
@@ -77,6 +82,21 @@ export function decideRate(counts: WindowCount[], now: Date): RateDecision {
 export function isLoginRetry(pair: WindowCount[]): boolean {
   const shortest = [...pair].sort((a, b) => a.window.seconds - b.window.seconds)[0];
   return shortest !== undefined && shortest.hits > 1;
+}
+
+/** A route whose pages are counted in rows: its page size when none is asked, and its cap. */
+export type PagedRoute = { defaultLimit: number; maxLimit: number };
+
+/**
+ * What one page costs in the pagedRows windows: the rows it may return (the `limit` asked, else the
+ * route's default, clamped to the route's cap as the route clamps it), and never fewer than
+ * `minimumPerPage`, so a page is never free and tiny pages cannot outnumber the request windows'
+ * pace by more than the row budget divided by the minimum.
+ */
+export function pageCost(limitAsked: unknown, route: PagedRoute, minimumPerPage: number): number {
+  const asked = typeof limitAsked === 'number' ? limitAsked : Number(limitAsked);
+  const rows = Number.isInteger(asked) && asked >= 1 ? Math.min(asked, route.maxLimit) : route.defaultLimit;
+  return Math.max(minimumPerPage, rows);
 }
 
 /** Every refusal answered with the spec's rate-limit error (429): the HTTP adapter builds it from `decision`. */

@@ -75,8 +75,11 @@ export function checkFormat(value: unknown): void {
  * have no height.
  */
 export function parseBbox(value: unknown): Bounds | null {
+  if (value === undefined || value === null) return null;
   const text = singleText(value, 'bbox');
-  if (text === null) return null;
+  // Given but empty (`bbox=`): refused, not read as "no box", which answered the whole collection.
+  if (text === null)
+    throw invalid('bbox', 'bbox is empty: give minLon,minLat,maxLon,maxLat, or leave bbox out');
   const parts = text.split(',');
   if (parts.length === 6) {
     throw invalid('bbox', 'bbox with 6 numbers (a 3D box) is not supported: events have no height');

@@ -104,3 +104,21 @@ export function tileShift(tile: Tile, level: number = GRID_LEVEL): number {
 export function crowdedTileLevel(tile: Tile): number {
   return Math.min(GRID_LEVEL, tile.z + TILE_CROWDED_LEVELS);
 }
+
+/**
+ * The query parameter of a tile URL that carries the data version it was drawn at (TileJSON puts it
+ * in every URL). A tile asked at the current version is immutable; at another one it answers a
+ * redirect to the current version's URL (tileVersionRule).
+ */
+export const TILE_VERSION_PARAMETER = 'v';
+
+/**
+ * What a tile request at data version `asked` (undefined: no version in the URL) gets when the data
+ * is at `current`: `immutable` (cached for a year: that URL's tile never changes), `revalidate` (no
+ * version asked: cached only with revalidation, as the rest of /api/v1), or `moved` (an older or
+ * unknown version: its tile is not drawn again, the client is sent to the current version's URL).
+ */
+export function tileVersionRule(asked: unknown, current: string): 'immutable' | 'revalidate' | 'moved' {
+  if (asked === undefined) return 'revalidate';
+  return asked === current ? 'immutable' : 'moved';
+}

@@ -12,4 +12,10 @@ export interface TileReader {
    * tile holds no event. The filter's bounds are ignored: the tile is the box.
    */
   vectorTile(viewer: Viewer, filter: EventFilter, tile: Tile): Promise<Uint8Array>;
+  /**
+   * The data version every tile is drawn at: it changes with any committed change to events,
+   * datasets or catalogs (the read model's data signature), so a tile URL that carries it names
+   * one content for good (docs/api-v1.md, "Vector tiles").
+   */
+  dataVersion(): Promise<string>;
 }

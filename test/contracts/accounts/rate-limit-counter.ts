@@ -16,8 +16,8 @@ const BURST: RateWindow = { name: 'burst', seconds: 60, limit: 5 };
 const HOURLY: RateWindow = { name: 'hourly', seconds: 3600, limit: 1000 };
 const AT = new Date('2030-01-01T12:00:30.000Z');
 const key = (name: string) => `contract-${name}-${randomUUID()}`;
-const hitsOf = async (counter: RateLimitCounter, k: string, windows: RateWindow[], now = AT) =>
-  (await counter.hit(k, windows, now)).map((c) => c.hits);
+const hitsOf = async (counter: RateLimitCounter, k: string, windows: RateWindow[], now = AT, amount = 1) =>
+  (await counter.hit(k, windows, now, amount)).map((c) => c.hits);
 
 export function rateLimitCounterContract(t: Test, make: MakeRateLimitCounter): void {
   t.test('each hit is counted in every window, and the counts come back in their order', async (t) => {
@@ -31,6 +31,20 @@ export function rateLimitCounterContract(t: Test, make: MakeRateLimitCounter): v
     t.same(await hitsOf(counter, k, [HOURLY]), [3], 'a window counts whatever else is asked with it');
     t.same(await hitsOf(counter, k, [BURST, HOURLY]), [3, 4]);
     t.same(await counter.hit(k, [], AT), [], 'no window, no count');
+    await counter.flush();
+  });
+
+  t.test('a hit of an amount counts that many in every window, near a limit and far from it', async (t) => {
+    const { counter } = await make();
+    const k = key('amount');
+    t.same(await hitsOf(counter, k, [HOURLY], AT, 10), [10], 'far from the limit (batched)');
+    t.same(
+      await hitsOf(counter, k, [BURST, HOURLY], AT, 3),
+      [3, 13],
+      'near the small limit (written at once)',
+    );
+    t.same(await hitsOf(counter, k, [HOURLY]), [14], 'a plain hit is one');
+    t.same(await hitsOf(counter, k, [HOURLY], AT, 1000), [1014], 'past the limit, still counted');
     await counter.flush();
   });
 

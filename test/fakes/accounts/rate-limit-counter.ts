@@ -12,10 +12,10 @@ export type RateLimitCounts = Map<string, number>;
  */
 export function memoryRateLimitCounter(counts: RateLimitCounts = new Map()): RateLimitCounter {
   return {
-    async hit(key, windows, now) {
+    async hit(key, windows, now, amount = 1) {
       return windows.map((window) => {
         const slice = `${key}\u0000${window.name}\u0000${windowStart(window, now).getTime()}`;
-        const hits = (counts.get(slice) ?? 0) + 1;
+        const hits = (counts.get(slice) ?? 0) + amount;
         counts.set(slice, hits);
         return { window, hits };
       });

@@ -37,7 +37,7 @@ t.test('CORS: the public API is readable from any origin, internal routes are no
   t.equal(get.status, 200);
   t.equal(get.headers['access-control-allow-origin'], '*');
   const exposed = String(get.headers['access-control-expose-headers']);
-  for (const name of ['ETag', 'X-RateLimit-Remaining', 'Retry-After'])
+  for (const name of ['ETag', 'X-RateLimit-Remaining', 'Retry-After', 'RateLimit', 'RateLimit-Policy'])
     t.match(exposed, name, `${name} exposed`);
 
   for (const path of ['/api/health', '/api/users/me', '/api/ingest-files']) {

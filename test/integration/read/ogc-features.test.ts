@@ -107,20 +107,21 @@ t.test('OGC API – Features', async (t) => {
     }
   });
 
-  t.test("a collection's extent is its events' box and time range", async (t) => {
+  t.test("a collection's extent is the one the list gives, around its events", async (t) => {
     const { status, body } = await getJson(app, '/ogc/collections/protests');
     t.equal(status, 200);
+    const list = await getJson(app, '/ogc/collections');
+    const listed = (list.body.collections as Array<{ id: string; extent: unknown }>).find(
+      (c) => c.id === 'protests',
+    );
+    t.same(body.extent, listed?.extent, 'one extent in /collections and /collections/{id}');
     const events = fixture.events.filter((event) => event.datasetSlug === 'protests');
     const located = events.filter((event) => event.longitude !== null && event.latitude !== null);
     const lons = located.map((event) => event.longitude as number);
     const lats = located.map((event) => event.latitude as number);
     const [west, south, east, north] = body.extent.spatial.bbox[0] as number[];
-    t.ok(
-      Math.abs((west ?? 0) - Math.min(...lons)) < 1e-9 && Math.abs((east ?? 0) - Math.max(...lons)) < 1e-9,
-    );
-    t.ok(
-      Math.abs((south ?? 0) - Math.min(...lats)) < 1e-9 && Math.abs((north ?? 0) - Math.max(...lats)) < 1e-9,
-    );
+    t.ok((west ?? 0) <= Math.min(...lons) && (east ?? 0) >= Math.max(...lons), 'the box holds every event');
+    t.ok((south ?? 0) <= Math.min(...lats) && (north ?? 0) >= Math.max(...lats));
     t.equal(body.extent.spatial.crs, 'http://www.opengis.net/def/crs/OGC/1.3/CRS84');
     const times = events.map((event) => Date.parse(event.eventTimestamp));
     const [first, last] = body.extent.temporal.interval[0] as string[];
@@ -137,7 +138,7 @@ t.test('OGC API – Features', async (t) => {
     t.equal(page.type, 'FeatureCollection');
     t.equal(page.numberMatched, expected.length);
     t.equal(page.numberReturned, 25);
-    t.ok(Math.abs(Date.parse(page.timeStamp) - Date.now()) < 60_000, 'timeStamp is now');
+    t.notOk('timeStamp' in page, 'no timeStamp: the answer is a function of the data (its ETag holds)');
     const feature = page.features[0];
     const event = fixture.events.find((candidate) => candidate.id === feature.id);
     t.ok(event, 'the feature id is the event id');
@@ -294,6 +295,8 @@ t.test('OGC API – Features', async (t) => {
     const cases: Array<[string, Record<string, string>, RegExp]> = [
       [itemsOf('fires'), { bbox: '0,0,0,10,10,100' }, /3D/],
       [itemsOf('fires'), { bbox: '0,0,10' }, /bbox/],
+      [itemsOf('fires'), { bbox: '' }, /bbox is empty/],
+      [itemsOf('fires'), { bbox: ' ' }, /bbox is empty/],
       [itemsOf('fires'), { bbox: '0,50,10,40' }, /bbox minLat/],
       [itemsOf('fires'), { datetime: 'last week' }, /datetime/],
       [itemsOf('fires'), { datetime: '2024-06-01/2024-01-01' }, /datetime/],

@@ -232,6 +232,11 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
     rule: 'logged-in users; each sees only themselves, admins all',
     request: get('/api/users'),
   },
+  'GET /api/users/count': {
+    expect: [401, 200, 200, 200],
+    rule: 'logged-in users; counts what the list shows them (themselves, admins all)',
+    request: get('/api/users/count'),
+  },
   'POST /api/users': {
     expect: [401, 403, 403, 201],
     rule: ADMIN,
@@ -269,6 +274,11 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
     rule: 'public list of what the caller may read',
     request: get('/api/catalogs'),
   },
+  'GET /api/catalogs/count': {
+    expect: [200, 200, 200, 200],
+    rule: 'public count of what the caller may read',
+    request: get('/api/catalogs/count'),
+  },
   'GET /api/catalogs/:id': {
     expect: [404, 404, 200, 200],
     rule: 'the read rule (private here)',
@@ -301,6 +311,11 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
     rule: 'public list of what the caller may read',
     request: get('/api/datasets'),
   },
+  'GET /api/datasets/count': {
+    expect: [200, 200, 200, 200],
+    rule: 'public count of what the caller may read',
+    request: get('/api/datasets/count'),
+  },
   'GET /api/datasets/:id': {
     expect: [404, 404, 200, 200],
     rule: 'the read rule (private here)',
@@ -332,6 +347,11 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
     expect: [200, 200, 200, 200],
     rule: 'public list of what the caller may read',
     request: get('/api/events'),
+  },
+  'GET /api/events/count': {
+    expect: [200, 200, 200, 200],
+    rule: 'public count of what the caller may read',
+    request: get('/api/events/count'),
   },
   'GET /api/events/:id': {
     expect: [404, 404, 200, 200],

@@ -1,14 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import {
   type CollectionDeps,
   createDocument,
   deleteDocument,
-  findDocument,
-  findDocuments,
   type ListQuery,
   updateDocument,
 } from '../../../application/collections/collection-documents.ts';
+import {
+  countDocuments,
+  listDocuments,
+  readDocument,
+} from '../../../application/collections/payload-queries.ts';
 import type { DocumentCollectionSlug } from '../../../domain/collections/collections.ts';
 import { errorResponses } from '../error-body.ts';
 import { ListQuerySchema, PageSchema } from '../schemas.ts';
@@ -22,12 +25,26 @@ import { type CollectionSchemas, IdParams, SCHEMAS, strict } from './collection-
 
 const tags = ['collections'];
 
+/**
+ * A select leaves out fields the response schema requires: such an answer is sent as JSON as it is
+ * (parseSelect has checked every field name against the schema's), not through the schema's serializer.
+ */
+function selecting(query: unknown): boolean {
+  return Object.keys(query as Record<string, unknown>).some((key) => key.startsWith('select['));
+}
+
+/** The fields `select` may name: the document's own (its response schema's properties). */
+function docFields(schema: TSchema): string[] {
+  return Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {});
+}
+
 export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async (app, deps) => {
   for (const [collection, schemas] of Object.entries(SCHEMAS) as [
     DocumentCollectionSlug,
     CollectionSchemas,
   ][]) {
     const docRef = Type.Ref(schemas.docId);
+    const fields = docFields(schemas.doc);
     const base = `/api/${collection}`;
     const one = Type.Object({ doc: docRef, message: Type.String() });
     const config = { rateLimit: true };
@@ -58,7 +75,39 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
           },
         },
       },
-      async (request) => findDocuments(deps, collection, viewerOf(request), request.query as ListQuery),
+      async (request, reply) => {
+        const page = await listDocuments(
+          deps,
+          collection,
+          viewerOf(request),
+          request.query as ListQuery,
+          fields,
+        );
+        return selecting(request.query) ? reply.serializer(JSON.stringify).send(page) : page;
+      },
+    );
+
+    // Payload's count: before /:id (a static segment wins anyway; ids are integers).
+    app.get(
+      `${base}/count`,
+      {
+        config: list,
+        schema: {
+          tags,
+          summary: `Count ${collection}`,
+          description:
+            "Payload's count: `{totalDocs}` of the documents the caller may read that match `where` (the list's filter and rules).",
+          querystring: Type.Object(
+            {},
+            { additionalProperties: false, patternProperties: { '^where\\[': {} } },
+          ),
+          response: {
+            200: Type.Object({ totalDocs: Type.Integer({ minimum: 0 }) }, { examples: [{ totalDocs: 42 }] }),
+            ...errorResponses(400, 429),
+          },
+        },
+      },
+      async (request) => countDocuments(deps, collection, viewerOf(request), request.query as ListQuery),
     );
 
     app.get(
@@ -72,12 +121,22 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<CollectionDeps> = async
           params: IdParams,
           querystring: Type.Object(
             { depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })) },
-            strict,
+            { additionalProperties: false, patternProperties: { '^select\\[': {} } },
           ),
           response: { 200: docRef, ...errorResponses(400, 404, 429) },
         },
       },
-      async (request) => findDocument(deps, collection, viewerOf(request), request.params.id),
+      async (request, reply) => {
+        const doc = await readDocument(
+          deps,
+          collection,
+          viewerOf(request),
+          request.params.id,
+          request.query,
+          fields,
+        );
+        return selecting(request.query) ? reply.serializer(JSON.stringify).send(doc) : doc;
+      },
     );
 
     app.post(

@@ -15,6 +15,7 @@ import { viewerOf } from '../viewer.ts';
 import { DomainError, ValidationError } from '../../../domain/errors.ts';
 import { IngestFailure } from '../../../domain/ingest/failures.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
+import { withPayloadField } from './payload-form.ts';
 import type { ImportRequest } from '../../../domain/ingest/import-allowance.ts';
 import type { FileStore } from '../../../ports/ingest/file-store.ts';
 import type { Geocoder } from '../../../ports/ingest/geocoder.ts';
@@ -103,7 +104,8 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
           'file waits for POST /api/ingest/configure instead (201 `{draft}`: the import wizard, docs/ingestion.md); a draft ' +
           'takes its fileUploadsPerDay when stored (its start then takes only importJobsPerDay) and its size of ' +
           'draftStorageMB until it starts or expires; an account whose drafts fill draftStorageMB is refused any upload ' +
-          '(403 quota_exceeded) before the body is read.',
+          '(403 quota_exceeded) before the body is read. Payload clients (@payloadcms/sdk create with a file) may send these ' +
+          'fields as one JSON field `_payload` instead; a field given both ways is a 400.',
         consumes: ['multipart/form-data'],
         documentedBody: UploadForm,
         // The handler checks the caller (signedIn) so that its 401 can close the connection.
@@ -127,8 +129,12 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
         upload: true,
         ...(ingest.wizard ? { draftMB: 1 } : {}),
       });
-      const { fields, stored } = await receiveUpload(request, reply, ingest, { limitBytes: limit });
+      const { fields: formFields, stored } = await receiveUpload(request, reply, ingest, {
+        limitBytes: limit,
+      });
       try {
+        // Payload's upload form: the data in one JSON field `_payload` (payload-form.ts).
+        const fields = withPayloadField(formFields);
         const catalogId = strictId(fields.catalog ?? fields.catalogId);
         if (catalogId === null) {
           throw new ValidationError('catalog must be a catalog id', { field: 'catalog' });

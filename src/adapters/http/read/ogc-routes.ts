@@ -20,6 +20,7 @@ import {
 import { MAX_PAGE_OFFSET } from '../../../domain/read/page-depth.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import { errorResponses } from '../error-body.ts';
+import { documented } from '../openapi-document.ts';
 import { publicOrigin } from '../public-url.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, under /ogc (docs/api-v1.md, "OGC API – Features").
@@ -89,6 +90,38 @@ const CollectionSchema = Type.Object({
 
 const collectionId = Type.String({ description: 'A dataset slug.' });
 
+/** The items page's example in the OpenAPI document: one feature of two, and the next link. */
+const ITEMS_EXAMPLE = {
+  type: 'FeatureCollection',
+  features: [
+    {
+      type: 'Feature',
+      id: 1042,
+      geometry: { type: 'Point', coordinates: [13.405, 52.52] },
+      properties: {
+        eventTimestamp: '2024-05-01T12:00:00.000Z',
+        dataset: 'earthquakes',
+        catalog: 'usgs',
+        data: { mag: 4.2, place: 'Berlin' },
+      },
+    },
+  ],
+  links: [
+    {
+      href: 'https://chronomap.example.org/ogc/collections/earthquakes/items?limit=1',
+      rel: 'self',
+      type: 'application/geo+json',
+    },
+    {
+      href: 'https://chronomap.example.org/ogc/collections/earthquakes/items?limit=1&offset=1',
+      rel: 'next',
+      type: 'application/geo+json',
+    },
+  ],
+  numberMatched: 2,
+  numberReturned: 1,
+};
+
 type OgcRoute = {
   path: string;
   summary: string;
@@ -100,6 +133,8 @@ type OgcRoute = {
   contentType: string;
   /** Its cost grows with the data: it takes a place of the `reads` class (http/concurrency-limit.ts). */
   costly?: boolean;
+  /** A page of features: counted in rows, not requests (config/quotas.yaml pagedRows). */
+  paged?: boolean;
   answer: (request: FastifyRequest, base: string) => unknown;
 };
 
@@ -149,7 +184,8 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       path: `${OGC_PREFIX}/collections/:collectionId/items`,
       summary: "A page of a collection's features (events), ordered by id",
       description:
-        'GeoJSON FeatureCollection with `numberMatched`, `numberReturned`, `timeStamp` and `next`/`prev` links. ' +
+        'GeoJSON FeatureCollection with `numberMatched`, `numberReturned` and `next`/`prev` links (no `timeStamp`: the ' +
+        'answer depends on the data alone, so its ETag holds until the data changes). ' +
         'Other parameters of OGC API – Features (crs, bbox-crs, filter, sortby, properties, ...) answer 400 naming them.',
       params: { collectionId },
       query: {
@@ -157,7 +193,11 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
           Type.Integer({
             minimum: 1,
             default: OGC_DEFAULT_LIMIT,
-            description: `Items per page, default ${OGC_DEFAULT_LIMIT}; above ${OGC_MAX_LIMIT} it is clamped to ${OGC_MAX_LIMIT}.`,
+            description:
+              `Items per page, default ${OGC_DEFAULT_LIMIT}; above ${OGC_MAX_LIMIT} it is clamped to ${OGC_MAX_LIMIT} (not refused, as ` +
+              'the standard asks). A page costs its limit in rows of the rate limit (at least 10): docs/api-v1.md, "Rate limits".',
+            // The document states the cap; the server clamps beyond it instead of refusing.
+            ...documented({ maximum: OGC_MAX_LIMIT }),
           }),
         ),
         offset: Type.Optional(
@@ -179,7 +219,8 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
         bbox: Type.Optional(
           Type.String({
             description:
-              'minLon,minLat,maxLon,maxLat in CRS84; minLon > maxLon crosses the antimeridian. 6 numbers (3D) answer 400.',
+              'minLon,minLat,maxLon,maxLat in CRS84; minLon > maxLon crosses the antimeridian. 6 numbers (3D) and an empty ' +
+              '`bbox=` answer 400.',
           }),
         ),
         datetime: Type.Optional(
@@ -189,17 +230,20 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
           }),
         ),
       },
-      response: Type.Object({
-        type: Type.Literal('FeatureCollection'),
-        features: Type.Array(FeatureSchema),
-        links: Links,
-        numberMatched: Type.Integer(),
-        numberReturned: Type.Integer(),
-        timeStamp: Type.String({ format: 'date-time' }),
-      }),
+      response: Type.Object(
+        {
+          type: Type.Literal('FeatureCollection'),
+          features: Type.Array(FeatureSchema),
+          links: Links,
+          numberMatched: Type.Integer(),
+          numberReturned: Type.Integer(),
+        },
+        { examples: [ITEMS_EXAMPLE] },
+      ),
       errors: [400, 404, 500],
       contentType: GEOJSON_TYPE,
       costly: true,
+      paged: true,
       answer: (request, base) =>
         listItems(deps, viewerOf(request), params(request).collectionId, request.query as RawQuery, base),
     },
@@ -230,7 +274,11 @@ export const ogcFeatureRoutes: FastifyPluginAsync<OgcDeps> = async (app, deps) =
           response: { 200: route.response, ...errorResponses(...route.errors) },
         },
         // Counted against the caller's request rate limit, as /api/v1 (src/adapters/http/rate-limit.ts).
-        config: { rateLimit: true, ...(route.costly ? { costly: 'reads' as const } : {}) },
+        config: {
+          rateLimit: true,
+          ...(route.costly ? { costly: 'reads' as const } : {}),
+          ...(route.paged ? { pagedRows: { defaultLimit: OGC_DEFAULT_LIMIT, maxLimit: OGC_MAX_LIMIT } } : {}),
+        },
         // Before the schema's "unknown parameter": a parameter of another part of the standard is
         // named as such (src/domain/read/ogc.ts).
         preValidation: async (request: FastifyRequest) => {

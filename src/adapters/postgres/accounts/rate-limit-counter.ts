@@ -177,12 +177,12 @@ export function postgresRateLimitCounter(
   }
 
   /** The old way, near a limit: this hit alone, decided on the total the database returns. */
-  async function writeOne(key: string, mine: Slice[]): Promise<number[]> {
-    for (const s of mine) s.syncing += 1;
+  async function writeOne(mine: Slice[], amount: number): Promise<number[]> {
+    for (const s of mine) s.syncing += amount;
     try {
       const rows = await upsert(
         mine,
-        mine.map(() => 1),
+        mine.map(() => amount),
       );
       const readAt = Date.now();
       return mine.map((s) => {
@@ -193,7 +193,7 @@ export function postgresRateLimitCounter(
         return hits + s.pending + s.writing;
       });
     } finally {
-      for (const s of mine) s.syncing -= 1;
+      for (const s of mine) s.syncing -= amount;
     }
   }
 
@@ -214,23 +214,23 @@ export function postgresRateLimitCounter(
   const stale = (s: Slice) => Date.now() - s.storedAt >= interval;
 
   return {
-    async hit(key, windows, now) {
+    async hit(key, windows, now, amount = 1) {
       if (windows.length === 0) return [];
       const mine = windows.map((window) => sliceOf(key, window, now));
-      if (mine.some((s) => known(s) + 1 + localHits > s.window.limit)) {
-        const hits = await writeOne(key, mine);
+      if (mine.some((s) => known(s) + amount + localHits > s.window.limit)) {
+        const hits = await writeOne(mine, amount);
         return mine.map((s, i) => ({ window: s.window, hits: hits[i] ?? 0 }));
       }
       if (mine.some(stale)) {
         // Far from the limit but the totals are old (or unknown): count the hit here and decide on
         // the totals a write returns. A write under way when the hit came may not carry it: then
         // the next one does.
-        for (const s of mine) s.pending += 1;
+        for (const s of mine) s.pending += amount;
         for (let round = 0; round < 2 && mine.some(stale); round += 1) await refresh();
         if (mine.some((s) => s.pending > 0)) schedule();
         return mine.map((s) => ({ window: s.window, hits: known(s) }));
       }
-      for (const s of mine) s.pending += 1;
+      for (const s of mine) s.pending += amount;
       const counts = mine.map((s) => ({ window: s.window, hits: known(s) }));
       if (mine.some((s) => s.pending >= localHits)) await flush();
       else schedule();

@@ -12,10 +12,11 @@ import {
   tileShift,
 } from '../../../domain/read/tiles.ts';
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
-import { type DatabasePool, row } from '../database.ts';
+import { type DatabasePool, row, sql } from '../database.ts';
 import { type Sql, sqlText, typed } from '../sql-text.ts';
 import { cellGroups, locationGroups } from './clusters.ts';
 import type { Scope, ScopeResolver } from './scope.ts';
+import { dataSignature } from './page-cache.ts';
 
 // Vector tiles: the clusters /api/v1/events/geo gives at the tile's zoom (the same groups, built by
 // the same answer paths: precomputed cell counts at low zoom, rows where they must), kept when their
@@ -24,6 +25,7 @@ import type { Scope, ScopeResolver } from './scope.ts';
 type Fragment = Sql;
 
 const TileRow = row(Type.Object({ tile: Type.Unsafe<Uint8Array>({}) }));
+const VersionRow = row(Type.Object({ version: Type.String() }));
 
 /** Web Mercator's latitude limit: a pole-ward event is drawn on the edge of the map, as the grid files it. */
 const MERCATOR_LATITUDE = 85.0511287798;
@@ -46,6 +48,13 @@ export function tileReads(
       return pool.oneFirst(typed(TileRow)`
         with g as materialized (${groups})
         select coalesce((select st_asmvt(f, ${TILE_LAYER}, ${TILE_EXTENT}, 'geom') from (${features(tile)}) f), ''::bytea) as tile`);
+    },
+    async dataVersion() {
+      // Every dataset's: a tile's visibility depends on the viewer and its filter, and one version
+      // for all keeps the check one small read (a change anywhere gives every tile a new URL).
+      // `scope-data` (the signature's `scope:data`, without a character a URL must escape).
+      const signature = await pool.oneFirst(sql.type(VersionRow)`select ${dataSignature(null)} as version`);
+      return signature.replace(':', '-');
     },
   };
 }

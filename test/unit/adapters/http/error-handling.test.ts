@@ -70,6 +70,7 @@ t.test('pages: a rate-limit refusal gets the 429 headers of the API', async (t) 
     'X-RateLimit-Limit': '5',
     'X-RateLimit-Remaining': '0',
     'X-RateLimit-Reset': '2026-01-01T12:01:00.000Z',
+    RateLimit: '"burst";r=0;t=60',
     'Retry-After': '60',
   });
 });

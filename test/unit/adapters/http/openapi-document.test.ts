@@ -90,6 +90,8 @@ t.test('security, rate limits, error bodies and descriptions follow the route op
   t.equal(things.responses[200]?.description, 'OK');
   t.ok(things.responses[200]?.headers?.['X-RateLimit-Remaining'], 'rate headers on success');
   t.same(Object.keys(things.responses[429]?.headers ?? {}).sort(), [
+    'RateLimit',
+    'RateLimit-Policy',
     'Retry-After',
     'X-RateLimit-Limit',
     'X-RateLimit-Remaining',

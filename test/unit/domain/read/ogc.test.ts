@@ -19,7 +19,9 @@ import {
 
 t.test('bbox: four numbers, the antimeridian allowed, a 3D box refused', async (t) => {
   t.equal(parseBbox(undefined), null);
-  t.equal(parseBbox(''), null);
+  // Given but empty: a 400, not "no box" (which answered the whole collection; issue 35 §4).
+  rejected(t, () => parseBbox(''), 'bbox', /bbox is empty/);
+  rejected(t, () => parseBbox('  '), 'bbox', /bbox is empty/);
   t.same(parseBbox('5,47,15,55'), { west: 5, south: 47, east: 15, north: 55 });
   t.same(parseBbox(' -180 , -90 , 180 , 90 '), { west: -180, south: -90, east: 180, north: 90 });
   t.same(
