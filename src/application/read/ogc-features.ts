@@ -26,9 +26,9 @@ import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 import type { EventView } from '../../domain/read/events.ts';
 import { checkPageText } from '../../domain/read/page-bytes.ts';
 import { eventCount } from './list-events.ts';
-import { type PropertyField, propertyFields, typedProperties } from '../../domain/read/typed-properties.ts';
+import { jsonProperties, type PropertyField, propertyFields } from '../../domain/read/typed-properties.ts';
 import { parseOgcFilter } from '../../domain/read/ogc-filter.ts';
-import { withPlace } from '../../domain/read/cql2-tree.ts';
+import { checkFilter, queryablesOf, withPlace } from '../../domain/read/cql2-tree.ts';
 import { collectionSchemas } from './ogc-schemas.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, over the /api/v1 read model: one collection per dataset
@@ -173,8 +173,9 @@ export async function listItems(
   const after = parseCursor(query.cursor, sort);
   if (after && query.offset !== undefined) throw invalid('offset', 'offset and cursor exclude each other');
   const page = { ...parseOffset(query.offset, parseLimit(query.limit)), ...(after ? { after } : {}) };
+  const tree = parseOgcFilter(query);
   const fields = await typedFields(deps, viewer, collectionId);
-  const cql = parseOgcFilter(query, fields);
+  const cql = tree && checkFilter(tree, queryablesOf(fields));
   // A filter reads the dataset's rows (with bbox and datetime as part of it); without one, the page
   // is the read model's, with its precomputed totals and its cache.
   const { eventsJson, totalDocs } = cql
@@ -272,7 +273,7 @@ function featureOf(event: EventView, datasetSlug: string, fields: readonly Prope
       eventTimestamp: event.eventTimestamp,
       dataset: datasetSlug,
       catalog: event.dataset.catalog,
-      ...typedProperties(fields, event.data),
+      ...jsonProperties(fields, event.data),
       data: event.data,
     },
   };

@@ -1,20 +1,17 @@
 import { CRS84 } from './ogc.ts';
-import { type CheckedFilter, checkFilter, invalidFilter, queryablesOf } from './cql2-tree.ts';
+import { type CqlNode, invalidFilter } from './cql2-tree.ts';
 import { parseCql2Json } from './cql2-json.ts';
 import { parseCql2Text } from './cql2-text.ts';
-import type { PropertyField } from './typed-properties.ts';
 
 // The filter parameters of OGC API – Features Part 3 on /ogc items: `filter` in `filter-lang`
 // cql2-text (the default) or cql2-json, with `filter-crs` only CRS84. The filter is parsed into the
-// typed tree of cql2-tree.ts and checked against the collection's queryables (its typed properties).
+// raw tree of cql2-tree.ts before the collection is looked up (a malformed filter is a 400 without a
+// query); checkFilter then checks it against the collection's queryables (its typed properties).
 
 const FILTER_LANGUAGES = ['cql2-text', 'cql2-json'] as const;
 
-/** The checked filter of an items request, or null without `filter`; a 400 for anything wrong. */
-export function parseOgcFilter(
-  query: Record<string, unknown>,
-  fields: readonly PropertyField[],
-): CheckedFilter | null {
+/** The parsed filter of an items request, or null without `filter`; a 400 for anything malformed. */
+export function parseOgcFilter(query: Record<string, unknown>): CqlNode | null {
   const text = single(query.filter, 'filter');
   const language = single(query['filter-lang'], 'filter-lang') ?? 'cql2-text';
   const crs = single(query['filter-crs'], 'filter-crs');
@@ -23,8 +20,7 @@ export function parseOgcFilter(
   }
   if (crs !== null && crs !== CRS84) invalidFilter(`filter-crs must be ${CRS84}, the only CRS offered`);
   if (text === null) return null;
-  const tree = language === 'cql2-json' ? parseCql2Json(text) : parseCql2Text(text);
-  return checkFilter(tree, queryablesOf(fields));
+  return language === 'cql2-json' ? parseCql2Json(text) : parseCql2Text(text);
 }
 
 function single(value: unknown, name: string): string | null {

@@ -113,6 +113,34 @@ export function typedProperties(
   );
 }
 
+/** JSON.rawJSON (Node 21+; not in the ES2023 typings): a value JSON.stringify writes as the given text. */
+const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+
+/**
+ * typedProperties for a JSON encoding (GeoJSON): a whole number of a `number` field is written with a
+ * decimal point (`3.0`), because clients that take a field's type from the values of the first page
+ * (GDAL's OAPIF and GeoJSON drivers, QGIS) would otherwise make it an integer on a page where every
+ * magnitude happens to be whole, and a real on the next.
+ */
+export function jsonProperties(
+  fields: readonly PropertyField[],
+  data: Record<string, unknown>,
+): Record<string, unknown> {
+  const properties: Record<string, unknown> = typedProperties(fields, data);
+  for (const field of fields) {
+    const value = properties[field.name];
+    if (
+      field.type === 'number' &&
+      typeof value === 'number' &&
+      Number.isInteger(value) &&
+      Math.abs(value) < 1e15
+    ) {
+      properties[field.name] = rawJson(value.toFixed(1));
+    }
+  }
+  return properties;
+}
+
 /** JSON Schema of one property type (2020-12, as OGC API – Features Part 3 and Part 5 use it). */
 function typeSchema(type: PropertyType): Record<string, unknown> {
   switch (type) {

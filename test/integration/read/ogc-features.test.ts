@@ -45,6 +45,15 @@ t.test('OGC API – Features', async (t) => {
     t.same(conformance.body.conformsTo, [
       'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
       'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
+      'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables',
+      'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter',
+      'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter',
+      'http://www.opengis.net/spec/cql2/1.0/conf/cql2-text',
+      'http://www.opengis.net/spec/cql2/1.0/conf/cql2-json',
+      'http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2',
+      'http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators',
+      'http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions',
+      'http://www.opengis.net/spec/ogcapi-features-5/1.0/conf/schemas',
     ]);
   });
 
