@@ -67,6 +67,31 @@ t.test('typed properties, queryables and CQL2 filters on /ogc', async (t) => {
     );
   });
 
+  t.test('the v1 GeoJSON export of one dataset carries the same typed properties', async (t) => {
+    const ogc = await app.inject({ method: 'GET', url: '/ogc/collections/quakes/items' });
+    const exported = await app.inject({ method: 'GET', url: '/api/v1/events.geojson?datasets=quakes' });
+    t.equal(exported.statusCode, 200);
+    const properties = (text: string) =>
+      new Map(
+        (JSON.parse(text).features as Array<{ id: number; properties: object }>).map((f) => [
+          f.id,
+          f.properties,
+        ]),
+      );
+    t.same(properties(exported.body), properties(ogc.body), 'fixed, typed and data properties alike');
+    t.match(exported.body, /"mag":6\.0,/, 'a whole magnitude written as a real, as in OGC items');
+    t.match(ogc.body, /"mag":6\.0,/);
+    const all = await app.inject({ method: 'GET', url: '/api/v1/events.geojson' });
+    const keys = JSON.parse(all.body).features.map((f: { properties: object }) =>
+      Object.keys(f.properties).join(),
+    );
+    t.same(
+      new Set(keys),
+      new Set(['title,eventTimestamp,dataset,catalog,data']),
+      'several datasets: no typed properties',
+    );
+  });
+
   t.test('queryables and schema', async (t) => {
     const queryables = await app.inject({ method: 'GET', url: '/ogc/collections/quakes/queryables' });
     t.equal(queryables.statusCode, 200);

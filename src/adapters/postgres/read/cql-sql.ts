@@ -1,5 +1,11 @@
 import type { CheckedFilter, PropertyRef } from '../../../domain/read/cql2-tree.ts';
-import { DATE_TEXT, FALSE_WORDS, NUMBER_TEXT, TRUE_WORDS } from '../../../domain/read/typed-properties.ts';
+import {
+  DATE_TEXT,
+  FALSE_WORDS,
+  NUMBER_TEXT,
+  type PropertyField,
+  TRUE_WORDS,
+} from '../../../domain/read/typed-properties.ts';
 import { sql } from '../database.ts';
 import { joinSql, type Sql, sqlText } from '../sql-text.ts';
 
@@ -7,7 +13,8 @@ import { joinSql, type Sql, sqlText } from '../sql-text.ts';
 // parameter, and so is every `data` key: a property name never becomes SQL text (GeoServer's
 // CVE-2024-36401 came from evaluating property names), only one of the fixed columns below or
 // `e.data -> $key`. A data property is read as typed-properties.ts types it (the same number, boolean
-// and date grammars), so a filter matches the values the features show.
+// and date grammars), so a filter matches the values the features show. The GeoJSON export writes
+// its typed properties with the same expressions (typedPropertiesJson).
 
 function dataValue(key: string): Sql {
   return sqlText`(e.data -> ${key}::text)`;
@@ -118,4 +125,27 @@ export function filterCondition(filter: CheckedFilter): Sql {
       return sqlText`(${joinSql(parts, ' and ')})`;
     }
   }
+}
+
+/**
+ * The typed properties of `events e` as JSON members (`,"mag":4.5,...`), as jsonProperties of
+ * typed-properties.ts writes them (a whole number of a `number` field as `3.0`); `''` without fields.
+ * The names come from the dataset's schema version and go in as parameters too.
+ */
+export function typedPropertiesJson(fields: readonly PropertyField[]): Sql {
+  if (fields.length === 0) return sqlText`''`;
+  const members = fields.map((field) => {
+    const value = expression({ kind: 'data', key: field.key, type: field.type });
+    const json =
+      field.type === 'number'
+        ? sqlText`case when ${value} = trunc(${value}) and abs(${value}) < 1e15 then trunc(${value})::text || '.0'
+                       else ${value}::text end`
+        : field.type === 'integer' || field.type === 'boolean'
+          ? sqlText`${value}::text`
+          : field.type === 'date'
+            ? sqlText`to_json(to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`
+            : sqlText`to_json(${value})::text`;
+    return sqlText`',' || to_json(${field.name}::text)::text || ':' || coalesce(${json}, 'null')`;
+  });
+  return sqlText`(${joinSql(members, ' || ')})`;
 }

@@ -8,6 +8,9 @@ import { DomainError } from '../../../domain/errors.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { datasetKeys } from './export-columns.ts';
+import { propertyFields } from '../../../domain/read/typed-properties.ts';
+import { typedPropertiesJson } from './cql-sql.ts';
+import { ogcFilteredReads } from './ogc-filtered.ts';
 import { keysetCondition, orderBy, rawConditions } from './rows.ts';
 import { type Scope, scopeResolver } from './scope.ts';
 
@@ -81,14 +84,14 @@ const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
 
 const TIMESTAMP = sqlText`to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** A GeoJSON Feature per event, as text. */
-const FEATURE = sqlText`'{"type":"Feature","id":' || e.id || ',"geometry":'
+/** A GeoJSON Feature per event, as text, with the typed properties of one dataset (cql-sql.ts). */
+const feature = (typed: Sql) => sqlText`'{"type":"Feature","id":' || e.id || ',"geometry":'
   || case when e.location is null then 'null'
        else '{"type":"Point","coordinates":[' || to_json(st_x(e.location))::text || ','
             || to_json(st_y(e.location))::text || ']}' end
   || ',"properties":{"title":' || coalesce(to_json(e.title)::text, 'null')
   || ',"eventTimestamp":"' || ${TIMESTAMP} || '","dataset":' || to_json(d.slug)::text
-  || ',"catalog":' || to_json(c.slug)::text || ',"data":' || e.data::text || '}}'`;
+  || ',"catalog":' || to_json(c.slug)::text || ${typed} || ',"data":' || e.data::text || '}}'`;
 
 /** RFC 4180: a field with a quote, comma, CR or LF is quoted, its quotes doubled. */
 function quoted(text: Sql): Sql {
@@ -294,6 +297,7 @@ function holding(batches: AsyncGenerator<string>, snapshot: Snapshot): AsyncIter
 export function postgresEventExporter(pool: DatabasePool, options: ExporterOptions = {}): EventExporter {
   const scopes = scopeResolver(pool, {});
   const columns = datasetKeys(pool);
+  const fieldsOf = ogcFilteredReads(pool).collectionFields;
   const { batchSize, boundsPerStatement, smallestRange } = options.reads ?? DEFAULT_READS;
   const snapshotPool = options.snapshotPool ?? pool;
   const maxSnapshots = options.maxSnapshots ?? EXPORT_SNAPSHOTS;
@@ -451,7 +455,12 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
       try {
         if (format === 'geojson') {
           // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
-          const features = { line: FEATURE, separator: sqlText`E',\n'`, lateral: sqlText`` };
+          // An export of one dataset carries its typed properties (typed-properties.ts); one of
+          // several datasets does not, since their fields and types differ.
+          const stored =
+            filter.datasets.length === 1 ? await fieldsOf(viewer, filter.datasets[0] as string) : null;
+          const typed = typedPropertiesJson(propertyFields(stored ?? []));
+          const features = { line: feature(typed), separator: sqlText`E',\n'`, lateral: sqlText`` };
           return geojsonExport(holding(batches(snapshot, scope, filter, sort, features), snapshot));
         }
         // Read after the snapshot was taken, so the columns hold every key of the events it sees
