@@ -100,6 +100,30 @@ const HOSTILE_TEXT = [
 ];
 export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'];
 
+/** CQL2 filters for /ogc items' `filter` (issue 35): hostile names, literals, geometries and nesting. */
+const HOSTILE_FILTERS = [
+  "title = 'x'",
+  '__proto__ = 1',
+  '"constructor" IS NULL',
+  "title LIKE 'a\\'",
+  "title = ''; drop table events; --'",
+  'id > 1e999',
+  'id BETWEEN 9 AND 1',
+  "eventTimestamp < TIMESTAMP('275760-09-13T00:00:00Z')",
+  "T_INTERSECTS(eventTimestamp, INTERVAL('2024-13-45', '..'))",
+  'S_INTERSECTS(geometry, POLYGON((0 0, 1 1, 0 1, 1 0, 0 0)))',
+  'S_INTERSECTS(geometry, POLYGON((0 0, 1 0, 1 1)))',
+  'S_INTERSECTS(geometry, BBOX(180, 90, -180, -90))',
+  'S_INTERSECTS(geometry, POINT(1e400 0))',
+  `${'NOT '.repeat(500)}id = 1`,
+  `${'('.repeat(300)}id = 1${')'.repeat(300)}`,
+  `id IN (${Array.from({ length: 300 }, (_, i) => i).join(',')})`,
+  '{"op":"=","args":[{"property":"__proto__"},1]}',
+  '{"op":"s_intersects","args":[{"property":"geometry"},{"type":"Polygon","coordinates":[[[0,0]]]}]}',
+  `${'['.repeat(2000)}`,
+];
+const FILTER_LANGS = ['cql2-text', 'cql2-json'] as const;
+
 export const edgeNumber = fc.constantFrom(...EDGE_NUMBERS);
 export const hostileText = fc.oneof(
   fc.constantFrom(...HOSTILE_TEXT),
@@ -161,7 +185,16 @@ export function requestArbitrary(routes: Route[]): fc.Arbitrary<FuzzRequest> {
       const query = new URLSearchParams();
       for (const name of route.queryParams) {
         const times = fuzzClass === 'duplicated parameters' ? repeats : 1;
-        for (let i = 0; i < times; i += 1) query.append(name, value);
+        // `filter` and `filter-lang` (OGC items, issue 35) get CQL2 of their own in every class,
+        // chosen from the values already drawn, so that the other parameters' draws stay those of
+        // the seed.
+        const filter =
+          fuzzClass === 'unicode and NUL'
+            ? text
+            : (HOSTILE_FILTERS[depth % HOSTILE_FILTERS.length] as string);
+        const sent =
+          name === 'filter' ? filter : name === 'filter-lang' ? (FILTER_LANGS[depth % 2] as string) : value;
+        for (let i = 0; i < times; i += 1) query.append(name, sent);
       }
       let rawQuery = query.toString();
       if (fuzzClass === 'prototype keys')

@@ -5,9 +5,11 @@ import {
   GEOJSON_TYPE,
   GREGORIAN_TRS,
   isCollectionId,
+  KEPT_PARAMETERS,
   JSON_TYPE,
   type Link,
   OPENAPI_TYPE,
+  SCHEMA_TYPE,
   pageLinks,
   parseBbox,
   parseDatetime,
@@ -25,6 +27,10 @@ import type { EventView } from '../../domain/read/events.ts';
 import { checkPageText } from '../../domain/read/page-bytes.ts';
 import { eventCount } from './list-events.ts';
 import type { EventFeature } from '../../domain/read/event-feature.ts';
+import { jsonProperties, type PropertyField, propertyFields } from '../../domain/read/typed-properties.ts';
+import { parseOgcFilter } from '../../domain/read/ogc-filter.ts';
+import { checkFilter, queryablesOf, withPlace } from '../../domain/read/cql2-tree.ts';
+import { collectionSchemas } from './ogc-schemas.ts';
 
 // OGC API – Features, Part 1 Core + GeoJSON, over the /api/v1 read model: one collection per dataset
 // the viewer may read (the same visibility as /api/v1), its items the dataset's events. `base` is
@@ -162,13 +168,14 @@ export async function listItems(
   const after = parseCursor(query.cursor, sort);
   if (after && query.offset !== undefined) throw invalid('offset', 'offset and cursor exclude each other');
   const page = { ...parseOffset(query.offset, parseLimit(query.limit)), ...(after ? { after } : {}) };
-  if (!isCollectionId(collectionId)) await findDataset(deps, viewer, collectionId);
-  const { eventsJson, totalDocs } = await deps.events.listEventsPage(
-    viewer,
-    collectionFilter(collectionId, dates, bounds),
-    sort,
-    page,
-  );
+  const tree = parseOgcFilter(query);
+  const fields = await typedFields(deps, viewer, collectionId);
+  const cql = tree && checkFilter(tree, queryablesOf(fields));
+  // A filter reads the dataset's rows (with bbox and datetime as part of it); without one, the page
+  // is the read model's, with its precomputed totals and its cache.
+  const { eventsJson, totalDocs } = cql
+    ? await deps.events.filteredItemsPage(viewer, collectionId, withPlace(cql, bounds, dates), page)
+    : await deps.events.listEventsPage(viewer, collectionFilter(collectionId, dates, bounds), sort, page);
   // Refused before it is parsed or sent: the byte bound of every page (page-bytes.ts).
   checkPageText(eventsJson, eventCount(eventsJson), page.limit);
   const events = JSON.parse(eventsJson) as EventView[];
@@ -178,7 +185,7 @@ export async function listItems(
   const dataset = first
     ? { slug: collectionId, title: first.dataset.title }
     : await findDataset(deps, viewer, collectionId);
-  const features = events.map((event) => featureOf(event, collectionId));
+  const features = events.map((event) => featureOf(event, collectionId, fields));
   const itemsUrl = `${collectionUrl(base, dataset.slug)}/items`;
   const last = events.length === page.limit ? events.at(-1) : undefined;
   const position = last ? positionAfter(sort, last) : null;
@@ -187,7 +194,7 @@ export async function listItems(
     : { offset: (page.page - 1) * page.limit };
   const links = pageLinks(
     itemsUrl,
-    { bbox: textOf(query.bbox), datetime: textOf(query.datetime) },
+    Object.fromEntries(KEPT_PARAMETERS.map((name) => [name, textOf(query[name])])),
     {
       start,
       limit: page.limit,
@@ -236,8 +243,9 @@ export async function getItem(
   }
   const dataset = { slug: collectionId, title: event.dataset.title };
   const url = `${collectionUrl(base, dataset.slug)}/items/${event.id}`;
+  const fields = await typedFields(deps, viewer, collectionId);
   return {
-    ...featureOf(event, dataset.slug),
+    ...featureOf(event, dataset.slug, fields),
     links: [
       { href: url, rel: 'self', type: GEOJSON_TYPE, title: 'this feature' },
       { href: collectionUrl(base, dataset.slug), rel: 'collection', type: JSON_TYPE, title: dataset.title },
@@ -245,8 +253,11 @@ export async function getItem(
   };
 }
 
-/** An event as a GeoJSON Feature: id = event id, a point or null, the event's fields as properties. */
-function featureOf(event: EventView, datasetSlug: string): Feature {
+/**
+ * An event as a GeoJSON Feature: id = event id, a point or null, the fixed properties, the dataset's
+ * typed properties (typed-properties.ts) and the event's `data` as it is.
+ */
+function featureOf(event: EventView, datasetSlug: string, fields: readonly PropertyField[]): Feature {
   return {
     type: 'Feature',
     id: event.id,
@@ -258,9 +269,34 @@ function featureOf(event: EventView, datasetSlug: string): Feature {
       eventTimestamp: event.eventTimestamp,
       dataset: datasetSlug,
       catalog: event.dataset.catalog,
+      ...jsonProperties(fields, event.data),
       data: event.data,
     },
   };
+}
+
+/** The typed properties of a collection; 404 when it is not the viewer's to read. */
+async function typedFields(deps: OgcDeps, viewer: Viewer, collectionId: string): Promise<PropertyField[]> {
+  const stored = isCollectionId(collectionId)
+    ? await deps.events.collectionFields(viewer, collectionId)
+    : null;
+  if (stored === null) {
+    throw new NotFoundError(`no collection "${collectionId}"`, { code: 'COLLECTION_NOT_FOUND' });
+  }
+  return propertyFields(stored);
+}
+
+/** `/collections/{id}/queryables` and `/collections/{id}/schema` (Part 3 and Part 5). */
+export async function collectionDocument(
+  deps: OgcDeps,
+  viewer: Viewer,
+  collectionId: string,
+  base: string,
+  which: 'queryables' | 'schema',
+) {
+  const fields = await typedFields(deps, viewer, collectionId);
+  const dataset = await findDataset(deps, viewer, collectionId);
+  return collectionSchemas(collectionUrl(base, dataset.slug), dataset.title, fields)[which];
 }
 
 function collectionFilter(
@@ -298,6 +334,13 @@ function collectionOf(base: string, dataset: DatasetEntry): Collection {
     links: [
       { href: url, rel: 'self', type: JSON_TYPE, title: 'this collection' },
       { href: `${url}/items`, rel: 'items', type: GEOJSON_TYPE, title: `the events of ${dataset.title}` },
+      {
+        href: `${url}/queryables`,
+        rel: 'http://www.opengis.net/def/rel/ogc/1.0/queryables',
+        type: SCHEMA_TYPE,
+        title: 'the properties a filter may name',
+      },
+      { href: `${url}/schema`, rel: 'describedby', type: SCHEMA_TYPE, title: 'the schema of its features' },
     ],
     itemType: 'feature',
     crs: [CRS84],

@@ -10,6 +10,17 @@ import { checkPageDepth, MAX_PAGE_OFFSET } from './page-depth.ts';
 export const CONFORMANCE_CLASSES = [
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
+  // Part 3 (filtering, src/domain/read/ogc-filter.ts) with the CQL2 classes of the subset it parses.
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter',
+  'http://www.opengis.net/spec/cql2/1.0/conf/cql2-text',
+  'http://www.opengis.net/spec/cql2/1.0/conf/cql2-json',
+  'http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2',
+  'http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators',
+  'http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions',
+  // Part 5 (schemas): /collections/{id}/schema.
+  'http://www.opengis.net/spec/ogcapi-features-5/1.0/conf/schemas',
 ] as const;
 
 /** The only CRS of Part 1 (longitude, latitude in WGS 84); Part 2 (other CRS) is not offered. */
@@ -18,6 +29,8 @@ export const GREGORIAN_TRS = 'http://www.opengis.net/def/uom/ISO-8601/0/Gregoria
 
 export const GEOJSON_TYPE = 'application/geo+json';
 export const JSON_TYPE = 'application/json';
+/** Queryables and feature schemas (Part 3, Part 5). */
+export const SCHEMA_TYPE = 'application/schema+json';
 /** The service description is the whole service's OpenAPI 3.1 document (/api/openapi.json). */
 export const OPENAPI_TYPE = 'application/vnd.oai.openapi+json;version=3.1';
 
@@ -33,9 +46,6 @@ export const OGC_MAX_LIMIT = 1000;
 const UNSUPPORTED_PARAMETERS: Record<string, string> = {
   crs: 'Part 2 (coordinate reference systems by reference)',
   'bbox-crs': 'Part 2 (coordinate reference systems by reference)',
-  filter: 'Part 3 (filtering)',
-  'filter-lang': 'Part 3 (filtering)',
-  'filter-crs': 'Part 3 (filtering)',
   sortby: 'Part 8 (sorting)',
   properties: 'Part 6 (property selection)',
   'exclude-properties': 'Part 6 (property selection)',
@@ -50,7 +60,7 @@ export function refuseUnsupportedParameters(query: Record<string, unknown>): voi
   const named = found.map((name) => `${name} (OGC API – Features ${UNSUPPORTED_PARAMETERS[name]})`);
   throw invalid(
     found[0] ?? 'query',
-    `not supported by this server: ${named.join(', ')}; it implements Part 1 Core and GeoJSON only`,
+    `not supported by this server: ${named.join(', ')}; it implements Part 1 Core, GeoJSON, Part 3 filtering and Part 5 schemas`,
   );
 }
 
@@ -193,6 +203,9 @@ export type Link = { href: string; rel: string; type: string; title?: string };
 /** Where an items page starts: after `offset` items, or after the position of a `cursor`. */
 export type PageStart = { offset: number } | { cursor: string };
 
+/** The parameters that select items, which every paging link of a page carries on. */
+export const KEPT_PARAMETERS = ['bbox', 'datetime', 'filter', 'filter-lang', 'filter-crs'] as const;
+
 /**
  * The paging links of an items page: self, next while more may match, prev after the first page of
  * an offset page (the filter parameters are kept). `next` moves `offset` by `limit` while that stays
@@ -202,13 +215,15 @@ export type PageStart = { offset: number } | { cursor: string };
  */
 export function pageLinks(
   itemsUrl: string,
-  filter: { bbox?: string; datetime?: string },
+  filter: Partial<Record<(typeof KEPT_PARAMETERS)[number], string>>,
   page: { start: PageStart; limit: number; returned: number; matched: number; after: string | null },
 ): Link[] {
   const href = (start: PageStart) => {
     const search = new URLSearchParams();
-    if (filter.bbox) search.set('bbox', filter.bbox);
-    if (filter.datetime) search.set('datetime', filter.datetime);
+    for (const name of KEPT_PARAMETERS) {
+      const value = filter[name];
+      if (value) search.set(name, value);
+    }
     search.set('limit', String(page.limit));
     if ('cursor' in start) search.set('cursor', start.cursor);
     else if (start.offset > 0) search.set('offset', String(start.offset));

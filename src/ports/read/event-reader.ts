@@ -1,5 +1,7 @@
 import type { Granularity } from '../../domain/read/histogram.ts';
 import type { EventFilter, Page, Sort } from '../../domain/read/read-query.ts';
+import type { CheckedFilter } from '../../domain/read/cql2-tree.ts';
+import type { StoredField } from '../../domain/read/typed-properties.ts';
 
 // The read model behind /api/v1. Every method takes the viewer: what a viewer may see is decided in
 // one place in the adapter (today every catalog and dataset is public; the accounts work plugs its
@@ -117,6 +119,21 @@ export interface EventReader {
    * such event in that dataset or the viewer may not see the dataset.
    */
   eventInDataset(viewer: Viewer, datasetSlug: string, eventId: number): Promise<EventView | null>;
+  /**
+   * The fields of a dataset's latest schema version (typed-properties.ts makes its typed properties);
+   * [] when it has none, null when there is no such dataset or the viewer may not read it.
+   */
+  collectionFields(viewer: Viewer, datasetSlug: string): Promise<StoredField[] | null>;
+  /**
+   * A page of a dataset's events in id order under a checked CQL2 filter (OGC API – Features Part 3),
+   * as listEventsPage's JSON text, with the filter's total; empty when the viewer may not read it.
+   */
+  filteredItemsPage(
+    viewer: Viewer,
+    datasetSlug: string,
+    filter: CheckedFilter,
+    page: Page,
+  ): Promise<{ eventsJson: string; totalDocs: number }>;
   /** The `data` of the dataset's newest events; null when the dataset does not exist or the viewer may not see it. */
   sampleData(
     viewer: Viewer,

@@ -144,6 +144,16 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
     rule: 'the read rule of the dataset (private here)',
     request: async (fx) => ({ url: `/ogc/collections/${await datasetSlug(fx)}/items` }),
   },
+  'GET /ogc/collections/:collectionId/queryables': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule of the dataset (private here)',
+    request: async (fx) => ({ url: `/ogc/collections/${await datasetSlug(fx)}/queryables` }),
+  },
+  'GET /ogc/collections/:collectionId/schema': {
+    expect: [404, 404, 200, 200],
+    rule: 'the read rule of the dataset (private here)',
+    request: async (fx) => ({ url: `/ogc/collections/${await datasetSlug(fx)}/schema` }),
+  },
   'GET /ogc/collections/:collectionId/items/:featureId': {
     expect: [404, 404, 200, 200],
     rule: 'the read rule of the dataset (private here)',

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { viewerOf } from '../viewer.ts';
 import { type TSchema, Type } from 'typebox';
 import {
+  collectionDocument,
   conformance,
   describeCollection,
   getItem,
@@ -10,12 +11,15 @@ import {
   listItems,
   type OgcDeps,
 } from '../../../application/read/ogc-features.ts';
+import { CQL_LIMITS } from '../../../domain/read/cql2-tree.ts';
 import {
   checkFormat,
+  CRS84,
   GEOJSON_TYPE,
   OGC_DEFAULT_LIMIT,
   OGC_MAX_LIMIT,
   refuseUnsupportedParameters,
+  SCHEMA_TYPE,
 } from '../../../domain/read/ogc.ts';
 import { MAX_PAGE_OFFSET } from '../../../domain/read/page-depth.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
@@ -122,6 +126,46 @@ const ITEMS_EXAMPLE = {
   numberReturned: 1,
 };
 
+/**
+ * A JSON Schema document (queryables, feature schema), with an example. Its `$schema` and `$id` are not
+ * declared here: the OpenAPI generator would take them for the schema's own identifiers.
+ */
+const SchemaDocument = (example: Record<string, unknown>) =>
+  Type.Object(
+    {
+      type: Type.Literal('object'),
+      title: Type.String(),
+      properties: Type.Record(Type.String(), Type.Object({}, { additionalProperties: true })),
+    },
+    {
+      additionalProperties: true,
+      description: 'A JSON Schema (2020-12) document with `$schema` and `$id`.',
+      examples: [example],
+    },
+  );
+
+/** Part 3's parameters of the items (src/domain/read/ogc-filter.ts). */
+const filterParameters = {
+  filter: Type.Optional(
+    Type.String({
+      maxLength: CQL_LIMITS.length,
+      description:
+        'A CQL2 filter over the queryables (`/collections/{id}/queryables`): comparisons, and/or/not, between, in, ' +
+        'like, isNull, s_intersects with a POINT, POLYGON or BBOX, t_intersects with eventTimestamp. An unknown ' +
+        'property answers 400.',
+      examples: ['mag >= 4.5 AND S_INTERSECTS(geometry, BBOX(5, 45, 15, 55))'],
+    }),
+  ),
+  'filter-lang': Type.Optional(
+    Type.Union([Type.Literal('cql2-text'), Type.Literal('cql2-json')], {
+      description: 'The encoding of `filter`, default cql2-text.',
+    }),
+  ),
+  'filter-crs': Type.Optional(
+    Type.Literal(CRS84, { description: 'The CRS of the geometries of `filter`: only CRS84.' }),
+  ),
+};
+
 type OgcRoute = {
   path: string;
   summary: string;
@@ -186,7 +230,9 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       description:
         'GeoJSON FeatureCollection with `numberMatched`, `numberReturned` and `next`/`prev` links (no `timeStamp`: the ' +
         'answer depends on the data alone, so its ETag holds until the data changes). ' +
-        'Other parameters of OGC API – Features (crs, bbox-crs, filter, sortby, properties, ...) answer 400 naming them.',
+        "Each feature carries the dataset's fields as typed top-level properties beside `data` (docs/api-v1.md, " +
+        '"Typed properties"). `filter` takes CQL2 (Part 3). Other parameters of OGC API – Features (crs, bbox-crs, ' +
+        'sortby, properties, ...) answer 400 naming them.',
       params: { collectionId },
       query: {
         limit: Type.Optional(
@@ -229,6 +275,7 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
               'An instant (a date: that UTC day), a closed interval `a/b` (both ends included) or a half-bounded one `../b`, `a/..`.',
           }),
         ),
+        ...filterParameters,
       },
       response: Type.Object(
         {
@@ -246,6 +293,45 @@ function ogcRoutes(deps: OgcDeps): OgcRoute[] {
       paged: true,
       answer: (request, base) =>
         listItems(deps, viewerOf(request), params(request).collectionId, request.query as RawQuery, base),
+    },
+    {
+      path: `${OGC_PREFIX}/collections/:collectionId/queryables`,
+      summary: 'The properties a filter of the collection may name (Part 3), as a JSON Schema',
+      params: { collectionId },
+      response: SchemaDocument({
+        type: 'object',
+        title: 'Earthquakes: queryables',
+        properties: {
+          geometry: { format: 'geometry-point' },
+          id: { type: 'integer' },
+          eventTimestamp: { type: 'string', format: 'date-time' },
+          mag: { title: 'mag', type: 'number' },
+        },
+        additionalProperties: false,
+      }),
+      errors: [400, 404, 500],
+      contentType: SCHEMA_TYPE,
+      answer: (request, base) =>
+        collectionDocument(deps, viewerOf(request), params(request).collectionId, base, 'queryables'),
+    },
+    {
+      path: `${OGC_PREFIX}/collections/:collectionId/schema`,
+      summary: "The JSON Schema of the collection's features (Part 5; its `describedby` link)",
+      params: { collectionId },
+      response: SchemaDocument({
+        type: 'object',
+        title: 'Earthquakes',
+        properties: {
+          id: { type: 'integer', 'x-ogc-role': 'id' },
+          eventTimestamp: { type: 'string', format: 'date-time', 'x-ogc-role': 'primary-instant' },
+          mag: { title: 'mag', type: 'number' },
+          data: { type: 'object' },
+        },
+      }),
+      errors: [400, 404, 500],
+      contentType: SCHEMA_TYPE,
+      answer: (request, base) =>
+        collectionDocument(deps, viewerOf(request), params(request).collectionId, base, 'schema'),
     },
     {
       path: `${OGC_PREFIX}/collections/:collectionId/items/:featureId`,

@@ -8,6 +8,9 @@ import { DomainError } from '../../../domain/errors.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { datasetKeys } from './export-columns.ts';
+import { propertyFields } from '../../../domain/read/typed-properties.ts';
+import { typedPropertiesJson } from './cql-sql.ts';
+import { ogcFilteredReads } from './ogc-filtered.ts';
 import { keysetCondition, orderBy, rawConditions } from './rows.ts';
 import { holding, holdSnapshot, type Snapshot } from './export-snapshot.ts';
 import { readDataVersion, type Scope, scopeResolver } from './scope.ts';
@@ -82,17 +85,17 @@ const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
 
 const TIMESTAMP = sqlText`to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** A GeoJSON Feature per event, as text. */
-const FEATURE = sqlText`'{"type":"Feature","id":' || e.id || ',"geometry":'
+/** A GeoJSON Feature per event, as text, with the typed properties of one dataset (cql-sql.ts). */
+const feature = (typed: Sql) => sqlText`'{"type":"Feature","id":' || e.id || ',"geometry":'
   || case when e.location is null then 'null'
        else '{"type":"Point","coordinates":[' || to_json(st_x(e.location))::text || ','
             || to_json(st_y(e.location))::text || ']}' end
   || ',"properties":{"title":' || coalesce(to_json(e.title)::text, 'null')
   || ',"eventTimestamp":"' || ${TIMESTAMP} || '","dataset":' || to_json(d.slug)::text
-  || ',"catalog":' || to_json(c.slug)::text || ',"data":' || e.data::text || '}}'`;
+  || ',"catalog":' || to_json(c.slug)::text || ${typed} || ',"data":' || e.data::text || '}}'`;
 
 /** RFC 8142 (GeoJSON text sequences): each feature after a record separator, ending with a line feed. */
-const SEQUENCE_RECORD = sqlText`E'\x1e' || ${FEATURE} || E'\n'`;
+const sequenceRecord = (line: Sql) => sqlText`E'\x1e' || ${line} || E'\n'`;
 
 /** Text for XML: the characters XML 1.0 does not allow (C0 controls but tab, LF and CR) removed. */
 const xmlText = (text: Sql): Sql =>
@@ -222,6 +225,7 @@ const DEFAULT_READS: ExportReadOptions = {
 export function postgresEventExporter(pool: DatabasePool, options: ExporterOptions = {}): EventExporter {
   const scopes = scopeResolver(pool, {});
   const columns = datasetKeys(pool);
+  const fieldsOf = ogcFilteredReads(pool).collectionFields;
   const { batchSize, boundsPerStatement, smallestRange } = options.reads ?? DEFAULT_READS;
   const snapshotPool = options.snapshotPool ?? pool;
   const maxSnapshots = options.maxSnapshots ?? EXPORT_SNAPSHOTS;
@@ -380,17 +384,30 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
       try {
         // The version of what this snapshot holds: the key of the file the export may be kept as.
         const version = await snapshot.read((connection) => readDataVersion(connection, viewer, filter));
-        if (format === 'geojsonseq' || format === 'kml') {
-          const line = format === 'kml' ? PLACEMARK : SEQUENCE_RECORD;
-          const records = { line, separator: sqlText`''`, lateral: sqlText`` };
-          const tail = format === 'kml' ? '</Document></kml>\n' : '';
-          const head = format === 'kml' ? KML_HEAD : '';
+        if (format === 'kml') {
+          const records = { line: PLACEMARK, separator: sqlText`''`, lateral: sqlText`` };
           const text = holding(batches(snapshot, scope, filter, sort, records), snapshot);
-          return { head, batches: text, separator: '', tail, version } satisfies EventExport;
+          return {
+            head: KML_HEAD,
+            batches: text,
+            separator: '',
+            tail: '</Document></kml>\n',
+            version,
+          } satisfies EventExport;
         }
-        if (format === 'geojson') {
+        if (format === 'geojson' || format === 'geojsonseq') {
+          // An export of one dataset carries its typed properties (typed-properties.ts); one of
+          // several datasets does not, since their fields and types differ.
+          const stored =
+            filter.datasets.length === 1 ? await fieldsOf(viewer, filter.datasets[0] as string) : null;
+          const line = feature(typedPropertiesJson(propertyFields(stored ?? [])));
+          if (format === 'geojsonseq') {
+            const records = { line: sequenceRecord(line), separator: sqlText`''`, lateral: sqlText`` };
+            const text = holding(batches(snapshot, scope, filter, sort, records), snapshot);
+            return { head: '', batches: text, separator: '', tail: '', version } satisfies EventExport;
+          }
           // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
-          const features = { line: FEATURE, separator: sqlText`E',\n'`, lateral: sqlText`` };
+          const features = { line, separator: sqlText`E',\n'`, lateral: sqlText`` };
           return geojsonExport(holding(batches(snapshot, scope, filter, sort, features), snapshot), version);
         }
         // Read after the snapshot was taken, so the columns hold every key of the events it sees

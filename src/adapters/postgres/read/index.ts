@@ -7,6 +7,7 @@ import { datasetExtentReads } from './dataset-extents.ts';
 import { eventByIdReads } from './event-by-id.ts';
 import { extentReads } from './extent.ts';
 import { histogramReads } from './histogram.ts';
+import { ogcFilteredReads } from './ogc-filtered.ts';
 import { type PageCache, pageCache } from './page-cache.ts';
 
 export { type PageCache, pageCache };
@@ -26,7 +27,8 @@ import { timeRangeReads } from './time-range.ts';
 // - parts.ts (with fine-cells.ts and rows.ts): the counting parts whose union is the filtered events;
 // - page.ts and page-cache.ts: the /events page, its total and the verified answer cache;
 // - counts.ts, clusters.ts, histogram.ts, time-range.ts, extent.ts, sources.ts, event-by-id.ts,
-//   dataset-extents.ts: the other reads (the last two for /ogc);
+//   dataset-extents.ts: the other reads (the last two for /ogc); ogc-filtered.ts (with cql-sql.ts):
+//   /ogc's typed fields and CQL2-filtered pages;
 // - tiles.ts: the vector tiles (the TileReader port), clusters.ts's groups cut into tiles.
 
 type EventReaderOptions = {
@@ -71,5 +73,6 @@ export function postgresEventReader(
     ...tileReads(pool, scopes, { maxPoints: options.tileMaxPoints }),
     ...eventByIdReads(pool),
     ...datasetExtentReads(pool),
+    ...ogcFilteredReads(pool),
   };
 }

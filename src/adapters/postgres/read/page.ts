@@ -125,7 +125,7 @@ export function pageReads(
  * they are): a generic plan takes a page for a tenth of the rows it limits (LIMIT is a parameter)
  * and joined 100,000 of them to the whole events table, half a second a page.
  */
-function pageJson(sort: Sort): Fragment {
+export function pageJson(sort: Sort): Fragment {
   return sqlText`
     select coalesce('[' || string_agg(
              '{"id":' || e.id
