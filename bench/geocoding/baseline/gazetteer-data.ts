@@ -1,3 +1,6 @@
+// The benchmark's baseline (bench/geocoding/run.ts): main's file of the same name at commit 1db5791,
+// before issue 33, copied unchanged but for its import paths; it reads the format-7 gazetteer file.
+
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';

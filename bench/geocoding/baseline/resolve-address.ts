@@ -1,3 +1,6 @@
+// The benchmark's baseline (bench/geocoding/run.ts): main's file of the same name at commit 1db5791,
+// before issue 33, copied unchanged but for its import paths; it reads the format-7 gazetteer file.
+
 import { type AddressPart, addressParts } from '../../../src/domain/ingest/geocoding/place-key.ts';
 
 // Resolving an address against a gazetteer, without I/O: which part names the place, which parts

@@ -44,6 +44,9 @@ export const EXTRA_COUNTRY_NAMES: readonly (readonly [string, string])[] = [
   ['Vietnam', 'VN'],
   ['Ivory Coast', 'CI'],
   ['Burma', 'MM'],
+  // Kosovo's user-assigned codes: GeoNames and i18n-iso-countries use XK and XKK, others XKX or XKS.
+  ['XKX', 'XK'],
+  ['XKS', 'XK'],
 ];
 
 /**
