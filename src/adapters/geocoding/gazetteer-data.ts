@@ -8,8 +8,9 @@ import type {
   GazetteerPlace,
   PlaceMatch,
   RegionRef,
-} from '../../domain/ingest/geocoding/resolve-address.ts';
-import { placeKey } from '../../domain/ingest/geocoding/place-key.ts';
+} from '../../domain/ingest/geocoding/gazetteer-lookup.ts';
+import { placeKey, withoutArticle } from '../../domain/ingest/geocoding/place-key.ts';
+import { countryNameForms, EXTRA_COUNTRY_NAMES } from './country-names.ts';
 import { REGION_EXONYMS } from './region-exonyms.ts';
 
 // The offline gazetteer's data, built in memory from npm packages on first use (see
@@ -34,7 +35,8 @@ const CODE_LIKE = /^[A-Z0-9]{2,4}$|\d/;
 const REGION_NOISE =
   /\b(state|province|provincia|region|regione|oblast|voivodeship|county|prefecture|department|departement|district|governorate|city|of|the)\b/g;
 
-const COMPACT_FORMAT = 7;
+// 8: country names in all their forms (country-names.ts); format 7 files stay for older checkouts.
+const COMPACT_FORMAT = 8;
 
 type CompactGazetteer = {
   format: number;
@@ -117,7 +119,10 @@ class GazetteerIndex implements GazetteerLookup {
   }
 
   addCountryName(name: string, code: string): void {
-    addTo(this.countryKeys, placeKey(name), code, (a, b) => a === b);
+    const key = placeKey(name);
+    addTo(this.countryKeys, key, code, (a, b) => a === b);
+    // ISO writes "Russian Federation (the)", "Congo (the Democratic Republic of the)".
+    addTo(this.countryKeys, withoutArticle(key), code, (a, b) => a === b);
   }
 
   addRegion(country: string, admin1: string, name: string): void {
@@ -261,27 +266,15 @@ function loadCountries(index: GazetteerIndex): void {
       continue;
     }
     for (const [code, value] of Object.entries(names.countries)) {
-      for (const name of Array.isArray(value) ? value : [value]) index.addCountryName(name, code);
+      for (const name of Array.isArray(value) ? value : [value])
+        for (const form of countryNameForms(name)) index.addCountryName(form, code);
     }
   }
-  // Names people write that the locale files leave out.
-  for (const [name, code] of [
-    ['Great Britain', 'GB'],
-    ['England', 'GB'],
-    ['Scotland', 'GB'],
-    ['Wales', 'GB'],
-    ['Northern Ireland', 'GB'],
-    ['Holland', 'NL'],
-    ['Czech Republic', 'CZ'],
-    ['Russia', 'RU'],
-    ['South Korea', 'KR'],
-    ['North Korea', 'KP'],
-    ['Vietnam', 'VN'],
-    ['Ivory Coast', 'CI'],
-    ['Burma', 'MM'],
-  ] as const) {
-    index.addCountryName(name, code);
-  }
+  // ISO 3166's own short names ("Korea, Republic of"), and the names the locale files leave out.
+  const iso = require('iso-3166-2') as Iso31662;
+  const official = Object.entries(iso.data).map(([code, { name }]) => [name, code] as const);
+  for (const [name, code] of [...official, ...EXTRA_COUNTRY_NAMES])
+    for (const form of countryNameForms(name)) index.addCountryName(form, code);
 }
 
 function loadRegions(index: GazetteerIndex): void {

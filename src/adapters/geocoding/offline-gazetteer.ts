@@ -1,5 +1,6 @@
 import { confidenceVerdict, DEFAULT_MIN_CONFIDENCE } from '../../domain/ingest/geocoding/confidence.ts';
 import { type Resolution, resolveAddress } from '../../domain/ingest/geocoding/resolve-address.ts';
+import { type GeocodeMatch, MAX_ALTERNATIVES } from '../../domain/ingest/geocoding/located-by.ts';
 import type { GeocodeOutcome, Geocoder } from '../../ports/ingest/geocoder.ts';
 import { gazetteerIndex } from './gazetteer-data.ts';
 
@@ -9,23 +10,39 @@ import { gazetteerIndex } from './gazetteer-data.ts';
 
 const OFFLINE_PROVIDER = 'offline-geonames';
 
-/** A resolution as an outcome: a place at or over the threshold, else the reason there is none. */
+/**
+ * A resolution as an outcome: a place at or over the threshold, else the reason there is none. The
+ * match says how exactly the place stands for the address and how many places of the name fit; a
+ * low-confidence answer lists the places it hesitated between.
+ */
 function outcomeOf(resolution: Resolution, minConfidence: number): GeocodeOutcome {
   const { best } = resolution;
   if (!best) return { failure: resolution.failure ?? 'no matching place' };
-  const match = {
+  const match: GeocodeMatch = {
     provider: OFFLINE_PROVIDER,
     matchedName: best.matchedName,
     matchedCountry: best.matchedCountry,
     matchedRegion: best.matchedRegion,
+    precision: best.precision,
+    candidateCount: best.candidateCount,
   };
   if (confidenceVerdict(best.confidence, minConfidence) === 'low-confidence') {
-    const inside = resolution.candidates.filter((c) => c.rejected === null).length;
+    const alternatives = resolution.candidates
+      .filter((c) => c.rejected === null)
+      .slice(0, MAX_ALTERNATIVES)
+      .map(({ name, country, region, latitude, longitude, population }) => ({
+        name,
+        country,
+        region,
+        latitude,
+        longitude,
+        population,
+      }));
     return {
-      failure: `low confidence (${best.confidence}): ${inside} places match`,
+      failure: `low confidence (${best.confidence}): ${best.candidateCount} places match`,
       lowConfidence: true,
       confidence: best.confidence,
-      match,
+      match: { ...match, alternatives },
     };
   }
   return { location: best.location, confidence: best.confidence, match };

@@ -8,6 +8,15 @@ export const LISTED = 1000;
 
 const COLUMN = Type.String({ minLength: 1, maxLength: 255 });
 
+const Alternative = Type.Object({
+  name: Type.String(),
+  country: Type.String({ description: 'ISO 3166-1 alpha-2.' }),
+  region: Type.Union([Type.String(), Type.Null()]),
+  latitude: Type.Number(),
+  longitude: Type.Number(),
+  population: Type.Integer(),
+});
+
 const Row = Type.Object({
   row: Type.Integer({ description: 'The 1-based data row of the file (the header not counted).' }),
   address: Type.String({ description: 'The address that was looked up.' }),
@@ -19,6 +28,14 @@ const Row = Type.Object({
         country: Type.Union([Type.String(), Type.Null()]),
         region: Type.Union([Type.String(), Type.Null()]),
         confidence: Type.Number(),
+        candidateCount: Type.Union([Type.Integer(), Type.Null()], {
+          description:
+            'Distinct places of the name that fit the address (null when the provider does not say).',
+        }),
+        alternatives: Type.Array(Alternative, {
+          description:
+            'The places an ambiguous address may mean, best first (at most 5; offline gazetteer only).',
+        }),
       },
       { description: 'The best place found, refused for its confidence under GEOCODER_MIN_CONFIDENCE.' },
     ),

@@ -97,6 +97,20 @@ const LocatedBy = Type.Union(
         matchedCountry: Type.Union([Type.String(), Type.Null()], { description: 'ISO 3166-1 alpha-2.' }),
         matchedRegion: Type.Union([Type.String(), Type.Null()]),
         confidence: Type.Number({ minimum: 0, maximum: 1 }),
+        precision: Type.Optional(
+          Type.Union([Type.Literal('city'), Type.Literal('locality'), Type.Literal('region'), Type.Null()], {
+            description:
+              'How exactly the place stands for the address: `city` (the town named), `locality` (a street, square or ' +
+              'venue in it: the town\u2019s location), `region`; null when the provider does not say. Absent on events ' +
+              'located before it was recorded.',
+          }),
+        ),
+        candidateCount: Type.Optional(
+          Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+            description:
+              'Distinct places of the name that fit the address (1: no ambiguity); null when the provider does not say.',
+          }),
+        ),
       },
       { description: 'Located by the geocoder from an address.' },
     ),

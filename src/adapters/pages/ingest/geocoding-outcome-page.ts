@@ -9,6 +9,7 @@ import {
 } from '../../../application/ingest/geocoding/unplaced-rows.ts';
 import type { IngestFileProgress } from '../../../application/ingest/list-ingest-progress.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../../domain/errors.ts';
+import type { GeocodeAlternative } from '../../../domain/ingest/geocoding/located-by.ts';
 import { accountPages, formText, hidden } from '../account-pages.ts';
 import { csrfInput, type Form } from '../csrf.ts';
 import { type Html, html, trusted } from '../html.ts';
@@ -48,9 +49,18 @@ function reasonText(row: UnplacedRow): Html {
   confidence${
     c
       ? html`: best candidate ${[c.name, c.region, c.country].filter(Boolean).join(', ')}
-        (${c.confidence.toFixed(2)})`
+        (${c.confidence.toFixed(2)})${alternativesText(c.candidateCount, c.alternatives)}`
       : ''
   }`;
+}
+
+/** The places an ambiguous address may mean: "of 4 places: Portsmouth, Virginia, US; ...". */
+function alternativesText(count: number | null, alternatives: GeocodeAlternative[]): Html | '' {
+  if (count === null || count < 2) return '';
+  return html`<span class="muted" data-field="alternatives">
+    · one of ${String(count)} places:
+    ${alternatives.map((a) => [a.name, a.region, a.country].filter(Boolean).join(', ')).join('; ')}</span
+  >`;
 }
 
 function columnSelect(name: string, columns: string[], label: string): Html {

@@ -1,6 +1,10 @@
 import type { Viewer } from '../../../domain/access.ts';
 import { DomainError, ValidationError } from '../../../domain/errors.ts';
-import { type LocatedByGeocoder, locatedByGeocoder } from '../../../domain/ingest/geocoding/located-by.ts';
+import {
+  type GeocodeAlternative,
+  type LocatedByGeocoder,
+  locatedByGeocoder,
+} from '../../../domain/ingest/geocoding/located-by.ts';
 import type { IngestFile, IngestJob } from '../../../domain/ingest/imports.ts';
 import {
   addressToGeocode,
@@ -39,6 +43,10 @@ type BestCandidate = {
   country: string | null;
   region: string | null;
   confidence: number;
+  /** Distinct places of the name that fit (null when the provider does not say). */
+  candidateCount: number | null;
+  /** The places an ambiguous address may mean, best first (empty when the provider does not say). */
+  alternatives: GeocodeAlternative[];
 };
 
 export type UnplacedRow = { row: number; address: string; reason: Reason; candidate: BestCandidate | null };
@@ -133,6 +141,8 @@ function unplacedRow(row: number, address: string, outcome: GeocodeOutcome): Unp
             country: outcome.match.matchedCountry,
             region: outcome.match.matchedRegion,
             confidence: outcome.confidence ?? 0,
+            candidateCount: outcome.match.candidateCount ?? null,
+            alternatives: outcome.match.alternatives ?? [],
           }
         : null,
   };

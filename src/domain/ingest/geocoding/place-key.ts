@@ -21,6 +21,14 @@ export function placeKey(text: string): string {
     .trim();
 }
 
+/** A name key without the English article: "russian federation the" → "russian federation". */
+export function withoutArticle(key: string): string {
+  return key
+    .replace(/\bthe\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 // "92 km ENE of Chignik, Alaska" (USGS style): the place is what follows "of".
 const DISTANCE_PREFIX = /^\s*\d+(?:[.,]\d+)?\s*(?:km|mi|m)\s+[nesw]{0,3}\s*(?:of|von|de|du)\s+/i;
 

@@ -1,34 +1,22 @@
+import {
+  type Constraint,
+  isStreetLike,
+  joinCountryNames,
+  kilometres,
+  NEAR_KM,
+  readConstraints,
+  satisfies,
+} from './address-constraints.ts';
+import type { GazetteerLookup, PlaceMatch } from './gazetteer-lookup.ts';
 import { type AddressPart, addressParts } from './place-key.ts';
+
+export type { GazetteerLookup, GazetteerPlace, PlaceMatch, RegionRef } from './gazetteer-lookup.ts';
 
 // Resolving an address against a gazetteer, without I/O: which part names the place, which parts
 // constrain it (a country or a first-level region, by name or code), which candidates satisfy every
 // constraint, and how sure the answer is. A named country or region is never overruled: a candidate
 // outside it is rejected, not ranked lower. Ambiguity inside the constraints lowers the confidence
 // instead of picking one of several equally likely places.
-
-export type GazetteerPlace = {
-  name: string;
-  country: string;
-  admin1: string;
-  population: number;
-  latitude: number;
-  longitude: number;
-  featureCode: string;
-};
-
-/** A place the gazetteer holds under a name key; `alternate` when it is not the place's main name. */
-export type PlaceMatch = { place: GazetteerPlace; alternate: boolean };
-export type RegionRef = { country: string; admin1: string };
-
-/** What the resolver needs from a gazetteer: look-ups by normalised key (see placeKey). */
-export interface GazetteerLookup {
-  places(key: string): readonly PlaceMatch[];
-  /** ISO alpha-2 codes of the countries a text names (a name in some language, alpha-2 or alpha-3). */
-  countries(key: string): readonly string[];
-  /** First-level regions a text names (by name or ISO 3166-2 code). */
-  regions(key: string): readonly RegionRef[];
-  regionName(country: string, admin1: string): string | null;
-}
 
 export type ScoredCandidate = {
   name: string;
@@ -45,12 +33,18 @@ export type ScoredCandidate = {
   rejected: string | null;
 };
 
+/** How exactly the answer places the address: the town named, a street or venue inside it, or a region. */
+type Precision = 'city' | 'locality' | 'region';
+
 type Resolved = {
   location: { latitude: number; longitude: number };
   confidence: number;
   matchedName: string;
   matchedCountry: string;
   matchedRegion: string | null;
+  precision: Precision;
+  /** Distinct places inside every constraint (places within NEAR_KM of the answer counted as one). */
+  candidateCount: number;
 };
 
 export type Resolution = {
@@ -83,55 +77,26 @@ function candidateScore(match: PlaceMatch): number {
   return (match.place.population + 1000) * feature * (match.alternate ? 0.5 : 1);
 }
 
-type Constraint = { part: AddressPart; countries: readonly string[]; regions: readonly RegionRef[] };
-
-function constraintOf(lookup: GazetteerLookup, part: AddressPart): Constraint | null {
-  const countries = lookup.countries(part.key);
-  const regions = lookup.regions(part.key);
-  return countries.length || regions.length ? { part, countries, regions } : null;
-}
-
 /**
- * A region is looked for in the country the address names: "Manchester, Manchester, United Kingdom"
- * does not mean Manchester Parish (Jamaica). A region name the named country does not have cannot be
- * checked, so it constrains nothing (and lowers the confidence as an unknown part).
+ * The dominance rule: the best candidate is the answer only when it weighs at least DOMINANCE times
+ * all the other places of the name inside the constraints (more than NEAR_KM away) together, and,
+ * unless it is a capital or first-level seat (PPLC, PPLA), none of them is an administrative seat of
+ * unknown population (GeoNames' 0, which cannot be compared). Otherwise the address is ambiguous
+ * and its confidence at most AMBIGUOUS_CONFIDENCE.
  */
-function withinNamedCountries(constraints: Constraint[]): Constraint[] {
-  const countryOnly = constraints.filter((c) => c.countries.length > 0 && c.regions.length === 0);
-  if (countryOnly.length === 0) return constraints;
-  const named = new Set(countryOnly.flatMap((c) => c.countries));
-  return constraints
-    .map((c) =>
-      c.countries.length > 0 && c.regions.length === 0
-        ? c
-        : {
-            ...c,
-            countries: c.countries.filter((country) => named.has(country)),
-            regions: c.regions.filter((r) => named.has(r.country)),
-          },
-    )
-    .filter((c) => c.countries.length > 0 || c.regions.length > 0);
-}
-
-function satisfies(place: GazetteerPlace, constraint: Constraint): boolean {
-  return (
-    constraint.countries.includes(place.country) ||
-    constraint.regions.some((r) => r.country === place.country && r.admin1 === place.admin1)
-  );
-}
-
-/**
- * Confidence of the best of several candidates inside the constraints: its share of their total
- * weight, times how directly the address named it (the first part, a later part, "12 km N of").
- */
-function confidenceOf(bestScore: number, totalScore: number, base: number): number {
-  if (totalScore <= 0) return 0;
-  return Math.round(base * (bestScore / totalScore) * 1000) / 1000;
-}
+const DOMINANCE = 10;
+/** A name without a country or region: one place of it weighs this many times the others together. */
+const WORLD_DOMINANCE = 2;
+/** Under the default threshold (0.5): an ambiguous address is never placed by default. */
+export const AMBIGUOUS_CONFIDENCE = 0.45;
+/** A street, square or venue in a town: the town's confidence, times this (a less direct answer). */
+const LOCALITY_FACTOR = 0.75;
 
 /** Bounds on what is resolved: the work grows with the square of the parts (a hostile cell). */
 export const MAX_RESOLVED_ADDRESS_CHARS = 500;
 const MAX_ADDRESS_PARTS = 12;
+
+type Inside = { candidate: ScoredCandidate; match: PlaceMatch };
 
 export function resolveAddress(lookup: GazetteerLookup, address: string): Resolution {
   if (address.length > MAX_RESOLVED_ADDRESS_CHARS)
@@ -140,71 +105,144 @@ export function resolveAddress(lookup: GazetteerLookup, address: string): Resolu
       failure: `address longer than ${MAX_RESOLVED_ADDRESS_CHARS} characters`,
       candidates: [],
     };
-  const parts = addressParts(address);
-  if (parts.length === 0) return { best: null, failure: 'empty address', candidates: [] };
-  if (parts.length > MAX_ADDRESS_PARTS)
+  const split = addressParts(address);
+  if (split.length === 0) return { best: null, failure: 'empty address', candidates: [] };
+  if (split.length > MAX_ADDRESS_PARTS)
     return { best: null, failure: `more than ${MAX_ADDRESS_PARTS} comma-separated parts`, candidates: [] };
-  const constraints = parts.map((part) => constraintOf(lookup, part));
-  const candidates: ScoredCandidate[] = [];
-  let rejectedAll = false;
-  for (const [position, part] of parts.entries()) {
-    // A later part that names a country is a constraint, not the place ("X, Georgia"); one that
-    // names a region may be the place ("Calle Mayor 1, Madrid, Spain").
-    if (position > 0 && (constraints[position]?.countries.length ?? 0) > 0) continue;
-    const matches = lookup.places(part.key);
-    if (matches.length === 0) continue;
-    const given = constraints.filter((c, i): c is Constraint => c !== null && i !== position);
-    const others = withinNamedCountries(given);
-    const unknownParts = parts.length - 1 - others.length;
-    const inside: ScoredCandidate[] = [];
-    for (const match of matches) {
-      const failed = others.find((constraint) => !satisfies(match.place, constraint));
-      const candidate: ScoredCandidate = {
-        name: match.place.name,
-        country: match.place.country,
-        region: lookup.regionName(match.place.country, match.place.admin1),
-        latitude: match.place.latitude,
-        longitude: match.place.longitude,
-        population: match.place.population,
-        matchedText: part.text,
-        score: Math.round(candidateScore(match)),
-        rejected: failed ? `outside "${failed.part.text}"` : null,
-      };
-      candidates.push(candidate);
-      if (!failed) inside.push(candidate);
-    }
-    if (inside.length === 0) {
-      rejectedAll = true;
-      continue;
-    }
-    inside.sort((a, b) => b.score - a.score);
-    const best = inside[0] as ScoredCandidate;
-    const total = inside.reduce((sum, c) => sum + c.score, 0);
-    // "145 km E of Hihifo" is near Hihifo, not in it; a later part is a less direct answer, and one
-    // that also names a region ("X, Madrid, Spain") may mean the region rather than its town, so it
-    // stays under the default threshold; a part that names nothing known could not be checked.
-    const direct = position === 0 && !part.near ? 0.95 : 0.75;
-    const base = (position > 0 && constraints[position] !== null ? 0.45 : direct) * 0.95 ** unknownParts;
-    candidates.sort(byAcceptedThenScore);
-    if (best.latitude === 0 && best.longitude === 0)
-      return { best: null, failure: 'resolved to (0,0)', candidates: bounded(candidates) };
+  return resolveParts(lookup, joinCountryNames(lookup, split));
+}
+
+function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution {
+  const [first, ...later] = parts as [AddressPart, ...AddressPart[]];
+  const read = readConstraints(lookup, later);
+  const last = read.at(-1);
+  // The last part is where the address says it is: a country, region or place it does not know is
+  // not dropped for a world-wide search.
+  if (last && 'unknown' in last)
     return {
-      best: {
-        location: { latitude: best.latitude, longitude: best.longitude },
-        confidence: confidenceOf(best.score, total, base),
-        matchedName: best.name,
-        matchedCountry: best.country,
-        matchedRegion: best.region,
-      },
-      failure: null,
-      candidates: bounded(candidates),
+      best: null,
+      failure: `"${last.part.text}" is not a known country, region or place`,
+      candidates: [],
     };
+  const constraints = read.filter((c): c is Constraint => 'countries' in c);
+  const unknownParts = read.length - constraints.length;
+  const matches = lookup.places(first.key);
+  let search = searchInside(lookup, first, matches, constraints);
+  // The US state rule: "Helena, MT" is in Montana because Malta has no Helena.
+  let codeCountries: readonly string[] = [];
+  const code = constraints.find((c) => c.usStates.length > 0);
+  if (search.inside.length === 0 && code) {
+    const asState: Constraint = { ...code, countries: [], usStates: [], regions: code.usStates };
+    const retried = searchInside(
+      lookup,
+      first,
+      matches,
+      constraints.map((c) => (c === code ? asState : c)),
+    );
+    if (retried.inside.length > 0) {
+      search = retried;
+      codeCountries = code.countries;
+    }
   }
-  candidates.sort(byAcceptedThenScore);
+  if (search.inside.length === 0) {
+    if (matches.length > 0)
+      return {
+        best: null,
+        failure: 'no matching place inside the given country or region',
+        candidates: bounded(search.candidates.sort(byAcceptedThenScore)),
+      };
+    return locality(lookup, first, later);
+  }
+  const direct = first.near ? 0.75 : 0.95;
+  const resolved = answer(
+    search.inside,
+    direct * 0.95 ** unknownParts,
+    constraints.length > 0 ? DOMINANCE : WORLD_DOMINANCE,
+  );
+  // "Malta, MT": the country Malta itself and the town in Montana both fit.
+  if (lookup.countries(first.key).some((c) => codeCountries.includes(c)))
+    resolved.confidence = Math.min(resolved.confidence, AMBIGUOUS_CONFIDENCE);
+  const candidates = bounded(search.candidates.sort(byAcceptedThenScore));
+  if (resolved.location.latitude === 0 && resolved.location.longitude === 0)
+    return { best: null, failure: 'resolved to (0,0)', candidates };
+  return { best: resolved, failure: null, candidates };
+}
+
+function searchInside(
+  lookup: GazetteerLookup,
+  part: AddressPart,
+  matches: readonly PlaceMatch[],
+  constraints: readonly Constraint[],
+): { inside: Inside[]; candidates: ScoredCandidate[] } {
+  const inside: Inside[] = [];
+  const candidates: ScoredCandidate[] = [];
+  for (const match of matches) {
+    const failed = constraints.find((constraint) => !satisfies(match.place, constraint));
+    const candidate: ScoredCandidate = {
+      name: match.place.name,
+      country: match.place.country,
+      region: lookup.regionName(match.place.country, match.place.admin1),
+      latitude: match.place.latitude,
+      longitude: match.place.longitude,
+      population: match.place.population,
+      matchedText: part.text,
+      score: Math.round(candidateScore(match)),
+      rejected: failed ? `outside "${failed.part.text}"` : null,
+    };
+    candidates.push(candidate);
+    if (!failed) inside.push({ candidate, match });
+  }
+  return { inside, candidates };
+}
+
+/** The best candidate inside the constraints, its confidence by its share and the dominance rule. */
+function answer(inside: Inside[], base: number, dominance: number): Resolved {
+  inside.sort((a, b) => b.candidate.score - a.candidate.score);
+  const best = inside[0] as Inside;
+  const rivals = inside.filter((c) => c !== best && kilometres(c.candidate, best.candidate) > NEAR_KM);
+  const rivalScore = rivals.reduce((sum, c) => sum + c.candidate.score, 0);
+  const unknownSeat =
+    !/^PPL(A|C)$/.test(best.match.place.featureCode) &&
+    rivals.some((c) => c.match.place.population === 0 && /^PPL(A|A2|C)$/.test(c.match.place.featureCode));
+  const share = best.candidate.score / (best.candidate.score + rivalScore);
+  let confidence = Math.round(base * share * 1000) / 1000;
+  if (unknownSeat || best.candidate.score < dominance * rivalScore)
+    confidence = Math.min(confidence, AMBIGUOUS_CONFIDENCE);
   return {
-    best: null,
-    failure: rejectedAll ? 'no matching place inside the given country or region' : 'no matching place',
-    candidates: bounded(candidates),
+    location: { latitude: best.candidate.latitude, longitude: best.candidate.longitude },
+    confidence,
+    matchedName: best.candidate.name,
+    matchedCountry: best.candidate.country,
+    matchedRegion: best.candidate.region,
+    precision: 'city',
+    candidateCount: 1 + rivals.length,
+  };
+}
+
+/**
+ * A first part that names no place: a street, square or venue inside the town the next part names
+ * is that town at precision `locality`, with the town's confidence times LOCALITY_FACTOR; anything
+ * else is not found, never replaced by a place a later part names ("Xyzzyville, Atlantis").
+ */
+function locality(lookup: GazetteerLookup, first: AddressPart, later: AddressPart[]): Resolution {
+  const next = later[0];
+  const town = next && isStreetLike(first) && !first.near ? resolveParts(lookup, later) : null;
+  if (!town?.best)
+    return {
+      best: null,
+      failure:
+        later.length === 0
+          ? 'no matching place'
+          : `no matching place: "${first.text}" is not a known place${town?.failure ? ` (${town.failure})` : ''}`,
+      candidates: town?.candidates ?? [],
+    };
+  return {
+    ...town,
+    best: {
+      ...town.best,
+      precision: 'locality',
+      confidence: Math.round(town.best.confidence * LOCALITY_FACTOR * 1000) / 1000,
+    },
   };
 }
 

@@ -1,0 +1,150 @@
+import t from 'tap';
+import { isStreetLike } from '../../../../../src/domain/ingest/geocoding/address-constraints.ts';
+import { addressParts } from '../../../../../src/domain/ingest/geocoding/place-key.ts';
+import {
+  AMBIGUOUS_CONFIDENCE,
+  type GazetteerLookup,
+  type GazetteerPlace,
+  type PlaceMatch,
+  type RegionRef,
+  resolveAddress,
+} from '../../../../../src/domain/ingest/geocoding/resolve-address.ts';
+
+// Issue 33's rules on a small gazetteer of real places: every spelling of a country constrains,
+// a two-letter code is first a country code, every part is accounted for, and ambiguity inside a
+// country is said.
+
+const place = (
+  name: string,
+  country: string,
+  admin1: string,
+  population: number,
+  latitude: number,
+  longitude: number,
+  featureCode = 'PPL',
+): GazetteerPlace => ({ name, country, admin1, population, latitude, longitude, featureCode });
+
+const laGomeraGt = place('La Gomera', 'GT', 'ES', 9000, 14.08, -91.05);
+const sanSebastianGomera = place('San Sebastián de La Gomera', 'ES', '53', 8000, 28.09, -17.11, 'PPLA2');
+const helena = place('Helena', 'US', 'MT', 28190, 46.59, -112.04, 'PPLA');
+const maltaMt = place('Malta', 'US', 'MT', 1963, 48.36, -107.87, 'PPLA2');
+const sanAntonioTx = place('San Antonio', 'US', 'TX', 1469845, 29.42, -98.49, 'PPLA2');
+const sanAntonioVe = place('San Antonio del Táchira', 'VE', '20', 32458, 7.81, -72.44, 'PPLA2');
+const seoul = place('Seoul', 'KR', '11', 10349312, 37.57, 126.98, 'PPLC');
+const atlantis = place('Atlantis', 'ZA', '11', 60266, -33.57, 18.49);
+const berlin = place('Berlin', 'DE', '16', 3426354, 52.52, 13.41, 'PPLC');
+const portsmouth = [
+  place('Portsmouth', 'US', 'VA', 96201, 36.84, -76.3, 'PPLA2'),
+  place('Portsmouth', 'US', 'OH', 20409, 38.73, -82.99, 'PPLA2'),
+  place('Portsmouth', 'US', 'NH', 21530, 43.07, -70.76),
+];
+const paris = place('Paris', 'FR', '11', 2138551, 48.85, 2.35, 'PPLC');
+const parisTx = place('Paris', 'US', 'TX', 25171, 33.66, -95.56, 'PPLA2');
+const ganzhou = place('Ganzhou', 'CN', '03', 0, 25.85, 114.93, 'PPLA2');
+const zhangye = place('Zhangye', 'CN', '15', 100000, 38.93, 100.45, 'PPLA2');
+
+const names: Record<string, PlaceMatch[]> = {
+  'la gomera': [{ place: laGomeraGt, alternate: false }],
+  'san sebastian de la gomera': [{ place: sanSebastianGomera, alternate: false }],
+  helena: [{ place: helena, alternate: false }],
+  malta: [{ place: maltaMt, alternate: false }],
+  'san antonio': [
+    { place: sanAntonioTx, alternate: false },
+    { place: sanAntonioVe, alternate: true },
+  ],
+  seoul: [{ place: seoul, alternate: false }],
+  atlantis: [{ place: atlantis, alternate: false }],
+  berlin: [{ place: berlin, alternate: false }],
+  portsmouth: portsmouth.map((p) => ({ place: p, alternate: false })),
+  paris: [
+    { place: paris, alternate: false },
+    { place: parisTx, alternate: false },
+  ],
+  ganzhou: [
+    { place: zhangye, alternate: true },
+    { place: ganzhou, alternate: false },
+  ],
+};
+const countries: Record<string, string[]> = {
+  es: ['ES'],
+  spain: ['ES'],
+  mt: ['MT'],
+  malta: ['MT'],
+  us: ['US'],
+  de: ['DE'],
+  germany: ['DE'],
+  'venezuela bolivarian republic of': ['VE'],
+  'korea republic of': ['KR'],
+  china: ['CN'],
+};
+const regions: Record<string, RegionRef[]> = {
+  es: [{ country: 'GT', admin1: 'ES' }],
+  mt: [{ country: 'US', admin1: 'MT' }],
+  berlin: [{ country: 'DE', admin1: '16' }],
+};
+const lookup: GazetteerLookup = {
+  places: (key) => (Object.hasOwn(names, key) ? (names[key] ?? []) : []),
+  countries: (key) => (Object.hasOwn(countries, key) ? (countries[key] ?? []) : []),
+  regions: (key) => (Object.hasOwn(regions, key) ? (regions[key] ?? []) : []),
+  regionName: (country, admin1) => `${country}.${admin1}`,
+};
+const resolve = (address: string) => resolveAddress(lookup, address);
+
+t.test('a two-letter code after a city is first the ISO country code', async (t) => {
+  // "ES" is also a Guatemalan department, and Guatemala has a La Gomera: Spain has none here.
+  const gomera = resolve('La Gomera, ES');
+  t.equal(gomera.best, null);
+  t.match(gomera.failure, /inside the given country or region/);
+  t.match(gomera.candidates[0], { country: 'GT', rejected: 'outside "ES"' });
+  t.equal(resolve('San Sebastián de La Gomera, ES').best?.matchedCountry, 'ES');
+});
+
+t.test('a US state code when the country of the code has no place of the name', async (t) => {
+  const helenaMt = resolve('Helena, MT').best;
+  t.match(helenaMt, { matchedName: 'Helena', matchedRegion: 'US.MT', precision: 'city' });
+  t.ok((helenaMt?.confidence ?? 0) >= 0.9);
+  // Malta the country and Malta, Montana both fit "Malta, MT".
+  const malta = resolve('Malta, MT').best;
+  t.equal(malta?.matchedRegion, 'US.MT');
+  t.ok((malta?.confidence ?? 1) <= AMBIGUOUS_CONFIDENCE, 'low confidence');
+});
+
+t.test('ISO short names with parentheses or a comma constrain like any name', async (t) => {
+  t.match(resolve('San Antonio, Venezuela (Bolivarian Republic of)').best, { matchedCountry: 'VE' });
+  t.match(resolve('Seoul, Korea, Republic of').best, { matchedName: 'Seoul', matchedCountry: 'KR' });
+  const unknown = resolve('San Antonio, Fooland');
+  t.equal(unknown.best, null, 'an unknown country is no world-wide guess');
+  t.equal(unknown.failure, '"Fooland" is not a known country, region or place');
+});
+
+t.test('a first part that names nothing is not replaced by a later part', async (t) => {
+  const made = resolve('Xyzzyville, Atlantis');
+  t.equal(made.best, null);
+  t.equal(made.failure, 'no matching place: "Xyzzyville" is not a known place');
+  t.equal(resolve('Xyzzyville').failure, 'no matching place');
+  t.equal(resolve('Xyzzyville, Germany').best, null);
+});
+
+t.test('a street, square or venue in a town is the town, at precision locality', async (t) => {
+  const square = resolve('Alexanderplatz, Berlin, Germany').best;
+  t.match(square, { matchedName: 'Berlin', precision: 'locality', candidateCount: 1 });
+  const town = resolve('Berlin, Germany').best;
+  t.ok((square?.confidence ?? 0) >= 0.5, 'placed');
+  t.ok((square?.confidence ?? 1) < (town?.confidence ?? 0), 'less sure than the town itself');
+  for (const text of ['Alexanderplatz', 'Calle Mayor 1', 'Museum Ludwig', 'Rue de la Paix', 'Hauptstraße 5'])
+    t.ok(isStreetLike(addressParts(text)[0]!), text);
+  for (const text of ['Xyzzyville', 'Springfield', 'Atlantis'])
+    t.notOk(isStreetLike(addressParts(text)[0]!), text);
+});
+
+t.test('several places of a name in one country, none dominant: low confidence, all counted', async (t) => {
+  const ambiguous = resolve('Portsmouth, US');
+  t.match(ambiguous.best, { matchedRegion: 'US.VA', candidateCount: 3 });
+  t.ok((ambiguous.best?.confidence ?? 1) <= AMBIGUOUS_CONFIDENCE);
+  t.equal(ambiguous.candidates.filter((c) => c.rejected === null).length, 3);
+  // An administrative seat of unknown population cannot be outweighed.
+  t.ok((resolve('Ganzhou, China').best?.confidence ?? 1) <= AMBIGUOUS_CONFIDENCE);
+  // A capital outweighs the others more than enough: Paris alone is Paris, France.
+  t.match(resolve('Paris').best, { matchedCountry: 'FR', candidateCount: 2 });
+  t.ok((resolve('Paris').best?.confidence ?? 0) >= 0.5);
+});
