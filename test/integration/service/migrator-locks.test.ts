@@ -45,14 +45,15 @@ async function openReader(t: Test, db: TestDatabase, table: string) {
   return { client, pid, end: () => client.query('commit') };
 }
 
-/** The session of the migrator started with `application_name=test-migrator`, once it waits for a lock. */
-async function migratorWaiting(probe: pg.Client): Promise<number> {
+/** Polls pg_locks until the migrator (`application_name=test-migrator`) waits for a lock on lock_demo; its mode. */
+async function migratorWaiting(probe: pg.Client): Promise<string> {
   for (;;) {
-    const found = await probe.query<{ pid: number }>(
-      `select a.pid from pg_stat_activity a join pg_locks l on l.pid = a.pid and not l.granted
-       where a.datname = current_database() and a.application_name = 'test-migrator'`,
+    const found = await probe.query<{ mode: string }>(
+      `select l.mode from pg_stat_activity a join pg_locks l on l.pid = a.pid
+       where a.datname = current_database() and a.application_name = 'test-migrator'
+         and not l.granted and l.relation = 'lock_demo'::regclass`,
     );
-    if (found.rows[0]) return found.rows[0].pid;
+    if (found.rows[0]) return found.rows[0].mode;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
@@ -82,16 +83,7 @@ t.test(
       ...FAST,
       attempts: 1_000,
     });
-    const migratorPid = await migratorWaiting(probe);
-    const queued = await probe.query<{ mode: string }>(
-      `select mode from pg_locks where pid = $1 and not granted and relation = 'lock_demo'::regclass`,
-      [migratorPid],
-    );
-    t.same(
-      queued.rows.map((r) => r.mode),
-      ['AccessExclusiveLock'],
-      'the migration waits for ACCESS EXCLUSIVE',
-    );
+    t.equal(await migratorWaiting(probe), 'AccessExclusiveLock', 'the migration waits for ACCESS EXCLUSIVE');
     // Without lock_timeout this reader would queue behind the migrator's pending ACCESS EXCLUSIVE,
     // and the migrator behind the blocker, which ends only after the reader: the test would hang.
     const reader = await connect(t, db, 'test-reader');
