@@ -103,18 +103,17 @@ async function withLockRetries(
   log: (line: string) => void,
 ): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
-    const started = await attemptStart(client);
     try {
       await (migration.transactional ? applyInTransaction : applyOutsideTransaction)(client, migration);
       return;
     } catch (error) {
       if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
-      const holders = await lockHolders(client, started);
+      const holders = await lockHolders(client);
       if (attempt >= options.attempts) {
         throw new MigrationError(
           `migration ${migration.name} was not applied: a lock it needs was not granted within ` +
             `lock_timeout (${options.lockTimeoutMs} ms) in ${attempt} attempt(s); ` +
-            `sessions in a transaction since before the last attempt: ${holders}. ` +
+            `the oldest open transactions: ${holders}. ` +
             'End them or raise MIGRATION_LOCK_TIMEOUT_MS / MIGRATION_LOCK_ATTEMPTS (docs/operations.md)',
           { cause: error },
         );
@@ -190,17 +189,13 @@ async function record(client: Queryable, migration: Migration): Promise<void> {
   ]);
 }
 
-async function attemptStart(client: Queryable): Promise<Date> {
-  return (await client.query<{ now: Date }>('select clock_timestamp() as now')).rows[0]?.now as Date;
-}
-
 /**
- * Who most likely held the lock: the sessions of this database in a transaction that began before
- * the attempt, not themselves waiting for a lock (other migrators wait for the advisory lock).
- * PostgreSQL names the blocker only while the wait lasts (pg_blocking_pids); once lock_timeout
- * cancels it, this is the best account left.
+ * Who most likely held the lock: the oldest open transactions of this database, not themselves
+ * waiting for a lock (other migrators wait for the advisory lock). PostgreSQL names the blocker only
+ * while the wait lasts (pg_blocking_pids); once lock_timeout cancels it, this is the best account
+ * left, and a lock is held by a transaction that began before the wait.
  */
-async function lockHolders(client: Queryable, since: Date): Promise<string> {
+async function lockHolders(client: Queryable): Promise<string> {
   const result = await client.query<{
     pid: number;
     application_name: string;
@@ -211,10 +206,9 @@ async function lockHolders(client: Queryable, since: Date): Promise<string> {
   }>(
     `select pid, application_name, usename, state, xact_start, left(query, 120) as query
      from pg_stat_activity
-     where datname = current_database() and pid <> pg_backend_pid() and xact_start < $1
+     where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null
        and wait_event_type is distinct from 'Lock'
      order by xact_start limit 5`,
-    [since],
   );
   if (result.rows.length === 0) return 'none found (the blocker has ended)';
   return result.rows
