@@ -67,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
 
   switch (command) {
     case 'migrate':
-      await applyMigrations(databaseUrl);
+      await applyMigrations(config, databaseUrl);
       return 0;
     case 'create-admin':
       return runCreateAdmin(databaseUrl, rest);
@@ -97,9 +97,9 @@ function parseProcesses(args: string[], fallback: number): number | null {
   return count;
 }
 
-async function applyMigrations(databaseUrl: string): Promise<void> {
+async function applyMigrations(config: Config, databaseUrl: string): Promise<void> {
   await openDatabase(databaseUrl).then((pool) => pool.end());
-  const applied = await migrate(databaseUrl, loadMigrations(), say);
+  const applied = await migrate(databaseUrl, loadMigrations(), say, config.migrationLocks);
   // pg-boss installs or upgrades its own schema when it starts.
   const boss = await startJobQueue(databaseUrl, 'migrate', (error) =>
     process.stderr.write(`${error.message}\n`),
@@ -134,7 +134,7 @@ async function serve(
   const mode = isApiWorker() ? 'api' : command;
   if (mode !== 'worker' && processes > 1 && !isApiWorker())
     return serveProcesses(config, databaseUrl, mode, processes);
-  if (mode === 'start') await applyMigrations(databaseUrl);
+  if (mode === 'start') await applyMigrations(config, databaseUrl);
   const services = await composeServices(config, databaseUrl, {
     http: mode !== 'worker',
     workers: mode !== 'api',
@@ -172,7 +172,7 @@ async function serveProcesses(
   mode: 'start' | 'api',
   processes: number,
 ): Promise<number> {
-  if (mode === 'start') await applyMigrations(databaseUrl);
+  if (mode === 'start') await applyMigrations(config, databaseUrl);
   const workers =
     mode === 'start' ? await composeServices(config, databaseUrl, { http: false, workers: true }) : null;
   // Before the first fork: the sums include every worker from its start (cluster-metrics.ts).

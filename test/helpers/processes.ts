@@ -34,3 +34,15 @@ export function spawnServer(
   });
   return { child, stderr: () => stderr };
 }
+
+/** SIGKILL to the process group of a child spawned `detached`; resolves when the child has exited. */
+export async function killProcessGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    process.kill(-(child.pid as number), 'SIGKILL');
+  } catch {
+    // already gone
+  }
+  await exited;
+}

@@ -4,6 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { CLI, waitForOutput } from './cli.ts';
+import { killProcessGroup } from './processes.ts';
 
 // Chronomap processes started as if each ran on a host of its own: its own process group (killed
 // as a whole, like a machine going away), its own data directory, no shared memory; what they share
@@ -57,16 +58,7 @@ export async function startHost(t: Test, options: HostOptions): Promise<HostProc
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  const kill = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    try {
-      process.kill(-(child.pid as number), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await exited;
-  };
+  const kill = () => killProcessGroup(child);
   t.teardown(kill);
   await waitForOutput(child, options.role === 'api' ? /listening on http/ : /chronomap worker running/);
   // Keep reading so a chatty process never blocks on a full pipe.

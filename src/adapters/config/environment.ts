@@ -71,6 +71,8 @@ export type Config = {
   metricsToken: string | undefined;
   /** Origins that may read the public API cross-origin (CORS_ORIGINS, comma-separated); null: any. */
   corsOrigins: string[] | null;
+  /** lock_timeout of migration statements and attempts per file; unset: the migrator's defaults. */
+  migrationLocks: { lockTimeoutMs: number | undefined; attempts: number | undefined };
 };
 
 /**
@@ -156,6 +158,10 @@ export function loadConfig(env: Env = process.env): Config {
     metricsBind: read('METRICS_BIND', hostAndPort, undefined),
     metricsToken: read('METRICS_TOKEN', minLength(16), undefined),
     corsOrigins: read('CORS_ORIGINS', originList, null),
+    migrationLocks: {
+      lockTimeoutMs: read('MIGRATION_LOCK_TIMEOUT_MS', integerBetween(10, 600_000), undefined),
+      attempts: read('MIGRATION_LOCK_ATTEMPTS', integerBetween(1, 1_000), undefined),
+    },
   };
 
   for (const variable of missingVariables(config)) {

@@ -99,6 +99,21 @@ t.test('API_PROCESSES: one per core up to four by default, one in tests, else 1 
     t.throws(() => loadConfig({ API_PROCESSES: bad }), /API_PROCESSES: must be an integer from 1 to 64/, bad);
 });
 
+t.test("MIGRATION_LOCK_*: the migrator's defaults unless set, bounded integers", async (t) => {
+  t.same(loadConfig({}).migrationLocks, { lockTimeoutMs: undefined, attempts: undefined });
+  t.same(loadConfig({ MIGRATION_LOCK_TIMEOUT_MS: '500', MIGRATION_LOCK_ATTEMPTS: '3' }).migrationLocks, {
+    lockTimeoutMs: 500,
+    attempts: 3,
+  });
+  const error = t.throws(() =>
+    loadConfig({ MIGRATION_LOCK_TIMEOUT_MS: '0', MIGRATION_LOCK_ATTEMPTS: 'many' }),
+  ) as ConfigError;
+  t.same(error.problems.map((p) => p.variable).sort(), [
+    'MIGRATION_LOCK_ATTEMPTS',
+    'MIGRATION_LOCK_TIMEOUT_MS',
+  ]);
+});
+
 t.test(
   'the geocoder: offline by default, an online fallback with the public policy, a threshold',
   async (t) => {
