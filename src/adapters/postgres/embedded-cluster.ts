@@ -126,6 +126,48 @@ export async function ensureEmbeddedCluster(options: {
   return cluster;
 }
 
+/** What `chronomap stop` did (stopEmbeddedCluster). */
+export type ClusterStop =
+  { outcome: 'stopped' } | { outcome: 'not-running' } | { outcome: 'in-use'; users: string[] };
+
+/**
+ * Stops the embedded cluster under `dataDir` (`chronomap stop`), unless a service process still
+ * uses it: every service process (start, api, worker) holds connections named `chronomap-<role>`
+ * (its job queue's), and their names are returned instead, nothing stopped. `force` stops it anyway
+ * (those processes then lose their database and retry until it is back).
+ */
+export async function stopEmbeddedCluster(options: {
+  dataDir: string;
+  force?: boolean;
+}): Promise<ClusterStop> {
+  const dataDir = path.resolve(options.dataDir);
+  const bin = postgresBinDir();
+  const owner = process.getuid?.() === 0 ? systemUser('postgres') : undefined;
+  if (!existsSync(path.join(dataDir, 'PG_VERSION')) || !(await isRunning(bin, dataDir, owner)))
+    return { outcome: 'not-running' };
+  if (!options.force) {
+    const users = await serviceUsers(`${dataDir}-run`);
+    if (users.length > 0) return { outcome: 'in-use', users };
+  }
+  await run(path.join(bin, 'pg_ctl'), ['stop', '-w', '-m', 'fast', '-D', dataDir], owner);
+  return { outcome: 'stopped' };
+}
+
+/** The service connections of the cluster, as `application_name (pid)`. */
+async function serviceUsers(socketDir: string): Promise<string[]> {
+  const client = new pg.Client({ host: socketDir, user: SUPERUSER, database: 'postgres' });
+  await client.connect();
+  try {
+    const result = await client.query<{ name: string; pid: number }>(
+      `select application_name as name, pid from pg_stat_activity
+       where application_name like 'chronomap-%' and pid <> pg_backend_pid() order by pid`,
+    );
+    return result.rows.map((row) => `${row.name} (backend ${row.pid})`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Each wanted setting the server does not have, as `name=actual (wanted value)`. */
 export function settingsThatDiffer(
   wanted: Record<string, string>,
