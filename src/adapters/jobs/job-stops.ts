@@ -25,11 +25,11 @@ import type { QueryCanceller } from '../postgres/query-cancellation.ts';
 // by pg-boss's heartbeat supervision as before.
 
 /** How long running jobs get to stop at a boundary of their own after a shutdown begins. */
-export const JOB_STOP_GRACE_MS = 2_000;
+const JOB_STOP_GRACE_MS = 2_000;
 /** Then how long their cancelled statements get to end. */
-export const JOB_CANCEL_WAIT_MS = 3_000;
+const JOB_CANCEL_WAIT_MS = 3_000;
 
-export type JobStops = {
+type JobStops = {
   /**
    * Aborts every running job's signal, cancels the statements of those still running after the
    * grace, and resolves once all have settled (or the cancel's wait is over).

@@ -127,7 +127,7 @@ export async function ensureEmbeddedCluster(options: {
 }
 
 /** What `chronomap stop` did (stopEmbeddedCluster). */
-export type ClusterStop =
+type ClusterStop =
   { outcome: 'stopped' } | { outcome: 'not-running' } | { outcome: 'in-use'; users: string[] };
 
 /**

@@ -45,7 +45,7 @@ type RunOutcome = 'completed' | 'needs-review' | 'retry-scheduled' | 'failed' | 
  * The run stopped at its `signal` (issue 32 §1): it wrote nothing after the stop, left the job as
  * it was (its stage in progress) and is to be run again, like a run whose worker died.
  */
-export class IngestRunStopped extends Error {
+class IngestRunStopped extends Error {
   constructor(jobId: number, cause: unknown) {
     super(`ingest job ${jobId}: stopped before it finished; it resumes where its last batch committed`, {
       cause,
