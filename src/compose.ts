@@ -11,6 +11,8 @@ import { buildGeocoder } from './adapters/geocoding/build-geocoder.ts';
 import { buildHttpApp } from './adapters/http/app.ts';
 import { pgBossIngestQueue } from './adapters/jobs/ingest-worker.ts';
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
+import { stopJobsWithProcess } from './adapters/jobs/job-stops.ts';
+import { drainWithin, HTTP_DRAIN_MS } from './adapters/http/bounded-drain.ts';
 import { startScheduleManager } from './adapters/jobs/schedule-manager.ts';
 import { answerPrimaryMetricsRequests, servedMetricsText } from './adapters/metrics/cluster-metrics.ts';
 import { type ChronomapMetrics, createMetrics } from './adapters/metrics/registry.ts';
@@ -85,23 +87,30 @@ export async function composeServices(
   // whose client disconnects are cancelled. Each has client-side time bounds (primary-bounds.ts):
   // the HTTP routes' statements set no statement_timeout of their own, the jobs' pool runs one
   // statement with none, so it bounds its connect only.
+  // The background jobs' statements are cancelled the same way when a job must stop (job-stops.ts).
   const margin = budgets.databaseTimeoutMarginMs;
-  const canceller = roles.http ? queryCanceller(databaseUrl, { timeoutMs: margin }) : undefined;
+  const canceller = queryCanceller(databaseUrl, { timeoutMs: margin });
   const httpPoolOptions = {
     statementTimeoutMs: budgets.collectionsStatementTimeoutMs,
-    interceptors: canceller ? [canceller.interceptor] : [],
+    interceptors: [canceller.interceptor],
     timeBounds: primaryBounds(budgets.collectionsStatementTimeoutMs, margin),
   };
   const pool = await openDatabase(
     databaseUrl,
     roles.workers
-      ? { statementTimeoutMs: budgets.jobsStatementTimeoutMs, timeBounds: primaryConnectBound(margin) }
+      ? {
+          statementTimeoutMs: budgets.jobsStatementTimeoutMs,
+          timeBounds: primaryConnectBound(margin),
+          interceptors: [canceller.interceptor],
+        }
       : httpPoolOptions,
   );
   const boss = await startJobQueue(databaseUrl, roles.workers ? 'worker' : 'api', (error) => {
     // pg-boss reports lost connections here and retries by itself; log, never crash.
     process.stderr.write(`job queue: ${error.message}\n`);
   });
+  // Before any worker registers: each of their jobs stops with the process (job-stops.ts).
+  const jobStops = roles.workers ? stopJobsWithProcess(boss, canceller) : undefined;
   const metrics = createMetrics();
   metrics.watchPool(roles.workers ? 'jobs' : 'http', pool);
   metrics.watchQueues(pool);
@@ -153,7 +162,7 @@ export async function composeServices(
           site.flagsHttp(),
           scrapers.http({ login, csrfSecret }),
         ],
-        ...(canceller ? { queryScopes: canceller } : {}),
+        queryScopes: canceller,
         metrics: { metrics, token: config.metricsToken, text: servedMetricsText(metrics.registry) },
         ...(read.readYourWrites ? { readYourWrites: read.readYourWrites } : {}),
       },
@@ -172,9 +181,21 @@ export async function composeServices(
     boss,
     metrics,
     ...(http ? { http } : {}),
+    // Bounded (issue 32 §2): the running jobs stop (job-stops.ts, at most JOB_STOP_GRACE_MS +
+    // JOB_CANCEL_WAIT_MS) while the HTTP requests in flight drain (at most HTTP_DRAIN_MS), then
+    // pg-boss stops with no job of this process still running.
     async close() {
-      await http?.close();
-      await boss.stop({ graceful: true, timeout: 10_000 });
+      const jobsStopping = jobStops?.stop();
+      const cut = http ? await drainWithin(http) : false;
+      if (cut) process.stderr.write(`shutdown: responses still running after ${HTTP_DRAIN_MS} ms were cut\n`);
+      const jobs = await jobsStopping;
+      if (jobs && jobs.running > 0)
+        infra.log(
+          `shutdown: ${jobs.running} running job(s) stopped` +
+            (jobs.cancelled ? `, ${jobs.cancelled} by cancelling their statements` : '') +
+            (jobs.stillRunning ? `, ${jobs.stillRunning} still busy outside the database` : ''),
+        );
+      await boss.stop({ graceful: true, timeout: 1_000 });
       await read?.close();
       await httpPool?.end();
       await pool.end();

@@ -15,6 +15,7 @@ import { type Config, ConfigError, loadConfig, projectRoot } from './adapters/co
 import { startJobQueue } from './adapters/jobs/job-queue.ts';
 import { ApiProcessesError, isApiWorker, startApiProcesses } from './adapters/cli/api-processes.ts';
 import { runBackup, runRestore } from './adapters/cli/backup-commands.ts';
+import { runStop } from './adapters/cli/stop-command.ts';
 import { csvRows } from './adapters/files/local-source-files.ts';
 import { clusterMetrics } from './adapters/metrics/cluster-metrics.ts';
 import { startMetricsListener } from './adapters/metrics/http-metrics.ts';
@@ -44,10 +45,12 @@ Commands:
   restore --from DIR [--replace] [--jobs N]
                                      load a backup into an empty database (--replace: over existing data;
                                      --jobs: processes of pg_dump/pg_restore, default the cores, at most 4)
+  stop [--force]                     stop the embedded PostgreSQL (refused while a service process uses it)
   help                               this text
 
 Configuration comes from environment variables; see README.md#configuration.
-Without DATABASE_URL an embedded PostgreSQL cluster is created under .data/postgres.`;
+Without DATABASE_URL an embedded PostgreSQL cluster is created under .data/postgres; it keeps
+running when the service stops (the next start finds it ready) until \`chronomap stop\`.`;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -57,12 +60,24 @@ async function main(argv: string[]): Promise<number> {
     say(USAGE);
     return 0;
   }
-  const known = ['start', 'api', 'worker', 'migrate', 'create-admin', 'seed-demo', 'backup', 'restore'];
+  const known = [
+    'start',
+    'api',
+    'worker',
+    'migrate',
+    'create-admin',
+    'seed-demo',
+    'backup',
+    'restore',
+    'stop',
+  ];
   if (!known.includes(command)) {
     process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
   }
   const config = loadConfig();
+  // Before the database URL is resolved, which would start the embedded cluster.
+  if (command === 'stop') return runStop(config, rest, say);
   const databaseUrl = await resolveDatabaseUrl(config, say);
 
   switch (command) {

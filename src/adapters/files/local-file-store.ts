@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,7 +8,9 @@ import type { FileStore, StoredFileOrigin } from '../../ports/ingest/file-store.
 
 // Ingest files under <dataDir>/ingest (the root localSourceFiles reads); stored paths are relative
 // to it so that the data directory can move. Each origin has its folder; a new file gets a random
-// name, so two writers never meet on one.
+// name, so two writers never meet on one. A new file is on disk before writeNew resolves (the
+// upload's 201 follows): its data and its directory entry are fsynced, and the folder's own entry
+// too when this write created the folder.
 
 const FOLDERS: Record<StoredFileOrigin, string> = {
   upload: 'uploads',
@@ -21,7 +23,7 @@ export function localFileStore(root: string): FileStore {
     async writeNew(origin, extension, content) {
       const storedPath = `${FOLDERS[origin]}/${randomUUID()}${extension.toLowerCase()}`;
       const destination = path.join(root, storedPath);
-      await mkdir(path.dirname(destination), { recursive: true });
+      const created = await mkdir(path.dirname(destination), { recursive: true });
       let bytes = 0;
       const chunks = Buffer.isBuffer(content) ? [content] : content;
       try {
@@ -36,6 +38,9 @@ export function localFileStore(root: string): FileStore {
           ),
           createWriteStream(destination, { flags: 'wx' }),
         );
+        await fsyncPath(destination);
+        await fsyncPath(path.dirname(destination));
+        if (created !== undefined) await fsyncPath(root);
       } catch (error) {
         await rm(destination, { force: true });
         throw error;
@@ -46,4 +51,14 @@ export function localFileStore(root: string): FileStore {
       await rm(path.join(root, storedPath), { force: true });
     },
   };
+}
+
+/** Flushes a file's data, or a directory's entries, to the disk. */
+async function fsyncPath(target: string): Promise<void> {
+  const handle = await open(target, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

@@ -2,13 +2,14 @@ import type { PgBoss } from 'pg-boss';
 import { buildDataExport, type DataExportDeps } from '../../application/accounts/export-own-data.ts';
 import type { DataExportQueue } from '../../ports/accounts/data-export-store.ts';
 
-// The `data-export` queue: one job per requested export (application/accounts/export-own-data.ts). Not retried
-// by pg-boss: a failed build is recorded on the export, and the user may request another.
+// The `data-export` queue: one job per requested export (application/accounts/export-own-data.ts). A failed
+// build is recorded on the export (the user may request another) and not retried; the one retry is for
+// a build stopped by its worker's shutdown (job-stops.ts), which another worker starts again.
 
 const DATA_EXPORT_QUEUE = 'data-export';
 
 export const DATA_EXPORT_QUEUES = [
-  { name: DATA_EXPORT_QUEUE, options: { retryLimit: 0, expireInSeconds: 3600 } },
+  { name: DATA_EXPORT_QUEUE, options: { retryLimit: 1, expireInSeconds: 3600 } },
 ];
 
 export function pgBossDataExportQueue(boss: PgBoss): DataExportQueue {
@@ -24,7 +25,7 @@ export async function startDataExportWorker(boss: PgBoss, deps: DataExportDeps):
     DATA_EXPORT_QUEUE,
     { localConcurrency: 1, pollingIntervalSeconds: 1 },
     async ([job]) => {
-      if (job) await buildDataExport(deps, job.data.exportId);
+      if (job) await buildDataExport(deps, job.data.exportId, job.signal);
     },
   );
 }

@@ -42,7 +42,8 @@ export async function startIngestWorker(
     async ([job]) => {
       if (!job) return;
       const onResume = (resumed: ResumedImport) => options.log(resumeLine(resumed));
-      const outcome = await runIngestJob({ ...deps, onResume }, job.data.ingestJobId);
+      // job.signal: pg-boss's (the claim is gone), and the process's shutdown (job-stops.ts).
+      const outcome = await runIngestJob({ ...deps, onResume }, job.data.ingestJobId, job.signal);
       options.log(`ingest job ${job.data.ingestJobId}: ${outcome}`);
     },
   );

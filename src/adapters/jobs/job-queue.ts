@@ -90,6 +90,10 @@ export async function startJobQueue(
     // docs/scaling.md, "Many processes behind a load balancer").
     superviseIntervalSeconds: 10,
     monitorIntervalSeconds: 10,
+    // A worker skips the singleton keys its cached queue state says are active, and the cache was
+    // refreshed every 60 s (pg-boss's default): an import handed back by a worker that stopped
+    // (SIGTERM, job-stops.ts) or died waited up to a minute for the worker that polled beside it.
+    queueCacheIntervalSeconds: 10,
     migrate: true,
   });
   boss.on('error', onError);

@@ -98,7 +98,8 @@ export async function openReplicaSet(options: {
   let turn = 0;
 
   // The primary's position is where its WAL is *inserted* up to, not where it is written: with
-  // synchronous_commit off (the embedded cluster's setting) a commit returns before its record is
+  // synchronous_commit off (a server configured so, the test clusters, or a transaction that turns
+  // it off for itself like the rate-limit counters') a commit returns before its record is
   // written, so pg_current_wal_lsn() can lie before the caller's own commit, and a standby that had
   // replayed only that far would be chosen for a read that must see the write.
   const primaryPosition = async () => {

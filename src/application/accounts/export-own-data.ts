@@ -101,10 +101,11 @@ const EVENT_COLUMNS = [
   'data',
 ];
 
-async function* eventsCsv(reader: UserDataReader, userId: number) {
+async function* eventsCsv(reader: UserDataReader, userId: number, signal?: AbortSignal) {
   yield `${EVENT_COLUMNS.join(',')}\r\n`;
   let after = 0;
   for (;;) {
+    signal?.throwIfAborted();
     const page = await reader.events(userId, after, 5_000);
     if (page.length === 0) return;
     yield page.map((event) => `${EVENT_COLUMNS.map((c) => csvField(event[c])).join(',')}\r\n`).join('');
@@ -112,8 +113,16 @@ async function* eventsCsv(reader: UserDataReader, userId: number) {
   }
 }
 
-/** The `data-export` job: writes the ZIP and marks the export ready (or failed, saying why). */
-export async function buildDataExport(deps: DataExportDeps, exportId: number): Promise<void> {
+/**
+ * The `data-export` job: writes the ZIP and marks the export ready (or failed, saying why).
+ * `signal` aborted (its worker shuts down): it stops at the next page of events, removes what it
+ * wrote, leaves the export `running` and throws, so that the job's retry builds it again.
+ */
+export async function buildDataExport(
+  deps: DataExportDeps,
+  exportId: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const record = await deps.exports.get(exportId);
   if (!record || (record.status !== 'queued' && record.status !== 'running')) return;
   await deps.exports.markRunning(exportId);
@@ -123,7 +132,7 @@ export async function buildDataExport(deps: DataExportDeps, exportId: number): P
     yield { name: 'account.json', content: jsonFile(() => reader.account(userId)) };
     yield { name: 'catalogs.json', content: jsonFile(() => reader.catalogs(userId)) };
     yield { name: 'datasets.json', content: jsonFile(() => reader.datasets(userId)) };
-    yield { name: 'events.csv', content: eventsCsv(reader, userId) };
+    yield { name: 'events.csv', content: eventsCsv(reader, userId, signal) };
     yield { name: 'imports.json', content: jsonFile(() => reader.imports(userId)) };
     yield { name: 'scrapers.json', content: jsonFile(() => reader.scrapers(userId)) };
     yield { name: 'scraper-runs.json', content: jsonFile(() => reader.scraperRuns(userId)) };
@@ -133,6 +142,7 @@ export async function buildDataExport(deps: DataExportDeps, exportId: number): P
     const expiresAt = new Date(deps.clock.now().getTime() + DATA_EXPORT_LIMITS.ttlMs).toISOString();
     await deps.exports.markReady(exportId, { ...file, expiresAt });
   } catch (error) {
+    if (signal?.aborted) throw error;
     await deps.exports.markFailed(exportId, error instanceof Error ? error.message : String(error));
   }
 }

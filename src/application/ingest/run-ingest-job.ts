@@ -41,7 +41,29 @@ const TASKS: Record<TaskStage, StageTask> = {
 
 type RunOutcome = 'completed' | 'needs-review' | 'retry-scheduled' | 'failed' | 'nothing-to-do';
 
-export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<RunOutcome> {
+/**
+ * The run stopped at its `signal` (issue 32 §1): it wrote nothing after the stop, left the job as
+ * it was (its stage in progress) and is to be run again, like a run whose worker died.
+ */
+class IngestRunStopped extends Error {
+  constructor(jobId: number, cause: unknown) {
+    super(`ingest job ${jobId}: stopped before it finished; it resumes where its last batch committed`, {
+      cause,
+    });
+    this.name = 'IngestRunStopped';
+  }
+}
+
+/**
+ * Runs (or resumes) one ingest job. `signal`: aborted when the run must stop (its process shuts
+ * down, its job's claim is gone); the stages stop at their next boundary and the run throws
+ * IngestRunStopped without recording a failure.
+ */
+export async function runIngestJob(
+  deps: IngestDeps,
+  jobId: number,
+  signal?: AbortSignal,
+): Promise<RunOutcome> {
   const job = await deps.store.getJob(jobId);
   if (!job || job.stage === 'completed' || job.stage === 'failed' || job.stage === 'needs-review') {
     return 'nothing-to-do';
@@ -51,10 +73,11 @@ export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<Run
   const records = new Map((await deps.store.stages(jobId)).map((record) => [record.stage, record]));
   const resumed = resumePoint(job, records);
   if (resumed) deps.onResume?.(resumed);
-  const context: StageContext = { job, file, records };
+  const context: StageContext = { job, file, records, ...(signal ? { signal } : {}) };
   let current: TaskStage = 'analyze-duplicates';
   try {
     for (const stage of TASK_STAGES) {
+      signal?.throwIfAborted();
       current = stage;
       const record = records.get(stage);
       if (record && (record.status === 'completed' || record.status === 'skipped')) continue;
@@ -78,6 +101,8 @@ export async function runIngestJob(deps: IngestDeps, jobId: number): Promise<Run
     await deps.store.refreshFileStatus(file.id);
     return 'completed';
   } catch (error) {
+    // Stopped: the failure is the stop's own (a cancelled statement, the abort); nothing is recorded.
+    if (signal?.aborted) throw new IngestRunStopped(jobId, error);
     const outcome = await handleFailure(deps, job, current, error);
     if (outcome === 'failed' && !classifyFailure(failureFacts(error)).retryable)
       await discardCreatedDataset(deps, job, file);

@@ -110,7 +110,7 @@ t.test("a caller's write is seen by their next read, even while the standby lags
 });
 
 t.test("the position a write answers with lies at or after the write's own commit record", async (t) => {
-  // The cluster commits with synchronous_commit off, as the embedded one does: a commit returns
+  // The cluster commits with synchronous_commit off, as the test clusters do: a commit returns
   // before its WAL is written, so a position read from where the WAL is written (not inserted) can
   // lie before it, and the writer's next read would go to a standby without the write (seen on a
   // busy CI machine). pg_walinspect finds the commit record of the transaction that wrote the row.

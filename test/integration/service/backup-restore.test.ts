@@ -167,7 +167,7 @@ t.test(
 );
 
 t.test(
-  'the embedded cluster: durable by default, and an old cluster is restarted with fsync on',
+  'the embedded cluster: durable by default, and an old cluster is restarted with fsync and synchronous_commit on',
   async (t) => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'chronomap-durable-'));
     chmodSync(dataDir, 0o755); // as root the cluster runs as the postgres user, which must reach it
@@ -183,8 +183,15 @@ t.test(
 
     const durable = await ensureEmbeddedCluster({ dataDir: clusterDir, log: (line) => logged.push(line) });
     t.equal(await scalar(durable.url('postgres'), 'show fsync'), 'on', 'the running cluster was restarted');
-    t.equal(await scalar(durable.url('postgres'), 'show synchronous_commit'), 'off');
-    t.match(logged.join('\n'), /runs with fsync=off \(wanted on\): restarting it/);
+    t.equal(
+      await scalar(durable.url('postgres'), 'show synchronous_commit'),
+      'on',
+      'an acknowledged commit is on the disk (issue 32)',
+    );
+    t.match(
+      logged.join('\n'),
+      /runs with fsync=off \(wanted on\), synchronous_commit=off \(wanted on\): restarting it/,
+    );
 
     logged.length = 0;
     await ensureEmbeddedCluster({ dataDir: clusterDir, log: (line) => logged.push(line) });

@@ -72,6 +72,7 @@ export async function analyzeDuplicates(
     for (const r of held) await visit(r.values, r.row, r.problem);
   };
   for await (const { header: h, values, row, problem } of dataRows(deps, context)) {
+    context.signal?.throwIfAborted();
     header = h;
     rowsTotal = row;
     if (sample) {

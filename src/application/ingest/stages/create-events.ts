@@ -164,6 +164,8 @@ async function createEvents(
     Object.assign(counters, stored.counters);
   };
   const flush = async (row: number) => {
+    // Stopped: no further batch is stored; the stage resumes after the last one committed.
+    context.signal?.throwIfAborted();
     const events = batch;
     const rows = batchRows;
     const skipped = { duplicates: batchDuplicates, invalid: batchInvalid, geocoded: batchGeocoded };

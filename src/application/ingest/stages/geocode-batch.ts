@@ -41,6 +41,7 @@ export async function geocodeBatch(
   // Scheduled and scraper imports run unattended: an online provider asks at its slower rate.
   const scheduled = context.file.source !== 'upload';
   for (let i = 0; i < todo.length; i += GEOCODE_BATCH) {
+    context.signal?.throwIfAborted();
     const batch = todo.slice(i, i + GEOCODE_BATCH);
     const results = await deps.geocoder.geocode(batch, { scheduled });
     processed += batch.length;

@@ -64,6 +64,12 @@ export type StageContext = {
   addresses?: Set<string>;
   /** create-events: batches stored at once (more than one only while the dataset's counts are deferred). */
   writers?: number;
+  /**
+   * Aborted when the run must stop (its process shuts down, or its job's claim went to another
+   * worker): the stages stop at their next batch (or row) boundary, so the worker's statements end
+   * before the job is handed back (issue 32 §1).
+   */
+  signal?: AbortSignal;
 };
 
 /** The result a stage task returns: its output, or a request for a human decision. */

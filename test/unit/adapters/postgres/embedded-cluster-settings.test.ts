@@ -21,10 +21,15 @@ t.test('room for a large import between checkpoints', async (t) => {
   });
 });
 
-t.test('durable clusters keep fsync on; disposable ones turn it off', async (t) => {
+t.test('durable clusters keep fsync and synchronous_commit on; disposable ones turn them off', async (t) => {
   t.equal(embeddedServerSettings(24 * GB).fsync, 'on', 'durable is the default');
   t.equal(embeddedServerSettings(24 * GB, 'disposable').fsync, 'off');
-  t.equal(embeddedServerSettings(24 * GB).synchronous_commit, 'off', 'commits may lag, never corrupt');
+  t.equal(embeddedServerSettings(24 * GB).synchronous_commit, 'on', 'an acknowledged commit is on the disk');
+  t.equal(
+    embeddedServerSettings(24 * GB, 'disposable').synchronous_commit,
+    'off',
+    'test clusters may lose commits',
+  );
 });
 
 t.test('settings compare in pg_settings units', async (t) => {

@@ -91,6 +91,22 @@ t.test('a failed build says why, and another may be requested', async (t) => {
   t.ok(await requestDataExport(deps, ALICE));
 });
 
+t.test('a build stopped by its worker stays running for the retry, which builds it', async (t) => {
+  const deps = dataExportDeps();
+  const { id } = await requestDataExport(deps, ALICE);
+  const stop = new AbortController();
+  stop.abort(new Error('the process is shutting down'));
+  await t.rejects(
+    buildDataExport(deps, id, stop.signal),
+    /shutting down/,
+    'the job throws: pg-boss retries it',
+  );
+  t.match(await getDataExport(deps, ALICE, id), { status: 'running', error: null, storedPath: null });
+  t.equal(deps.archive.files.size, 0, 'nothing written is kept');
+  await buildDataExport(deps, id);
+  t.match(await getDataExport(deps, ALICE, id), { status: 'ready' });
+});
+
 t.test('a download is for a ready export before it expires; then its file is removed', async (t) => {
   const deps = dataExportDeps();
   deps.data.set(ALICE.id, { account: { id: ALICE.id } });
