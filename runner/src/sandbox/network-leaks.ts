@@ -41,12 +41,12 @@ export async function reservations(network: string, directory = CNI_NETWORKS): P
 
 function run(cmd: string, args: string[], input?: string): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(cmd, args, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'ignore'] });
     let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.on('error', () => resolve({ code: -1, stdout }));
     child.on('close', (code) => resolve({ code: code ?? -1, stdout }));
-    child.stdin.end(input ?? '');
+    child.stdin?.on('error', () => undefined).end(input);
   });
 }
 
