@@ -1,5 +1,8 @@
 // Real podman: costs a scraper must not be able to push onto the host (issue 34). Its stdout
-// and stderr past their cap end the run (LOG_LIMIT) instead of being carried.
+// and stderr past their cap end the run (LOG_LIMIT) instead of being carried; a socket hidden
+// below PATH_MAX in /output fails the run; a container killed for memory leaves no `oom` file
+// in the runner's working directory.
+import { existsSync } from 'node:fs';
 import t from 'tap';
 import { makeHarness, py } from './support/harness.ts';
 
@@ -27,6 +30,29 @@ t.test('stderr past its cap too; up to the cap is carried whole', async (t) => {
   t.equal(within.body.code, 'EXIT_CODE');
   t.equal(within.body.exit_code, 3);
   t.equal(within.body.stdout.length, 1024 * 1024 - 10);
+});
+
+t.test('a socket 6,000 bytes deep in /output fails the run', async (t) => {
+  const { body } = await h.run(
+    py(`import os, socket
+open("/output/data.csv", "w").write("a\\n1\\n")
+os.chdir("/output")
+for i in range(30):
+    os.mkdir("d" * 200); os.chdir("d" * 200)
+socket.socket(socket.AF_UNIX).bind("s")
+`),
+  );
+  t.equal(body.status, 'failed');
+  t.equal(body.code, 'OUTPUT_LINK', String(body.error));
+});
+
+t.test("a container killed for memory leaves no oom file in the runner's directory", async (t) => {
+  const { body } = await h.run({
+    ...py('x = bytearray(200 * 1024 * 1024)\n'),
+    limits: { memory_mb: 64 },
+  });
+  t.equal(body.code, 'KILLED', String(body.error));
+  t.notOk(existsSync('oom'), `no ${process.cwd()}/oom`);
 });
 
 t.test('nothing is left behind', async (t) => {
