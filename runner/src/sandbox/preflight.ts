@@ -109,6 +109,12 @@ const PRIVATE_RANGES = [
 const BRIDGE_NETFILTER = '/proc/sys/net/bridge/bridge-nf-call-iptables';
 /** Its sub-chain dropping traffic that names a package registry. */
 const REGISTRY_CHAIN = 'CHRONOMAP_REGISTRY';
+/** DNS over TLS/QUIC (853) and QUIC (UDP 443): dropped whoever they go to (no readable name). */
+const ENCRYPTED_NAMES = [
+  [REGISTRY_CHAIN, '-p', 'tcp', '--dport', '853', '-j', 'DROP'],
+  [REGISTRY_CHAIN, '-p', 'udp', '--dport', '853', '-j', 'DROP'],
+  [REGISTRY_CHAIN, '-p', 'udp', '--dport', '443', '-j', 'DROP'],
+];
 const blockedHostsFile = fileURLToPath(new URL('../../sandbox-blocked-hosts.txt', import.meta.url));
 
 /** The domains of runner/sandbox-blocked-hosts.txt (comments and blank lines skipped). */
@@ -229,6 +235,7 @@ async function firewallProblems(config: RunnerConfig): Promise<string[]> {
       'raw',
       [CHAIN, '-d', range, '-j', 'DROP'],
     ]),
+    ...ENCRYPTED_NAMES.map((rule): [string, string, string[]] => ['iptables', 'raw', rule]),
     ...(await blockedHosts()).flatMap((domain) =>
       registryRules(domain).map((rule): [string, string, string[]] => ['iptables', 'raw', rule]),
     ),
