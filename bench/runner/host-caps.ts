@@ -7,8 +7,12 @@
 //      and RSS against a baseline run that sleeps as long;
 //   4. a 99 MB CSV: the runner's RSS after it answered (and its peak), the answer streamed;
 //   5. kill -9 of the runner mid-run: containers and workspaces left 30 s after a restart.
+//   6. a stdout flood (issue 34): host CPU-seconds (runner, podman, conmon; not the container's
+//      own) per second of flood, the old carrying path (log-flood.ts, a copy of it) against the
+//      runner's cap at the source (LOG_LIMIT), each less a quiet run of the same length.
 //
-//   npm run bench:host-caps -w runner     (root, podman, the images, the sandbox network)
+//   npm run bench:host-caps -w runner [-- 6 ...]     (root, podman, the images, the sandbox network;
+//                                                     numbers: only those sections)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -17,6 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fileFlood, outputFlood, peakOutputBytes, plantRootLink } from '../../runner/test/support/attacks.ts';
 import { API_KEY } from './common.ts';
+import { cpuSeconds, floodSource, followConmon } from './log-flood.ts';
 
 const bin = fileURLToPath(new URL('../../runner/bin/chronomap-runner.js', import.meta.url));
 const MB = 1024 * 1024;
@@ -64,13 +69,6 @@ function memory(pid: number): { rss: number; peak: number } {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-/** CPU seconds (user + system) a process has used. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 async function post(
   url: string,
   body: object,
@@ -80,7 +78,8 @@ async function post(
     headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
     body: JSON.stringify({ run_id: randomUUID(), runtime: 'python', entrypoint: 'main.py', ...body }),
   });
-  // Read as a stream: the 99 MB answer is counted, not parsed.
+  // Read as a stream: the 99 MB answer is counted, not parsed; smaller ones (up to 8 MB, such as
+  // two 1 MB logs) are parsed whole.
   let bytes = 0;
   let head = '';
   let tail = '';
@@ -88,7 +87,7 @@ async function post(
   for await (const chunk of response.body ?? []) {
     bytes += chunk.length;
     const text = decoder.decode(chunk, { stream: true });
-    if (head.length < 4096) head += text;
+    if (head.length < 8 * MB) head += text;
     tail = (tail + text).slice(-64);
   }
   const json = bytes < 8 * MB ? (JSON.parse(head) as Record<string, unknown>) : undefined;
@@ -100,13 +99,15 @@ const py = (source: string, limits?: object) => ({
   ...(limits ? { limits } : {}),
 });
 
+const only = process.argv.slice(2).map(Number);
+const want = (section: number) => only.length === 0 || only.includes(section);
 const dataDir = mkdtempSync(join(tmpdir(), 'chronomap-bench-caps-'));
 let runner = await startRunner(dataDir);
 const pid = () => runner.child.pid as number;
 say(`runner pid ${pid()}, output cap ${CAP_MB} MB, file cap 1000 (defaults), ${new Date().toISOString()}`);
 
 // 1. Output flood.
-{
+if (want(1)) {
   const { result, peak } = await peakOutputBytes(dataDir, post(runner.url, py(outputFlood(CAP_MB))));
   say(
     `1. output flood: peak ${(peak / MB).toFixed(2)} MB on the host for a cap of ${CAP_MB} MB (limit cap + 1 MB = ${CAP_MB + 1} MB); run ${result.json?.status} ${result.json?.code} in ${result.json?.duration_ms} ms`,
@@ -114,7 +115,7 @@ say(`runner pid ${pid()}, output cap ${CAP_MB} MB, file cap 1000 (defaults), ${n
 }
 
 // 2. File flood.
-{
+if (want(2)) {
   const { json } = await post(runner.url, py(fileFlood));
   say(
     `2. 300,000-file flood: ${String(json?.stderr).trim()}; run ${json?.status} ${json?.code} in ${json?.duration_ms} ms (${json?.error})`,
@@ -122,7 +123,7 @@ say(`runner pid ${pid()}, output cap ${CAP_MB} MB, file cap 1000 (defaults), ${n
 }
 
 // 3. Symlink walk, against a baseline run sleeping as long.
-{
+if (want(3)) {
   const sleeper = py('import time\ntime.sleep(20)\n', { timeout_secs: 10 });
   // Over the same 11 s window from the request: the attacked run ends early, the walk (if any)
   // would go on.
@@ -150,7 +151,7 @@ say(`runner pid ${pid()}, output cap ${CAP_MB} MB, file cap 1000 (defaults), ${n
 }
 
 // 4. A 99 MB CSV.
-{
+if (want(4)) {
   const before = memory(pid());
   const { bytes, tail } = await post(
     runner.url,
@@ -174,7 +175,7 @@ with open("/output/data.csv", "w") as f:
 }
 
 // 5. kill -9 of the runner mid-run.
-{
+if (want(5)) {
   const running = post(runner.url, py('import time\ntime.sleep(300)\n')).catch(() => undefined);
   while (
     !spawnSync('podman', ['ps', '--format', '{{.Names}}'], { encoding: 'utf8' }).stdout.includes(
@@ -200,6 +201,40 @@ with open("/output/data.csv", "w") as f:
   const at30 = left();
   say(
     `5. kill -9 mid-run: ${afterKill.containers} container(s), ${afterKill.workspaces} workspace(s) left; restarted runner listening after ${listenMs} ms: ${atListen.containers} / ${atListen.workspaces}; 30 s after the restart: ${at30.containers} container(s), ${at30.workspaces} workspace(s)`,
+  );
+}
+
+// 6. stdout flood: host CPU per second of flood, before (carried) and after (capped at the source).
+if (want(6)) {
+  const FLOOD_SECS = 10;
+  const logFlood = fileURLToPath(new URL('./log-flood.ts', import.meta.url));
+  const carried = async (kind: 'flood' | 'quiet') => {
+    const name = `chronomap-bench-${randomUUID()}`;
+    const conmon = followConmon(name);
+    const child = spawn(process.execPath, [logFlood, kind, String(FLOOD_SECS), name], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => (out += c));
+    await new Promise((resolve) => child.on('close', resolve));
+    return (JSON.parse(out) as { cpu: number }).cpu + (await conmon.stop());
+  };
+  const capped = async (kind: 'flood' | 'quiet') => {
+    const runId = randomUUID();
+    const conmon = followConmon(`chronomap-run-${runId}`);
+    const cpu0 = cpuSeconds(pid(), true);
+    const { json } = await post(runner.url, {
+      run_id: runId,
+      ...py(floodSource(kind, FLOOD_SECS), { timeout_secs: FLOOD_SECS + 30 }),
+    });
+    const conmonCpu = await conmon.stop();
+    return { cpu: cpuSeconds(pid(), true) - cpu0 + conmonCpu, code: json?.code, ms: json?.duration_ms };
+  };
+  const before = { flood: await carried('flood'), quiet: await carried('quiet') };
+  const after = { flood: await capped('flood'), quiet: await capped('quiet') };
+  const perSec = (flood: number, quiet: number) => ((flood - quiet) / FLOOD_SECS).toFixed(3);
+  say(
+    `6. stdout flood of ${FLOOD_SECS} s, host CPU outside the container: before (carried, dropped in the runner) ${before.flood.toFixed(2)} s against ${before.quiet.toFixed(2)} s for a quiet run = ${perSec(before.flood, before.quiet)} CPU-s per flood-second; after (capped at the source) ${after.flood.cpu.toFixed(2)} s (run ${after.flood.code} after ${after.flood.ms} ms) against ${after.quiet.cpu.toFixed(2)} s quiet = ${perSec(after.flood.cpu, after.quiet.cpu)} CPU-s per flood-second`,
   );
 }
 

@@ -32,6 +32,10 @@ export interface RunnerConfig {
   imageNode: string;
   /** Bytes of stdout and of stderr kept per run. */
   maxLogBytes: number;
+  /** New flows per second per container address the firewall lets through (its flow rules, checked at start-up). */
+  flowRate: number;
+  /** Flows one container address may have tracked at once. */
+  flowMax: number;
 }
 
 export class ConfigError extends Error {}
@@ -97,6 +101,8 @@ const KNOWN = new Set([
   'SCRAPER_IMAGE_PYTHON',
   'SCRAPER_IMAGE_NODE',
   'SCRAPER_MAX_LOG_KB',
+  'SCRAPER_FLOW_RATE',
+  'SCRAPER_FLOW_MAX',
   // Read by the main application, not by the runner; tolerated so both can share one env file.
   'SCRAPER_RUNNER_URL',
 ]);
@@ -138,5 +144,7 @@ export function loadConfig(env: Env = process.env): RunnerConfig {
     imagePython: text(env, 'SCRAPER_IMAGE_PYTHON', 'localhost/runner-python'),
     imageNode: text(env, 'SCRAPER_IMAGE_NODE', 'localhost/runner-node'),
     maxLogBytes: integer(env, 'SCRAPER_MAX_LOG_KB', 1024, 1, 65536) * 1024,
+    flowRate: integer(env, 'SCRAPER_FLOW_RATE', 1000, 1, 100000),
+    flowMax: integer(env, 'SCRAPER_FLOW_MAX', 4096, 1, 1000000),
   };
 }

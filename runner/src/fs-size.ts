@@ -7,8 +7,63 @@
 // file still costs an inode and a directory entry, so a flood of empty files does not count as
 // nothing), stops as soon as the entry cap is passed (its cost is bounded by the cap, not by
 // what the scraper created), and stops when its signal aborts (the run ended).
-import { opendir, lstat } from 'node:fs/promises';
+//
+// Any depth: a path longer than the kernel's PATH_MAX (4,096 bytes) cannot be opened by name,
+// and the walk used to skip such directories (a socket hidden below them let a run succeed).
+// A deep directory is reached in steps instead, each step opened relative to the previous one
+// through /proc/self/fd/N, so no name handed to the kernel is long.
+import { type Dir, constants } from 'node:fs';
+import { type FileHandle, lstat, open, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
+
+/** Paths up to this long are opened by name; longer ones in steps of at most this length. */
+const LONG_PATH = 3072;
+
+/**
+ * Opens directory `relative` of `root`; `base` is a short path naming it while `dir` is open
+ * (the directory itself, or /proc/self/fd/N of a handle closed with `close`).
+ */
+async function openDirectory(
+  root: string,
+  relative: string,
+): Promise<{ dir: Dir; base: string; close: () => Promise<void> }> {
+  const full = relative === '' ? root : join(root, relative);
+  if (full.length <= LONG_PATH) {
+    const dir = await opendir(full);
+    return { dir, base: full, close: () => dir.close().catch(() => undefined) };
+  }
+  let handle: FileHandle | undefined;
+  let base = root;
+  let step: string[] = [];
+  const flags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+  const descend = async () => {
+    const next = await open(join(base, ...step), flags);
+    await handle?.close();
+    handle = next;
+    base = `/proc/self/fd/${next.fd}`;
+    step = [];
+  };
+  try {
+    for (const name of relative.split('/')) {
+      if (step.join('/').length + name.length + 1 > LONG_PATH) await descend();
+      step.push(name);
+    }
+    if (step.length > 0) await descend();
+    const dir = await opendir(base);
+    const held = handle;
+    return {
+      dir,
+      base,
+      close: async () => {
+        await dir.close().catch(() => undefined);
+        await held?.close().catch(() => undefined);
+      },
+    };
+  } catch (err) {
+    await handle?.close().catch(() => undefined);
+    throw err;
+  }
+}
 
 /** What every entry costs at least: one block of a typical file system. */
 export const MIN_ENTRY_BYTES = 4096;
@@ -43,12 +98,13 @@ export async function treeUsage(root: string, options: WalkOptions = {}): Promis
   const pending = [''];
   while (pending.length > 0) {
     const relative = pending.pop() as string;
-    let dir;
+    let opened;
     try {
-      dir = await opendir(join(root, relative));
+      opened = await openDirectory(root, relative);
     } catch {
       continue; // not created yet, removed meanwhile, or not a directory any more
     }
+    const { dir, base } = opened;
     try {
       for await (const entry of dir) {
         if (options.signal?.aborted || usage.entries > maxEntries || usage.bytes > maxBytes) {
@@ -62,22 +118,22 @@ export async function treeUsage(root: string, options: WalkOptions = {}): Promis
           usage.link ??= path;
         } else if (entry.isDirectory()) {
           pending.push(path);
-          await options.visit?.(join(root, path), true);
+          await options.visit?.(join(base, entry.name), true);
         } else if (entry.isFile()) {
           try {
-            const info = await lstat(join(root, path));
+            const info = await lstat(join(base, entry.name));
             size = Math.max(info.size, info.blocks * 512);
           } catch {
             // removed while we walked: it takes no space any more
           }
-          await options.visit?.(join(root, path), false);
+          await options.visit?.(join(base, entry.name), false);
         } else {
           usage.special ??= path;
         }
         usage.bytes += Math.max(size, MIN_ENTRY_BYTES);
       }
     } finally {
-      await dir.close().catch(() => undefined);
+      await opened.close();
     }
   }
   usage.incomplete = usage.entries > maxEntries || usage.bytes > maxBytes;

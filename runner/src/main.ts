@@ -26,9 +26,12 @@ export async function main(): Promise<void> {
   const app = buildApp(runs, { logger: true });
   for (const note of await engineNotes(config))
     app.log.warn(`sandbox limit not applied on this host: ${note}`);
-  const swept = await sweepOrphans(config.podmanPath, config.dataDir);
-  if (swept.containers.length + swept.workspaces.length > 0)
-    app.log.warn(swept, 'removed the containers and workspaces of a runner that ended without cleaning up');
+  const swept = await sweepOrphans(config.podmanPath, config.dataDir, config.network);
+  if (swept.containers.length + swept.workspaces.length + swept.addresses.length > 0)
+    app.log.warn(
+      swept,
+      'removed the containers, workspaces and address reservations left by a runner or podman that ended without cleaning up',
+    );
   if (config.allowLoopbackGit) {
     app.log.warn('SCRAPER_ALLOW_LOOPBACK_GIT is on: code_url may point at this host (meant for tests only)');
   }

@@ -3,7 +3,7 @@
 // /health and /metrics. Nothing outlives a run: its workspace and container are removed in
 // `finally` whatever happened.
 import { randomUUID } from 'node:crypto';
-import { lstat } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunnerConfig } from './config.ts';
 import { RunnerError, badRequest } from './errors.ts';
@@ -17,6 +17,7 @@ import { canMountCapped } from './sandbox/capped-mounts.ts';
 import type { RunAnswer, RunPhase, RunRequest, RunResult, RunStatus } from './run-types.ts';
 import { type RunningContainer, type StopReason, startContainer } from './sandbox/container.ts';
 import { hostHasIpv6 } from './sandbox/podman-args.ts';
+import { reclaimContainer } from './sandbox/network-leaks.ts';
 import {
   checkEnv,
   createWorkspace,
@@ -326,6 +327,9 @@ export class RunManager {
       ended = true;
       clearTimeout(timer);
       watcher.stop();
+      // The container is gone: if podman's teardown did not release its address and rules, do.
+      const containerId = await readFile(workspace.cidFile, 'utf8').catch(() => '');
+      await reclaimContainer(config.podmanPath, config.network, containerId.trim());
     }
     run.phase = 'collecting';
     const { stdout, stderr, exitCode } = outcome;
@@ -354,6 +358,14 @@ export class RunManager {
         const [message, errorCode] = describeOutputProblem(reason, outputCaps);
         return failure(message, errorCode, stdout, stderr, exitCode);
       }
+      case 'log-limit':
+        return failure(
+          `the scraper wrote more than ${config.maxLogBytes / 1024} KB to stdout or stderr: the container was killed and the rest not carried`,
+          'LOG_LIMIT',
+          stdout,
+          stderr,
+          exitCode,
+        );
       case 'stopped':
         return failure('the run was stopped', 'STOPPED', stdout, stderr, exitCode);
       case 'shutdown':

@@ -70,3 +70,19 @@ t.test('making code readable does not chmod through a link', async (t) => {
   t.equal(mode(outside), 700, 'the linked directory is untouched');
   t.equal(mode(join(outside, 'secret')), 600, 'and so is what it holds');
 });
+
+t.test('the walk covers any depth: a socket below PATH_MAX is found', async (t) => {
+  const root = join(dir, 'deep');
+  mkdirSync(root);
+  // 30 levels of 200-character names: 6,000 bytes, past the kernel's 4,096-byte PATH_MAX.
+  execFileSync('python3', [
+    '-c',
+    'import os, socket, sys\nos.chdir(sys.argv[1])\nfor i in range(30):\n    os.mkdir("d" * 200); os.chdir("d" * 200)\nopen("f", "w").write("x")\nsocket.socket(socket.AF_UNIX).bind("s")\n',
+    root,
+  ]);
+  const usage = await treeUsage(root);
+  t.equal(usage.entries, 32, 'every level, the file and the socket');
+  t.match(usage.special, /^(d{200}\/){30}s$/);
+  t.equal(await outputProblem(root, { maxBytes: 1e9, maxFiles: 1000 }), 'output-link');
+  execFileSync('rm', ['-rf', root]);
+});

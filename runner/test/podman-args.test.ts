@@ -75,9 +75,9 @@ t.test('on a host without IPv6 there is no IPv6 sysctl to set', async (t) => {
 
 t.test('captured text keeps the first bytes and counts the rest', async (t) => {
   const text = new CappedText(5);
-  text.push(Buffer.from('abc'));
-  text.push(Buffer.from('defgh'));
-  text.push(Buffer.from('ij'));
+  t.equal(text.push(Buffer.from('abc')), false, 'within the cap');
+  t.equal(text.push(Buffer.from('defgh')), true, 'past the cap');
+  t.equal(text.push(Buffer.from('ij')), true);
   t.equal(text.text(), 'abcde\n[chronomap-runner: 5 more bytes not kept]\n');
   const small = new CappedText(10);
   small.push(Buffer.from('ok'));

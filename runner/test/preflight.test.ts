@@ -143,3 +143,66 @@ t.test('a firewall without a registry rule is refused', async (t) => {
   }
   t.same(await engineProblems(loadConfig(base)), [], 'and passes again once it is back');
 });
+
+/** Takes a rule out of the firewall while `check` runs, then puts it back where it was (-I at its number). */
+async function without(table: string, chain: string, rule: string[], check: () => Promise<void>) {
+  const listed = spawnSync('iptables', ['-t', table, '-S', chain], { encoding: 'utf8' }).stdout.split('\n');
+  const position =
+    listed
+      .filter((line) => line.startsWith('-A '))
+      .findIndex((line) => line === `-A ${chain} ${rule.join(' ')}`) + 1;
+  if (position === 0) throw new Error(`rule not found: ${rule.join(' ')}`);
+  spawnSync('iptables', ['-t', table, '-D', chain, ...rule]);
+  try {
+    await check();
+  } finally {
+    spawnSync('iptables', ['-t', table, '-I', chain, String(position), ...rule]);
+  }
+}
+
+t.test('a firewall without a private-range drop is refused', async (t) => {
+  await without('raw', 'CHRONOMAP_SANDBOX', ['-d', '169.254.0.0/16', '-j', 'DROP'], async () => {
+    t.match(await engineProblems(loadConfig(base)), [
+      /'iptables -t raw -C CHRONOMAP_SANDBOX -d 169\.254\.0\.0\/16 -j DROP' failed/,
+    ]);
+  });
+  t.same(await engineProblems(loadConfig(base)), [], 'and passes again once it is back');
+});
+
+t.test('the flow caps must be installed, with the values the runner is configured for', async (t) => {
+  const rule = [
+    '-m',
+    'conntrack',
+    '--ctstate',
+    'NEW',
+    '-m',
+    'connlimit',
+    '--connlimit-above',
+    '4096',
+    '--connlimit-mask',
+    '32',
+    '--connlimit-saddr',
+    '-j',
+    'DROP',
+  ];
+  await without('mangle', 'CHRONOMAP_FLOWS', rule, async () => {
+    t.match(await engineProblems(loadConfig(base)), [
+      /'iptables -t mangle -C CHRONOMAP_FLOWS -m conntrack --ctstate NEW -m connlimit --connlimit-above 4096 .*' failed/,
+    ]);
+  });
+  t.match(await engineProblems(loadConfig({ ...base, SCRAPER_FLOW_RATE: '50' })), [
+    /'iptables -t mangle -C CHRONOMAP_FLOWS .* --hashlimit-above 50\/sec --hashlimit-burst 50 .*' failed/,
+  ]);
+});
+
+t.test('bridge netfilter off is refused', async (t) => {
+  const sysctl = '/proc/sys/net/bridge/bridge-nf-call-iptables';
+  writeFileSync(sysctl, '0');
+  try {
+    t.match(await engineProblems(loadConfig(base)), [
+      /bridge netfilter is off .*br_netfilter.*could reach each other/,
+    ]);
+  } finally {
+    writeFileSync(sysctl, '1');
+  }
+});

@@ -12,17 +12,29 @@
 // Stopping escalates: `podman stop` (SIGTERM, then SIGKILL after 2 s; repeated while the
 // container is still starting), then `podman kill`, then `podman rm -f`, so that a run always
 // ends and never leaves its container behind. A passed cap skips the grace: `podman kill`.
+//
+// stdout and stderr are capped at their source: once a stream has brought more than the log
+// cap, the runner closes its end of that pipe (podman and conmon stop carrying the flood: a
+// write to it fails) and kills the container; the run ends with LOG_LIMIT. Carrying a flood and
+// dropping it in the runner cost the host about 0.56 CPU-seconds per second of flood
+// (bench/runner/host-caps.ts, section 6).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { stat, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { CappedText } from './capped-text.ts';
 import { type SandboxSpec, podmanRunArgs } from './podman-args.ts';
 import { killGroup } from '../process-group.ts';
 
 export type StopReason =
-  'timeout' | 'stopped' | 'shutdown' | 'output-too-large' | 'too-many-files' | 'output-link';
+  'timeout' | 'stopped' | 'shutdown' | 'output-too-large' | 'too-many-files' | 'output-link' | 'log-limit';
 
 /** A cap was passed: the container is killed at once, without the SIGTERM grace. */
-const KILL_AT_ONCE: ReadonlySet<StopReason> = new Set(['output-too-large', 'too-many-files', 'output-link']);
+const KILL_AT_ONCE: ReadonlySet<StopReason> = new Set([
+  'output-too-large',
+  'too-many-files',
+  'output-link',
+  'log-limit',
+]);
 
 export interface ContainerResult {
   exitCode: number;
@@ -98,7 +110,13 @@ async function launch(
   onSpawn: (child: ChildProcess) => void,
 ): Promise<Launched> {
   await unlink(spec.cidFile).catch(() => undefined); // podman refuses an existing cid file
-  const child = spawn(podman, podmanRunArgs(spec), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // The working directory is the run's workspace (the cid file's directory, removed after the
+  // run): conmon writes an `oom` file into it when the container is killed for memory.
+  const child = spawn(podman, podmanRunArgs(spec), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    cwd: dirname(spec.cidFile),
+  });
   onSpawn(child);
   child.stdout?.on('data', (c: Buffer) => onData('stdout', c));
   child.stderr?.on('data', (c: Buffer) => onData('stderr', c));
@@ -153,8 +171,12 @@ export function startContainer(spec: SandboxSpec, options: ContainerOptions): Ru
   const result = (async (): Promise<ContainerResult> => {
     const stdout = new CappedText(maxLogBytes);
     const stderr = new CappedText(maxLogBytes);
-    const onData = (stream: 'stdout' | 'stderr', chunk: Buffer) =>
-      (stream === 'stdout' ? stdout : stderr).push(chunk);
+    const onData = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+      if (!(stream === 'stdout' ? stdout : stderr).push(chunk)) return;
+      // Past the cap: stop carrying the stream at all, and end the run.
+      attached?.[stream]?.destroy();
+      stop('log-limit');
+    };
     const onSpawn = (child: ChildProcess) => (attached = child);
     let launched: Launched | undefined;
     for (let attempt = 1; attempt <= 2; attempt++) {

@@ -91,8 +91,30 @@ export async function engineNotes(config: RunnerConfig): Promise<string[]> {
 
 /** The chain scripts/podman/firewall installs (in the raw table of iptables and ip6tables). */
 const CHAIN = 'CHRONOMAP_SANDBOX';
+/** The mangle-table chain capping each container address's new and tracked flows. */
+const FLOWS_CHAIN = 'CHRONOMAP_FLOWS';
+/** The ranges the chain drops (besides every address of the host itself). */
+const PRIVATE_RANGES = [
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '100.64.0.0/10',
+  '169.254.0.0/16',
+  '127.0.0.0/8',
+  '0.0.0.0/8',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+];
+/** Without bridge netfilter, traffic between two containers of the bridge bypasses iptables. */
+const BRIDGE_NETFILTER = '/proc/sys/net/bridge/bridge-nf-call-iptables';
 /** Its sub-chain dropping traffic that names a package registry. */
 const REGISTRY_CHAIN = 'CHRONOMAP_REGISTRY';
+/** DNS over TLS/QUIC (853) and QUIC (UDP 443): dropped whoever they go to (no readable name). */
+const ENCRYPTED_NAMES = [
+  [REGISTRY_CHAIN, '-p', 'tcp', '--dport', '853', '-j', 'DROP'],
+  [REGISTRY_CHAIN, '-p', 'udp', '--dport', '853', '-j', 'DROP'],
+  [REGISTRY_CHAIN, '-p', 'udp', '--dport', '443', '-j', 'DROP'],
+];
 const blockedHostsFile = fileURLToPath(new URL('../../sandbox-blocked-hosts.txt', import.meta.url));
 
 /** The domains of runner/sandbox-blocked-hosts.txt (comments and blank lines skipped). */
@@ -140,6 +162,42 @@ function registryRules(domain: string): string[][] {
   ];
 }
 
+/** The flow caps scripts/podman/firewall installs with SCRAPER_FLOW_RATE and SCRAPER_FLOW_MAX. */
+function flowRules(config: RunnerConfig): string[][] {
+  const isNew = ['-m', 'conntrack', '--ctstate', 'NEW'];
+  return [
+    [
+      FLOWS_CHAIN,
+      ...isNew,
+      '-m',
+      'connlimit',
+      '--connlimit-above',
+      String(config.flowMax),
+      '--connlimit-mask',
+      '32',
+      '--connlimit-saddr',
+      '-j',
+      'DROP',
+    ],
+    [
+      FLOWS_CHAIN,
+      ...isNew,
+      '-m',
+      'hashlimit',
+      '--hashlimit-above',
+      `${config.flowRate}/sec`,
+      '--hashlimit-burst',
+      String(config.flowRate),
+      '--hashlimit-mode',
+      'srcip',
+      '--hashlimit-name',
+      'chronomap_flows',
+      '-j',
+      'DROP',
+    ],
+  ];
+}
+
 /**
  * Whether scripts/podman/firewall's rules are in place for the sandbox network: without them
  * (a reboot without the unit, a flushed table) a scraper reaches the host's services. Checked
@@ -159,22 +217,43 @@ async function firewallProblems(config: RunnerConfig): Promise<string[]> {
   if (inspect.code !== 0 || !bridge)
     return [`cannot read network ${config.network}: ${inspect.stderr.trim() || `exit ${inspect.code}`}`];
   const ipv4 = subnets.filter((subnet) => !subnet.includes(':'));
-  const needed: Array<[string, string[]]> = [
-    ...ipv4.map((subnet): [string, string[]] => ['iptables', ['PREROUTING', '-s', subnet, '-j', CHAIN]]),
-    ['iptables', [CHAIN, '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'DROP']],
-    ['iptables', [CHAIN, '-j', REGISTRY_CHAIN]],
+  const bridging = await readFile(BRIDGE_NETFILTER, 'utf8').catch(() => 'missing');
+  if (bridging.trim() !== '1')
+    return [
+      `bridge netfilter is off (${BRIDGE_NETFILTER}: ${bridging.trim()}; module br_netfilter), so containers of ${bridge} could reach each other past the firewall: run scripts/podman/setup`,
+    ];
+  const needed: Array<[string, string, string[]]> = [
+    ...ipv4.map((subnet): [string, string, string[]] => [
+      'iptables',
+      'raw',
+      ['PREROUTING', '-s', subnet, '-j', CHAIN],
+    ]),
+    ['iptables', 'raw', [CHAIN, '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'DROP']],
+    ['iptables', 'raw', [CHAIN, '-j', REGISTRY_CHAIN]],
+    ...PRIVATE_RANGES.map((range): [string, string, string[]] => [
+      'iptables',
+      'raw',
+      [CHAIN, '-d', range, '-j', 'DROP'],
+    ]),
+    ...ENCRYPTED_NAMES.map((rule): [string, string, string[]] => ['iptables', 'raw', rule]),
     ...(await blockedHosts()).flatMap((domain) =>
-      registryRules(domain).map((rule): [string, string[]] => ['iptables', rule]),
+      registryRules(domain).map((rule): [string, string, string[]] => ['iptables', 'raw', rule]),
     ),
-    ['ip6tables', ['PREROUTING', '-i', bridge, '-j', CHAIN]],
-    ['ip6tables', [CHAIN, '-j', 'DROP']],
+    ...ipv4.map((subnet): [string, string, string[]] => [
+      'iptables',
+      'mangle',
+      ['PREROUTING', '-s', subnet, '-j', FLOWS_CHAIN],
+    ]),
+    ...flowRules(config).map((rule): [string, string, string[]] => ['iptables', 'mangle', rule]),
+    ['ip6tables', 'raw', ['PREROUTING', '-i', bridge, '-j', CHAIN]],
+    ['ip6tables', 'raw', [CHAIN, '-j', 'DROP']],
   ];
-  for (const [tool, rule] of needed) {
-    const check = await capture(tool, ['-t', 'raw', '-C', ...rule]);
+  for (const [tool, table, rule] of needed) {
+    const check = await capture(tool, ['-t', table, '-C', ...rule]);
     if (check.code !== 0)
       return [
         `the sandbox firewall is not in place for network ${config.network} (${bridge} ${subnets.join(' ')}): ` +
-          `'${tool} -t raw -C ${rule.join(' ')}' failed (${check.stderr.trim() || `exit ${check.code}`}); ` +
+          `'${tool} -t ${table} -C ${rule.join(' ')}' failed (${check.stderr.trim() || `exit ${check.code}`}); ` +
           `run scripts/podman/setup`,
       ];
   }

@@ -3,7 +3,8 @@
 // proxy uses), routed through this host like any outside address. It serves:
 //   TCP 8080: "hello from the outside";
 //   TCP 443 and 80: "seen" once it has received anything (a TLS ClientHello, an HTTP request);
-//   UDP 53: echoes each datagram (a DNS query) back.
+//   TCP 853 (DNS over TLS): "seen" once it has received anything;
+//   UDP 53 and 443 (QUIC): echo each datagram back.
 import { spawn, spawnSync } from 'node:child_process';
 
 export const WAN_ADDRESS = '198.51.100.2';
@@ -26,12 +27,13 @@ def tcp(port, greeting):
     while True:
         c, _ = s.accept()
         threading.Thread(target=serve, args=(c,), daemon=True).start()
-def udp():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("${WAN_ADDRESS}", 53))
+def udp(port=53):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("${WAN_ADDRESS}", port))
     while True:
         data, peer = s.recvfrom(4096); s.sendto(data, peer)
-for port, greeting in ((8080, b"hello from the outside"), (443, None), (80, None)):
+for port, greeting in ((8080, b"hello from the outside"), (443, None), (80, None), (853, None)):
     threading.Thread(target=tcp, args=(port, greeting), daemon=True).start()
+threading.Thread(target=udp, args=(443,), daemon=True).start()
 udp()
 `;
 
