@@ -1,5 +1,4 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from 'typebox';
 import {
   type DataExportDeps,
   getDataExport,
@@ -9,26 +8,14 @@ import {
 import { EXPORT_FILES } from '../../../domain/accounts/data-export.ts';
 import type { DataExport } from '../../../ports/accounts/data-export-store.ts';
 import { errorResponses } from '../error-body.ts';
-import { IdParams } from '../schemas.ts';
+import { IdParams, NoQuery } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
+import { DataExportDoc, DataExportRequested, DataExportZip } from './data-export-schemas.ts';
 
 // A user's export of their own data: request it, follow its state, download the ZIP. Only its owner
 // sees an export (everyone else, admins too, a 404: it is personal data).
 
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-const DataExportDoc = Type.Object({
-  id: Type.Number(),
-  status: Type.String({ description: 'queued, running, ready or failed' }),
-  sizeBytes: Type.Union([Type.Number(), Type.Null()]),
-  error: NullableString,
-  expiresAt: NullableString,
-  expired: Type.Boolean(),
-  createdAt: Type.String(),
-  finishedAt: NullableString,
-  download: NullableString,
-});
 const signedInAndLimited = { rateLimit: true, requiresUser: true } as const;
-const NoQuery = Type.Object({}, { additionalProperties: false });
 const tags = ['accounts'];
 
 const exportDoc = (record: DataExport, now: Date) => {
@@ -61,7 +48,7 @@ export const dataExportRoutes: FastifyPluginAsync<{ exports: DataExportDeps }> =
           'downloadable for 24 hours.',
         querystring: NoQuery,
         response: {
-          202: Type.Object({ doc: DataExportDoc, message: Type.String() }),
+          202: DataExportRequested,
           ...errorResponses(401, 409, 429),
         },
       },
@@ -104,7 +91,7 @@ export const dataExportRoutes: FastifyPluginAsync<{ exports: DataExportDeps }> =
         params: IdParams,
         querystring: NoQuery,
         response: {
-          200: Type.String({ description: 'The ZIP', contentMediaType: 'application/zip' }),
+          200: DataExportZip,
           ...errorResponses(400, 401, 404, 409, 429),
         },
       },

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { isUnlimited } from '../../../domain/access.ts';
-import { nextDailyReset, QUOTA_NAMES, type QuotaName } from '../../../domain/accounts/quotas.ts';
+import { nextDailyReset, type QuotaName } from '../../../domain/accounts/quotas.ts';
+import { COUNTED, QuotaAnswer, QuotaQuery } from './quota-schemas.ts';
 import type { Quotas, QuotaStatus } from '../../../ports/accounts/quotas.ts';
 import { requireUser } from '../authentication.ts';
 import { errorResponses } from '../error-body.ts';
@@ -12,37 +12,6 @@ import type { Clock } from '../../../ports/clock.ts';
 // extra fields and headers. Unlimited quotas (admins, level 5) show -1 as limit and remaining.
 
 const UNLIMITED = -1;
-
-const Counted = Type.Object({ used: Type.Number(), limit: Type.Number(), remaining: Type.Number() });
-const CountedEarlier = Type.Object({
-  used: Type.Number(),
-  limit: Type.Number(),
-  remaining: Type.Number(),
-  allowed: Type.Boolean(),
-  resetTime: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  description: Type.String(),
-});
-const Ceiling = Type.Object({ limit: Type.Number() });
-const CeilingEarlier = Type.Object({
-  limit: Type.Number(),
-  allowed: Type.Boolean(),
-  resetTime: Type.Null(),
-  description: Type.String(),
-});
-
-const COUNTED = QUOTA_NAMES.filter((name) => name !== 'maxFileSizeMB');
-
-const shape = <
-  T extends typeof Counted | typeof CountedEarlier,
-  C extends typeof Ceiling | typeof CeilingEarlier,
->(
-  counted: T,
-  ceiling: C,
-) =>
-  Type.Object({
-    ...Object.fromEntries(COUNTED.map((name) => [name, counted])),
-    maxFileSizeMB: ceiling,
-  } as Record<QuotaName, T | C>);
 
 const limitOf = (status: QuotaStatus) => status.limit ?? UNLIMITED;
 const remainingOf = (status: QuotaStatus) => status.remaining ?? UNLIMITED;
@@ -60,28 +29,9 @@ export const quotaRoutes: FastifyPluginAsyncTypebox<{ quotas: Quotas; clock: Clo
           'Daily quotas reset at midnight UTC. `?variant=earlier` answers the earlier variant: `user`, per-quota ' +
           '`allowed`/`resetTime`/`description`, `summary`, and X-RateLimit-* headers describing the daily quota ' +
           'closest to its limit. eventsPerImport is a ceiling per import, so its `used` is always 0.',
-        querystring: Type.Object(
-          { variant: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('earlier')])) },
-          { additionalProperties: false },
-        ),
+        querystring: QuotaQuery,
         response: {
-          // The earlier variant first: the serializer takes the first branch that fits, and only it has `user`.
-          200: Type.Union([
-            Type.Object({
-              user: Type.Object({
-                id: Type.Number(),
-                email: Type.String(),
-                role: Type.Union([Type.Literal('admin'), Type.Literal('user')]),
-                trustLevel: Type.String({ description: "'0' to '5'" }),
-              }),
-              quotas: shape(CountedEarlier, CeilingEarlier),
-              summary: Type.Object({
-                hasUnlimitedAccess: Type.Boolean(),
-                nextResetTime: Type.String({ format: 'date-time' }),
-              }),
-            }),
-            Type.Object({ quotas: shape(Counted, Ceiling) }),
-          ]),
+          200: QuotaAnswer,
           ...errorResponses(400, 401),
         },
       },

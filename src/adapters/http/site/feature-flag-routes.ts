@@ -1,26 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { FlagChanges } from './feature-flag-schemas.ts';
 import { changeFeatureFlags, readFeatureFlags } from '../../../application/site/feature-flags.ts';
-import { FEATURE_FLAG_NAMES, FEATURE_FLAGS } from '../../../domain/site/feature-flags.ts';
 import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_ONLY } from '../require-user.ts';
 import { NoQuery } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
-
-const Flags = Type.Object(
-  Object.fromEntries(
-    FEATURE_FLAG_NAMES.map((name) => [
-      name,
-      Type.Boolean({
-        description: `${FEATURE_FLAGS[name].description} (default ${FEATURE_FLAGS[name].default})`,
-      }),
-    ]),
-  ),
-  { $id: 'FeatureFlags' },
-);
-
-export const featureFlagSchemas = [Flags];
 
 export const featureFlagRoutes: FastifyPluginAsyncTypebox<{ flags: FeatureFlagStore }> = async (
   app,
@@ -49,13 +35,7 @@ export const featureFlagRoutes: FastifyPluginAsyncTypebox<{ flags: FeatureFlagSt
         summary: 'Change feature flags (admins)',
         description: 'Send only the flags to change. 401 without a login, 403 for non-admins.',
         querystring: NoQuery,
-        body: Type.Partial(
-          Type.Object(Object.fromEntries(FEATURE_FLAG_NAMES.map((name) => [name, Type.Boolean()]))),
-          {
-            additionalProperties: false,
-            minProperties: 1,
-          },
-        ),
+        body: FlagChanges,
         response: { 200: Type.Ref('FeatureFlags'), ...errorResponses(400, 401, 403) },
       },
     },

@@ -7,7 +7,8 @@ import { type ExploreOptions, exploreRoutes } from '../../web/explore.ts';
 import { scraperHelperRoutes } from '../../web/scraper-helper.ts';
 import type { HttpFeature } from '../http-feature.ts';
 import { adminJobRoutes } from './admin-job-routes.ts';
-import { featureFlagRoutes, featureFlagSchemas } from './feature-flag-routes.ts';
+import { featureFlagRoutes } from './feature-flag-routes.ts';
+import { featureFlagSchemas } from './feature-flag-schemas.ts';
 import { healthRoutes } from './health-routes.ts';
 import { siteNoticeRoutes } from './site-notice-routes.ts';
 

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from 'typebox';
 import {
   getLegalNotices,
   getNewsletterSettings,
@@ -10,27 +9,21 @@ import {
   updateNewsletterSettings,
 } from '../../../application/site/site-notices.ts';
 import { errorResponses } from '../error-body.ts';
-import { RecordId } from '../schemas.ts';
+import { NoQuery } from '../schemas.ts';
+import {
+  LegalNoticesChange,
+  LegalNoticesDoc,
+  NewsletterSettingsDoc,
+  NewsletterSubscription,
+  PreviewQuery,
+  Redirected,
+  Subscribed,
+} from './site-notice-schemas.ts';
 import { viewerOf } from '../viewer.ts';
 
 // Legal notices (public; admins set them), the newsletter subscription (public, rate limited) and
 // its service URL (admins), and the admins' preview redirect to the Explore page.
 
-const NoQuery = Type.Object({}, { additionalProperties: false });
-const Text = (maxLength: number) => Type.Union([Type.String({ maxLength }), Type.Null()]);
-const LegalNoticesDoc = Type.Object({
-  termsUrl: Text(2048),
-  privacyUrl: Text(2048),
-  registrationDisclaimer: Text(5000),
-  contactEmail: Text(254),
-});
-const NewsletterSettingsDoc = Type.Object(
-  { serviceUrl: Text(2048) },
-  {
-    additionalProperties: false,
-    description: 'Where subscriptions are POSTed as {"email": ...}; null: none',
-  },
-);
 const admin = { rateLimit: true, requiresUser: true } as const;
 const tags = ['system'];
 
@@ -60,7 +53,7 @@ export const siteNoticeRoutes: FastifyPluginAsync<{ notices: SiteNoticeDeps }> =
         summary: 'Change the legal notices (admins)',
         description: 'Fields left out stay; null or "" clears one. URLs must be http(s).',
         querystring: NoQuery,
-        body: Type.Partial(LegalNoticesDoc, { additionalProperties: false }),
+        body: LegalNoticesChange,
         response: { 200: LegalNoticesDoc, ...errorResponses(400, 401, 403, 429) },
       },
     },
@@ -109,9 +102,9 @@ export const siteNoticeRoutes: FastifyPluginAsync<{ notices: SiteNoticeDeps }> =
           '404 NEWSLETTER_NOT_CONFIGURED when none is set; 503 with NEWSLETTER_TIMEOUT, NEWSLETTER_REDIRECT_REFUSED, ' +
           'NEWSLETTER_REJECTED, SSRF_BLOCKED or NEWSLETTER_UNREACHABLE when the service did not take it.',
         querystring: NoQuery,
-        body: Type.Object({ email: Type.String({ maxLength: 254 }) }, { additionalProperties: false }),
+        body: NewsletterSubscription,
         response: {
-          200: Type.Object({ success: Type.Literal(true), message: Type.String() }),
+          200: Subscribed,
           ...errorResponses(400, 404, 429, 503),
         },
       },
@@ -132,15 +125,8 @@ export const siteNoticeRoutes: FastifyPluginAsync<{ notices: SiteNoticeDeps }> =
         description:
           '302 to `path` (default `/`, the Explore page) with the view of `event` (its place, day and dataset) or `dataset`. ' +
           '`path` must be a path of this site: `//host`, `/\\host`, schemes and control characters are a 400 UNSAFE_REDIRECT.',
-        querystring: Type.Object(
-          {
-            event: Type.Optional(RecordId),
-            dataset: Type.Optional(RecordId),
-            path: Type.Optional(Type.String({ maxLength: 2048 })),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 302: Type.Null(), ...errorResponses(400, 401, 403, 404, 429) },
+        querystring: PreviewQuery,
+        response: { 302: Redirected, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request, reply) => {
