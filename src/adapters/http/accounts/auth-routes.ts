@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { USER_ONLY } from '../require-user.ts';
-import { Type } from 'typebox';
 import { type LoginDeps, logIn, refreshSession } from '../../../application/accounts/log-in.ts';
 import {
   type AccountDeps,
@@ -17,7 +16,18 @@ import { clearTokenCookie, requireUser, setTokenCookie } from '../authentication
 import { errorResponses } from '../error-body.ts';
 import { MessageSchema, NoQuery } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
-import { Credentials } from './auth-schemas.ts';
+import {
+  AccountDeleted,
+  Credentials,
+  CurrentUser,
+  DeletionPreview,
+  EmailChange,
+  LoggedIn,
+  PasswordChange,
+  PasswordChanged,
+  PasswordConfirmation,
+  Refreshed,
+} from './auth-schemas.ts';
 
 type AuthRouteDeps = {
   login: LoginDeps;
@@ -43,12 +53,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
         querystring: NoQuery,
         body: Credentials,
         response: {
-          200: Type.Object({
-            message: Type.String(),
-            token: Type.String(),
-            exp: Type.Number({ description: 'Expiry, seconds since the epoch' }),
-            user: Type.Ref('User'),
-          }),
+          200: LoggedIn,
           ...errorResponses(400, 401, 429),
         },
       },
@@ -88,11 +93,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
         description: "Payload's convention: 200 with `user: null` when the caller is not logged in.",
         querystring: NoQuery,
         response: {
-          200: Type.Object({
-            user: Type.Union([Type.Ref('User'), Type.Null()]),
-            exp: Type.Optional(Type.Number()),
-            collection: Type.Optional(Type.Literal('users')),
-          }),
+          200: CurrentUser,
           ...errorResponses(400),
         },
       },
@@ -117,12 +118,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
           'sessionMaxAgeSeconds (config/quotas.yaml, 7 days) from the login: then 401 SESSION_TOO_OLD, log in again.',
         querystring: NoQuery,
         response: {
-          200: Type.Object({
-            message: Type.String(),
-            refreshedToken: Type.String(),
-            exp: Type.Number(),
-            user: Type.Ref('User'),
-          }),
+          200: Refreshed,
           ...errorResponses(400, 401),
         },
       },
@@ -181,15 +177,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
           'Needs the current password (attempts rate limited per account and per IP: 429). Every other session of ' +
           'the account is revoked.',
         querystring: NoQuery,
-        body: Type.Object(
-          {
-            currentPassword: Type.String({ maxLength: 1024 }),
-            newPassword: Type.String({ maxLength: 1024 }),
-          },
-          { additionalProperties: false },
-        ),
+        body: PasswordChange,
         response: {
-          200: Type.Object({ message: Type.String(), revokedSessions: Type.Integer() }),
+          200: PasswordChanged,
           ...errorResponses(400, 401, 429),
         },
       },
@@ -218,10 +208,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
           'whether or not the address is taken, so it reveals no account; the change is made only when the address is ' +
           'free (GET /api/users/me shows the address in use).',
         querystring: NoQuery,
-        body: Type.Object(
-          { password: Type.String({ maxLength: 1024 }), email: Type.String({ maxLength: 320 }) },
-          { additionalProperties: false },
-        ),
+        body: EmailChange,
         response: { 200: MessageSchema, ...errorResponses(400, 401, 429) },
       },
     },
@@ -246,7 +233,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
         summary: 'What deleting your account would delete',
         querystring: NoQuery,
         response: {
-          200: Type.Object({ summary: Type.Ref('DeletionSummary'), message: Type.String() }),
+          200: DeletionPreview,
           ...errorResponses(400, 401),
         },
       },
@@ -274,9 +261,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
           'Needs the password. Deletes the account, the catalogs it owns with their datasets and events, ' +
           'its sessions and quota usage. Read GET /api/account/deletion-summary first.',
         querystring: NoQuery,
-        body: Type.Object({ password: Type.String({ maxLength: 1024 }) }, { additionalProperties: false }),
+        body: PasswordConfirmation,
         response: {
-          200: Type.Object({ message: Type.String(), deleted: Type.Ref('DeletionSummary') }),
+          200: AccountDeleted,
           ...errorResponses(400, 401, 429),
         },
       },

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+
 import {
   createScheduledIngest,
   getScheduledIngest,
@@ -9,8 +9,8 @@ import {
 import { parseReviewDuplicates } from '../../../domain/ingest/review.ts';
 import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import { errorResponses } from '../error-body.ts';
-import { ScheduledRunDoc, scheduledRunDoc } from './ingest-schemas.ts';
-import { IdParams, RecordId } from '../schemas.ts';
+import { scheduledRunDoc } from './ingest-schemas.ts';
+import { IdParams } from '../schemas.ts';
 import { USER_ONLY } from '../require-user.ts';
 import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
@@ -19,9 +19,11 @@ import { webhookTriggerRoute } from '../webhook-routes.ts';
 import { webhookUrl } from '../public-url.ts';
 import {
   NoQuery,
-  ReviewDuplicatesField,
   Saved,
   ScheduleDoc,
+  ScheduledIngestChange,
+  ScheduledIngestCreate,
+  ScheduledRunStarted,
   scheduleDoc,
 } from './scheduled-ingest-schemas.ts';
 
@@ -58,21 +60,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
             'imports it like an upload, through the needs-review stage. The answer carries the webhook token once. ' +
             'Needs write access to the catalog (its owner or an admin): 404 for a catalog the caller cannot see, 403 for one they cannot change.',
           querystring: NoQuery,
-          body: Type.Object(
-            {
-              name: Type.String({ minLength: 1, maxLength: 255 }),
-              url: Type.String({ minLength: 1, maxLength: 2048 }),
-              schedule: Type.Optional(
-                Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()]),
-              ),
-              enabled: Type.Optional(Type.Boolean()),
-              catalog: RecordId,
-              dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
-              settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
-              reviewDuplicates: ReviewDuplicatesField,
-            },
-            { additionalProperties: false },
-          ),
+          body: ScheduledIngestCreate,
           response: { 201: Saved, ...errorResponses(400, 401, 403, 404) },
         },
       },
@@ -140,21 +128,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
             'Disabling revokes the webhook token; enabling issues a new one, returned once.',
           params: IdParams,
           querystring: NoQuery,
-          body: Type.Object(
-            {
-              name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-              url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-              schedule: Type.Optional(
-                Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()]),
-              ),
-              enabled: Type.Optional(Type.Boolean()),
-              catalog: Type.Optional(RecordId),
-              dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
-              settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
-              reviewDuplicates: ReviewDuplicatesField,
-            },
-            { additionalProperties: false },
-          ),
+          body: ScheduledIngestChange,
           response: { 200: Saved, ...errorResponses(400, 401, 403, 404) },
         },
       },
@@ -196,7 +170,7 @@ export const scheduledIngestRoutes: FastifyPluginAsync<ScheduledIngestRouteOptio
           params: IdParams,
           querystring: NoQuery,
           response: {
-            202: Type.Object({ success: Type.Literal(true), run: ScheduledRunDoc }),
+            202: ScheduledRunStarted,
             ...errorResponses(400, 401, 404, 409),
           },
         },

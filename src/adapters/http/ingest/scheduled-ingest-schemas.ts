@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
 import { REVIEW_DUPLICATES, type ReviewDuplicates } from '../../../domain/ingest/review.ts';
 import type { ScheduledIngest } from '../../../ports/ingest/schedule-store.ts';
+import { RecordId } from '../schemas.ts';
+import { ScheduledRunDoc } from './ingest-schemas.ts';
 
 // The schemas of the scheduled-import routes (scheduled-ingest-routes.ts): a schedule as the API
 // shows it, the saved answer, and the body fields they take.
@@ -38,7 +40,7 @@ export const Saved = Type.Object({
   ),
 });
 export const NoQuery = Type.Object({}, { additionalProperties: false });
-export const ReviewDuplicatesField = Type.Optional(
+const ReviewDuplicatesField = Type.Optional(
   Type.Unsafe<ReviewDuplicates>({
     type: 'string',
     enum: [...REVIEW_DUPLICATES],
@@ -67,3 +69,33 @@ export const scheduleDoc = (s: ScheduledIngest) => ({
   updatedAt: s.updatedAt,
 });
 /** The token, and the absolute URL to POST it to (from PUBLIC_BASE_URL: public-url.ts), shown once. */
+
+export const ScheduledIngestCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    schedule: Type.Optional(Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()])),
+    enabled: Type.Optional(Type.Boolean()),
+    catalog: RecordId,
+    dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
+    settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    reviewDuplicates: ReviewDuplicatesField,
+  },
+  { additionalProperties: false },
+);
+
+export const ScheduledIngestChange = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    schedule: Type.Optional(Type.Union([Type.String({ minLength: 9, maxLength: 120 }), Type.Null()])),
+    enabled: Type.Optional(Type.Boolean()),
+    catalog: Type.Optional(RecordId),
+    dataset: Type.Optional(Type.Union([RecordId, Type.Null()])),
+    settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    reviewDuplicates: ReviewDuplicatesField,
+  },
+  { additionalProperties: false },
+);
+
+export const ScheduledRunStarted = Type.Object({ success: Type.Literal(true), run: ScheduledRunDoc });

@@ -13,10 +13,17 @@ import { parseIngestSettings } from '../../../domain/ingest/settings.ts';
 import { errorResponses } from '../error-body.ts';
 import { fileDoc } from './ingest-docs.ts';
 import { SchemaPreview } from './ingest-schemas.ts';
-import { AllowanceDoc, ConfigurationProblemDoc, draftDoc, SheetDriftDoc } from './wizard-docs.ts';
+import { draftDoc } from './wizard-docs.ts';
 import { PREVIEW_CSV_PREFIX_BYTES, PREVIEW_TIME_BUDGET_MS } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
-import { DraftBody, Settings } from './wizard-schemas.ts';
+import {
+  DraftCheck,
+  DraftFromUrl,
+  DraftSaved,
+  DraftStart,
+  DraftUploaded,
+  DraftValidity,
+} from './wizard-schemas.ts';
 
 // The import wizard's JSON steps after `POST /api/ingest-files` with `start=false`: configure (store
 // the settings, optionally start), validate-preview (check them against the file's first rows,
@@ -50,17 +57,10 @@ export const ingestWizardRoutes: FastifyPluginAsync<WizardRouteOptions> = async 
           'and starts the import: 201 with the ingest file, queued like any upload (quotas taken now). 404 for an upload ' +
           'that is not the caller’s, 409 IMPORT_ALREADY_STARTED or UPLOAD_EXPIRED.',
         querystring: NoQuery,
-        body: Type.Object(
-          { ...DraftBody, start: Type.Optional(Type.Boolean()) },
-          { additionalProperties: false },
-        ),
+        body: DraftStart,
         response: {
-          200: Type.Object({ draft: Type.Ref('IngestDraftDoc'), message: Type.String() }),
-          201: Type.Object({
-            doc: Type.Ref('IngestFileDoc'),
-            draft: Type.Ref('IngestDraftDoc'),
-            message: Type.String(),
-          }),
+          200: DraftSaved,
+          201: DraftUploaded,
           ...errorResponses(400, 401, 403, 404, 409, 429),
         },
       },
@@ -107,16 +107,9 @@ export const ingestWizardRoutes: FastifyPluginAsync<WizardRouteOptions> = async 
           '(uploads and import jobs today, file size, events per import, events left), each with what will happen ' +
           'and the numbers. 404 / 409 as configure.',
         querystring: NoQuery,
-        body: Type.Object(DraftBody, { additionalProperties: false }),
+        body: DraftCheck,
         response: {
-          200: Type.Object({
-            valid: Type.Boolean(),
-            problems: Type.Array(ConfigurationProblemDoc),
-            draft: Type.Ref('IngestDraftDoc'),
-            ...SchemaPreview.properties,
-            drift: Type.Array(SheetDriftDoc),
-            allowance: AllowanceDoc,
-          }),
+          200: DraftValidity,
           ...errorResponses(400, 401, 404, 409, 429),
         },
       },
@@ -156,10 +149,7 @@ export const ingestWizardRoutes: FastifyPluginAsync<WizardRouteOptions> = async 
           'POST /api/ingest/preview; nothing is kept. A URL that cannot be fetched is a 400 naming why (SSRF_BLOCKED, ' +
           'URL_TIMEOUT, FILE_TOO_LARGE, TOO_MANY_REDIRECTS, URL_FETCH_FAILED).',
         querystring: NoQuery,
-        body: Type.Object(
-          { url: Type.String({ minLength: 1, maxLength: 2048 }), settings: Type.Optional(Settings) },
-          { additionalProperties: false },
-        ),
+        body: DraftFromUrl,
         response: { 200: SchemaPreview, ...errorResponses(400, 401, 429) },
       },
     },

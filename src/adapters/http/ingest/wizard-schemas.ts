@@ -1,8 +1,10 @@
 import { Type } from 'typebox';
 import { RecordId } from '../schemas.ts';
+import { SchemaPreview } from './ingest-schemas.ts';
+import { AllowanceDoc, ConfigurationProblemDoc, SheetDriftDoc } from './wizard-docs.ts';
 
 // The schemas of the wizard's steps (wizard-routes.ts): the settings and target a draft is configured with.
-export const Settings = Type.Object(
+const Settings = Type.Object(
   {},
   {
     additionalProperties: true,
@@ -14,7 +16,7 @@ export const Settings = Type.Object(
 const Dataset = Type.Union([RecordId, Type.Literal('new'), Type.Object({}, { additionalProperties: true })], {
   description: 'Target of sheet 0: a dataset id of the catalog, "new" (default) or {newDataset: {title}}',
 });
-export const DraftBody = {
+const DraftBody = {
   draft: Type.Integer({
     minimum: 1,
     maximum: Number.MAX_SAFE_INTEGER,
@@ -23,3 +25,32 @@ export const DraftBody = {
   settings: Type.Optional(Settings),
   dataset: Type.Optional(Dataset),
 };
+
+export const DraftStart = Type.Object(
+  { ...DraftBody, start: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+
+export const DraftSaved = Type.Object({ draft: Type.Ref('IngestDraftDoc'), message: Type.String() });
+
+export const DraftUploaded = Type.Object({
+  doc: Type.Ref('IngestFileDoc'),
+  draft: Type.Ref('IngestDraftDoc'),
+  message: Type.String(),
+});
+
+export const DraftCheck = Type.Object(DraftBody, { additionalProperties: false });
+
+export const DraftValidity = Type.Object({
+  valid: Type.Boolean(),
+  problems: Type.Array(ConfigurationProblemDoc),
+  draft: Type.Ref('IngestDraftDoc'),
+  ...SchemaPreview.properties,
+  drift: Type.Array(SheetDriftDoc),
+  allowance: AllowanceDoc,
+});
+
+export const DraftFromUrl = Type.Object(
+  { url: Type.String({ minLength: 1, maxLength: 2048 }), settings: Type.Optional(Settings) },
+  { additionalProperties: false },
+);

@@ -19,12 +19,15 @@ import { errorResponses } from '../error-body.ts';
 import { ListQuerySchema, PageSchema } from '../schemas.ts';
 import { viewerOf } from '../viewer.ts';
 import {
+  DepthQuery,
   IdParams,
   NoQuery,
   RepoCreate,
   RepoUpdate,
+  ScraperRepoSaved,
+  ScraperRunCancelled,
+  ScraperSaved,
   ScraperUpdate,
-  strict,
 } from './scraper-collection-schemas.ts';
 
 // The scraper collections in Payload's REST shape (spec: `/api/{collection}`): scraper-repos,
@@ -82,10 +85,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
           summary: `Read one ${LABELS[collection]}`,
           description: "404 also for another user's document.",
           params: IdParams,
-          querystring: Type.Object(
-            { depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })) },
-            strict,
-          ),
+          querystring: DepthQuery,
           response: { 200: docRef, ...errorResponses(400, 401, 403, 404, 429) },
         },
       },
@@ -130,11 +130,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
         querystring: NoQuery,
         body: RepoUpdate,
         response: {
-          200: Type.Object({
-            doc: Type.Ref('ScraperRepoDoc'),
-            message: Type.String(),
-            syncQueued: Type.Boolean(),
-          }),
+          200: ScraperRepoSaved,
           ...errorResponses(400, 401, 403, 404, 409, 413, 429),
         },
       },
@@ -186,11 +182,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
         querystring: NoQuery,
         body: ScraperUpdate,
         response: {
-          200: Type.Object({
-            doc: Type.Ref('ScraperDoc'),
-            message: Type.String(),
-            webhookToken: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
-          }),
+          200: ScraperSaved,
           ...errorResponses(400, 401, 403, 404, 429),
         },
       },
@@ -219,11 +211,7 @@ export const scraperCollectionRoutes: FastifyPluginAsyncTypebox<ScraperCollectio
         params: IdParams,
         querystring: NoQuery,
         response: {
-          200: Type.Object({
-            doc: Type.Ref('ScraperRunDoc'),
-            message: Type.String(),
-            cancelled: Type.Boolean(),
-          }),
+          200: ScraperRunCancelled,
           ...errorResponses(400, 401, 403, 404, 429),
         },
       },

@@ -8,7 +8,7 @@ import { ImportOutcomeDoc } from '../import-outcome-doc.ts';
 // scraper-repos, scrapers and scraper-runs, and the bodies that create and change them.
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time' });
-export const strict = { additionalProperties: false } as const;
+const strict = { additionalProperties: false } as const;
 /** An id or null to clear it; `const: null` because the app's type coercion would turn 0 into null. */
 const NullableId = Type.Union([Type.Integer({ minimum: 1 }), Type.Unsafe<null>({ const: null })]);
 const RunStatus = Type.Union(
@@ -171,3 +171,26 @@ export const ScraperUpdate = Type.Object(
 
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 export const NoQuery = Type.Object({}, strict);
+
+export const DepthQuery = Type.Object(
+  { depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })) },
+  strict,
+);
+
+export const ScraperRepoSaved = Type.Object({
+  doc: Type.Ref('ScraperRepoDoc'),
+  message: Type.String(),
+  syncQueued: Type.Boolean(),
+});
+
+export const ScraperSaved = Type.Object({
+  doc: Type.Ref('ScraperDoc'),
+  message: Type.String(),
+  webhookToken: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+});
+
+export const ScraperRunCancelled = Type.Object({
+  doc: Type.Ref('ScraperRunDoc'),
+  message: Type.String(),
+  cancelled: Type.Boolean(),
+});
