@@ -183,15 +183,31 @@ t.test('exports: a file format needs a file store', async (t) => {
 });
 
 t.test('tiles: the coordinates are checked before the tile is read', async (t) => {
-  const { port, calls } = fakeTileReader({ vectorTile: async () => new Uint8Array([1, 2]) });
+  const { port, calls } = fakeTileReader({
+    dataVersion: async () => '7-42',
+    vectorTile: async () => new Uint8Array([1, 2]),
+  });
   await refusedFor(t, renderTile({ tiles: port }, viewer, { z: '1', x: '0', y: '0.png' }, {}), 'y');
   await refusedFor(t, renderTile({ tiles: port }, viewer, { z: '1', x: '2', y: '0.mvt' }, {}), 'x');
   t.same(calls, []);
-  t.same(
-    await renderTile({ tiles: port }, viewer, { z: '1', x: '1', y: '0.mvt' }, {}),
-    new Uint8Array([1, 2]),
-  );
-  t.same(calls[0]?.args[2], { z: 1, x: 1, y: 0 });
+  t.same(await renderTile({ tiles: port }, viewer, { z: '1', x: '1', y: '0.mvt' }, {}), {
+    rule: 'revalidate',
+    tile: new Uint8Array([1, 2]),
+    version: '7-42',
+  });
+  t.same(calls.at(-1)?.args[2], { z: 1, x: 1, y: 0 });
+});
+
+t.test('tiles: a URL at the current version is immutable; at another, not drawn', async (t) => {
+  const { port, calls } = fakeTileReader({
+    dataVersion: async () => '7-42',
+    vectorTile: async () => new Uint8Array([3]),
+  });
+  const at = (v: string) => renderTile({ tiles: port }, viewer, { z: '0', x: '0', y: '0.mvt' }, { v });
+  t.match(await at('7-42'), { rule: 'immutable', version: '7-42' });
+  const drawn = calls.filter((call) => call.method === 'vectorTile').length;
+  t.same(await at('6-40'), { rule: 'moved', version: '7-42' }, 'an old version is sent to the current one');
+  t.equal(calls.filter((call) => call.method === 'vectorTile').length, drawn, 'and no tile is drawn for it');
 });
 
 t.test('the extent is the read model’s, passed on', async (t) => {
