@@ -121,7 +121,10 @@ t.test(
 
     const second = await startRunner(dataDir);
     t.teardown(() => second.child.kill('SIGTERM'));
-    t.match(second.log(), /removed the containers and workspaces of a runner that ended without cleaning up/);
+    t.match(
+      second.log(),
+      /removed the containers, workspaces and address reservations left by a runner or podman that ended without cleaning up/,
+    );
     t.notOk(containerExists(runId), 'the orphaned container is gone');
     t.same(readdirSync(dataDir), [], 'the orphaned workspace is gone');
     t.notMatch(readFileSync('/proc/self/mountinfo', 'utf8'), dataDir, 'its file systems are unmounted');
