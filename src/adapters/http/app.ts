@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { ErrorBody } from './error-body.ts';
 import { installRequestLogging, requestIdFor } from './request-logging.ts';
 import { installErrorHandling } from './error-handling.ts';
@@ -111,7 +111,9 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
     // request-logging.ts: UUIDs or the caller's X-Request-Id, one redacted line per request.
     genReqId: requestIdFor,
     requestIdHeader: false,
-    disableRequestLogging: true,
+    // request-logging.ts writes the one line per request; Fastify's own lines are off (the
+    // LogController form: the top-level disableRequestLogging is deprecated in Fastify 5.12).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     routerOptions: { maxParamLength: 200 },
     trustProxy: options.trustProxy ?? false,
