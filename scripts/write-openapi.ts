@@ -1,5 +1,6 @@
 // Writes docs/openapi.json from the route schemas, so the committed contract follows the code.
 // The test run fails when the two differ (test/integration/service/openapi.test.ts).
+import type { SavedViewStore } from '../src/ports/site/saved-view-store.ts';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PgBoss } from 'pg-boss';
@@ -33,6 +34,7 @@ const app = await buildHttpApp(
     features: [
       siteHttp({
         version: VERSION,
+        views: { views: new Proxy({}, { get: () => unused }) as SavedViewStore },
         health: {
           database: { ping: unused, postgis: unused, pendingMigrations: unused },
           environment: { missingVariables: () => [] },

@@ -150,7 +150,7 @@ export async function composeServices(
         // their hooks' order, which is that of the document's shared schemas): here, not inside
         // one feature's routes, is where the features' routes interleave.
         features: [
-          site.http({ replicas: read.replicas }),
+          site.http({ replicas: read.replicas, csrfSecret }),
           read.http(),
           ingest.http({ triggerScraperWebhook: scrapers.triggers.triggerWebhook, csrfSecret }),
           site.adminHttp(),

@@ -8,6 +8,7 @@ export const SITE_NAV: readonly (readonly [href: string, label: string])[] = [
   ['/account/imports', 'My imports'],
   ['/account/scheduled-imports', 'Scheduled imports'],
   ['/account/scrapers', 'Scrapers'],
+  ['/account/views', 'Saved views'],
   ['/account', 'Account'],
   ['/', 'Explore'],
 ];

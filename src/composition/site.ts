@@ -10,6 +10,9 @@ import type { ReplicaSet } from '../adapters/postgres/read-replicas.ts';
 import { postgresDatabaseStatus } from '../adapters/postgres/site/database-status.ts';
 import { postgresFeatureFlagStore } from '../adapters/postgres/site/feature-flag-store.ts';
 import { postgresSiteSettings } from '../adapters/postgres/site/site-settings.ts';
+import { postgresSavedViewStore } from '../adapters/postgres/site/saved-view-store.ts';
+import { savedViewsPage } from '../adapters/pages/site/saved-views-page.ts';
+import type { SavedViewDeps } from '../application/site/saved-views.ts';
 import { httpRunnerStatus } from '../adapters/runner/runner-health.ts';
 import type { AdminJobsDeps } from '../application/site/admin-jobs.ts';
 import { isFeatureEnabled } from '../application/site/feature-flags.ts';
@@ -45,6 +48,7 @@ export function composeSite(
     production: config.nodeEnv === 'production',
   };
   // The admin's switch (PATCH /api/feature-flags), read on every check so it takes effect at once.
+  const views: SavedViewDeps = { views: postgresSavedViewStore(on) };
   const flagCheck: FeatureFlagCheck = { isEnabled: (flag) => isFeatureEnabled(flags, flag) };
   return {
     flags,
@@ -55,10 +59,14 @@ export function composeSite(
     adminHttp: (): HttpFeature => siteAdminHttp({ adminJobs, notices }),
     /** GET/PATCH /api/feature-flags (placed by src/compose.ts). */
     flagsHttp: (): HttpFeature => featureFlagsHttp({ flags }),
-    /** `/`, the scraper helper package and /api/health (which reports the read replicas too). */
-    http: ({ replicas }: { replicas: ReplicaSet | undefined }): HttpFeature =>
+    /** `/`, saved views and their embeds, the scraper helper package and /api/health (with the replicas). */
+    http: ({ replicas, csrfSecret }: { replicas: ReplicaSet | undefined; csrfSecret: string }): HttpFeature =>
       siteHttp({
         version: infra.version,
+        views,
+        pages: async (app) => {
+          await app.register(savedViewsPage, { views, csrfSecret });
+        },
         health: {
           database: postgresDatabaseStatus(on, loadMigrations()),
           environment: { missingVariables: () => missingVariables(config) },

@@ -172,3 +172,17 @@ export function checkStandingChange(
     throw new ForbiddenError('An admin cannot change their own role', 'STANDING_CHANGE_FORBIDDEN');
   }
 }
+
+// Saved views of the Explore page (issue 38 §1): a public view opens for everyone, a private one for
+// its owner and admins; only they change or delete it. The events a view shows are still each
+// viewer's own (the read API decides them), so a public view of private data shows nothing private.
+
+type ViewAccessFacts = { ownerId: number; isPublic: boolean };
+
+export function canReadView(viewer: Viewer, view: ViewAccessFacts): boolean {
+  return view.isPublic || canWriteView(viewer, view);
+}
+
+export function canWriteView(viewer: Viewer, view: ViewAccessFacts): boolean {
+  return isAdmin(viewer) || (viewer !== null && view.ownerId === viewer.id);
+}

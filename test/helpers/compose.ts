@@ -4,6 +4,7 @@ import type { AccountsDeps } from '../../src/adapters/http/accounts/account-hook
 import { siteHttp } from '../../src/adapters/http/site/site-http.ts';
 import { createMetrics } from '../../src/adapters/metrics/registry.ts';
 import { loadMigrations } from '../../src/adapters/postgres/migrator.ts';
+import { postgresSavedViewStore } from '../../src/adapters/postgres/site/saved-view-store.ts';
 import { postgresDatabaseStatus } from '../../src/adapters/postgres/site/database-status.ts';
 import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
 import type { ScraperDeps } from '../../src/application/scrapers/scraper-deps.ts';
@@ -34,6 +35,7 @@ export function composeAccounts(config: Config, pool: DatabasePool): AccountsDep
 export function siteHttpOn(pool: DatabasePool) {
   return siteHttp({
     version: 'test',
+    views: { views: postgresSavedViewStore(pool) },
     health: {
       database: postgresDatabaseStatus(pool, loadMigrations()),
       environment: { missingVariables: () => [] },

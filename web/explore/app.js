@@ -11,6 +11,7 @@ import { markerButton } from './markers.js';
 import { drawFilterControls } from './filters.js';
 import { fitOf } from './fit.js';
 import { baseStyle } from './basemap.js';
+import { setupSaveView } from './save-view.js';
 import { drawnTiles, hideTiles, showTiles, TILE_LAYERS, TILE_SOURCE, tileZoom } from './tiles.js';
 
 const PAGE_SIZE = 20;
@@ -21,8 +22,9 @@ const EXACT_ZOOM = 16;
 /** @param {string} id */
 const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const settings = JSON.parse(byId('explore-settings').textContent ?? '{}');
-const state = readState(window.location.search);
-const hadView = new URLSearchParams(window.location.search).has('zoom');
+const initialQuery = settings.view ?? window.location.search; // an embed: its saved view's state
+const state = readState(initialQuery);
+const hadView = new URLSearchParams(initialQuery).has('zoom');
 /** MapLibre GL JS, served by this service from its npm package (versioned URL, cached for good). */
 const maplibregl = await import(`${settings.maplibre}/maplibre-gl.mjs`);
 
@@ -329,9 +331,7 @@ function spotParams(/** @type {number} */ lng, /** @type {number} */ lat, d = 1e
 /** @type {any[]} */
 let catalogs = [];
 
-function drawFilters() {
-  drawFilterControls(catalogs, state, filtersChanged);
-}
+const drawFilters = () => drawFilterControls(catalogs, state, filtersChanged);
 
 async function loadFilters() {
   try {
@@ -360,7 +360,7 @@ function saveState() {
     state.lat = center.lat;
     state.zoom = map.getZoom();
   }
-  window.history.replaceState(null, '', writeState(state));
+  if (!settings.embed) window.history.replaceState(null, '', writeState(state));
 }
 
 /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -495,4 +495,5 @@ async function start() {
 }
 
 /** @type {any} */ (window).explore = { map, state, status };
+if (!settings.embed) setupSaveView(() => (saveState(), state));
 void start();

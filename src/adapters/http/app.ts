@@ -206,6 +206,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
             'Payload CMS-style collection endpoints with collection-level access control (internal API)',
         },
         { name: 'scrapers', description: 'Scraper repos, scrapers and runs (internal)' },
+        { name: 'views', description: 'Saved views of the Explore page, their short links and embeds' },
       ],
     },
     ...OPENAPI_DOCUMENT_HOOKS,

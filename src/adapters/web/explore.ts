@@ -8,6 +8,8 @@ import { basemapArchive } from '../files/basemap-archive.ts';
 import { SITE_NAV } from '../site-navigation.ts';
 import { BASEMAP_STYLE_URL, basemapRoutes, FONTS, GLYPHS_URL } from './basemap.ts';
 import { placeLabelsOffThread } from './place-labels.ts';
+import { savedViewPages } from './saved-view-pages.ts';
+import type { SavedViewDeps } from '../../application/site/saved-views.ts';
 import {
   IMMUTABLE,
   JAVASCRIPT,
@@ -38,6 +40,8 @@ export type ExploreOptions = {
   basemapArchive?: string | undefined;
   /** What `GET /` answers to a client asking for JSON. */
   index: Record<string, string>;
+  /** Saved views: their short links `/v/{code}` and embeds `/embed/{code}` (saved-view-pages.ts). */
+  views?: SavedViewDeps | undefined;
 };
 
 const PAGE_FILES: Record<string, string> = {
@@ -52,6 +56,7 @@ const PAGE_FILES: Record<string, string> = {
   'fit.js': JAVASCRIPT,
   'markers.js': JAVASCRIPT,
   'basemap.js': JAVASCRIPT,
+  'save-view.js': JAVASCRIPT,
   'explore.css': 'text/css; charset=utf-8',
 };
 
@@ -176,20 +181,23 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
     tileAttribution: options.tileAttribution ?? null,
     version: options.version,
   };
-  const csp = [
-    "default-src 'self'",
-    "script-src 'self'",
-    // MapLibre sets inline styles on its canvas and markers.
-    "style-src 'self' 'unsafe-inline'",
-    `img-src 'self' data: blob:${originOf(options.tileUrl)}`,
-    `connect-src 'self'${originOf(options.tileUrl)}`,
-    "worker-src 'self'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-  ].join('; ');
+  const cspWith = (frameAncestors: string) =>
+    [
+      "default-src 'self'",
+      "script-src 'self'",
+      // MapLibre sets inline styles on its canvas and markers.
+      "style-src 'self' 'unsafe-inline'",
+      `img-src 'self' data: blob:${originOf(options.tileUrl)}`,
+      `connect-src 'self'${originOf(options.tileUrl)}`,
+      "worker-src 'self'",
+      `frame-ancestors ${frameAncestors}`,
+      "base-uri 'none'",
+      "form-action 'self'",
+    ].join('; ');
+  const csp = cspWith("'none'");
+  const script = options.basemapArchive ? pmtilesScript : null;
   const page = staticFile(
-    Buffer.from(explorePage(settings, options.basemapArchive ? pmtilesScript : null).text),
+    Buffer.from(explorePage(settings, script).text),
     'text/html; charset=utf-8',
     'no-cache',
   );
@@ -199,17 +207,27 @@ export async function exploreRoutes(app: FastifyInstance, options: ExploreOption
     reply.header('Content-Security-Policy', csp).header('X-Frame-Options', 'DENY').header('Vary', 'Accept');
     return sendStaticFile(request, reply, page);
   });
+  if (options.views) {
+    await savedViewPages(app, {
+      views: options.views,
+      embedPage: (view) => explorePage({ ...settings, ...view }, script, view).text,
+      cspWith,
+    });
+  }
 }
 
 type PageSettings = { maplibre: string; version: string } & Record<string, unknown>;
 
-function explorePage(settings: PageSettings, pmtilesScript: string | null) {
+/** An embed: the map and timeline of a saved view, without the page's chrome. */
+type EmbedOf = { embed: true; view: string; title: string; link: string };
+
+function explorePage(settings: PageSettings, pmtilesScript: string | null, embed?: EmbedOf) {
   return html`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>Explore · Chronomap</title>
+        <title>${embed ? `${embed.title} · Chronomap` : 'Explore · Chronomap'}</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="${settings.maplibre}/maplibre-gl.css" />
         <link rel="stylesheet" href="/explore/explore.css" />
@@ -218,9 +236,18 @@ function explorePage(settings: PageSettings, pmtilesScript: string | null) {
         ${pmtilesScript ? html`<script src="${pmtilesScript}"></script>` : ''}
         <script type="module" src="/explore/app.js"></script>
       </head>
-      <body>
+      <body class="${embed ? 'embed' : ''}">
         <a class="skip" href="#event-list">Skip to the list of events</a>
-        <header class="top">
+        ${
+          embed
+            ? html`<header class="embed-top">
+                <a href="${embed.link}" target="_blank" rel="noopener">${embed.title}</a>
+                <span>Chronomap</span>
+                <p id="summary" role="status" aria-live="polite">Loading…</p>
+              </header>`
+            : ''
+        }
+        <header class="top" ${embed ? html`hidden` : ''}>
           <h1>Chronomap <span>Explore</span></h1>
           <nav class="site" aria-label="Site">
             ${SITE_NAV.map(
@@ -228,7 +255,7 @@ function explorePage(settings: PageSettings, pmtilesScript: string | null) {
                 html`<a href="${href}" ${href === '/' ? html`aria-current="page"` : ''}>${label}</a>`,
             )}
           </nav>
-          <p id="summary" role="status" aria-live="polite">Loading…</p>
+          ${embed ? '' : html`<p id="summary" role="status" aria-live="polite">Loading…</p>`}
         </header>
         <main class="layout">
           <section class="filters" aria-labelledby="filters-title">
@@ -257,6 +284,22 @@ function explorePage(settings: PageSettings, pmtilesScript: string | null) {
                 <option value="tiles">Vector tiles</option>
               </select>
             </details>
+            ${
+              embed
+                ? ''
+                : html` <details id="save-view">
+                    <summary>Save this view</summary>
+                    <form id="save-view-form">
+                      <label for="view-title">Title</label>
+                      <input id="view-title" name="title" maxlength="200" required />
+                      <label
+                        ><input type="checkbox" id="view-public" /> Anyone with the link may open it</label
+                      >
+                      <button type="submit">Save</button>
+                    </form>
+                    <p id="save-view-result" role="status" aria-live="polite"></p>
+                  </details>`
+            }
           </section>
           <section class="map-area" aria-label="Map">
             <div

@@ -15,6 +15,7 @@ import {
 import { htmlRows, scheduleRows } from './route-authorization-pages.ts';
 import { importListRows } from './route-authorization-imports.ts';
 import { scraperRows } from './route-authorization-scrapers.ts';
+import { viewRows } from './route-authorization-views.ts';
 
 // The route authorization matrix: for every route the app registers, what an anonymous caller, a
 // stranger (another logged-in user), the owner of the fixture's resources and an admin get. The
@@ -504,6 +505,8 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
 
   // Scrapers.
   ...scraperRows(),
+  // Saved views, their short links, embeds and account page.
+  ...viewRows(),
 
   // HTML pages: the admin dashboard and the account's scraper pages (anonymous: to the login page).
   ...htmlRows(),

@@ -33,6 +33,7 @@ t.test('the account pages and Explore share one navigation; the brand link goes 
     '/account/imports/new',
     '/account/scheduled-imports',
     '/account/scrapers',
+    '/account/views',
   ]) {
     const asUser = await app.inject({
       method: 'GET',

@@ -1,0 +1,111 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { launchChromium, screenshots } from '../helpers/browser.ts';
+import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
+
+// Saved views and embeds in Debian's Chromium (issue 38 §1–2, §6): a user saves the Explore page's
+// view, makes it public on /account/views and allows one site to embed it; a page of that site
+// frames the embed (map and timeline, no chrome) and a page of another origin is refused by the
+// browser itself (Content-Security-Policy frame-ancestors). With CHRONOMAP_SCREENSHOTS=1 the run
+// refreshes docs/screenshots/saved-views.png and embed.png.
+
+const CSV =
+  'time,latitude,longitude,title\n2026-01-01T00:00:00Z,35.68,139.69,Tokyo\n2026-01-02T00:00:00Z,34.69,135.50,Osaka\n';
+
+/** A web site of someone else's: one page that frames `embed`, at http://{host}:{port}/. */
+async function framingSite(t: Test, embed: () => string) {
+  const server = createServer((_request, response) => {
+    response.setHeader('content-type', 'text/html; charset=utf-8');
+    response.end(
+      `<!doctype html><title>News</title><h1>Our story</h1>` +
+        `<iframe id="chronomap" src="${embed()}" width="900" height="560" style="border:0"></iframe>`,
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return (server.address() as AddressInfo).port;
+}
+
+t.test('save a view, allow a site, and embed it there (and nowhere else)', async (t) => {
+  const { app, catalogId, user } = await ingestApp(t);
+  const doc = (
+    (await upload(app, catalogId, { name: 'japan.csv', content: CSV })).json() as { doc: UploadedDoc }
+  ).doc;
+  t.equal((await waitForFile(app, doc.id)).status, 'completed');
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium(t, { webgl: true });
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+  const shot = screenshots(t, page);
+
+  await page.goto(`${base}/account/views`);
+  await page.fill('input[name=email]', user.email);
+  await page.fill('input[name=password]', user.password);
+  await page.click('button[type=submit]');
+  t.equal(new URL(page.url()).pathname, '/account/views', 'the login comes back to the views page');
+  t.match(await page.textContent('main'), /No saved views yet/);
+
+  // The Explore page on Japan, saved with "Save this view".
+  await page.goto(`${base}/?lng=137.5&lat=35.5&zoom=4.5&startDate=2026-01-01&endDate=2026-01-31`);
+  await page.click('#save-view summary');
+  await page.fill('#view-title', 'Japan, January');
+  await page.click('#save-view-form button[type=submit]');
+  await page.waitForSelector('#save-view-result a');
+  const link = (await page.getAttribute('#save-view-result a', 'href')) as string;
+  t.match(link, /\/v\/[A-Za-z0-9]{10}$/, 'the saved view has a short link');
+  const code = link.slice(-10);
+
+  // The short link brings the Explore page back to the same view.
+  await page.goto(link);
+  const opened = new URL(page.url());
+  t.equal(opened.pathname, '/');
+  t.equal(opened.searchParams.get('startDate'), '2026-01-01');
+  t.equal(Number(opened.searchParams.get('lng')).toFixed(1), '137.5');
+
+  const allowedPort = await framingSite(t, () => `${base}/embed/${code}`);
+  const allowed = `http://localhost:${allowedPort}`;
+  // The same server under another name is another origin, which the list does not hold.
+  const other = `http://127.0.0.1:${allowedPort}`;
+
+  await page.goto(`${base}/account/views`);
+  await page.click(`#view-${code} form[action$="/public"] button`);
+  t.match(await page.textContent('.flash'), /public/);
+  await page.fill(`#origins-${code}`, allowed);
+  await page.click(`#view-${code} form[action$="/embed"] button`);
+  t.match(await page.textContent('.flash'), /allowed sites were saved/);
+  const snippet = await page.inputValue(`#snippet-${code}`);
+  t.match(snippet, new RegExp(`<iframe src="${base}/embed/${code}"`), 'a snippet to copy');
+  await shot('saved-views');
+
+  // An allowed site frames the map and timeline without the page's chrome.
+  const host = await (await browser.newContext({ viewport: { width: 1000, height: 700 } })).newPage();
+  await host.goto(`${allowed}/`);
+  const frame = host.frameLocator('#chronomap');
+  await frame.locator('body.embed #map canvas').waitFor({ timeout: 30_000 });
+  t.equal(await frame.locator('#timeline').count(), 1, 'the timeline is there');
+  t.equal(await frame.locator('#save-view').count(), 0, 'no page chrome in the embed');
+  t.match(await frame.locator('.embed-top a').textContent(), 'Japan, January');
+  // Drawn: the page's requests done and MapLibre idle (both bounded; the tiles come from the API).
+  const inner = host.frames().find((f) => f.url().includes('/embed/'));
+  await inner?.locator('body:not([data-loading])').waitFor({ timeout: 30_000 });
+  await inner?.evaluate(
+    // Browser code as text: MapLibre's 'idle' (the tiles drawn), bounded by 10 s.
+    `new Promise((resolve) => { window.explore.map.once('idle', resolve); setTimeout(resolve, 10000); })`,
+  );
+  await screenshots(t, host)('embed');
+
+  // Another origin: Chromium refuses to draw the frame.
+  const refused = await (await browser.newContext()).newPage();
+  const blocked: string[] = [];
+  refused.on('console', (message) => blocked.push(message.text()));
+  await refused.goto(`${other}/`);
+  const embedFrame = refused.frames().find((f) => f !== refused.mainFrame());
+  t.ok(embedFrame, 'the frame exists');
+  const hasMap = await embedFrame!.evaluate("document.querySelector('#map') !== null").catch(() => false);
+  t.equal(hasMap, false, 'but the embed is not drawn in it');
+  t.ok(
+    blocked.some((text) => /frame-ancestors/.test(text)),
+    `the browser says why: ${blocked.join(' | ').slice(0, 300)}`,
+  );
+});
