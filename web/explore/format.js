@@ -20,6 +20,18 @@ export function formatDate(iso) {
   return iso.slice(0, 10);
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * A timeline label for a bucket that starts at `iso` and lasts `bucketMs`: the date, or, for buckets
+ * shorter than a day (a view of a few days), the day and the time, so the ticks of one day are not
+ * all the same date.
+ * @param {string} iso @param {number} bucketMs
+ */
+export function bucketLabel(iso, bucketMs) {
+  return bucketMs >= DAY_MS ? formatDate(iso) : `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
+}
+
 /** @param {string} iso */
 export function formatDateTime(iso) {
   return iso.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');

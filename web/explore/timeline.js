@@ -1,7 +1,7 @@
 // The timeline: an SVG histogram of /api/v1/events/temporal. Dragging across it selects a range of
 // whole buckets (the brush); the page turns that into startDate/endDate for the map and the list.
 
-import { formatCount, formatDate } from './format.js';
+import { bucketLabel, formatCount, formatDate, formatDateTime } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const HEIGHT = 110;
@@ -86,6 +86,9 @@ export class Timeline {
       const step = inner / buckets.length;
       const max = Math.max(1, ...buckets.map((bucket) => bucket.count));
       const plot = HEIGHT - AXIS - 4;
+      const first = buckets[0];
+      const bucketMs = first ? Date.parse(first.dateEnd) - Date.parse(first.date) : Infinity;
+      const subDay = bucketMs < 86_400_000;
       buckets.forEach((bucket, index) => {
         const height = bucket.count === 0 ? 0 : Math.max(2, (bucket.count / max) * plot);
         const start = Date.parse(bucket.date);
@@ -101,7 +104,8 @@ export class Timeline {
           'data-count': bucket.count,
         });
         const tip = svg('title', {});
-        tip.textContent = `${formatDate(bucket.date)} – ${formatDate(bucket.dateEnd)}: ${formatCount(bucket.count)}`;
+        const when = subDay ? formatDateTime : formatDate;
+        tip.textContent = `${when(bucket.date)} – ${when(bucket.dateEnd)}: ${formatCount(bucket.count)}`;
         bar.append(tip);
         root.append(bar);
       });
@@ -120,7 +124,7 @@ export class Timeline {
           class: 'tick',
           'text-anchor': i === 0 ? 'start' : i === ticks ? 'end' : 'middle',
         });
-        text.textContent = formatDate(bucket.date);
+        text.textContent = bucketLabel(bucket.date, bucketMs);
         root.append(text);
       }
       const brush = svg('rect', {
