@@ -51,7 +51,7 @@ const BOUNDS_FACTS = documented({
   properties: { north: Latitude, south: Latitude, east: Longitude, west: Longitude },
 });
 
-export const BOUNDS_DESCRIPTION =
+const BOUNDS_DESCRIPTION =
   'JSON `{"north":n,"south":s,"east":e,"west":w}` in degrees. `west > east` means the box crosses the antimeridian.';
 
 export const filterParameters = {
