@@ -21,8 +21,7 @@ import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
 import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
 import { benchDurability } from './durability.ts';
 import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
-import { postgresUserStore } from '../../src/adapters/postgres/accounts/user-store.ts';
-import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
+import { benchUploader } from './bench-uploader.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
 import { composeServices } from '../../src/compose.ts';
 
@@ -271,28 +270,7 @@ try {
     const http = services.http;
     if (!http) throw new Error('no HTTP app');
     const base = await http.listen({ host: '127.0.0.1', port: 0 });
-    // Uploads need a logged-in user: one at trust level 5 (no quota limits).
-    const password = 'bench password that is long enough';
-    const benchUser = await postgresUserStore(services.pool).upsert({
-      email: 'bench@example.org',
-      passwordHash: await scryptPasswordHasher({ N: 1024 }).hash(password),
-      role: 'user',
-      trustLevel: 5,
-    });
-    const login = await fetch(`${base}/api/users/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'bench@example.org', password }),
-    });
-    if (login.status !== 200) throw new Error(`login answered ${login.status}: ${await login.text()}`);
-    const { token } = (await login.json()) as { token: string };
-    // Uploads need write access to the catalog: the bench user owns it.
-    const catalogId = Number(
-      await services.pool.oneFirst(sql.unsafe`
-        insert into catalogs (slug, title, is_public, created_by) values ('bench', 'Bench', true, ${benchUser.id})
-        on conflict (slug) do update set created_by = excluded.created_by
-        returning id`),
-    );
+    const { token, catalogId } = await benchUploader(services.pool, base);
 
     const big = await uploadAndWait(base, token, catalogId, bigFile, 'coordinates.csv');
     const created = big.progress.jobs[0]?.results?.created;

@@ -16,9 +16,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
-import { createDatabasePool, sql } from '../../src/adapters/postgres/database.ts';
-import { postgresUserStore } from '../../src/adapters/postgres/accounts/user-store.ts';
-import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
+import { createDatabasePool } from '../../src/adapters/postgres/database.ts';
+import { benchUploader } from '../ingest/bench-uploader.ts';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '200000' } } });
 const ROWS = Number(values.rows);
@@ -186,24 +185,7 @@ try {
   const api = start(CLI, ['api'], env, /listening on (http:\/\/[^\s]+)/);
   const apiBase = (await api.started)[1] as string;
   const pool = await createDatabasePool(url, { maximumPoolSize: 2 });
-  const password = 'bench password that is long enough';
-  const user = await postgresUserStore(pool).upsert({
-    email: 'bench@example.org',
-    passwordHash: await scryptPasswordHasher({ N: 1024 }).hash(password),
-    role: 'user',
-    trustLevel: 5,
-  });
-  const login = await fetch(`${apiBase}/api/users/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@example.org', password }),
-  });
-  const { token } = (await login.json()) as { token: string };
-  const catalogId = Number(
-    await pool.oneFirst(sql.unsafe`
-      insert into catalogs (slug, title, is_public, created_by) values ('bench', 'Bench', true, ${user.id})
-      returning id`),
-  );
+  const { token, catalogId } = await benchUploader(pool, apiBase);
   const csv = path.join(workDir, 'rows.csv');
   const lines = ['id,time,latitude,longitude,title'];
   for (let i = 0; i < ROWS; i++)

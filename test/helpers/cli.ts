@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import type { Test } from 'tap';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 
 export const CLI = path.join(projectRoot, 'bin', 'chronomap');
@@ -70,4 +71,24 @@ export function waitForOutput(
       reject(new Error(`exited with ${code} before printing ${pattern}; output:\n${seen}`));
     });
   });
+}
+
+/** A started `chronomap worker` and what it has printed on stdout so far (its log lines). */
+export type RunningWorker = { child: ChildProcess; out: () => string };
+
+/**
+ * Starts `chronomap worker` with `env` and waits until it runs; the test's teardown SIGKILLs it if it
+ * is still alive. The crash and SIGTERM tests of the ingest pipeline start theirs this way.
+ */
+export async function startWorker(t: Test, env: Record<string, string>): Promise<RunningWorker> {
+  const child = startCli(['worker'], env);
+  let text = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  await waitForOutput(child, /chronomap worker running/);
+  return { child, out: () => text };
 }

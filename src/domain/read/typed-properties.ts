@@ -63,6 +63,11 @@ export const FALSE_WORDS = ['false', 'no', 'nein', 'non'] as const;
 export const DATE_TEXT =
   '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$';
 const DATE = new RegExp(DATE_TEXT);
+/** A date-time's zone at its end; without one it is read as UTC. */
+export const ZONE_SUFFIX_TEXT = '(Z|[+-][0-9]{2}:?[0-9]{2})$';
+const ZONE_SUFFIX = new RegExp(ZONE_SUFFIX_TEXT);
+/** Below this magnitude a whole number of a `number` field is written `3.0` in JSON (jsonProperties). */
+export const WHOLE_NUMBER_JSON_LIMIT = 1e15;
 
 /** One value converted to a type, or null when it does not convert. */
 export function typedValue(value: unknown, type: PropertyType): string | number | boolean | null {
@@ -90,8 +95,7 @@ export function typedValue(value: unknown, type: PropertyType): string | number 
     case 'date': {
       if (typeof value !== 'string' || !DATE.test(value.trim())) return null;
       const text = value.trim();
-      const zoned =
-        /(Z|[+-]\d{2}:?\d{2})$/.test(text) || text.length === 10 ? text : `${text.replace(' ', 'T')}Z`;
+      const zoned = ZONE_SUFFIX.test(text) || text.length === 10 ? text : `${text.replace(' ', 'T')}Z`;
       const millis = Date.parse(zoned.replace(' ', 'T'));
       return Number.isFinite(millis) ? new Date(millis).toISOString() : null;
     }
@@ -133,7 +137,7 @@ export function jsonProperties(
       field.type === 'number' &&
       typeof value === 'number' &&
       Number.isInteger(value) &&
-      Math.abs(value) < 1e15
+      Math.abs(value) < WHOLE_NUMBER_JSON_LIMIT
     ) {
       properties[field.name] = rawJson(value.toFixed(1));
     }

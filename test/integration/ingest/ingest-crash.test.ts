@@ -7,11 +7,11 @@ import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import {
   countEvents,
   ingestApp,
-  type UploadedDoc,
-  upload,
+  generatedEventLines,
+  uploadCsv,
   waitForFile,
 } from '../../fixtures/ingest/client.ts';
-import { startCli, waitForOutput } from '../../helpers/cli.ts';
+import { startWorker } from '../../helpers/cli.ts';
 import { assertCountTablesExact } from '../../helpers/count-tables.ts';
 
 // A worker process killed with SIGKILL in the middle of create-events or geocode-batch; another
@@ -30,23 +30,6 @@ async function stageOf(
   return pool.maybeOne(sql.type(StageRow)`
     select status, rows_processed::int as rows_processed, rows_total::int as rows_total
     from ingest_job_stages where ingest_job_id = ${jobId} and stage = ${stage}`);
-}
-
-/** What each worker printed so far (its log lines). */
-const printed = new WeakMap<ChildProcess, { text: string }>();
-
-async function startWorker(t: Test, env: Record<string, string>): Promise<ChildProcess> {
-  const child = startCli(['worker'], env);
-  const output = { text: '' };
-  printed.set(child, output);
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output.text += chunk.toString();
-  });
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  await waitForOutput(child, /chronomap worker running/);
-  return child;
 }
 
 async function killWhen(child: ChildProcess, condition: () => Promise<boolean>): Promise<void> {
@@ -73,7 +56,10 @@ async function killMidStage(
   total: number,
 ) {
   const worker = await startWorker(t, env);
-  await killWhen(worker, async () => ((await stageOf(pool, jobId, stage))?.rows_processed ?? 0) >= threshold);
+  await killWhen(
+    worker.child,
+    async () => ((await stageOf(pool, jobId, stage))?.rows_processed ?? 0) >= threshold,
+  );
   const atKill = await stageOf(pool, jobId, stage);
   t.equal(atKill?.status, 'in_progress', `killed in the middle of ${stage}`);
   t.ok((atKill?.rows_processed ?? 0) < total, `${atKill?.rows_processed} of ${total} rows done at the kill`);
@@ -83,17 +69,12 @@ async function killMidStage(
 t.test('SIGKILL during create-events: the restarted worker completes with every event once', async (t) => {
   const { app, db, catalogId, dataDir } = await ingestApp(t, {}, false);
   const rows = 100_000;
-  const lines = ['id,time,latitude,longitude,title'];
-  for (let i = 0; i < rows; i++)
-    lines.push(
-      `e${i},2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z,${(i % 180) - 90},${(i % 360) - 180},event ${i}`,
-    );
-  const doc = (
-    (await upload(app, catalogId, { name: 'many.csv', content: lines.join('\n') })).json() as {
-      doc: UploadedDoc;
-    }
-  ).doc;
-  const jobId = doc.jobs[0]?.id as number;
+  const { doc, jobId, datasetId } = await uploadCsv(
+    app,
+    catalogId,
+    'many.csv',
+    generatedEventLines(rows, 'event'),
+  );
   const env = {
     DATABASE_URL: db.url,
     CHRONOMAP_DATA_DIR: dataDir,
@@ -103,7 +84,6 @@ t.test('SIGKILL during create-events: the restarted worker completes with every 
     LOG_LEVEL: 'info', // the worker's lines are read below
     GEOCODER: 'off',
   };
-  const datasetId = doc.datasets[0] as number;
   const pending = () =>
     db.pool.oneFirst(
       sql.type(row(Type.Object({ pending: Type.Boolean() })))`
@@ -124,7 +104,7 @@ t.test('SIGKILL during create-events: the restarted worker completes with every 
   );
   t.equal(progress.status, 'completed', JSON.stringify(progress.errorLog));
   t.match(
-    printed.get(second)?.text,
+    second.out(),
     `ingest job ${jobId}: resuming at create-events with ${atKill?.rows_processed} of ${rows} rows done ` +
       '(stages done before: analyze-duplicates, detect-schema, validate-schema, needs-review, ' +
       'create-schema-version, geocode-batch; automatic retries so far: 0)',
@@ -159,12 +139,7 @@ t.test('SIGKILL during geocode-batch: the restarted worker asks only what was no
   const places = 3000;
   const lines = ['time,place,title'];
   for (let i = 0; i < places * 2; i++) lines.push(`2026-01-01T00:00:00Z,Place ${i % places},row ${i}`);
-  const doc = (
-    (await upload(app, catalogId, { name: 'places.csv', content: lines.join('\n') })).json() as {
-      doc: UploadedDoc;
-    }
-  ).doc;
-  const jobId = doc.jobs[0]?.id as number;
+  const { doc, jobId } = await uploadCsv(app, catalogId, 'places.csv', lines);
   const env = {
     DATABASE_URL: db.url,
     CHRONOMAP_DATA_DIR: dataDir,

@@ -1,15 +1,14 @@
-import type { ChildProcess } from 'node:child_process';
 import t, { type Test } from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import {
   countEvents,
   ingestApp,
-  type UploadedDoc,
-  upload,
+  generatedEventLines,
+  uploadCsv,
   waitForFile,
 } from '../../fixtures/ingest/client.ts';
-import { startCli, waitForOutput } from '../../helpers/cli.ts';
+import { startWorker, waitForOutput } from '../../helpers/cli.ts';
 
 // One worker per import across a shutdown (issue 32 §1): a worker SIGTERMed in the middle of
 // create-events stops its import before pg-boss hands the job to another worker. Each worker's
@@ -48,22 +47,6 @@ function withApplicationName(url: string, name: string): string {
   return parsed.toString();
 }
 
-async function startWorker(
-  t: Test,
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; out: () => string }> {
-  const child = startCli(['worker'], env);
-  let text = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    text += chunk.toString();
-  });
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  await waitForOutput(child, /chronomap worker running/);
-  return { child, out: () => text };
-}
-
 async function sigtermMidImport(t: Test, release: 'at-sigterm' | 'after-exit') {
   const { app, db, catalogId, dataDir } = await ingestApp(t, {}, false);
   const pool = db.pool;
@@ -87,18 +70,12 @@ async function sigtermMidImport(t: Test, release: 'at-sigterm' | 'after-exit') {
       for each statement execute function test_stamp_write()`);
 
   const rows = 20_000;
-  const lines = ['id,time,latitude,longitude,title'];
-  for (let i = 0; i < rows; i++)
-    lines.push(
-      `e${i},2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z,${(i % 180) - 90},${(i % 360) - 180},e ${i}`,
-    );
-  const doc = (
-    (await upload(app, catalogId, { name: 'many.csv', content: lines.join('\n') })).json() as {
-      doc: UploadedDoc;
-    }
-  ).doc;
-  const jobId = doc.jobs[0]?.id as number;
-  const datasetId = doc.datasets[0] as number;
+  const { doc, jobId, datasetId } = await uploadCsv(
+    app,
+    catalogId,
+    'many.csv',
+    generatedEventLines(rows, 'e'),
+  );
   const env = (name: string) => ({
     DATABASE_URL: withApplicationName(db.url, name),
     CHRONOMAP_DATA_DIR: dataDir,

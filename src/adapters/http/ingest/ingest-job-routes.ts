@@ -1,55 +1,32 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from 'typebox';
 import { accessibleJob } from '../../../application/ingest/import-access.ts';
 import { recommendIngestRecoveries } from '../../../application/ingest/recommend-ingest-recoveries.ts';
 import { resetIngestJob } from '../../../application/ingest/reset-ingest-job.ts';
 import { retryIngestJob } from '../../../application/ingest/retry-ingest-job.ts';
 import { reviseIngestJob } from '../../../application/ingest/revise-ingest-job.ts';
-import { ID_STRATEGIES } from '../../../domain/ingest/rows.ts';
 import { stageName } from '../../../domain/ingest/stages.ts';
 import { errorResponses } from '../error-body.ts';
 import { USER_ONLY } from '../require-user.ts';
 import type { IngestHttpDeps } from './ingest-file-routes.ts';
 import { viewerOf } from '../viewer.ts';
 import { jobDoc } from './ingest-docs.ts';
-import { IdParams } from '../schemas.ts';
-import { Recommendations, ResetResult, RetryRefusal, RetrySuccess } from './ingest-schemas.ts';
+import { IdParams, NoQuery } from '../schemas.ts';
+import {
+  JobDocRef,
+  JobRevision,
+  Recommendations,
+  ResetRequest,
+  ResetResult,
+  RetryNotRetryable,
+  RetryOverQuota,
+  RetrySuccess,
+  RevisedJob,
+} from './ingest-schemas.ts';
 
 // Ingest jobs: read, approve or reconfigure (PATCH), and the recovery endpoints, under the current
 // `/api/ingest-jobs` names and the earlier `/api/import-jobs` aliases. Each speaks its own stage
 // names (kebab-case, UPPER_CASE). Every one is for the uploader, the target catalog's owner and
 // admins: 401 anonymous, 404 (as for a job that does not exist) for anyone else.
-
-const NoQuery = Type.Object({}, { additionalProperties: false });
-const Literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
-
-const ConfigPatch = Type.Object(
-  {
-    fieldMapping: Type.Optional(
-      Type.Object(
-        Object.fromEntries(
-          ['timestamp', 'latitude', 'longitude', 'coordinates', 'address', 'title', 'id'].map((k) => [
-            k,
-            Type.Optional(
-              k === 'address'
-                ? Type.Union([
-                    Type.String({ minLength: 1, maxLength: 300 }),
-                    Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { minItems: 1, maxItems: 8 }),
-                  ])
-                : Type.String({ minLength: 1 }),
-            ),
-          ]),
-        ),
-        { additionalProperties: false },
-      ),
-    ),
-    idStrategy: Type.Optional(Literals(ID_STRATEGIES)),
-    duplicateHandling: Type.Optional(Literals(['skip', 'update'])),
-    geocoding: Type.Optional(Type.Boolean()),
-    schemaMode: Type.Optional(Literals(['strict', 'additive', 'flexible'])),
-  },
-  { additionalProperties: false },
-);
 
 export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = async (app, { ingest }) => {
   for (const base of ['/api/ingest-jobs', '/api/import-jobs']) {
@@ -82,7 +59,7 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
           summary: 'An ingest job',
           params: IdParams,
           querystring: NoQuery,
-          response: { 200: Type.Ref('IngestJobDoc'), ...errorResponses(400, 401, 404) },
+          response: { 200: JobDocRef, ...errorResponses(400, 401, 404) },
         },
       },
       async (request) => {
@@ -104,12 +81,9 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
             'New `config` on a failed or reviewed job restarts it from analyze-duplicates.',
           params: IdParams,
           querystring: NoQuery,
-          body: Type.Object(
-            { approved: Type.Optional(Type.Boolean()), config: Type.Optional(ConfigPatch) },
-            { additionalProperties: false },
-          ),
+          body: JobRevision,
           response: {
-            200: Type.Object({ doc: Type.Ref('IngestJobDoc'), message: Type.String() }),
+            200: RevisedJob,
             ...errorResponses(400, 401, 404, 409),
           },
         },
@@ -138,8 +112,8 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
           querystring: NoQuery,
           response: {
             200: RetrySuccess,
-            400: Type.Union([RetryRefusal('not_retryable', 400), Type.Ref('ErrorBody')]),
-            403: RetryRefusal('quota_exceeded', 403),
+            400: RetryNotRetryable,
+            403: RetryOverQuota,
             ...errorResponses(401, 404),
           },
         },
@@ -164,7 +138,7 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
             "Clears that stage's and later stages' progress; events already created are not deleted.",
           params: IdParams,
           querystring: NoQuery,
-          body: Type.Object({ stage: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+          body: ResetRequest,
           response: { 200: ResetResult, ...errorResponses(400, 401, 404) },
         },
       },

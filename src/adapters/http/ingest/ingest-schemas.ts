@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { ID_STRATEGIES } from '../../../domain/ingest/rows.ts';
 import type { ScheduledRun } from '../../../ports/ingest/schedule-store.ts';
 
 // Response shapes of the ingestion endpoints (spec: GET /api/ingest/{ingestId}/progress, Ingestion
@@ -173,7 +174,7 @@ export const RetrySuccess = Type.Object({
   nextRetryAt: Type.String(),
 });
 
-export const RetryRefusal = (action: string, status: number) =>
+const RetryRefusal = (action: string, status: number) =>
   Type.Object({
     success: Type.Literal(false),
     action: Type.Literal(action),
@@ -304,3 +305,53 @@ export const scheduledRunDoc = (r: ScheduledRun) => ({
   triggeredBy: r.triggeredBy,
   status: r.status,
 });
+
+// The bodies of the job routes (ingest-job-routes.ts): PATCH /api/ingest-jobs/{id} and POST .../reset.
+
+const Literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+/** The settings a PATCH of an ingest job may change (its `config`); nothing else is accepted. */
+const ConfigPatch = Type.Object(
+  {
+    fieldMapping: Type.Optional(
+      Type.Object(
+        Object.fromEntries(
+          ['timestamp', 'latitude', 'longitude', 'coordinates', 'address', 'title', 'id'].map((k) => [
+            k,
+            Type.Optional(
+              k === 'address'
+                ? Type.Union([
+                    Type.String({ minLength: 1, maxLength: 300 }),
+                    Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { minItems: 1, maxItems: 8 }),
+                  ])
+                : Type.String({ minLength: 1 }),
+            ),
+          ]),
+        ),
+        { additionalProperties: false },
+      ),
+    ),
+    idStrategy: Type.Optional(Literals(ID_STRATEGIES)),
+    duplicateHandling: Type.Optional(Literals(['skip', 'update'])),
+    geocoding: Type.Optional(Type.Boolean()),
+    schemaMode: Type.Optional(Literals(['strict', 'additive', 'flexible'])),
+  },
+  { additionalProperties: false },
+);
+
+/** A job as GET /api/ingest-jobs/{id} answers it (registered once as `IngestJobDoc`). */
+export const JobDocRef = Type.Ref('IngestJobDoc');
+/** A retry's 400: the job is not in a state to retry, or the request itself is wrong. */
+export const RetryNotRetryable = Type.Union([RetryRefusal('not_retryable', 400), Type.Ref('ErrorBody')]);
+/** A retry's 403: the caller's quota has no room for the job's events. */
+export const RetryOverQuota = RetryRefusal('quota_exceeded', 403);
+
+export const JobRevision = Type.Object(
+  { approved: Type.Optional(Type.Boolean()), config: Type.Optional(ConfigPatch) },
+  { additionalProperties: false },
+);
+export const RevisedJob = Type.Object({ doc: JobDocRef, message: Type.String() });
+export const ResetRequest = Type.Object(
+  { stage: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);

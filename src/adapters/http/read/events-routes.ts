@@ -1,10 +1,9 @@
 import type { ExportEncoder, ExportFileStore } from '../../../ports/read/export-files.ts';
 import type { FastifyContextConfig, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { viewerOf } from '../viewer.ts';
-import { type TSchema, Type } from 'typebox';
+import type { TSchema } from 'typebox';
 import { buildHistogram } from '../../../application/read/build-histogram.ts';
 import { clusterEvents } from '../../../application/read/cluster-events.ts';
-import { GEO_MAX_CELLS } from '../../../domain/read/geo-cap.ts';
 import { countEventsBySource } from '../../../application/read/count-events-by-source.ts';
 import { findEventExtent } from '../../../application/read/find-event-extent.ts';
 import { inferDatasetSchema } from '../../../application/collections/infer-dataset-schema.ts';
@@ -12,32 +11,31 @@ import { listDataSources } from '../../../application/read/list-data-sources.ts'
 import { listEvents } from '../../../application/read/list-events.ts';
 import { summariseClusterSizes } from '../../../application/read/summarise-cluster-sizes.ts';
 import { summariseSources } from '../../../application/read/summarise-sources.ts';
-import { DEFAULT_LIMIT, DEFAULT_SORT, MAX_LIMIT, type RawQuery } from '../../../domain/read/read-query.ts';
-import { EVENT_SORT_FIELDS } from '../../../domain/read/sort.ts';
+import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { EventExporter } from '../../../ports/read/event-exporter.ts';
 import type { EventReader, Viewer } from '../../../ports/read/event-reader.ts';
 import { costlyWithCustomDateField } from '../concurrency-limit.ts';
 import { errorResponses } from '../error-body.ts';
 import { setVersionTag } from '../http-caching.ts';
-import { documented } from '../openapi-document.ts';
 import {
-  Nullable,
-  Timestamp,
-  Count,
-  Id,
-  DATA_FIELD_PATTERN,
-  Longitude,
-  Latitude,
-  BOUNDS_DESCRIPTION,
+  ClusterSizesResponse,
+  clusterSizesQuery,
+  DataSourcesResponse,
+  DatasetIdParams,
+  EventsPage,
+  eventsQuery,
+  ExtentResponse,
   filterParameters,
+  GeoResponse,
+  geoQuery,
+  HistogramResponse,
+  histogramQuery,
+  InferredSchemaResponse,
+  inferredSchemaQuery,
   Query,
-  Event,
-  Pagination,
-  Feature,
-  zoomParameter,
-  bucketParameter,
-  BOUNDS_FACTS,
-  sourceFields,
+  SourceStatsResponse,
+  StatsResponse,
+  statsQuery,
 } from './events-schemas.ts';
 
 // The stable public read API, /api/v1, exactly in the spec's shapes. Parameters are declared here
@@ -102,48 +100,8 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'Filtered events, one page at a time. `sort` takes `id`, `eventTimestamp`, `isValid`, `dataset` or `data.<field>`, `-` for descending. ' +
         'A page asked again is answered from memory while nothing it shows has changed (checked against the database on every request, ' +
         'so a write is seen by the next request); `Cache-Control: no-cache` reads it from the database anyway.',
-      query: {
-        ...filterParameters,
-        page: Type.Optional(
-          Type.Integer({
-            minimum: 1,
-            maximum: 1_000_000,
-            description: '1-indexed; default 1. Not with `cursor`.',
-          }),
-        ),
-        cursor: Type.Optional(
-          Type.String({
-            description:
-              'Keyset paging: the `nextCursor` of the previous answer (opaque). The events after that one in the same `sort` ' +
-              '(id, eventTimestamp, dataset or isValid, with or without -), unaffected by events inserted or deleted meanwhile.',
-          }),
-        ),
-        limit: Type.Optional(
-          Type.Integer({
-            default: DEFAULT_LIMIT,
-            minimum: 1,
-            maximum: MAX_LIMIT,
-            description: `1 to ${MAX_LIMIT}.`,
-          }),
-        ),
-        sort: Type.Optional(
-          Type.String({
-            default: DEFAULT_SORT,
-            ...documented({
-              pattern: `^-?(${EVENT_SORT_FIELDS.join('|')}|${DATA_FIELD_PATTERN})$`,
-            }),
-          }),
-        ),
-      },
-      response: Type.Object({
-        events: Type.Array(Event),
-        pagination: Pagination,
-        nextCursor: Type.Unsafe<string | null>({
-          type: ['string', 'null'],
-          description:
-            'Ask `cursor=<this>` (same filters and sort) for the events after this page; null on the last page, and for sorts by a data field.',
-        }),
-      }),
+      query: eventsQuery,
+      response: EventsPage,
       costly: 'reads',
       // `Cache-Control: no-cache` asks for an answer read from the database now, not a stored one
       // (stored ones are verified against the database anyway; see postgres/read/page-cache.ts).
@@ -163,18 +121,8 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'Clusters computed by the database on a Web Mercator grid. A single event is an `event-point` with its title; two or more events ' +
         '(in one cell, or at one exact location at zoom 16+) are an `event-cluster` with `count`, and `eventIds` when 10 or fewer. ' +
         'The counts of all features add up to `totalDocs` of /api/v1/events with the same filters.',
-      query: {
-        ...filterParameters,
-        bounds: Type.String({ description: BOUNDS_DESCRIPTION, ...BOUNDS_FACTS }),
-        zoom: zoomParameter,
-      },
-      response: Type.Object({
-        type: Type.Literal('FeatureCollection'),
-        capped: Type.Boolean({
-          description: `True when the box spans more than ${GEO_MAX_CELLS} cells of the zoom's cluster level: the answer is clustered on a coarser level (at most ${GEO_MAX_CELLS} features).`,
-        }),
-        features: Type.Array(Feature),
-      }),
+      query: geoQuery,
+      response: GeoResponse,
       costly: costlyWithCustomDateField,
       answer: (viewer, query) => clusterEvents(deps, viewer, query),
     },
@@ -188,41 +136,8 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'closest to targetBuckets; a targetBuckets outside the default 20-50 alone widens minBuckets or maxBuckets to it. ' +
         'The earlier variant, `granularity` (day, week, month or auto), gives calendar-aligned UTC buckets (weeks start on ' +
         'Monday) and, as the spec shapes it, no `bucketSizeSeconds` or `bucketCount` in `metadata`.',
-      query: {
-        ...filterParameters,
-        targetBuckets: bucketParameter('Default 30.'),
-        minBuckets: bucketParameter('Default 20.'),
-        maxBuckets: bucketParameter('Default 50.'),
-        granularity: Type.Optional(
-          Type.String({
-            description: '`day`, `week`, `month` or `auto`; not combinable with the bucket parameters.',
-            ...documented({ enum: ['day', 'week', 'month', 'auto'] }),
-          }),
-        ),
-      },
-      response: Type.Object({
-        histogram: Type.Array(Type.Object({ date: Timestamp, dateEnd: Timestamp, count: Count })),
-        metadata: Type.Object({
-          total: Count,
-          dateRange: Type.Object({ min: Nullable(Timestamp), max: Nullable(Timestamp) }),
-          bucketSizeSeconds: Type.Optional(
-            Nullable(
-              Type.Integer({ minimum: 1, description: 'Absent with `granularity` (the earlier variant).' }),
-            ),
-          ),
-          bucketCount: Type.Optional({
-            ...Count,
-            description: 'Absent with `granularity` (the earlier variant).',
-          }),
-          counts: Type.Object({ datasets: Count, catalogs: Count }),
-          topDatasets: Type.Array(Type.String(), {
-            description: 'Titles of the datasets with most events (up to 5).',
-          }),
-          topCatalogs: Type.Array(Type.String(), {
-            description: 'Titles of the catalogs with most events (up to 5).',
-          }),
-        }),
-      }),
+      query: histogramQuery,
+      response: HistogramResponse,
       costly: costlyWithCustomDateField,
       answer: (viewer, query) => buildHistogram(deps, viewer, query),
     },
@@ -230,24 +145,8 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       path: '/api/v1/events/stats',
       tag: 'events',
       summary: 'Event counts per catalog or dataset',
-      query: {
-        ...filterParameters,
-        groupBy: Type.String({
-          description: '`catalog` or `dataset`.',
-          ...documented({ enum: ['catalog', 'dataset'] }),
-        }),
-      },
-      response: Type.Object({
-        items: Type.Array(
-          Type.Object({
-            id: Type.Union([Type.Integer(), Type.String()]),
-            name: Type.String(),
-            count: Count,
-          }),
-        ),
-        total: Count,
-        groupedBy: Type.Union([Type.Literal('catalog'), Type.Literal('dataset')]),
-      }),
+      query: statsQuery,
+      response: StatsResponse,
       costly: costlyWithCustomDateField,
       answer: (viewer, query) => countEventsBySource(deps, viewer, query),
     },
@@ -258,14 +157,8 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       description:
         'Breakpoints p20..p100 (p100 is the largest) of the sizes of the clusters /api/v1/events/geo gives for the same filters at `zoom` ' +
         '(default 10; the whole world when no bounds are given), for a map legend. All 0 when nothing matches.',
-      query: { ...filterParameters, zoom: zoomParameter },
-      response: Type.Object({
-        p20: Count,
-        p40: Count,
-        p60: Count,
-        p80: Count,
-        p100: Count,
-      }),
+      query: clusterSizesQuery,
+      response: ClusterSizesResponse,
       costly: costlyWithCustomDateField,
       answer: (viewer, query) => summariseClusterSizes(deps, viewer, query),
     },
@@ -277,18 +170,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'The box around the matching events that have a location (null when none has), with the number of matching events ' +
         '(`count`, as totalDocs of /api/v1/events) and of located ones, so that a map can fit its view.',
       query: filterParameters,
-      response: Type.Object({
-        bounds: Nullable(
-          Type.Object({
-            north: Latitude,
-            south: Latitude,
-            east: Longitude,
-            west: Longitude,
-          }),
-        ),
-        count: Count,
-        located: Count,
-      }),
+      response: ExtentResponse,
       costly: costlyWithCustomDateField,
       answer: (viewer, query) => findEventExtent(deps, viewer, query),
     },
@@ -297,15 +179,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       tag: 'sources',
       summary: 'Event counts of every catalog and dataset',
       query: {},
-      response: Type.Object({
-        catalogCounts: Type.Record(Type.String(), Count, {
-          description: 'Catalog id to event count.',
-        }),
-        datasetCounts: Type.Record(Type.String(), Count, {
-          description: 'Dataset id to event count.',
-        }),
-        totalEvents: Count,
-      }),
+      response: SourceStatsResponse,
       answer: (viewer) => summariseSources(deps, viewer),
     },
     {
@@ -316,15 +190,7 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
         'Every visible catalog with its datasets and event counts, as a map client needs them for its filter panel. ' +
         '`dateFields` are the custom date fields a dataset declares (`schema_settings.dateFields`), usable as `dateField=data.<field>`.',
       query: {},
-      response: Type.Object({
-        catalogs: Type.Array(
-          Type.Object({
-            ...sourceFields,
-            datasets: Type.Array(Type.Object({ ...sourceFields, dateFields: Type.Array(Type.String()) })),
-          }),
-        ),
-        totalEvents: Count,
-      }),
+      response: DataSourcesResponse,
       answer: (viewer) => listDataSources(deps, viewer),
     },
     {
@@ -334,33 +200,9 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       description:
         'Types found in the `data` of the newest `sampleSize` events (default 500, max 5000), per field path (`data.a.b`, nested ' +
         'objects up to three levels). A string in ISO 8601 form counts as `date`.',
-      params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
-      query: {
-        sampleSize: Type.Optional(
-          Type.Integer({ minimum: 1, maximum: 5000, description: '1 to 5000, default 500.' }),
-        ),
-      },
-      response: Type.Object({
-        dataset: Type.Object({ id: Id, slug: Type.String(), title: Type.String() }),
-        sampleSize: Type.Integer({ minimum: 0, description: 'Events actually sampled.' }),
-        totalEvents: Count,
-        dateFields: Type.Array(Type.String()),
-        fields: Type.Array(
-          Type.Object({
-            path: Type.String(),
-            types: Type.Array(
-              Type.Union(
-                ['string', 'number', 'boolean', 'date', 'object', 'array', 'null'].map((name) =>
-                  Type.Literal(name),
-                ),
-              ),
-            ),
-            present: Type.Integer({ minimum: 0, description: 'Sampled events that have the field.' }),
-            examples: Type.Array(Type.Unknown()),
-            declaredDate: Type.Boolean(),
-          }),
-        ),
-      }),
+      params: DatasetIdParams,
+      query: inferredSchemaQuery,
+      response: InferredSchemaResponse,
       errors: [400, 404, 500],
       answer: (viewer, query, request) =>
         inferDatasetSchema(deps, viewer, (request.params as { id: number }).id, query),

@@ -1,6 +1,14 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { MAX_EVENT_IDS } from '../../../domain/read/clustering.ts';
-import { DEFAULT_ZOOM, MAX_ZOOM } from '../../../domain/read/read-query.ts';
+import {
+  DEFAULT_LIMIT,
+  DEFAULT_SORT,
+  DEFAULT_ZOOM,
+  MAX_LIMIT,
+  MAX_ZOOM,
+} from '../../../domain/read/read-query.ts';
+import { EVENT_SORT_FIELDS } from '../../../domain/read/sort.ts';
+import { GEO_MAX_CELLS } from '../../../domain/read/geo-cap.ts';
 import { MAX_BUCKETS } from '../../../domain/read/histogram.ts';
 import { documented } from '../openapi-document.ts';
 import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
@@ -22,9 +30,9 @@ const NullableObject = (properties: Record<string, TSchema>) =>
     additionalProperties: false,
   });
 export const Timestamp = Type.String({ format: 'date-time' });
-export const Count = Type.Integer({ minimum: 0 });
+const Count = Type.Integer({ minimum: 0 });
 export const Id = Type.Integer({ minimum: 1 });
-export const DATA_FIELD_PATTERN = 'data(\\.[A-Za-z_][A-Za-z0-9_-]{0,63}){1,3}';
+const DATA_FIELD_PATTERN = 'data(\\.[A-Za-z_][A-Za-z0-9_-]{0,63}){1,3}';
 /** What parseDate accepts: a date, or a date-time (without an offset it is read as UTC). */
 const DATE_FACTS = documented({
   anyOf: [
@@ -33,17 +41,17 @@ const DATE_FACTS = documented({
     { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?$' },
   ],
 });
-export const Longitude = Type.Number({ minimum: -180, maximum: 180 });
-export const Latitude = Type.Number({ minimum: -90, maximum: 90 });
+const Longitude = Type.Number({ minimum: -180, maximum: 180 });
+const Latitude = Type.Number({ minimum: -90, maximum: 90 });
 /** The JSON object in `bounds`, as parseBounds checks it. */
-export const BOUNDS_FACTS = documented({
+const BOUNDS_FACTS = documented({
   'x-consume': 'application/json',
   type: 'object',
   required: ['north', 'south', 'east', 'west'],
   properties: { north: Latitude, south: Latitude, east: Longitude, west: Longitude },
 });
 
-export const BOUNDS_DESCRIPTION =
+const BOUNDS_DESCRIPTION =
   'JSON `{"north":n,"south":s,"east":e,"west":w}` in degrees. `west > east` means the box crosses the antimeridian.';
 
 export const filterParameters = {
@@ -122,7 +130,7 @@ const LocatedBy = Type.Union(
   },
 );
 
-export const Event = Type.Object({
+const Event = Type.Object({
   id: Id,
   title: Nullable(
     Type.String({
@@ -142,7 +150,7 @@ export const Event = Type.Object({
 });
 
 const NullablePage = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1 });
-export const Pagination = Type.Object({
+const Pagination = Type.Object({
   page: Type.Unsafe<number | null>({
     type: ['integer', 'null'],
     minimum: 1,
@@ -175,7 +183,7 @@ const EventClusterProperties = Type.Object(
 /** Named schemas the routes refer to (the discriminator needs named branches); added by app.ts. */
 export const V1_SHARED_SCHEMAS = [EventPointProperties, EventClusterProperties];
 /** Features are told apart by `properties.type` (the feature's own `type` is always `Feature`). */
-export const Feature = Type.Object({
+const Feature = Type.Object({
   type: Type.Literal('Feature'),
   geometry: Type.Object({
     type: Type.Literal('Point'),
@@ -197,7 +205,7 @@ export const Feature = Type.Object({
   }),
 });
 
-export const zoomParameter = Type.Optional(
+const zoomParameter = Type.Optional(
   Type.Integer({
     default: DEFAULT_ZOOM,
     minimum: 0,
@@ -207,13 +215,13 @@ export const zoomParameter = Type.Optional(
       'Map zoom: 16 and deeper shows single events (identical locations still group); 10-15 clusters of about 100-1000 m; below 10 aggressive clustering.',
   }),
 );
-export const bucketParameter = (description: string) =>
+const bucketParameter = (description: string) =>
   Type.Optional(
     Type.Integer({ minimum: 1, maximum: MAX_BUCKETS, description: `1 to ${MAX_BUCKETS}. ${description}` }),
   );
 
 /** What /api/v1/data-sources tells of a catalog and of a dataset alike. */
-export const sourceFields = {
+const sourceFields = {
   id: Id,
   slug: Type.String(),
   title: Type.String(),
@@ -222,3 +230,192 @@ export const sourceFields = {
 };
 
 /** One GET route of the read API: its OpenAPI description and the use case that answers it. */
+
+// Each read route's parameters and 200 body (events-routes.ts pairs them with the use case). The
+// event itself is `Event` above: a field added to the events' answer goes there.
+
+export const eventsQuery = {
+  ...filterParameters,
+  page: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description: '1-indexed; default 1. Not with `cursor`.',
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      description:
+        'Keyset paging: the `nextCursor` of the previous answer (opaque). The events after that one in the same `sort` ' +
+        '(id, eventTimestamp, dataset or isValid, with or without -), unaffected by events inserted or deleted meanwhile.',
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      default: DEFAULT_LIMIT,
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      description: `1 to ${MAX_LIMIT}.`,
+    }),
+  ),
+  sort: Type.Optional(
+    Type.String({
+      default: DEFAULT_SORT,
+      ...documented({
+        pattern: `^-?(${EVENT_SORT_FIELDS.join('|')}|${DATA_FIELD_PATTERN})$`,
+      }),
+    }),
+  ),
+};
+
+export const EventsPage = Type.Object({
+  events: Type.Array(Event),
+  pagination: Pagination,
+  nextCursor: Type.Unsafe<string | null>({
+    type: ['string', 'null'],
+    description:
+      'Ask `cursor=<this>` (same filters and sort) for the events after this page; null on the last page, and for sorts by a data field.',
+  }),
+});
+
+export const geoQuery = {
+  ...filterParameters,
+  bounds: Type.String({ description: BOUNDS_DESCRIPTION, ...BOUNDS_FACTS }),
+  zoom: zoomParameter,
+};
+
+export const GeoResponse = Type.Object({
+  type: Type.Literal('FeatureCollection'),
+  capped: Type.Boolean({
+    description: `True when the box spans more than ${GEO_MAX_CELLS} cells of the zoom's cluster level: the answer is clustered on a coarser level (at most ${GEO_MAX_CELLS} features).`,
+  }),
+  features: Type.Array(Feature),
+});
+
+export const histogramQuery = {
+  ...filterParameters,
+  targetBuckets: bucketParameter('Default 30.'),
+  minBuckets: bucketParameter('Default 20.'),
+  maxBuckets: bucketParameter('Default 50.'),
+  granularity: Type.Optional(
+    Type.String({
+      description: '`day`, `week`, `month` or `auto`; not combinable with the bucket parameters.',
+      ...documented({ enum: ['day', 'week', 'month', 'auto'] }),
+    }),
+  ),
+};
+
+export const HistogramResponse = Type.Object({
+  histogram: Type.Array(Type.Object({ date: Timestamp, dateEnd: Timestamp, count: Count })),
+  metadata: Type.Object({
+    total: Count,
+    dateRange: Type.Object({ min: Nullable(Timestamp), max: Nullable(Timestamp) }),
+    bucketSizeSeconds: Type.Optional(
+      Nullable(Type.Integer({ minimum: 1, description: 'Absent with `granularity` (the earlier variant).' })),
+    ),
+    bucketCount: Type.Optional({
+      ...Count,
+      description: 'Absent with `granularity` (the earlier variant).',
+    }),
+    counts: Type.Object({ datasets: Count, catalogs: Count }),
+    topDatasets: Type.Array(Type.String(), {
+      description: 'Titles of the datasets with most events (up to 5).',
+    }),
+    topCatalogs: Type.Array(Type.String(), {
+      description: 'Titles of the catalogs with most events (up to 5).',
+    }),
+  }),
+});
+
+export const statsQuery = {
+  ...filterParameters,
+  groupBy: Type.String({
+    description: '`catalog` or `dataset`.',
+    ...documented({ enum: ['catalog', 'dataset'] }),
+  }),
+};
+
+export const StatsResponse = Type.Object({
+  items: Type.Array(
+    Type.Object({
+      id: Type.Union([Type.Integer(), Type.String()]),
+      name: Type.String(),
+      count: Count,
+    }),
+  ),
+  total: Count,
+  groupedBy: Type.Union([Type.Literal('catalog'), Type.Literal('dataset')]),
+});
+
+export const clusterSizesQuery = { ...filterParameters, zoom: zoomParameter };
+
+export const ClusterSizesResponse = Type.Object({
+  p20: Count,
+  p40: Count,
+  p60: Count,
+  p80: Count,
+  p100: Count,
+});
+
+export const ExtentResponse = Type.Object({
+  bounds: Nullable(
+    Type.Object({
+      north: Latitude,
+      south: Latitude,
+      east: Longitude,
+      west: Longitude,
+    }),
+  ),
+  count: Count,
+  located: Count,
+});
+
+export const SourceStatsResponse = Type.Object({
+  catalogCounts: Type.Record(Type.String(), Count, {
+    description: 'Catalog id to event count.',
+  }),
+  datasetCounts: Type.Record(Type.String(), Count, {
+    description: 'Dataset id to event count.',
+  }),
+  totalEvents: Count,
+});
+
+export const DataSourcesResponse = Type.Object({
+  catalogs: Type.Array(
+    Type.Object({
+      ...sourceFields,
+      datasets: Type.Array(Type.Object({ ...sourceFields, dateFields: Type.Array(Type.String()) })),
+    }),
+  ),
+  totalEvents: Count,
+});
+
+export const inferredSchemaQuery = {
+  sampleSize: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 5000, description: '1 to 5000, default 500.' }),
+  ),
+};
+
+export const InferredSchemaResponse = Type.Object({
+  dataset: Type.Object({ id: Id, slug: Type.String(), title: Type.String() }),
+  sampleSize: Type.Integer({ minimum: 0, description: 'Events actually sampled.' }),
+  totalEvents: Count,
+  dateFields: Type.Array(Type.String()),
+  fields: Type.Array(
+    Type.Object({
+      path: Type.String(),
+      types: Type.Array(
+        Type.Union(
+          ['string', 'number', 'boolean', 'date', 'object', 'array', 'null'].map((name) =>
+            Type.Literal(name),
+          ),
+        ),
+      ),
+      present: Type.Integer({ minimum: 0, description: 'Sampled events that have the field.' }),
+      examples: Type.Array(Type.Unknown()),
+      declaredDate: Type.Boolean(),
+    }),
+  ),
+});
+
+export const DatasetIdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });

@@ -1,15 +1,13 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { viewerOf } from '../viewer.ts';
-import { Type } from 'typebox';
 import { describeTiles } from '../../../application/read/describe-tiles.ts';
 import { renderTile } from '../../../application/read/render-tile.ts';
-import { TILE_MAX_ZOOM, TILE_VERSION_PARAMETER } from '../../../domain/read/tiles.ts';
+import { TILE_VERSION_PARAMETER } from '../../../domain/read/tiles.ts';
 import { setVersionTag } from '../http-caching.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
 import { errorResponses } from '../error-body.ts';
-import { documented } from '../openapi-document.ts';
-import { filterParameters } from './events-schemas.ts';
+import { TileJson, TileJsonQuery, TileParams, TileQuery } from './tiles-schemas.ts';
 import { publicOrigin } from '../public-url.ts';
 
 // Vector tiles of /api/v1 (docs/api-v1.md, "Vector tiles"): GET /api/v1/tiles/{z}/{x}/{y}.mvt and
@@ -19,37 +17,6 @@ import { publicOrigin } from '../public-url.ts';
 export type TileRoutesDeps = { tiles: TileReader };
 
 const MVT_CONTENT_TYPE = 'application/vnd.mapbox-vector-tile';
-
-const { bounds: _bounds, ...tileFilterParameters } = filterParameters;
-const Query = Type.Object(tileFilterParameters, { additionalProperties: false });
-// What the parser checks (tiles.ts#parseTile) is stated in the document only: Fastify hands it the text.
-const TileParams = Type.Object({
-  z: Type.String({
-    description: `Zoom, 0 to ${TILE_MAX_ZOOM}.`,
-    ...documented({ type: 'integer', minimum: 0, maximum: TILE_MAX_ZOOM }),
-  }),
-  x: Type.String({ description: 'Column, 0 to 2^z - 1.', ...documented({ type: 'integer', minimum: 0 }) }),
-  y: Type.String({
-    description: 'Row, 0 to 2^z - 1 (the path segment is `{y}.mvt`, e.g. `5.mvt`).',
-    ...documented({ type: 'integer', minimum: 0 }),
-  }),
-});
-
-const TileQuery = Type.Object(
-  {
-    ...tileFilterParameters,
-    [TILE_VERSION_PARAMETER]: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description:
-          'The data version the TileJSON put in the URL. At the current version the tile is sent `Cache-Control: public, ' +
-          'max-age=31536000, immutable` (it never changes); at another one the answer is a 302 to the same tile at the current ' +
-          'version. Without it: revalidated like the rest of /api/v1.',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 /** A tile at the version its URL names never changes: a year, and no revalidation. */
 const IMMUTABLE = 'max-age=31536000, immutable';
@@ -136,62 +103,9 @@ export const v1TileRoutes: FastifyPluginAsync<TileRoutesDeps> = async (app, deps
           'A TileJSON 3.0.0 document for MapLibre and other map clients: the tile URL template (absolute, on the host the request ' +
           'reached, carrying the data version `v` and the filter parameters: tiles at such a URL are cached for a year, and a change ' +
           'in the data changes the URLs), zoom range, bounds and the fields of the `events` layer.',
-        querystring: Query,
+        querystring: TileJsonQuery,
         response: {
-          200: Type.Object(
-            {
-              tilejson: Type.Literal('3.0.0'),
-              name: Type.String(),
-              description: Type.String(),
-              scheme: Type.Literal('xyz'),
-              tiles: Type.Array(Type.String()),
-              minzoom: Type.Integer(),
-              maxzoom: Type.Integer(),
-              bounds: Type.Array(Type.Number(), { minItems: 4, maxItems: 4 }),
-              center: Type.Array(Type.Number(), { minItems: 3, maxItems: 3 }),
-              vector_layers: Type.Array(
-                Type.Object({
-                  id: Type.String(),
-                  description: Type.String(),
-                  minzoom: Type.Integer(),
-                  maxzoom: Type.Integer(),
-                  fields: Type.Record(Type.String(), Type.String()),
-                }),
-              ),
-            },
-            {
-              additionalProperties: false,
-              examples: [
-                {
-                  tilejson: '3.0.0',
-                  name: 'Chronomap events',
-                  description:
-                    'The events of /api/v1 as vector tiles: clusters with their counts up to zoom 15, single events from zoom 16.',
-                  scheme: 'xyz',
-                  tiles: [
-                    'https://chronomap.example.org/api/v1/tiles/{z}/{x}/{y}.mvt?v=12-3456&catalog=news',
-                  ],
-                  minzoom: 0,
-                  maxzoom: 16,
-                  bounds: [-180, -85.0511, 180, 85.0511],
-                  center: [0, 0, 1],
-                  vector_layers: [
-                    {
-                      id: 'events',
-                      description:
-                        'One point per cluster (`type` event-cluster) or single event (`type` event-point).',
-                      minzoom: 0,
-                      maxzoom: 16,
-                      fields: {
-                        type: 'String: event-cluster or event-point',
-                        count: 'Number: events in the feature',
-                      },
-                    },
-                  ],
-                },
-              ],
-            },
-          ),
+          200: TileJson,
           ...errorResponses(400, 500),
         },
       },

@@ -5,6 +5,8 @@ import {
   NUMBER_TEXT,
   type PropertyField,
   TRUE_WORDS,
+  WHOLE_NUMBER_JSON_LIMIT,
+  ZONE_SUFFIX_TEXT,
 } from '../../../domain/read/typed-properties.ts';
 import { sql } from '../database.ts';
 import { joinSql, type Sql, sqlText } from '../sql-text.ts';
@@ -12,9 +14,13 @@ import { joinSql, type Sql, sqlText } from '../sql-text.ts';
 // A checked CQL2 filter (src/domain/read/cql2-tree.ts) as a condition on `events e`. Every value is a
 // parameter, and so is every `data` key: a property name never becomes SQL text (GeoServer's
 // CVE-2024-36401 came from evaluating property names), only one of the fixed columns below or
-// `e.data -> $key`. A data property is read as typed-properties.ts types it (the same number, boolean
-// and date grammars), so a filter matches the values the features show. The GeoJSON export writes
-// its typed properties with the same expressions (typedPropertiesJson).
+// `e.data -> $key`. A data property is read as typed-properties.ts types it: the fields, names and
+// types come from its propertyFields, the grammars and limits from its constants (NUMBER_TEXT,
+// DATE_TEXT, ZONE_SUFFIX_TEXT, TRUE_WORDS, FALSE_WORDS, WHOLE_NUMBER_JSON_LIMIT), so a filter matches
+// the values the features show. Only the conversion's mechanics are written twice, in TypeScript
+// (typedValue, for OGC items read row by row) and here in SQL, because a filter must run in the
+// database and the GeoJSON export streams JSON the database builds (typedPropertiesJson) without
+// parsing rows; test/integration/read/ogc-cql2.test.ts holds the two to the same values.
 
 function dataValue(key: string): Sql {
   return sqlText`(e.data -> ${key}::text)`;
@@ -47,7 +53,7 @@ function expression(ref: PropertyRef): Sql {
     case 'date':
       // A date without a zone is UTC, as typedValue reads it.
       return sqlText`(case when jsonb_typeof(${value}) = 'string' and btrim(${text}) ~ ${DATE_TEXT}::text
-        then chronomap_try_timestamptz(case when btrim(${text}) ~ '(Z|[+-][0-9]{2}:?[0-9]{2})$' or length(btrim(${text})) = 10
+        then chronomap_try_timestamptz(case when btrim(${text}) ~ ${ZONE_SUFFIX_TEXT}::text or length(btrim(${text})) = 10
                                             then btrim(${text}) else btrim(${text}) || 'Z' end) end)`;
   }
 }
@@ -138,7 +144,7 @@ export function typedPropertiesJson(fields: readonly PropertyField[]): Sql {
     const value = expression({ kind: 'data', key: field.key, type: field.type });
     const json =
       field.type === 'number'
-        ? sqlText`case when ${value} = trunc(${value}) and abs(${value}) < 1e15 then trunc(${value})::text || '.0'
+        ? sqlText`case when ${value} = trunc(${value}) and abs(${value}) < ${String(WHOLE_NUMBER_JSON_LIMIT)}::numeric then trunc(${value})::text || '.0'
                        else ${value}::text end`
         : field.type === 'integer' || field.type === 'boolean'
           ? sqlText`${value}::text`

@@ -2,8 +2,9 @@ import type { EventExporter } from '../../../../src/ports/read/event-exporter.ts
 import type { EventReader } from '../../../../src/ports/read/event-reader.ts';
 import type { TileReader } from '../../../../src/ports/read/tile-reader.ts';
 
-// Minimal fakes of the read ports for the read use cases' tests (the read feature has no shared
-// in-memory read model yet): each answers what the test gives for the methods it expects, records
+// Recording fakes of the read ports, for the read use cases' tests that need to see the calls (what
+// was asked, and that a refused request asked nothing) or an answer the in-memory read model
+// (test/fakes/read/event-reader.ts) does not model: each answers what the test gives for the methods it expects, records
 // every call with its arguments, and fails the test on a call it did not expect, so a test also
 // sees that a refused request never reached the read model.
 
