@@ -144,9 +144,11 @@ const KML_TYPES: Record<PropertyType, string> = {
   string: 'string',
 };
 
+/** Text as an XML attribute value: escaped, the characters XML 1.0 does not allow removed. */
 const xmlAttribute = (text: string) =>
-  text
-    .replace(/[\x00-\x08\x0b\x0c\x0e-\x1f]/g, '')
+  [...text]
+    .filter((character) => character >= ' ' || character === '\t' || character === '\n' || character === '\r')
+    .join('')
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')
     .replaceAll('"', '&quot;');
