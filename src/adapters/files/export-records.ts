@@ -14,7 +14,7 @@ export async function* records(sequence: AsyncIterable<string>): AsyncGenerator<
 }
 
 /** A typed property and the name of its column in a file. */
-export type TypedColumn = { field: PropertyField; column: string };
+type TypedColumn = { field: PropertyField; column: string };
 
 /**
  * The columns of the typed properties beside a file's own columns (`taken`): a property keeps its

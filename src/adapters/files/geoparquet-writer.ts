@@ -11,7 +11,7 @@ import { Extent, pointWkb, records, typedColumns } from './export-records.ts';
 // columns are Snappy-compressed (the writer's default).
 
 /** Rows per row group: ~10-20 MB of events before compression, a unit readers can skip by statistics. */
-export const ROW_GROUP_ROWS = 50_000;
+const ROW_GROUP_ROWS = 50_000;
 
 type SchemaElement = {
   name: string;
