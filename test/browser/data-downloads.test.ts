@@ -68,16 +68,19 @@ t.test("My imports' data links and the account export download in the browser", 
   t.equal(explore.searchParams.get('datasets'), slug, 'filtered to the dataset');
 
   // Explore's download menu: every format of /api/v1/events.<format>, with the page's filters.
-  await page.waitForFunction(
-    (dataset) => document.querySelector<HTMLAnchorElement>('#download-all-fgb')?.href.includes(dataset),
-    slug,
-  );
-  const formats = await page.$$eval('a[id^="download-all-"]', (links) =>
-    links.map((link) => ({
-      format: link.getAttribute('data-download-format'),
-      href: (link as HTMLAnchorElement).href,
-    })),
-  );
+  const fgbLink = page.locator('#download-all-fgb');
+  // The links get the filters once the page has read them (polled: the page forbids eval).
+  for (let tries = 0; tries < 100 && !((await fgbLink.getAttribute('href')) ?? '').includes(slug); tries += 1)
+    await page.waitForTimeout(100);
+  const menu = page.locator('a[id^="download-all-"]');
+  const formats: Array<{ format: string | null; href: string }> = [];
+  for (let index = 0; index < (await menu.count()); index += 1) {
+    const link = menu.nth(index);
+    formats.push({
+      format: await link.getAttribute('data-download-format'),
+      href: new URL((await link.getAttribute('href')) ?? '', base).href,
+    });
+  }
   t.same(
     formats.map(({ format }) => format),
     ['csv', 'geojson', 'geojsonseq', 'kml', 'gpkg', 'fgb', 'parquet'],

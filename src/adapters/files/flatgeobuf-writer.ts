@@ -1,4 +1,4 @@
-import { open, unlink } from 'node:fs/promises';
+import { type FileHandle, open, unlink } from 'node:fs/promises';
 import { Builder } from 'flatbuffers';
 import { Column } from 'flatgeobuf/lib/mjs/flat-geobuf/column.js';
 import { ColumnType } from 'flatgeobuf/lib/mjs/flat-geobuf/column-type.js';
@@ -274,6 +274,30 @@ function packedTree(notes: Notes, order: readonly number[]): Buffer {
   return tree;
 }
 
+/** Writes to a file in pieces of about a megabyte: one system call per piece, not per feature. */
+class BufferedFile {
+  private pieces: Uint8Array[] = [];
+  private bytes = 0;
+  private readonly handle: FileHandle;
+
+  constructor(handle: FileHandle) {
+    this.handle = handle;
+  }
+
+  async write(piece: Uint8Array): Promise<void> {
+    this.pieces.push(piece);
+    this.bytes += piece.length;
+    if (this.bytes >= 1 << 20) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.bytes === 0) return;
+    await this.handle.write(Buffer.concat(this.pieces));
+    this.pieces = [];
+    this.bytes = 0;
+  }
+}
+
 /** Writes the features of `sequence` into a new FlatGeobuf file at `file` (which must not exist). */
 export async function writeFlatGeobuf(
   file: string,
@@ -286,27 +310,32 @@ export async function writeFlatGeobuf(
   const extent = new Extent();
   const features = await open(scratch, 'wx+', 0o600);
   try {
+    const scratchFile = new BufferedFile(features);
     let written = 0;
     for await (const feature of records(sequence)) {
       const bytes = featureBytes(columns, feature);
       const point = feature.geometry?.coordinates;
       if (point) extent.add(point);
       notes.add(point?.[0] ?? NaN, point?.[1] ?? NaN, written, bytes.length);
-      await features.write(bytes);
+      await scratchFile.write(bytes);
       written += bytes.length;
     }
+    await scratchFile.flush();
     const output = await open(file, 'wx', 0o600);
     try {
-      await output.write(MAGIC);
-      await output.write(headerBytes(columns, notes.count, extent));
-      if (notes.count === 0) return;
-      const order = hilbertOrder(notes, extent);
-      await output.write(packedTree(notes, order));
-      for (const feature of order) {
-        const bytes = Buffer.alloc(notes.length[feature] as number);
-        await features.read(bytes, 0, bytes.length, notes.at[feature] as number);
-        await output.write(bytes);
+      const outputFile = new BufferedFile(output);
+      await outputFile.write(MAGIC);
+      await outputFile.write(headerBytes(columns, notes.count, extent));
+      if (notes.count > 0) {
+        const order = hilbertOrder(notes, extent);
+        await outputFile.write(packedTree(notes, order));
+        for (const feature of order) {
+          const bytes = Buffer.alloc(notes.length[feature] as number);
+          await features.read(bytes, 0, bytes.length, notes.at[feature] as number);
+          await outputFile.write(bytes);
+        }
       }
+      await outputFile.flush();
     } finally {
       await output.close();
     }
