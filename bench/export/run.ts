@@ -1,5 +1,5 @@
 // Measures the exports of the whole benchmark set (bench/read-api/generate.ts: 1M events) as GeoJSON,
-// CSV, GeoJSON text sequences and KML through the API (GET /api/v1/events.<format>, one API process;
+// CSV, GeoJSON text sequences, KML, GeoPackage, FlatGeobuf and GeoParquet through the API (GET /api/v1/events.<format>, one API process;
 // round 1 exports afresh, round 2 reads the files kept by round 1), with the server's
 // RSS sampled every 50 ms, and in the same run the physical limit: `psql \copy (select ...) to stdout`
 // of the same rows in the same order (PostgreSQL's own COPY, no HTTP, no JSON). Prints one table;
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     await download(`${api.base}/api/v1/events.geojson?datasets=${warmUpDataset}`, api.pid, false);
     const repeat = Number(options.repeat);
     for (let round = 1; round <= repeat; round += 1) {
-      for (const format of ['geojson', 'csv', 'geojsonseq', 'kml'] as const) {
+      for (const format of ['geojson', 'csv', 'geojsonseq', 'kml', 'gpkg', 'fgb', 'parquet'] as const) {
         for (const gzip of options.gzip ? [false, true] : [false]) {
           const run = await download(`${api.base}/api/v1/events.${format}`, api.pid, gzip);
           if (run.status !== 200) throw new Error(`${format}: HTTP ${run.status}`);

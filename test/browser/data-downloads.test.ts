@@ -8,8 +8,10 @@ import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/in
 
 // "Download in the browser" (issue 28 §6) in Debian's Chromium: from My imports, a completed
 // import's CSV and GeoJSON links download the dataset's events and its Explore link opens Explore
-// filtered to the dataset; /account prepares the export of the whole account and its link downloads
-// the ZIP. With CHRONOMAP_SCREENSHOTS=1 the run also refreshes docs/screenshots/account.png.
+// filtered to the dataset, whose download menu offers every export format with that filter;
+// /account prepares the export of the whole account and its link downloads
+// the ZIP. With CHRONOMAP_SCREENSHOTS=1 the run also refreshes docs/screenshots/account.png and
+// explore-downloads.png.
 
 const CSV =
   'time,latitude,longitude,title\n2026-01-01T00:00:00Z,52.5,13.4,Alpha\n2026-01-02T00:00:00Z,48.8,2.3,Beta\n';
@@ -64,6 +66,48 @@ t.test("My imports' data links and the account export download in the browser", 
   const explore = new URL(page.url());
   t.equal(explore.pathname, '/', 'Explore');
   t.equal(explore.searchParams.get('datasets'), slug, 'filtered to the dataset');
+
+  // Explore's download menu: every format of /api/v1/events.<format>, with the page's filters.
+  const fgbLink = page.locator('#download-all-fgb');
+  // The links get the filters once the page has read them (polled: the page forbids eval).
+  for (let tries = 0; tries < 100 && !((await fgbLink.getAttribute('href')) ?? '').includes(slug); tries += 1)
+    await page.waitForTimeout(100);
+  const menu = page.locator('a[id^="download-all-"]');
+  const formats: Array<{ format: string | null; href: string }> = [];
+  for (let index = 0; index < (await menu.count()); index += 1) {
+    const link = menu.nth(index);
+    formats.push({
+      format: await link.getAttribute('data-download-format'),
+      href: new URL((await link.getAttribute('href')) ?? '', base).href,
+    });
+  }
+  t.same(
+    formats.map(({ format }) => format),
+    ['csv', 'geojson', 'geojsonseq', 'kml', 'gpkg', 'fgb', 'parquet'],
+    'the menu offers every export format',
+  );
+  t.ok(
+    formats.every(({ format, href }) => {
+      const url = new URL(href);
+      return url.pathname === `/api/v1/events.${format}` && url.searchParams.get('datasets') === slug;
+    }),
+    'each with the filters of the page',
+  );
+  await page.locator('.downloads').scrollIntoViewIfNeeded();
+  await screenshots(t, page)('explore-downloads');
+  const starts: Record<string, string> = {
+    geojsonseq: '\x1e{',
+    kml: '<?xml',
+    gpkg: 'SQLite format 3',
+    fgb: 'fgb\x03',
+    parquet: 'PAR1',
+  };
+  for (const [format, start] of Object.entries(starts)) {
+    const bytes = await download(page, `#download-all-${format}`);
+    t.equal(bytes.subarray(0, start.length).toString('latin1'), start, `${format} downloads`);
+  }
+  const seq = (await download(page, '#download-all-geojsonseq')).toString('utf8');
+  t.equal(seq.split('\x1e').length - 1, 2, "the GeoJSON sequence: the dataset's two events");
 
   await page.goto(`${base}/account`);
   t.match(await page.textContent('h1'), 'Your account');

@@ -68,19 +68,15 @@ export function isAbort(error) {
 }
 
 /**
- * Points the page's download links (CSV and GeoJSON exports of /api/v1/events) at the events in
- * view (`inView`, a query string) and at all that match the filters (`all`).
+ * Points the page's download links (every export format of /api/v1/events: `data-download-format`)
+ * at the events in view (`inView`, a query string; links `download-<format>`) and at all that match
+ * the filters (`all`; links `download-all-<format>`).
  * @param {string} inView @param {string} all
  */
 export function setDownloadLinks(inView, all) {
-  for (const [id, format, search] of [
-    ['download-csv', 'csv', inView],
-    ['download-geojson', 'geojson', inView],
-    ['download-all-csv', 'csv', all],
-    ['download-all-geojson', 'geojson', all],
-  ]) {
-    const link = document.getElementById(id);
-    if (link instanceof HTMLAnchorElement)
-      link.href = `/api/v1/events.${format}${search ? `?${search}` : ''}`;
+  for (const link of document.querySelectorAll('a[data-download-format]')) {
+    if (!(link instanceof HTMLAnchorElement)) continue;
+    const search = link.id.startsWith('download-all-') ? all : inView;
+    link.href = `/api/v1/events.${link.dataset.downloadFormat}${search ? `?${search}` : ''}`;
   }
 }

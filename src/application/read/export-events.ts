@@ -88,7 +88,7 @@ export async function exportEvents(
   return { kind: 'file', file: await writeWhole(text, keep), version };
 }
 
-const FILE_FORMATS: readonly string[] = ['gpkg'] satisfies FileFormat[];
+const FILE_FORMATS: readonly string[] = ['gpkg', 'fgb', 'parquet'] satisfies FileFormat[];
 
 function isFileFormat(format: DownloadFormat): format is FileFormat {
   return FILE_FORMATS.includes(format);
@@ -112,7 +112,7 @@ async function encodeFile(
   });
   try {
     // A text sequence has no head, separator or tail: its batches are the whole text.
-    await encoder.encode(format, text.batches, slot.path);
+    await encoder.encode(format, text.batches, slot.path, text.fields ?? []);
     return { kind: 'file', file: await slot.commit(), version };
   } catch (error) {
     await slot.abort();

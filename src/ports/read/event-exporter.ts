@@ -1,5 +1,6 @@
 import type { EventFilter, Sort } from '../../domain/read/read-query.ts';
 import type { Viewer } from './event-reader.ts';
+import type { PropertyField } from '../../domain/read/typed-properties.ts';
 
 // The exports of /api/v1 (events.geojson, events.csv): the whole filtered set, as text, in batches
 // read one after the other (keyset paging), so that an export of any size holds one batch in memory.
@@ -17,6 +18,8 @@ export type EventExport = {
   tail: string;
   /** The data version the export's snapshot holds (see `versionOf`). */
   version: string;
+  /** The typed properties each feature carries (an export of one dataset; GeoJSON formats only). */
+  fields?: readonly PropertyField[];
 };
 
 export interface EventExporter {

@@ -1,3 +1,5 @@
+import type { PropertyField } from '../../domain/read/typed-properties.ts';
+
 // Materialised exports (docs/api-v1.md, "Exports"): an export of a view, written once per data
 // version as a file, so that a repeated download costs a file read and every download can be read by
 // range. The key names everything the file's bytes depend on (format, sort, filter, the datasets the
@@ -5,11 +7,20 @@
 // keeps the files under a total byte cap, least recently used out first.
 
 /** Formats written as whole files by a library (from the export's GeoJSON text sequence), never streamed. */
-export type FileFormat = 'gpkg';
+export type FileFormat = 'gpkg' | 'fgb' | 'parquet';
 
-/** Writes a file format from an export's GeoJSON text sequence (RFC 8142 records, in pieces). */
+/**
+ * Writes a file format from an export's GeoJSON text sequence (RFC 8142 records, in pieces). `fields`
+ * are the typed properties the features carry (an export of one dataset; none otherwise), which the
+ * file gets as typed columns.
+ */
 export interface ExportEncoder {
-  encode(format: FileFormat, sequence: AsyncIterable<string>, path: string): Promise<void>;
+  encode(
+    format: FileFormat,
+    sequence: AsyncIterable<string>,
+    path: string,
+    fields: readonly PropertyField[],
+  ): Promise<void>;
 }
 
 export type ExportFile = {

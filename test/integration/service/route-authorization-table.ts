@@ -104,6 +104,8 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /api/v1/events.geojsonseq': publicRead('/api/v1/events.geojsonseq'),
   'GET /api/v1/events.kml': publicRead('/api/v1/events.kml?catalog=news'),
   'GET /api/v1/events.gpkg': publicRead('/api/v1/events.gpkg?catalog=news'),
+  'GET /api/v1/events.fgb': publicRead('/api/v1/events.fgb?catalog=news'),
+  'GET /api/v1/events.parquet': publicRead('/api/v1/events.parquet?catalog=news'),
   'GET /api/v1/events': publicRead('/api/v1/events'),
   'GET /api/v1/events/bounds': publicRead('/api/v1/events/bounds'),
   'GET /api/v1/events/geo': publicRead(

@@ -22,9 +22,11 @@ import { errorResponses } from '../error-body.ts';
 import { filterParameters } from './events-schemas.ts';
 import {
   CsvExport,
+  FlatGeobufExport,
   GeoJsonExport,
   GeoJsonSequenceExport,
   GeoPackageExport,
+  GeoParquetExport,
   KmlExport,
 } from './exports-schemas.ts';
 
@@ -95,6 +97,30 @@ const FORMATS: Record<
       'id as its fid, a POINT in EPSG:4326 (null without a location), `title`, `event_timestamp`, `dataset`, `catalog` ' +
       'and `data` (JSON text). Always answered from a kept file (written first when the view has none at this data ' +
       'version), with Content-Length and byte ranges. ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  fgb: {
+    type: 'application/flatgeobuf',
+    file: 'chronomap-events.fgb',
+    body: FlatGeobufExport,
+    summary: 'Export the filtered events as FlatGeobuf',
+    description:
+      'Every event the filters match as a FlatGeobuf file with a packed Hilbert R-tree spatial index (GDAL and QGIS ' +
+      'read a bounding box of it, also by range through /vsicurl/): Point features in EPSG:4326 with `id`, `title`, ' +
+      '`eventTimestamp` (DateTime), `dataset`, `catalog` and `data` (Json); an export of one dataset adds a typed column ' +
+      'per typed property. Events without a location come last, in no bounding box. Always answered from a kept file. ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  parquet: {
+    type: 'application/vnd.apache.parquet',
+    file: 'chronomap-events.parquet',
+    body: GeoParquetExport,
+    summary: 'Export the filtered events as GeoParquet',
+    description:
+      'Every event the filters match as a GeoParquet 1.1 file: columns `id`, `title`, `eventTimestamp` (timestamp, ' +
+      'UTC), `dataset`, `catalog`, `data` (JSON), a typed column per typed property in an export of one dataset, and ' +
+      '`geometry` (WKB Point, null without a location) named by the `geo` metadata (bbox, OGC:CRS84). Row groups of ' +
+      '50,000 events, Snappy-compressed. Always answered from a kept file. ' +
       EXPORT_LIMIT_TEXT,
   },
   csv: {

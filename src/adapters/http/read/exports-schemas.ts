@@ -84,3 +84,14 @@ export const GeoPackageExport = Type.String({
   format: 'binary',
   description: 'An OGC GeoPackage 1.3 (SQLite) file with one feature table, `events`.',
 });
+
+export const FlatGeobufExport = Type.String({
+  format: 'binary',
+  description:
+    'A FlatGeobuf file (version 3) with a packed Hilbert R-tree index, one Point feature per event.',
+});
+
+export const GeoParquetExport = Type.String({
+  format: 'binary',
+  description: 'A GeoParquet 1.1 file: one row per event, the location as WKB in `geometry`.',
+});

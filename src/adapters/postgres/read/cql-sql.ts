@@ -134,6 +134,17 @@ export function filterCondition(filter: CheckedFilter): Sql {
 }
 
 /**
+ * The text of one typed property of `events e` (null when its value does not convert), as
+ * typedPropertiesJson reads it: for the KML export's SimpleData.
+ */
+export function typedPropertyText(field: PropertyField): Sql {
+  const value = expression({ kind: 'data', key: field.key, type: field.type });
+  return field.type === 'date'
+    ? sqlText`to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+    : sqlText`${value}::text`;
+}
+
+/**
  * The typed properties of `events e` as JSON members (`,"mag":4.5,...`), as jsonProperties of
  * typed-properties.ts writes them (a whole number of a `number` field as `3.0`); `''` without fields.
  * The names come from the dataset's schema version and go in as parameters too.

@@ -8,8 +8,12 @@ import { DomainError } from '../../../domain/errors.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { datasetKeys } from './export-columns.ts';
-import { propertyFields } from '../../../domain/read/typed-properties.ts';
-import { typedPropertiesJson } from './cql-sql.ts';
+import {
+  type PropertyField,
+  propertyFields,
+  type PropertyType,
+} from '../../../domain/read/typed-properties.ts';
+import { typedPropertiesJson, typedPropertyText } from './cql-sql.ts';
 import { ogcFilteredReads } from './ogc-filtered.ts';
 import { keysetCondition, orderBy, rawConditions } from './rows.ts';
 import { holding, holdSnapshot, type Snapshot } from './export-snapshot.ts';
@@ -104,9 +108,20 @@ const xmlText = (text: Sql): Sql =>
 /**
  * A KML Placemark per event, built by PostgreSQL's XML functions (which escape text and attribute
  * values): the title as its name, the time as a TimeStamp, the dataset, catalog and each top-level
- * data key as ExtendedData, the location as a Point (none without one).
+ * data key as ExtendedData, the typed properties of an export of one dataset as SchemaData of the
+ * document's Schema (kmlSchema; a value that does not convert is left out), the location as a Point
+ * (none without one).
  */
-const PLACEMARK = sqlText`xmlelement(name "Placemark", xmlattributes('event-' || e.id as id),
+function placemark(fields: readonly PropertyField[]): Sql {
+  const simpleData = fields.map(
+    (field) => sqlText`case when ${typedPropertyText(field)} is not null then xmlelement(name "SimpleData",
+      xmlattributes(${field.name}::text as name), ${xmlText(typedPropertyText(field))}) end`,
+  );
+  const schemaData =
+    fields.length === 0
+      ? sqlText`null`
+      : sqlText`xmlelement(name "SchemaData", xmlattributes('#events' as "schemaUrl"), ${joinSql(simpleData, ', ')})`;
+  return sqlText`xmlelement(name "Placemark", xmlattributes('event-' || e.id as id),
     xmlelement(name name, ${xmlText(sqlText`e.title`)}),
     xmlelement(name "TimeStamp", xmlelement(name "when", ${TIMESTAMP})),
     xmlelement(name "ExtendedData",
@@ -114,9 +129,38 @@ const PLACEMARK = sqlText`xmlelement(name "Placemark", xmlattributes('event-' ||
       xmlelement(name "Data", xmlattributes('catalog' as name), xmlelement(name value, c.slug)),
       (select xmlagg(xmlelement(name "Data", xmlattributes(${xmlText(sqlText`k.key`)} as name),
                                 xmlelement(name value, ${xmlText(sqlText`k.value`)})) order by k.key)
-       from jsonb_each_text(e.data) k)),
+       from jsonb_each_text(e.data) k),
+      ${schemaData}),
     case when e.location is not null then xmlelement(name "Point", xmlelement(name coordinates,
       to_json(st_x(e.location))::text || ',' || to_json(st_y(e.location))::text)) end)::text || E'\n'`;
+}
+
+/** KML's SimpleField type of each property type (a date is ISO 8601 text: KML has no date type). */
+const KML_TYPES: Record<PropertyType, string> = {
+  integer: 'int',
+  number: 'double',
+  boolean: 'bool',
+  date: 'string',
+  string: 'string',
+};
+
+/** Text as an XML attribute value: escaped, the characters XML 1.0 does not allow removed. */
+const xmlAttribute = (text: string) =>
+  [...text]
+    .filter((character) => character >= ' ' || character === '\t' || character === '\n' || character === '\r')
+    .join('')
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('"', '&quot;');
+
+/** The Schema of the typed properties (none without them), which each Placemark's SchemaData names. */
+function kmlSchema(fields: readonly PropertyField[]): string {
+  if (fields.length === 0) return '';
+  const simpleFields = fields.map(
+    (field) => `<SimpleField name="${xmlAttribute(field.name)}" type="${KML_TYPES[field.type]}"/>`,
+  );
+  return `<Schema name="events" id="events">${simpleFields.join('')}</Schema>\n`;
+}
 
 const KML_HEAD =
   '<?xml version="1.0" encoding="UTF-8"?>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Document>' +
@@ -384,11 +428,17 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
       try {
         // The version of what this snapshot holds: the key of the file the export may be kept as.
         const version = await snapshot.read((connection) => readDataVersion(connection, viewer, filter));
+        // An export of one dataset carries its typed properties (typed-properties.ts); one of
+        // several datasets does not, since their fields and types differ.
+        const fields =
+          format === 'csv' || filter.datasets.length !== 1
+            ? []
+            : propertyFields((await fieldsOf(viewer, filter.datasets[0] as string)) ?? []);
         if (format === 'kml') {
-          const records = { line: PLACEMARK, separator: sqlText`''`, lateral: sqlText`` };
+          const records = { line: placemark(fields), separator: sqlText`''`, lateral: sqlText`` };
           const text = holding(batches(snapshot, scope, filter, sort, records), snapshot);
           return {
-            head: KML_HEAD,
+            head: KML_HEAD + kmlSchema(fields),
             batches: text,
             separator: '',
             tail: '</Document></kml>\n',
@@ -396,15 +446,18 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
           } satisfies EventExport;
         }
         if (format === 'geojson' || format === 'geojsonseq') {
-          // An export of one dataset carries its typed properties (typed-properties.ts); one of
-          // several datasets does not, since their fields and types differ.
-          const stored =
-            filter.datasets.length === 1 ? await fieldsOf(viewer, filter.datasets[0] as string) : null;
-          const line = feature(typedPropertiesJson(propertyFields(stored ?? [])));
+          const line = feature(typedPropertiesJson(fields));
           if (format === 'geojsonseq') {
             const records = { line: sequenceRecord(line), separator: sqlText`''`, lateral: sqlText`` };
             const text = holding(batches(snapshot, scope, filter, sort, records), snapshot);
-            return { head: '', batches: text, separator: '', tail: '', version } satisfies EventExport;
+            return {
+              head: '',
+              batches: text,
+              separator: '',
+              tail: '',
+              version,
+              fields,
+            } satisfies EventExport;
           }
           // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
           const features = { line, separator: sqlText`E',\n'`, lateral: sqlText`` };
