@@ -84,6 +84,14 @@ export function canReadDataset(
   return catalog.isPublic && dataset.isPublic;
 }
 
+/**
+ * Creating a catalog: any logged-in user, but not with a key limited to some catalogs (the new
+ * catalog would be outside it: it could create what it can then neither see nor change).
+ */
+export function canCreateCatalog(viewer: Viewer): boolean {
+  return viewer !== null && !viewer.key?.catalogIds;
+}
+
 /** Changing a catalog, or anything below it, is for its owner and admins. */
 export function canWriteCatalog(viewer: Viewer, catalog: CatalogAccessFacts): boolean {
   return keyMayWrite(viewer) && (isAdmin(viewer) || ownsCatalog(viewer, catalog));

@@ -5,7 +5,7 @@ import { ValidationError } from '../errors.ts';
 // one indexed lookup, the random part (32 bytes, base64url) is what is checked against the stored
 // hash. Keys never carry admin powers and never reach key or account management (keyMayCall).
 
-export type ApiKeyScope = 'read' | 'write';
+type ApiKeyScope = 'read' | 'write';
 
 /** What a key allows, carried on the Viewer of a key-authenticated request (domain/access.ts). */
 export type ApiKeyGrant = { id: number; scope: ApiKeyScope; catalogIds: number[] | null };
@@ -18,7 +18,7 @@ export type ApiKey = ApiKeyGrant & {
   lastUsedAt: string | null;
 };
 
-export const API_KEY_PREFIX = 'cmk_';
+const API_KEY_PREFIX = 'cmk_';
 /** Live keys per user: enough for every script and machine, bounded against a runaway client. */
 export const MAX_KEYS_PER_USER = 50;
 export const MAX_KEY_CATALOGS = 100;

@@ -32,11 +32,12 @@ t.test('API keys: create, use within their limits, revoke', async (t) => {
   t.match(secret, /^cmk_\d+_[A-Za-z0-9_-]{43}$/, 'the secret, once');
   t.match(doc, { name: 'reader of A', scope: 'read', catalogs: [a], lastUsedAt: null });
   t.ok(secret.startsWith(doc.prefix), 'the prefix is the start of the secret');
-  const stored = await db.pool.one(
-    sql.unsafe`select encode(secret_hash, 'hex') as hash, hint from api_keys where id = ${doc.id}`,
+  const stored = await db.pool.oneFirst(
+    sql.type(row(Type.Object({ hash: Type.String() })))`
+      select encode(secret_hash, 'hex') as hash from api_keys where id = ${doc.id}`,
   );
-  t.notOk(String(stored.hash).includes(secret.split('_')[2]), 'only a hash is stored');
-  t.equal((stored.hash as string).length, 64, 'a SHA-256');
+  t.notOk(stored.includes(secret.split('_')[2]), 'only a hash is stored');
+  t.equal(stored.length, 64, 'a SHA-256');
 
   const reader = as(secret);
   t.equal((await reader('GET', `/api/catalogs/${a}`)).statusCode, 200, 'the key reads its catalog');

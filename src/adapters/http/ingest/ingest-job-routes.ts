@@ -139,7 +139,8 @@ export const ingestJobRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = a
           response: {
             200: RetrySuccess,
             400: Type.Union([RetryRefusal('not_retryable', 400), Type.Ref('ErrorBody')]),
-            403: RetryRefusal('quota_exceeded', 403),
+            // Or the ErrorBody of a read-only API key (refused before the route runs).
+            403: Type.Union([RetryRefusal('quota_exceeded', 403), Type.Ref('ErrorBody')]),
             ...errorResponses(401, 404),
           },
         },
