@@ -50,10 +50,9 @@ function keyRows(token: string, keys: ApiKey[]): Html {
 
 function createdView(secret: string): Html {
   return html`<div class="card" id="api-key-created">
-    <p><b>Your new API key.</b> Copy it now: it is shown only this once.</p>
+    <p><b>Your new API key.</b> Copy it now (select the field): it is shown only this once.</p>
     <p>
       <input id="api-key-secret" type="text" readonly value="${secret}" size="60" />
-      <button type="button" id="api-key-copy" data-copy="#api-key-secret">Copy</button>
     </p>
     <p class="muted">Send it as <code>Authorization: Bearer ${secret.slice(0, 12)}…</code></p>
   </div>`;
@@ -74,8 +73,13 @@ function keysView(token: string, keys: ApiKey[], created: string | null): Html {
         <label>Name <input name="name" required maxlength="100" /></label>
       </p>
       <p>
-        <label><input type="radio" name="scope" value="read" checked /> read only</label>
-        <label><input type="radio" name="scope" value="write" /> read and write</label>
+        <label
+          >Scope
+          <select name="scope">
+            <option value="read" selected>read only (GET)</option>
+            <option value="write">read and write</option>
+          </select></label
+        >
       </p>
       <p>
         <label
