@@ -31,7 +31,7 @@ const ApiKeyDoc = Type.Object(
       description: 'Recorded at most once a minute',
     }),
   },
-  { $id: 'ApiKey', additionalProperties: false },
+  { additionalProperties: false },
 );
 
 const NewApiKeyBody = Type.Object(
@@ -60,8 +60,7 @@ const docOf = (key: Awaited<ReturnType<typeof listApiKeys>>[number]) => ({
 });
 
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyDeps }> = async (app, { apiKeys }) => {
-  app.addSchema(ApiKeyDoc);
-  const ApiKeyRef = Type.Ref('ApiKey');
+  const ApiKeyRef = ApiKeyDoc;
 
   app.get(
     '/api/api-keys',
