@@ -74,6 +74,7 @@ const app = await buildHttpApp(
       accountsHttp(accounts),
       composed.collections.http(accounts.collections),
       composed.accounts.quotasHttp(),
+      composed.accounts.apiKeysHttp(),
       composed.site.flagsHttp(),
       scrapersHttp({
         triggers: undefined,

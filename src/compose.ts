@@ -159,6 +159,7 @@ export async function composeServices(
           accounts.http(),
           collections.http(collectionUseCases),
           accounts.quotasHttp(),
+          accounts.apiKeysHttp(),
           site.flagsHttp(),
           scrapers.http({ login, csrfSecret }),
         ],

@@ -4,6 +4,7 @@ import { localExportArchive } from '../adapters/files/export-archive.ts';
 import {
   type AccountsDeps,
   accountsHttp,
+  apiKeysHttp,
   dataExportsHttp,
   quotasHttp,
 } from '../adapters/http/accounts/account-hooks.ts';
@@ -17,6 +18,10 @@ import {
   postgresUserDataReader,
 } from '../adapters/postgres/accounts/data-export-store.ts';
 import { postgresQuotas } from '../adapters/postgres/accounts/quotas.ts';
+import { postgresApiKeyStore } from '../adapters/postgres/accounts/api-key-store.ts';
+import { sha256ApiKeySecrets } from '../adapters/security/api-key-secrets.ts';
+import type { ApiKeyDeps } from '../application/accounts/api-keys.ts';
+import { apiKeysPage } from '../adapters/pages/accounts/api-keys-page.ts';
 import { postgresRateLimitCounter } from '../adapters/postgres/accounts/rate-limit-counter.ts';
 import { postgresSessionStore } from '../adapters/postgres/accounts/session-store.ts';
 import { postgresUserStore } from '../adapters/postgres/accounts/user-store.ts';
@@ -50,6 +55,12 @@ export function composeAccounts(
   const rateLimits = postgresRateLimitCounter(on);
   // The one Quotas seam over the access policy: every feature counts against the same limits.
   const quotas = postgresQuotas(on, policy, clock);
+  const apiKeys: ApiKeyDeps = {
+    keys: postgresApiKeyStore(on),
+    secrets: sha256ApiKeySecrets(),
+    clock,
+    recentUse: new Map(),
+  };
   const dataExports: DataExportDeps = {
     exports: postgresDataExportStore(on),
     queue: pgBossDataExportQueue(infra.boss),
@@ -67,6 +78,7 @@ export function composeAccounts(
       account: { users, sessions, passwords, rateLimits, policy, clock },
       flags: needs.flags,
       quotas,
+      apiKeys,
       collections: {
         repository: needs.repository,
         passwords,
@@ -92,11 +104,14 @@ export function composeAccounts(
           await app.register(dashboardRoutes, { login, collections, flags, quotas, csrfSecret });
           await app.register(registerPage, { login, flags, notices: needs.notices, csrfSecret });
           await app.register(accountPage, { exports: dataExports, quotas, csrfSecret });
+          await app.register(apiKeysPage, { apiKeys, csrfSecret });
         },
       };
     },
     /** GET /api/quotas (placed by src/compose.ts). */
     quotasHttp: (): HttpFeature => quotasHttp({ quotas, clock }),
+    /** The API key routes (placed by src/compose.ts). */
+    apiKeysHttp: (): HttpFeature => apiKeysHttp({ apiKeys }),
     /** The data-export routes (placed by src/compose.ts). */
     dataExportsHttp: (): HttpFeature => dataExportsHttp({ exports: dataExports }),
     workers: (): FeatureWorkers => ({

@@ -1,18 +1,58 @@
 import { DomainError } from './errors.ts';
 import type { Role, TrustLevel } from './accounts/users.ts';
+import type { ApiKeyGrant, KeyRouteClass } from './accounts/api-keys.ts';
 
 // The one access rule for the catalog > dataset > event hierarchy. The collections API, the /api/v1
 // read API (through the SQL twin in adapters/postgres/visibility.ts) and the admin pages all ask
 // these functions, so "who may see what" is decided in one place.
 
-/** Who is asking: a logged-in user, or null for an anonymous caller. */
-export type Viewer = { id: number; email: string; role: Role; trustLevel: TrustLevel } | null;
+/**
+ * Who is asking: a logged-in user, or null for an anonymous caller. `key` is set when the caller
+ * authenticated with an API key: they act as its owner, limited by the key (see keyMayCall).
+ */
+export type Viewer = {
+  id: number;
+  email: string;
+  role: Role;
+  trustLevel: TrustLevel;
+  key?: ApiKeyGrant;
+} | null;
 
-export type CatalogAccessFacts = { isPublic: boolean; createdBy: number | null };
+/** `id` lets a key limited to some catalogs be checked; facts without it are outside such a key. */
+export type CatalogAccessFacts = { id?: number; isPublic: boolean; createdBy: number | null };
 export type DatasetAccessFacts = { isPublic: boolean; createdBy: number | null };
 
-function isAdmin(viewer: { role: Role } | null): boolean {
-  return viewer?.role === 'admin';
+/** Admin powers come with a session only: an admin's API key acts as a plain user. */
+function isAdmin(viewer: { role: Role; key?: ApiKeyGrant } | null): boolean {
+  return viewer?.role === 'admin' && !viewer.key;
+}
+
+/**
+ * The key's part of the one rule, before any route runs: a key never manages keys or the account
+ * (403 API_KEY_NOT_ALLOWED), and a read key never writes (403 API_KEY_READ_ONLY). Object-level
+ * limits (the catalogs a key covers) are in ownsCatalog and datasetVisibility below.
+ */
+export function keyMayCall(key: ApiKeyGrant, route: KeyRouteClass): ForbiddenError | null {
+  if (route === 'account')
+    return new ForbiddenError(
+      'An API key cannot manage API keys or the account; use a session',
+      'API_KEY_NOT_ALLOWED',
+    );
+  if (route === 'write' && key.scope === 'read')
+    return new ForbiddenError('This API key is read-only', 'API_KEY_READ_ONLY');
+  return null;
+}
+
+/** A key limited to a list of catalogs covers only those; a session or an all-catalogs key all. */
+function keyCovers(viewer: Viewer, catalogId: number | undefined): boolean {
+  const only = viewer?.key?.catalogIds;
+  if (!only) return true;
+  return catalogId !== undefined && only.includes(catalogId);
+}
+
+/** Writing needs a session or a write key (a read key is refused before any route, too). */
+function keyMayWrite(viewer: Viewer): boolean {
+  return viewer?.key?.scope !== 'read';
 }
 
 /** Admins and level 5 have no quotas and no rate limits. */
@@ -21,7 +61,7 @@ export function isUnlimited(viewer: { role: Role; trustLevel: TrustLevel }): boo
 }
 
 function ownsCatalog(viewer: Viewer, catalog: CatalogAccessFacts): boolean {
-  return viewer !== null && catalog.createdBy === viewer.id;
+  return viewer !== null && catalog.createdBy === viewer.id && keyCovers(viewer, catalog.id);
 }
 
 /** A catalog is visible to admins, its owner, and everyone when it is public. */
@@ -40,13 +80,21 @@ export function canReadDataset(
   dataset: DatasetAccessFacts,
 ): boolean {
   if (isAdmin(viewer) || ownsCatalog(viewer, catalog)) return true;
-  if (viewer !== null && dataset.createdBy === viewer.id) return true;
+  if (viewer !== null && dataset.createdBy === viewer.id && keyCovers(viewer, catalog.id)) return true;
   return catalog.isPublic && dataset.isPublic;
+}
+
+/**
+ * Creating a catalog: any logged-in user, but not with a key limited to some catalogs (the new
+ * catalog would be outside it: it could create what it can then neither see nor change).
+ */
+export function canCreateCatalog(viewer: Viewer): boolean {
+  return viewer !== null && !viewer.key?.catalogIds;
 }
 
 /** Changing a catalog, or anything below it, is for its owner and admins. */
 export function canWriteCatalog(viewer: Viewer, catalog: CatalogAccessFacts): boolean {
-  return isAdmin(viewer) || ownsCatalog(viewer, catalog);
+  return keyMayWrite(viewer) && (isAdmin(viewer) || ownsCatalog(viewer, catalog));
 }
 
 export function canWriteDataset(
@@ -54,7 +102,10 @@ export function canWriteDataset(
   catalog: CatalogAccessFacts,
   dataset: DatasetAccessFacts,
 ): boolean {
-  return canWriteCatalog(viewer, catalog) || (viewer !== null && dataset.createdBy === viewer.id);
+  if (canWriteCatalog(viewer, catalog)) return true;
+  return (
+    keyMayWrite(viewer) && viewer !== null && dataset.createdBy === viewer.id && keyCovers(viewer, catalog.id)
+  );
 }
 
 // Imports, scheduled imports and scrapers. The same question everywhere: is the caller the one who
@@ -68,6 +119,7 @@ type ImportAccessFacts = { uploadedBy: number | null; catalog: CatalogAccessFact
 export function canAccessImport(viewer: Viewer, facts: ImportAccessFacts): boolean {
   if (viewer === null) return false;
   if (isAdmin(viewer)) return true;
+  if (viewer.key?.catalogIds && !(facts.catalog && keyCovers(viewer, facts.catalog.id))) return false;
   if (facts.uploadedBy !== null && facts.uploadedBy === viewer.id) return true;
   return facts.catalog !== null && ownsCatalog(viewer, facts.catalog);
 }
@@ -100,10 +152,12 @@ export function canManageSchedule(viewer: Viewer, facts: ScheduleAccessFacts): b
 
 /** Levels 0-2 have no scraper access at all; 3 and 4 with quotas, 5 and admins without. */
 /** A caller of the scraper use cases (a Viewer, or the runner's view of a repo owner). */
-type ScraperCaller = { id: number; role: Role; trustLevel: number } | null;
+type ScraperCaller = { id: number; role: Role; trustLevel: number; key?: ApiKeyGrant } | null;
 
+/** Scrapers write into catalogs their config names: a key limited to some catalogs has no access. */
 export function hasScraperAccess(viewer: ScraperCaller): boolean {
-  return viewer !== null && (viewer.role === 'admin' || viewer.trustLevel >= 3);
+  if (viewer?.key?.catalogIds) return false;
+  return viewer !== null && (isAdmin(viewer) || viewer.trustLevel >= 3);
 }
 
 /**
@@ -120,11 +174,26 @@ export function canManageScraperRepo(viewer: ScraperCaller, repo: { createdBy: n
  * What the SQL side needs to express the dataset rule: everything for admins, otherwise public
  * catalogs' public datasets plus what the viewer owns.
  */
-type DatasetVisibility = { kind: 'all' } | { kind: 'public-or-owned'; ownerId: number | null };
+type DatasetVisibility =
+  { kind: 'all' } | { kind: 'public-or-owned'; ownerId: number | null; ownedCatalogs: number[] | null };
 
 export function datasetVisibility(viewer: Viewer): DatasetVisibility {
   if (isAdmin(viewer)) return { kind: 'all' };
-  return { kind: 'public-or-owned', ownerId: viewer?.id ?? null };
+  return {
+    kind: 'public-or-owned',
+    ownerId: viewer?.id ?? null,
+    ownedCatalogs: viewer?.key?.catalogIds ?? null,
+  };
+}
+
+/**
+ * Who a cached answer is for: callers who may see different things never share an entry. A key
+ * limited to some catalogs sees less than its owner's session, so its catalogs are part of it.
+ */
+export function viewerCacheIdentity(viewer: Viewer): string {
+  if (viewer === null) return '';
+  const only = viewer.key?.catalogIds;
+  return `${viewer.id}:${viewer.role}${only ? `:${only.join(',')}` : ''}`;
 }
 
 export class UnauthorizedError extends DomainError {
@@ -148,7 +217,7 @@ export function requireViewer(viewer: Viewer): Exclude<Viewer, null> {
 
 export function requireAdmin(viewer: Viewer): Exclude<Viewer, null> {
   const user = requireViewer(viewer);
-  if (user.role !== 'admin') throw new ForbiddenError('Only an admin may do this', 'ADMIN_ONLY');
+  if (!isAdmin(user)) throw new ForbiddenError('Only an admin may do this', 'ADMIN_ONLY');
   return user;
 }
 

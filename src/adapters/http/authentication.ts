@@ -1,10 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Authentication, authenticateToken, type LoginDeps } from '../../application/accounts/log-in.ts';
 import { UnauthorizedError, type Viewer } from '../../domain/access.ts';
+import {
+  type ApiKeyDeps,
+  authenticateApiKey,
+  authorizeKeyRequest,
+} from '../../application/accounts/api-keys.ts';
+import { looksLikeApiKey } from '../../domain/accounts/api-keys.ts';
 
 // Who is calling, decided once per request before any route runs: the `payload-token` cookie, or
 // `Authorization: Bearer <token>` / `JWT <token>` (Payload's scheme). Requests without credentials
-// cost nothing; a bad token makes the caller anonymous and routes that need a user say why.
+// cost nothing; a bad token makes the caller anonymous and routes that need a user say why. A bearer
+// token that starts `cmk_` is an API key (application/accounts/api-keys.ts): the caller is its owner
+// limited by the key, and a key that may not call the route at all is refused here with a 403.
 
 export const TOKEN_COOKIE = 'payload-token';
 
@@ -18,7 +26,7 @@ declare module 'fastify' {
   }
 }
 
-type AuthenticationDeps = Pick<LoginDeps, 'sessions' | 'tokens' | 'clock'>;
+type AuthenticationDeps = Pick<LoginDeps, 'sessions' | 'tokens' | 'clock'> & { apiKeys: ApiKeyDeps };
 
 function tokenFrom(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -37,6 +45,18 @@ export function installAuthentication(app: FastifyInstance, deps: Authentication
   app.addHook('onRequest', async (request) => {
     const token = tokenFrom(request);
     if (!token) return;
+    if (looksLikeApiKey(token)) {
+      // Unlike a stale session token (anonymous on public routes), a bad key is always a 401: a
+      // script whose key was revoked should stop, not quietly read less.
+      const viewer = await authenticateApiKey(deps.apiKeys, token);
+      if (!viewer) {
+        const [message, code] = PROBLEMS.key;
+        throw new UnauthorizedError(message, code);
+      }
+      request.viewer = viewer;
+      authorizeKeyRequest(viewer, request.method, request.url);
+      return;
+    }
     const result: Authentication = await authenticateToken(deps, token);
     if (result.viewer) {
       request.viewer = result.viewer;
@@ -55,6 +75,7 @@ const PROBLEMS = {
     'The session has ended (logged out, password changed or account deleted); log in again',
     'TOKEN_REVOKED',
   ],
+  key: ['The API key is unknown or has been revoked', 'API_KEY_INVALID'],
 } as const;
 
 /** The logged-in user, or a 401 that says what was wrong with the credentials sent. */

@@ -1,3 +1,4 @@
+import { viewerCacheIdentity } from '../../domain/access.ts';
 import { createHash } from 'node:crypto';
 import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -25,7 +26,7 @@ function isCachedPath(url: string): boolean {
 /** The tag of an answer read at a data signature (`scope version:data versions`), for one URL and caller. */
 function versionTag(request: FastifyRequest, signature: string): string {
   const viewer = viewerOf(request);
-  return digest(`${request.url}\n${viewer?.id ?? ''}\n${viewer?.role ?? ''}\n${signature}`);
+  return digest(`${request.url}\n${viewerCacheIdentity(viewer)}\n${signature}`);
 }
 
 /** Sets the tag a route derived itself (the hook then leaves the body unhashed). */

@@ -54,6 +54,14 @@ const SECURITY_SCHEMES = {
     name: TOKEN_COOKIE,
     description: 'The session cookie `POST /api/users/login` sets.',
   },
+  apiKeyAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'cmk_<id>_<secret>',
+    description:
+      'An API key (`POST /api/api-keys`, docs/api.md "API keys") as `Authorization: Bearer cmk_…`: its owner ' +
+      'within its scope (read: GET/HEAD only) and catalogs; never the account or key routes (403 API_KEY_NOT_ALLOWED).',
+  },
 } as const;
 
 /**

@@ -112,7 +112,8 @@ export function installRateLimits(app: FastifyInstance, deps: RateLimitDeps): vo
     const windows = viewer ? limits.byTrustLevel[viewer.trustLevel] : limits.anonymous;
     if (!windows || windows.length === 0) return;
     const unit = paged ? ('rows' as const) : ('requests' as const);
-    const who = viewer ? `user:${viewer.id}` : `ip:${request.ip}`;
+    // Each API key has its own budget (its owner's trust level's windows); quotas stay the owner's.
+    const who = viewer ? (viewer.key ? `key:${viewer.key.id}` : `user:${viewer.id}`) : `ip:${request.ip}`;
     const key = paged ? `rows:${who}` : who;
     const amount = paged
       ? pageCost((request.query as { limit?: unknown }).limit, paged, deps.policy.pagedRows.minimumPerPage)

@@ -1,4 +1,5 @@
 import {
+  canCreateCatalog,
   canReadCatalog,
   canReadDataset,
   canWriteCatalog,
@@ -166,6 +167,11 @@ export async function createDocument(
     }
     case 'catalogs': {
       const user = requireViewer(viewer);
+      if (!canCreateCatalog(viewer))
+        throw new ForbiddenError(
+          'An API key limited to some catalogs cannot create catalogs',
+          'API_KEY_CATALOGS',
+        );
       onlyAdminSetsOwner(viewer, input);
       values = { ...input, createdBy: input.createdBy ?? user.id };
       break;

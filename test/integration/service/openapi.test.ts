@@ -47,7 +47,12 @@ t.test('every operation, whoever added its route, has what generators and linter
   const { app } = await testApp(t);
   const document = (await app.inject({ url: '/api/openapi.json' })).json();
   t.ok(document.servers?.length, 'servers');
-  t.same(Object.keys(document.components.securitySchemes).sort(), ['bearerAuth', 'cookieAuth', 'jwtAuth']);
+  t.same(Object.keys(document.components.securitySchemes).sort(), [
+    'apiKeyAuth',
+    'bearerAuth',
+    'cookieAuth',
+    'jwtAuth',
+  ]);
   const operations = operationsOf(document);
   const ids = operations.map(({ operation }) => operation.operationId);
   t.equal(new Set(ids).size, operations.length, 'a unique operationId on every operation');

@@ -1,5 +1,6 @@
 import prettier from 'prettier';
 import { type MatrixRow, ROUTE_MATRIX } from './route-authorization-table.ts';
+import { keyExpectations } from './route-authorization-keys.ts';
 
 // docs/api.md's "Route authorization matrix" section, rendered from the table the matrix test runs.
 
@@ -10,8 +11,8 @@ export const MATRIX_END = '<!-- route-matrix:end -->';
 /** The table as docs/api.md shows it. */
 export function renderRouteMatrix(): string {
   const lines = [
-    '| Method | Route | Anonymous | Stranger | Owner | Admin | Who may |',
-    '|---|---|---|---|---|---|---|',
+    '| Method | Route | Anonymous | Stranger | Owner | Admin | Read key | Write key | Key for another catalog | Who may |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   const keys = Object.keys(ROUTE_MATRIX).sort((a, b) => {
     const [ma, ua] = a.split(' ') as [string, string];
@@ -21,7 +22,8 @@ export function renderRouteMatrix(): string {
   for (const key of keys) {
     const row = ROUTE_MATRIX[key] as MatrixRow;
     const [method, url] = key.split(' ') as [string, string];
-    lines.push(`| ${method} | \`${url}\` | ${row.expect.join(' | ')} | ${row.rule} |`);
+    const keys = keyExpectations(method, url, row);
+    lines.push(`| ${method} | \`${url}\` | ${row.expect.join(' | ')} | ${keys.join(' | ')} | ${row.rule} |`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -21,6 +21,7 @@ import {
 import { testApp, testConfig } from '../../helpers/app.ts';
 import type { TestDatabase } from '../../helpers/database.ts';
 import { pythonRepo, switchScrapers, WRITES_TWO_ROWS } from '../scrapers/scraper-fixtures.ts';
+import type { KeyCaller } from './route-authorization-keys.ts';
 
 // The fixture of the route authorization matrix: an owner (trust level 3, so scrapers are open to
 // them) with a private catalog, a dataset, an event, an import (file and job), a scheduled import,
@@ -40,6 +41,8 @@ export type MatrixFixture = {
   /** A new session of the caller (the matrix's requests share one per caller; logout ends its own). */
   login(email: string): Promise<string>;
   tokens: Record<Exclude<Caller, 'anonymous'>, string>;
+  /** The owner's API keys (route-authorization-keys.ts): read-only, write, write for another catalog. */
+  keys: Record<KeyCaller, string>;
   catalog: number;
   dataset: number;
   event: number;
@@ -185,12 +188,29 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
   });
   if (!run) throw new Error('no run');
 
+  const ownerKey = async (scope: 'read' | 'write', catalogs?: number[]) => {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/api-keys',
+      payload: { name: `matrix ${scope}`, scope, ...(catalogs ? { catalogs } : {}) },
+      headers: { authorization: `Bearer ${tokens.owner}` },
+    });
+    if (created.statusCode !== 201) throw new Error(`api key failed: ${created.body}`);
+    return created.json().secret as string;
+  };
+  const keys = {
+    readKey: await ownerKey('read'),
+    writeKey: await ownerKey('write'),
+    otherCatalogKey: await ownerKey('write', [await freshCatalog()]),
+  };
+
   return {
     app,
     db,
     users,
     login,
     tokens,
+    keys,
     catalog,
     dataset,
     event,

@@ -19,6 +19,11 @@ export type MatrixRow = {
   /** Who may, in words (the doc's last column). */
   rule: string;
   request: (fx: MatrixFixture, caller: Caller) => MatrixRequest | Promise<MatrixRequest>;
+  /**
+   * Statuses for the owner's API keys: read-only, write, and a write key limited to another catalog
+   * of the owner's. Unset: keyExpectations (route-authorization-keys.ts) derives them from the rule.
+   */
+  keys?: readonly [number, number, number];
   /** Changes or ends what it touches: runs after the others, on fresh resources. */
   destructive?: boolean;
 };

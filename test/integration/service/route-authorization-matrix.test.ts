@@ -6,6 +6,7 @@ import { registeredRoutes } from '../../../src/adapters/http/route-registry.ts';
 import { CALLERS, type Caller, matrixFixture } from './route-authorization-fixture.ts';
 import { apiDocWithMatrix, MATRIX_END, MATRIX_START } from './route-authorization-doc.ts';
 import { type MatrixRow, ROUTE_MATRIX } from './route-authorization-table.ts';
+import { KEY_CALLERS, keyExpectations } from './route-authorization-keys.ts';
 
 // Every route the app registered (read from Fastify, not from a list) has a declared answer for an
 // anonymous caller, a stranger, the owner and an admin, and gets it. A new route without a row in
@@ -53,8 +54,27 @@ t.test('every registered route answers each caller as the matrix declares', asyn
     }
     if (actual.join() !== row.expect.join())
       wrong.push(`${key}: expected ${row.expect.join('/')}, got ${actual.join('/')}`);
+    // The owner's API keys, on the owner's request (a key acts as its owner, within its limits).
+    const byKey: number[] = [];
+    for (const caller of KEY_CALLERS) {
+      const request = await row.request(fx, 'owner');
+      const response = await fx.app.inject({
+        method,
+        url: request.url,
+        headers: { ...(request.headers ?? {}), authorization: `Bearer ${fx.keys[caller]}` },
+        ...(request.payload === undefined ? {} : { payload: request.payload as Record<string, unknown> }),
+      });
+      byKey.push(response.statusCode);
+      t.ok(
+        response.statusCode < 500,
+        `${key} with ${caller}: no server error (${response.body.slice(0, 200)})`,
+      );
+    }
+    const expected = keyExpectations(method, key.split(' ')[1] ?? '', row);
+    if (byKey.join() !== expected.join())
+      wrong.push(`${key} (keys): expected ${expected.join('/')}, got ${byKey.join('/')}`);
   }
-  t.same(wrong, [], 'anonymous/stranger/owner/admin statuses as declared');
+  t.same(wrong, [], 'anonymous/stranger/owner/admin and read/write/other-catalog key statuses as declared');
 });
 
 t.test('docs/api.md shows the matrix as the table declares it (scripts/write-route-matrix.ts)', async (t) => {

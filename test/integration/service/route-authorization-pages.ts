@@ -97,6 +97,13 @@ export function htmlRows(): Record<string, MatrixRow> {
       "logged-in users; only the caller's own data export",
     ),
     'POST /account/data-export': form('/account/data-export'),
+    'GET /account/api-keys': page(
+      '/account/api-keys',
+      [303, 200, 200, 200],
+      "logged-in users; only the caller's own keys",
+    ),
+    'POST /account/api-keys': form('/account/api-keys'),
+    'POST /account/api-keys/:id/revoke': form('/account/api-keys/1/revoke'),
     'GET /account/scrapers': page('/account/scrapers', [303, 200, 200, 200], 'scraper access (level 3+)'),
     'POST /account/scrapers/repos/:id/delete': form((fx) => `/account/scrapers/repos/${fx.repo}/delete`),
     'POST /account/scrapers/repos/:id/sync': form((fx) => `/account/scrapers/repos/${fx.repo}/sync`),

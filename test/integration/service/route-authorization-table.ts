@@ -16,6 +16,7 @@ import { htmlRows, scheduleRows } from './route-authorization-pages.ts';
 import { importListRows } from './route-authorization-imports.ts';
 import { scraperRows } from './route-authorization-scrapers.ts';
 import { viewRows } from './route-authorization-views.ts';
+import { apiKeyRows } from './route-authorization-keys.ts';
 
 // The route authorization matrix: for every route the app registers, what an anonymous caller, a
 // stranger (another logged-in user), the owner of the fixture's resources and an admin get. The
@@ -229,6 +230,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
     rule: USER,
     request: get('/api/account/deletion-summary'),
   },
+  ...apiKeyRows,
   'GET /api/quotas': { expect: [401, 200, 200, 200], rule: USER, request: get('/api/quotas') },
   'GET /api/feature-flags': {
     expect: [200, 200, 200, 200],
@@ -299,6 +301,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   },
   'POST /api/catalogs': {
     expect: [401, 201, 201, 201],
+    keys: [403, 201, 403],
     rule: USER,
     request: () => {
       const slug = `c-${unique()}`;

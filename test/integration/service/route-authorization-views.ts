@@ -25,6 +25,12 @@ const ofView = (path: (code: string) => string, payload?: unknown) => async (fx:
 });
 
 const PRIVATE_VIEW = `${OWNER} (a private view; a public one opens for everyone)`;
+/**
+ * A view belongs to its owner, not to a catalog: every key of the owner's acts for them on it (the
+ * read-only key only reads); a key's catalog limit scopes the events the view then shows.
+ */
+const OWNER_KEYS = [200, 200, 200] as const;
+const OWNER_WRITE_KEYS = [403, 200, 200] as const;
 
 export function viewRows(): Record<string, MatrixRow> {
   const form = (path: (code: string) => string): MatrixRow => ({
@@ -46,23 +52,32 @@ export function viewRows(): Record<string, MatrixRow> {
     },
     'GET /api/views/:code': {
       expect: [404, 404, 200, 200],
+      keys: OWNER_KEYS,
       rule: PRIVATE_VIEW,
       request: ofView((c) => `/api/views/${c}`),
     },
     'PATCH /api/views/:code': {
       expect: [401, 404, 200, 200],
+      keys: OWNER_WRITE_KEYS,
       rule: OWNER,
       request: ofView((c) => `/api/views/${c}`, { title: 'Renamed' }),
     },
     'DELETE /api/views/:code': {
       expect: [401, 404, 200, 200],
+      keys: OWNER_WRITE_KEYS,
       rule: OWNER,
       request: ofView((c) => `/api/views/${c}`),
       destructive: true,
     },
-    'GET /v/:code': { expect: [404, 404, 302, 302], rule: PRIVATE_VIEW, request: ofView((c) => `/v/${c}`) },
+    'GET /v/:code': {
+      expect: [404, 404, 302, 302],
+      keys: [302, 302, 302],
+      rule: PRIVATE_VIEW,
+      request: ofView((c) => `/v/${c}`),
+    },
     'GET /embed/:code': {
       expect: [404, 404, 200, 200],
+      keys: OWNER_KEYS,
       rule: PRIVATE_VIEW,
       request: ofView((c) => `/embed/${c}`),
     },

@@ -8,6 +8,8 @@ import type { AccountDeps } from '../../../application/accounts/manage-account.t
 import type { FeatureFlagStore } from '../../../ports/site/feature-flag-store.ts';
 import type { Quotas } from '../../../ports/accounts/quotas.ts';
 import { installAuthentication } from '../authentication.ts';
+import type { ApiKeyDeps } from '../../../application/accounts/api-keys.ts';
+import { apiKeyRoutes } from './api-key-routes.ts';
 import type { HttpFeature } from '../http-feature.ts';
 import { installRateLimits } from '../rate-limit.ts';
 import { installConcurrencyLimits } from '../concurrency-limit.ts';
@@ -30,6 +32,7 @@ export type AccountsDeps = {
   /** The collection endpoints' use cases (their own feature, collectionsHttp), with the dashboard's. */
   collections: CollectionDeps;
   quotas: Quotas;
+  apiKeys: ApiKeyDeps;
   /** Keys the server pages' CSRF tokens (derived from SESSION_SECRET; pages/csrf.ts). */
   csrfSecret: string;
 };
@@ -47,7 +50,7 @@ async function installAccountHooks(app: FastifyInstance, deps: AccountsDeps): Pr
   await app.register(cookie);
   app.addSchema(UserSchema);
   for (const schema of authSchemas) app.addSchema(schema);
-  installAuthentication(app, deps.login);
+  installAuthentication(app, { ...deps.login, apiKeys: deps.apiKeys });
   installRateLimits(app, {
     counter: deps.login.rateLimits,
     policy: deps.login.policy,
@@ -64,6 +67,11 @@ async function registerAccountRoutes(app: FastifyInstance, deps: AccountsDeps): 
     flags: deps.flags,
     defaultTrustLevel: deps.login.policy.defaultTrustLevel,
   });
+}
+
+/** The caller's API keys: create, list, revoke (placed by src/compose.ts). */
+export function apiKeysHttp(deps: { apiKeys: ApiKeyDeps }): HttpFeature {
+  return { routes: async (app) => void (await app.register(apiKeyRoutes, deps)) };
 }
 
 /** GET /api/quotas: the caller's quotas and what is left of them. */

@@ -343,8 +343,8 @@ const ConfigPatch = Type.Object(
 export const JobDocRef = Type.Ref('IngestJobDoc');
 /** A retry's 400: the job is not in a state to retry, or the request itself is wrong. */
 export const RetryNotRetryable = Type.Union([RetryRefusal('not_retryable', 400), Type.Ref('ErrorBody')]);
-/** A retry's 403: the caller's quota has no room for the job's events. */
-export const RetryOverQuota = RetryRefusal('quota_exceeded', 403);
+/** A retry's 403: the caller's quota has no room for the job's events (or a read-only API key's ErrorBody). */
+export const RetryOverQuota = Type.Union([RetryRefusal('quota_exceeded', 403), Type.Ref('ErrorBody')]);
 
 export const JobRevision = Type.Object(
   { approved: Type.Optional(Type.Boolean()), config: Type.Optional(ConfigPatch) },

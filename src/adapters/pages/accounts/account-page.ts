@@ -94,6 +94,7 @@ function accountView(
     <div class="card">
       <p><b>${user.email}</b></p>
       <p class="muted">Role ${user.role} · trust level ${user.trustLevel}</p>
+      <p><a href="/account/api-keys" id="account-api-keys">API keys</a> for scripts and programs</p>
     </div>
     ${quotasView(statuses)}
     <h2>Your data</h2>

@@ -97,7 +97,7 @@ export function postgresCollectionRepository(pool: DatabasePool): CollectionRepo
       if (!facts) return null;
       return {
         catalogId: facts.catalog_id,
-        catalog: { isPublic: facts.catalog_public, createdBy: facts.catalog_owner },
+        catalog: { id: facts.catalog_id, isPublic: facts.catalog_public, createdBy: facts.catalog_owner },
         datasetId: facts.dataset_id,
         dataset:
           facts.dataset_id === null

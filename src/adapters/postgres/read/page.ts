@@ -1,3 +1,4 @@
+import { viewerCacheIdentity } from '../../../domain/access.ts';
 import { Type } from 'typebox';
 import { pageAnswer } from './answer-path.ts';
 import type { Sort } from '../../../domain/read/read-query.ts';
@@ -32,9 +33,7 @@ export function pageReads(
       // The normalised request (parsed filter, sort and page) and who asks: viewers never share
       // entries, and the same page asked in other words is the same entry.
       const key =
-        cache && !options.fresh
-          ? JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter, sort, page])
-          : null;
+        cache && !options.fresh ? JSON.stringify([viewerCacheIdentity(viewer), filter, sort, page]) : null;
       if (key !== null) {
         const hit = await cache?.lookup(key);
         if (hit) return hit;

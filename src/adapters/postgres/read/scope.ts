@@ -1,6 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { type Static, Type } from 'typebox';
-import { datasetVisibility } from '../../../domain/access.ts';
+import { datasetVisibility, viewerCacheIdentity } from '../../../domain/access.ts';
 import { FINE_CELLS_MIN_DENSITY, fineCellsPayOff, type ScopeFacts, scopeFacts } from './answer-path.ts';
 import type { EventFilter } from '../../../domain/read/read-query.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
@@ -62,7 +62,7 @@ const ScopeRow = row(ScopeRecord);
 const SCOPE_VERSION = sqlText`(select version::text from chronomap_read_scope_version)`;
 
 function scopeKey(viewer: Viewer, filter: ScopeFilter): string {
-  return JSON.stringify([viewer?.id ?? null, viewer?.role ?? null, filter.catalog, filter.datasets]);
+  return JSON.stringify([viewerCacheIdentity(viewer), filter.catalog, filter.datasets]);
 }
 
 /** A viewer who may read every dataset and a filter that names none. */

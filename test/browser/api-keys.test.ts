@@ -1,0 +1,49 @@
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { accountsApp } from '../helpers/accounts.ts';
+import { launchChromium, screenshots } from '../helpers/browser.ts';
+
+// The "API keys" account page (issue 38 §3, §6) in Debian's Chromium: create a key, see its secret
+// once, use it from outside the browser, revoke it behind the confirmation box. With
+// CHRONOMAP_SCREENSHOTS=1 the run also refreshes docs/screenshots/api-keys.png.
+
+t.test('API keys are created, shown once and revoked on /account/api-keys', async (t) => {
+  const { app, createUser } = await accountsApp(t);
+  const user = await createUser();
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium(t);
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await page.goto(`${base}/account/api-keys`);
+  await page.fill('input[name=email]', user.email);
+  await page.fill('input[name=password]', user.password);
+  await page.click('button[type=submit]');
+  t.equal(new URL(page.url()).pathname, '/account/api-keys', 'the login comes back to the keys');
+  t.ok(await page.isVisible('#api-keys-none'), 'no keys yet');
+
+  await page.fill('#api-key-create input[name=name]', 'nightly sync');
+  await page.click('#api-key-create-submit');
+  const secret = await page.inputValue('#api-key-secret');
+  t.match(secret, /^cmk_\d+_[A-Za-z0-9_-]{43}$/, 'the secret is shown');
+  t.equal(await page.locator('#api-keys tbody tr').count(), 1, 'and the key is listed');
+  await screenshots(t, page)('api-keys');
+
+  const used = await app.inject({
+    method: 'GET',
+    url: '/api/catalogs',
+    headers: { authorization: `Bearer ${secret}` },
+  });
+  t.equal(used.statusCode, 200, 'the key works');
+
+  await page.goto(`${base}/account/api-keys`);
+  t.notOk((await page.content()).includes(secret), 'the secret is never shown again');
+  await page.check('#api-keys input[name=confirm]');
+  await page.click('#api-keys button[type=submit]');
+  t.match(await page.textContent('.flash.ok'), /API key revoked/);
+  const after = await app.inject({
+    method: 'GET',
+    url: '/api/catalogs',
+    headers: { authorization: `Bearer ${secret}` },
+  });
+  t.equal(after.statusCode, 401, 'a revoked key is refused');
+});
