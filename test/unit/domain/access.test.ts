@@ -34,7 +34,7 @@ t.test('the hierarchy rule', async (t) => {
   t.ok(canReadDataset(admin, privateCatalog, restricted));
   t.notOk(canWriteCatalog(bob, publicCatalog), 'seeing is not changing');
   t.same(datasetVisibility(admin), { kind: 'all' });
-  t.same(datasetVisibility(null), { kind: 'public-or-owned', ownerId: null });
+  t.same(datasetVisibility(null), { kind: 'public-or-owned', ownerId: null, ownedCatalogs: null });
 });
 
 t.test('nobody raises their own standing', async (t) => {

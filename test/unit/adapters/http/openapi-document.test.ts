@@ -99,7 +99,7 @@ t.test('security, rate limits, error bodies and descriptions follow the route op
   ]);
 
   const mine = operation(document, 'post', '/api/mine');
-  t.same(mine.security, [{ bearerAuth: [] }, { jwtAuth: [] }, { cookieAuth: [] }]);
+  t.same(mine.security, [{ bearerAuth: [] }, { jwtAuth: [] }, { cookieAuth: [] }, { apiKeyAuth: [] }]);
   t.same(Object.keys(mine.responses), ['201', '401'], 'a 401, and no 429 where no limit applies');
   t.same(mine.responses[401]?.content, {
     'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } },
