@@ -3,10 +3,11 @@ import { sql } from '../../../src/adapters/postgres/database.ts';
 import { assertCountTablesExact } from '../../helpers/count-tables.ts';
 import { csv, pending, refresh, runImport, setup } from './deferred-counts-fixtures.ts';
 
-// The deferred refresh reads a pending dataset's rows once (migration 0800: one GROUPING SETS scan
-// feeds the four count tables). Every count table must equal a recount from `events` after the
-// refresh, and stay so through what follows it: another import through the triggers, a re-import
-// that updates and moves events, deletions, an access change and the dataset's deletion.
+// The deferred refresh of a bulk import's counts (chronomap_refresh_dataset_counts, migrations 0330
+// and 0765): every count table must equal a recount from `events` after the refresh, and stay so
+// through what follows it: another import through the triggers, a re-import that updates and moves
+// events, deletions, an access change and the dataset's deletion (pending or not). A new write path
+// for the counts (issue 37) must keep this test as it is.
 
 t.test('counts refreshed in one pass equal a recount, and stay so after every kind of write', async (t) => {
   const { app, db, catalogId, deps } = await setup(t);
