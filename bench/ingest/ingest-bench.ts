@@ -14,7 +14,7 @@
 // BENCH_DURABILITY=durable runs it with fsync on, as `chronomap start` does); each run
 // creates and drops a fresh database. Writes its figures to bench/results/ingest-<date>.json.
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, mkdirSync, openAsBlob, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openAsBlob, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,7 @@ import { loadConfig, projectRoot } from '../../src/adapters/config/environment.t
 import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
 import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
 import { benchDurability } from './durability.ts';
+import { numberedLines, writeLines } from '../csv-lines.ts';
 import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
@@ -62,21 +63,6 @@ function linesOf(file: string): number {
 }
 const workDir = path.join(os.tmpdir(), 'chronomap-ingest-bench');
 mkdirSync(workDir, { recursive: true });
-
-async function writeLines(file: string, header: string, count: number, line: (i: number) => string) {
-  const out = createWriteStream(file);
-  out.write(`${header}\n`);
-  let chunk = '';
-  for (let i = 0; i < count; i++) {
-    chunk += `${line(i)}\n`;
-    if (chunk.length > 1 << 20) {
-      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-      chunk = '';
-    }
-  }
-  out.end(chunk);
-  await new Promise<void>((resolve) => out.once('close', () => resolve()));
-}
 
 async function adminUrl(): Promise<{ admin: string; psqlBin: string }> {
   if (process.env.DATABASE_URL) return { admin: process.env.DATABASE_URL, psqlBin: 'psql' };
@@ -186,16 +172,20 @@ try {
   // 1. One million rows with coordinates.
   const bigFile = givenFile ?? path.join(workDir, `coordinates-${ROWS}.csv`);
   if (!givenFile)
-    await writeLines(bigFile, 'id,time,latitude,longitude,depth,mag,place', ROWS, (i) =>
-      [
-        `ev${i}`,
-        new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(),
-        ((i * 7) % 17_000) / 100 - 85,
-        ((i * 13) % 35_000) / 100 - 175,
-        (i % 700) / 10,
-        (i % 90) / 10,
-        `"${i % 1000} km N of Somewhere, Land"`,
-      ].join(','),
+    await writeLines(
+      bigFile,
+      'id,time,latitude,longitude,depth,mag,place',
+      numberedLines(ROWS, (i) =>
+        [
+          `ev${i}`,
+          new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(),
+          ((i * 7) % 17_000) / 100 - 85,
+          ((i * 13) % 35_000) / 100 - 175,
+          (i % 700) / 10,
+          (i % 90) / 10,
+          `"${i % 1000} km N of Somewhere, Land"`,
+        ].join(','),
+      ),
     );
   const bytes = statSync(bigFile).size;
   say(
@@ -356,8 +346,11 @@ async function offlineGeocoding(base: string, token: string, catalogId: number, 
   await writeLines(
     geoFile,
     'time,city,title',
-    GEO_ROWS,
-    (i) => `${new Date(Date.UTC(2021, 0, 1) + i * 1000).toISOString()},${cities[i % cities.length]},row ${i}`,
+    numberedLines(
+      GEO_ROWS,
+      (i) =>
+        `${new Date(Date.UTC(2021, 0, 1) + i * 1000).toISOString()},${cities[i % cities.length]},row ${i}`,
+    ),
   );
   const geo = await uploadAndWait(base, token, catalogId, geoFile, 'places.csv');
   const stages = stageSeconds(geo.progress);

@@ -1,6 +1,6 @@
 // The two outputs of the real-shaped events (world-shape.ts): rows of the bench database, through
 // the ordinary events table and its count triggers, or a CSV file for the ingest bench.
-import { createWriteStream } from 'node:fs';
+import { writeLines } from '../csv-lines.ts';
 import type pg from 'pg';
 import { WORLD_CSV_HEADER, eventFields, worldCsvLine, worldEvents } from './world-shape.ts';
 
@@ -8,18 +8,13 @@ const INSERT_BATCH = 50_000;
 const DATASETS = 20;
 
 export async function writeWorldCsv(file: string, count: number): Promise<void> {
-  const out = createWriteStream(file);
-  out.write(`${WORLD_CSV_HEADER}\n`);
-  let chunk = '';
-  for (const event of worldEvents(count)) {
-    chunk += `${worldCsvLine(event)}\n`;
-    if (chunk.length > 1 << 20) {
-      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-      chunk = '';
-    }
-  }
-  out.end(chunk);
-  await new Promise<void>((resolve) => out.once('close', () => resolve()));
+  await writeLines(
+    file,
+    WORLD_CSV_HEADER,
+    (function* () {
+      for (const event of worldEvents(count)) yield worldCsvLine(event);
+    })(),
+  );
 }
 
 /** Stores `count` real-shaped events in the bench database's datasets (skewed sizes, as the 60-city set). */
