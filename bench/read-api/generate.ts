@@ -5,11 +5,17 @@
 // and its triggers, exactly as any writer would.
 //
 //   node bench/read-api/generate.ts [--events 1000000] [--batch 250000] [--fresh]
+//     [--shape cities|world]   cities: the 60-city set (default); world: real-shaped events
+//                              (world-shape.ts: GeoNames places by population, rural noise,
+//                              long-tailed time), sent from here in batches of 50,000
+//     [--csv FILE]             with --shape world: write the events as a CSV file for
+//                              bench/ingest (`--file FILE`) instead of storing them
 
 import { parseArgs } from 'node:util';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
 import { benchDatabaseUrl, withClient } from './bench-database.ts';
 import { CITIES } from './cities.ts';
+import { writeWorldCsv, insertWorldEvents } from './world-load.ts';
 
 const CATALOGS = [
   { slug: 'city-data', title: 'City open data', datasets: 10, dateFields: [] as string[] },
@@ -23,12 +29,22 @@ async function main(): Promise<void> {
       events: { type: 'string', default: '1000000' },
       batch: { type: 'string', default: '250000' },
       fresh: { type: 'boolean', default: false },
+      shape: { type: 'string', default: 'cities' },
+      csv: { type: 'string' },
     },
   });
+  if (values.shape !== 'cities' && values.shape !== 'world') throw new Error('--shape is cities or world');
+  const world = values.shape === 'world';
   const total = Number(values.events);
   const batch = Number(values.batch);
   if (!Number.isInteger(total) || total < 1 || !Number.isInteger(batch) || batch < 1) {
     throw new Error('--events and --batch must be positive integers');
+  }
+  if (values.csv) {
+    if (!world) throw new Error('--csv needs --shape world');
+    await writeWorldCsv(values.csv, total);
+    process.stdout.write(`wrote ${total} real-shaped events to ${values.csv}\n`);
+    return;
   }
   const url = await benchDatabaseUrl();
   const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -36,7 +52,10 @@ async function main(): Promise<void> {
 
   await withClient(url, async (client) => {
     const existing = Number((await client.query('select count(*) as n from events')).rows[0].n);
-    if (existing === total && !values.fresh) {
+    const shapeNow = (
+      await client.query("select count(*) filter (where unique_id like 'w%') as n from events")
+    ).rows[0].n;
+    if (existing === total && Number(shapeNow) > 0 === world && !values.fresh) {
       log(`chronomap_bench already holds ${existing} events; --fresh rebuilds it`);
       return;
     }
@@ -69,7 +88,8 @@ async function main(): Promise<void> {
       ([name, lon, lat, weight], index) => `(${index}, ${sqlText(name)}, ${lon}, ${lat}, ${weight})`,
     ).join(',\n');
     const started = performance.now();
-    for (let first = 1; first <= total; first += batch) {
+    if (world) await insertWorldEvents(client, total, log);
+    for (let first = 1; !world && first <= total; first += batch) {
       const last = Math.min(total, first + batch - 1);
       await client.query(`select setseed(${(first % 997) / 997})`);
       // Each event: a dataset (skewed: the first datasets are larger), a city by weight, a
