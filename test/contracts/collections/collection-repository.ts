@@ -306,7 +306,8 @@ export function collectionRepositoryContract(t: Test, make: MakeCollectionReposi
   t.test('hierarchy: where a document sits, whoever asks', async (t) => {
     const repository = await make(t);
     const { owner, stranger, catalogs, sets, events } = await fixture(repository);
-    const open = { isPublic: true, createdBy: owner.id };
+    // The catalog's facts carry its id: an API key limited to catalogs is judged by it (access.ts).
+    const open = { id: catalogs.open, isPublic: true, createdBy: owner.id };
     t.same(await repository.hierarchy('catalogs', catalogs.open), {
       catalogId: catalogs.open,
       catalog: open,
@@ -321,7 +322,7 @@ export function collectionRepositoryContract(t: Test, make: MakeCollectionReposi
     });
     t.same(await repository.hierarchy('events', events.closed), {
       catalogId: catalogs.closed,
-      catalog: { isPublic: false, createdBy: owner.id },
+      catalog: { id: catalogs.closed, isPublic: false, createdBy: owner.id },
       datasetId: sets.closed,
       dataset: { isPublic: true, createdBy: owner.id },
     });

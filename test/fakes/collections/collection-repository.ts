@@ -253,7 +253,7 @@ export function memoryCollectionRepository(clock: Clock = { now: () => new Date(
       });
       return {
         catalogId: catalog.id,
-        catalog: facts(catalog),
+        catalog: { id: catalog.id as number, ...facts(catalog) },
         datasetId: dataset?.id ?? null,
         dataset: dataset ? facts(dataset) : null,
       };
