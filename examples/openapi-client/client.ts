@@ -109,6 +109,13 @@ const placemarks = String(kmlExport.data).split('<Placemark').length - 1;
 const geopackage = await client.GET('/api/v1/events.gpkg', { params: { query: {} }, parseAs: 'arrayBuffer' });
 if (!geopackage.response.ok) throw new Error(`gpkg export: ${geopackage.response.status}`);
 const geopackageHeader = new TextDecoder().decode(new Uint8Array(geopackage.data as ArrayBuffer).subarray(0, 15));
+// FlatGeobuf and GeoParquet files, as bytes: their magic numbers.
+const flatgeobuf = await client.GET('/api/v1/events.fgb', { params: { query: {} }, parseAs: 'arrayBuffer' });
+if (!flatgeobuf.response.ok) throw new Error(`fgb export: ${flatgeobuf.response.status}`);
+const flatgeobufMagic = new TextDecoder().decode(new Uint8Array(flatgeobuf.data as ArrayBuffer).subarray(0, 3));
+const parquet = await client.GET('/api/v1/events.parquet', { params: { query: {} }, parseAs: 'arrayBuffer' });
+if (!parquet.response.ok) throw new Error(`parquet export: ${parquet.response.status}`);
+const parquetMagic = new TextDecoder().decode(new Uint8Array(parquet.data as ArrayBuffer).subarray(0, 4));
 
 // The collections' `where` (a deepObject parameter): Payload's brackets, two levels deep, written
 // by a serializer of our own (openapi-fetch's default writes one level).
@@ -167,6 +174,8 @@ process.stdout.write(
       sequenceRecords,
       placemarks,
       geopackageHeader,
+      flatgeobufMagic,
+      parquetMagic,
     },
     where: { totalDocs: afterFirst.totalDocs, firstId: afterFirst.docs[0]?.id ?? null },
     tiles: {

@@ -129,6 +129,8 @@ t.test(
         sequenceRecords: total,
         placemarks: total,
         geopackageHeader: 'SQLite format 3',
+        flatgeobufMagic: 'fgb',
+        parquetMagic: 'PAR1',
       },
       'the exports hold every visible event (the fixture has no newline inside a cell); the GeoJSON is typed',
     );
