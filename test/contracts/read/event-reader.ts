@@ -1,8 +1,10 @@
 import type { Test } from 'tap';
 import { parseEventFilter, type RawQuery } from '../../../src/domain/read/read-query.ts';
 import type { ModelledReads, ReadWorld } from '../../fakes/read/event-reader.ts';
+import { pageAndFeatureContract } from './event-pages.ts';
 
-// What every implementation of the read model's counts, time range, histogram and extent does, as one
+// What every implementation of the read model's counts, time range, histogram, extent, numbered pages
+// and map features does, as one
 // suite over one small world: run against the in-memory fake (test/unit/fakes/read/
 // event-reader.test.ts) and against postgresEventReader (test/integration/read/
 // event-reader-contract.test.ts). The expected values are worked out by hand from the world.
@@ -21,13 +23,62 @@ export const READ_WORLD: ReadWorld = {
     { id: 12, slug: 'exhibitions', title: 'Exhibitions', catalogId: 2 },
   ],
   events: [
-    { id: 1, datasetId: 10, longitude: 13.4, latitude: 52.5, eventTimestamp: '2024-01-10T12:00:00.000Z' },
-    { id: 2, datasetId: 10, longitude: 2.35, latitude: 48.85, eventTimestamp: '2024-01-20T08:30:00.000Z' },
-    { id: 3, datasetId: 11, longitude: 179.6, latitude: -16.5, eventTimestamp: '2024-02-05T00:00:00.000Z' },
-    { id: 4, datasetId: 11, longitude: -179.7, latitude: -16.2, eventTimestamp: '2024-03-01T00:00:00.000Z' },
-    { id: 5, datasetId: 11, longitude: null, latitude: null, eventTimestamp: '2024-03-15T10:00:00.000Z' },
-    { id: 6, datasetId: 12, longitude: 139.69, latitude: 35.68, eventTimestamp: '2023-12-31T23:59:59.000Z' },
-    { id: 7, datasetId: 12, longitude: -74, latitude: 40.7, eventTimestamp: '2024-04-01T00:00:00.000Z' },
+    {
+      id: 1,
+      title: 'Berlin march',
+      datasetId: 10,
+      longitude: 13.4,
+      latitude: 52.5,
+      eventTimestamp: '2024-01-10T12:00:00.000Z',
+    },
+    {
+      id: 2,
+      title: 'Paris strike',
+      datasetId: 10,
+      longitude: 2.35,
+      latitude: 48.85,
+      eventTimestamp: '2024-01-20T08:30:00.000Z',
+    },
+    {
+      id: 3,
+      title: 'Fiji east',
+      datasetId: 11,
+      longitude: 179.6,
+      latitude: -16.5,
+      eventTimestamp: '2024-02-05T00:00:00.000Z',
+    },
+    {
+      id: 4,
+      title: 'Fiji west',
+      datasetId: 11,
+      longitude: -179.7,
+      latitude: -16.2,
+      eventTimestamp: '2024-03-01T00:00:00.000Z',
+    },
+    {
+      id: 5,
+      title: null,
+      datasetId: 11,
+      longitude: null,
+      latitude: null,
+      eventTimestamp: '2024-03-15T10:00:00.000Z',
+    },
+    {
+      id: 6,
+      title: 'Tokyo show',
+      datasetId: 12,
+      longitude: 139.69,
+      latitude: 35.68,
+      eventTimestamp: '2023-12-31T23:59:59.000Z',
+    },
+    {
+      id: 7,
+      title: 'New York fair',
+      datasetId: 12,
+      longitude: -74,
+      latitude: 40.7,
+      eventTimestamp: '2024-04-01T00:00:00.000Z',
+    },
   ],
 };
 
@@ -114,4 +165,6 @@ export function eventReaderContract(t: Test, make: MakeEventReader): void {
       bounds: null,
     });
   });
+
+  pageAndFeatureContract(t, make);
 }

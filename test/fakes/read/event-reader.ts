@@ -1,13 +1,15 @@
 import type { Bounds, EventFilter } from '../../../src/domain/read/read-query.ts';
 import type { EventReader } from '../../../src/ports/read/event-reader.ts';
+import { clusterFeaturesOf, pageOf } from './event-pages.ts';
 
 // The read model in memory, for the read use cases' tests: the counts, time range, histogram (fixed
-// buckets) and extent of a small world of public catalogs, datasets and events, filtered by catalog,
-// datasets, bounds (across the antimeridian too) and the half-open eventTimestamp range, as the
-// PostGIS EventReader answers them. It passes the same behaviour suite
-// (test/contracts/read/event-reader.ts). What it does not model (pages, clusters, sources, OGC reads,
-// custom date fields, calendar buckets, visibility: every dataset is public) throws, so that a test
-// needing it uses a recording fake (test/unit/application/read/read-use-case-fakes.ts) instead.
+// buckets), extent, numbered pages and map features of a small world of public catalogs, datasets and
+// events, filtered by catalog, datasets, bounds (across the antimeridian too) and the half-open
+// eventTimestamp range, as the PostGIS EventReader answers them. It passes the same behaviour suite
+// (test/contracts/read/event-reader.ts). What it does not model (keyset pages, sorts by a data field,
+// sources, OGC reads, custom date fields, calendar buckets, visibility: every dataset is public)
+// throws, so that a test needing it uses a recording fake
+// (test/unit/application/read/read-use-case-fakes.ts) instead.
 
 /** A world of the read model: ids are the world's own; an event without a location has null coordinates. */
 export type ReadWorld = {
@@ -16,6 +18,8 @@ export type ReadWorld = {
   events: Array<{
     id: number;
     datasetId: number;
+    /** The mapped title; null when the import mapped none. */
+    title: string | null;
     longitude: number | null;
     latitude: number | null;
     eventTimestamp: string;
@@ -25,8 +29,17 @@ export type ReadWorld = {
 /** The part of the EventReader port this fake models. */
 export type ModelledReads = Pick<
   EventReader,
-  'countEvents' | 'countByDataset' | 'timeRange' | 'histogram' | 'extent'
+  | 'countEvents'
+  | 'countByDataset'
+  | 'timeRange'
+  | 'histogram'
+  | 'extent'
+  | 'listEventsPage'
+  | 'clusterFeatures'
 >;
+
+/** An event of a world. */
+export type WorldEvent = ReadWorld['events'][number];
 
 function inBounds(bounds: Bounds, longitude: number, latitude: number): boolean {
   if (latitude < bounds.south || latitude > bounds.north) return false;
@@ -60,6 +73,12 @@ export function inMemoryEventReader(world: ReadWorld): EventReader {
   };
 
   const modelled: ModelledReads = {
+    async listEventsPage(_viewer, filter, sort, page) {
+      return pageOf(world, matching(filter), sort, page);
+    },
+    async clusterFeatures(_viewer, filter, level) {
+      return clusterFeaturesOf(matching(filter), level);
+    },
     async countEvents(_viewer, filter) {
       return matching(filter).length;
     },

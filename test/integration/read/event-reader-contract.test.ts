@@ -33,7 +33,7 @@ async function store(pool: DatabasePool, world: ReadWorld): Promise<void> {
     if (!dataset) throw new Error(`no dataset ${event.datasetId}`);
     await pool.query(sql.unsafe`
       insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
-      values (${dataset.id}, ${dataset.catalogId}, ${`u${event.id}`}, ${`event ${event.id}`}, '{}'::jsonb,
+      values (${dataset.id}, ${dataset.catalogId}, ${`u${event.id}`}, ${event.title}, '{}'::jsonb,
               ${event.longitude === null ? null : sql.fragment`st_setsrid(st_makepoint(${event.longitude}, ${event.latitude}), 4326)`},
               ${event.eventTimestamp})`);
   }

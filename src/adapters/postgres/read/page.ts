@@ -141,8 +141,8 @@ export function pageJson(sort: Sort): Fragment {
              || '","isValid":' || case when e.is_valid then 'true' else 'false' end || '}',
              ',' order by ${orderBy(sort)}) || ']', '[]')
     from page p
-    cross join lateral (select e.id, e.title, e.dataset_id, e.data, e.location, e.located_by, e.event_timestamp,
-                               e.is_valid from events e where e.id = p.id offset 0) e
+    cross join lateral (select e.id, e.title, e.dataset_id, e.catalog_id, e.data, e.location, e.located_by,
+                               e.event_timestamp, e.is_valid from events e where e.id = p.id offset 0) e
     cross join lateral (select d.title, c.slug from datasets d join catalogs c on c.id = d.catalog_id
                         where d.id = e.dataset_id offset 0) d`;
 }

@@ -122,7 +122,11 @@ export function orderBy(sort: Sort): Fragment {
           ? sqlText`e.is_valid`
           : key.field === 'dataset'
             ? sqlText`e.dataset_id`
-            : sqlText`e.id`;
+            : key.field === 'catalog'
+              ? sqlText`e.catalog_id`
+              : key.field === 'title'
+                ? sqlText`e.title`
+                : sqlText`e.id`;
   if (key.field === 'id') return sqlText`e.id ${direction}`;
   // Ties are broken by id in the same direction, so that pages are stable and the default sort
   // walks the (event_timestamp desc, id desc) index.
