@@ -206,7 +206,11 @@ export function checkTree(
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  // `check-rules.ts [rules file] [tree]`: this checkout and its docs/rules.md unless told (the unit
+  // test runs it on a small planted tree: the real one takes seconds to analyse).
+  const root = process.argv[3]
+    ? path.resolve(process.argv[3])
+    : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   const file = process.argv[2] ? path.relative(root, path.resolve(process.argv[2])) : 'docs/rules.md';
   const problems = checkTree(root, { rulesFile: file });
   if (problems.length > 0) {

@@ -194,16 +194,14 @@ t.test(
 );
 
 t.test('the script exits 1 and names the row', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'chronomap-rules-'));
-  const bad = path.join(dir, 'rules.md');
-  writeFileSync(
-    bad,
-    table('`src/domain/read/read-query.ts#parsePageSize`', '`test/unit/domain/read/read-query.test.ts`'),
-  );
+  // On the planted tree: the script's own analysis of the real tree is what `npm run check` runs.
+  const dir = fixture();
   const run = promisify(execFile);
-  const failed = await run(process.execPath, [script, bad]).catch((error: unknown) => error);
+  const failed = await run(process.execPath, [script, path.join(dir, 'docs', 'rules.md'), dir]).catch(
+    (error: unknown) => error,
+  );
   t.match(failed, {
     code: 1,
-    stderr: /\(Page size at most 1000\): src\/domain\/read\/read-query\.ts declares no parsePageSize/,
+    stderr: /docs\/rules\.md:4 \(Dead\): src\/rules\.ts#deadRule is not reached from the entry points/,
   });
 });
