@@ -124,23 +124,30 @@ export function canAccessImport(viewer: Viewer, facts: ImportAccessFacts): boole
   return facts.catalog !== null && ownsCatalog(viewer, facts.catalog);
 }
 
-/** What the SQL side needs for lists of imports (recommendations): all, or the caller's own. */
-export type ImportVisibility = { kind: 'all' } | { kind: 'uploaded-or-catalog-owned'; userId: number };
+/**
+ * What the SQL side needs for lists of imports and schedules (recommendations): all, or the caller's
+ * own — and of those, with a key limited to some catalogs, only the ones writing into them
+ * (canAccessImport's rule for lists).
+ */
+export type ImportVisibility =
+  | { kind: 'all' }
+  | { kind: 'uploaded-or-catalog-owned'; userId: number; catalogIds: readonly number[] | null };
 
 export function importVisibility(viewer: Exclude<Viewer, null>): ImportVisibility {
   if (isAdmin(viewer)) return { kind: 'all' };
-  return { kind: 'uploaded-or-catalog-owned', userId: viewer.id };
+  return { kind: 'uploaded-or-catalog-owned', userId: viewer.id, catalogIds: viewer.key?.catalogIds ?? null };
 }
 
 /**
  * The catalogs a caller may import into, for the import wizard's list (GET /api/catalogs/with-datasets):
  * admins every catalog, everybody else the catalogs they own (canWriteCatalog).
  */
-export type CatalogWriteScope = { kind: 'all' } | { kind: 'owned'; userId: number };
+export type CatalogWriteScope =
+  { kind: 'all' } | { kind: 'owned'; userId: number; catalogIds: readonly number[] | null };
 
 export function catalogWriteScope(viewer: Exclude<Viewer, null>): CatalogWriteScope {
   if (isAdmin(viewer)) return { kind: 'all' };
-  return { kind: 'owned', userId: viewer.id };
+  return { kind: 'owned', userId: viewer.id, catalogIds: viewer.key?.catalogIds ?? null };
 }
 
 /** A scheduled import: read, change, trigger and delete by its creator, the catalog owner, admins. */

@@ -108,3 +108,67 @@ t.test('API keys: create, use within their limits, revoke', async (t) => {
   t.equal(unknown.statusCode, 401, 'an unknown key too');
   t.equal((await session('GET', `/api/catalogs/${a}`)).statusCode, 200, 'sessions keep working');
 });
+
+t.test(
+  'a key limited to some catalogs lists only their imports, schedules and wizard catalogs',
+  async (t) => {
+    const { app, db, createUser, login, as } = await accountsApp(t);
+    await app.ready();
+    const owner = await createUser({ trustLevel: 3 });
+    const session = as(await login(owner));
+    const catalog = async (title: string) =>
+      (
+        await db.pool.one(sql.type(Id)`insert into catalogs (slug, title, is_public, created_by)
+        values (${`${title}-${owner.id}`}, ${title}, false, ${owner.id}) returning id`)
+      ).id;
+    const a = await catalog('a');
+    const b = await catalog('b');
+    for (const [name, catalogId] of [
+      ['into-a.csv', a],
+      ['into-b.csv', b],
+    ] as const) {
+      await db.pool
+        .query(sql.unsafe`insert into ingest_files (original_name, stored_path, size_bytes, format, catalog_id, uploaded_by)
+      values (${name}, ${name}, 1, 'csv', ${catalogId}, ${owner.id})`);
+      await db.pool.query(sql.unsafe`insert into scheduled_ingests (name, url, catalog_id, created_by)
+      values (${name}, 'https://example.org/feed.csv', ${catalogId}, ${owner.id})`);
+    }
+    const keyFor = async (catalogs?: number[]) =>
+      as(
+        (
+          await session('POST', '/api/api-keys', {
+            name: 'k',
+            scope: 'write',
+            ...(catalogs ? { catalogs } : {}),
+          })
+        ).json().secret as string,
+      );
+    const limited = await keyFor([a]);
+    const names = async (caller: typeof session, url: string) =>
+      ((await caller('GET', url)).json().docs as Array<{ originalName?: string; name?: string }>)
+        .map((doc) => doc.originalName ?? doc.name)
+        .sort();
+    t.same(
+      await names(session, '/api/ingest-files'),
+      ['into-a.csv', 'into-b.csv'],
+      'the session: every import',
+    );
+    t.same(
+      await names(limited, '/api/ingest-files'),
+      ['into-a.csv'],
+      'the key: the imports into its catalog',
+    );
+    t.same(await names(limited, '/api/scheduled-imports'), ['into-a.csv'], 'and its schedules');
+    t.same(
+      await names(await keyFor(), '/api/scheduled-imports'),
+      ['into-a.csv', 'into-b.csv'],
+      'an all-catalogs key: all',
+    );
+    const wizard = (await limited('GET', '/api/catalogs/with-datasets')).json();
+    t.same(
+      (wizard.catalogs ?? wizard.docs).map((c: { id: number }) => c.id),
+      [a],
+      'the wizard offers only the catalogs the key covers',
+    );
+  },
+);

@@ -59,7 +59,12 @@ t.test('imports: the uploader, the target catalog owner and admins; nobody else'
   t.notOk(canAccessImport(alice, { uploadedBy: null, catalog: null }), 'an import without owner or catalog');
   t.ok(canAccessImport(admin, { uploadedBy: null, catalog: null }));
   t.same(importVisibility(admin!), { kind: 'all' });
-  t.same(importVisibility(bob!), { kind: 'uploaded-or-catalog-owned', userId: 2 });
+  t.same(importVisibility(bob!), { kind: 'uploaded-or-catalog-owned', userId: 2, catalogIds: null });
+  t.same(
+    importVisibility({ ...bob!, key: { id: 1, scope: 'read', catalogIds: [5] } }),
+    { kind: 'uploaded-or-catalog-owned', userId: 2, catalogIds: [5] },
+    'a key limited to catalogs lists only their imports',
+  );
 });
 
 t.test('scheduled imports: the creator, the catalog owner and admins', async (t) => {

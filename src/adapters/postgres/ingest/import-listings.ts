@@ -1,6 +1,5 @@
 import type { FragmentSqlToken } from 'slonik';
 import { Type } from 'typebox';
-import type { ImportVisibility } from '../../../domain/access.ts';
 import type {
   CatalogWithDatasets,
   ImportListings,
@@ -9,7 +8,7 @@ import type {
 } from '../../../ports/ingest/import-listings.ts';
 import { importOutcomeJson } from '../import-outcome.ts';
 import { type DatabasePool, Nullable, row, sql } from '../database.ts';
-import { Count, FileRow, JobRow, jobSelect, toFile, toJob } from './ingest-rows.ts';
+import { Count, FileRow, JobRow, jobSelect, toFile, toJob, visibleTo } from './ingest-rows.ts';
 import { RunFields, ScheduleRow, scheduleColumns, toRun, toSchedule } from './schedule-store.ts';
 import { type ColumnMap, orderSql, whereSql } from '../where-sql.ts';
 
@@ -50,13 +49,6 @@ const SCHEDULE_COLUMNS: ColumnMap = {
   createdAt: col('s', 'created_at', 'date'),
   updatedAt: col('s', 'updated_at', 'date'),
 };
-
-/** The SQL twin of canAccessImport / canManageSchedule: the uploader (creator), the catalog's owner, admins. */
-function visibleTo(visibility: ImportVisibility, owner: FragmentSqlToken, catalog: FragmentSqlToken) {
-  if (visibility.kind === 'all') return sql.fragment`true`;
-  const user = visibility.userId;
-  return sql.fragment`(${owner} = ${user} or ${catalog} in (select id from catalogs where created_by = ${user}))`;
-}
 
 const RunRecordRow = row(
   Type.Object({
@@ -104,7 +96,12 @@ export function postgresImportListings(pool: DatabasePool): ImportListings {
     },
 
     async catalogsWithDatasets(scope, limits) {
-      const owned = scope.kind === 'all' ? sql.fragment`true` : sql.fragment`c.created_by = ${scope.userId}`;
+      const owned =
+        scope.kind === 'all'
+          ? sql.fragment`true`
+          : scope.catalogIds === null
+            ? sql.fragment`c.created_by = ${scope.userId}`
+            : sql.fragment`c.created_by = ${scope.userId} and c.id = any(${sql.array([...scope.catalogIds], 'int8')})`;
       const catalogs = await pool.any(sql.type(CatalogRow)`
         select c.id, c.slug, c.title, c.is_public from catalogs c where ${owned}
         order by lower(c.title), c.id limit ${limits.limit + 1}`);

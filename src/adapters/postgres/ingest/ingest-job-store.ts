@@ -2,6 +2,7 @@ import { stagesFrom } from '../../../domain/ingest/stages.ts';
 import type { IngestJobStore } from '../../../ports/ingest/ingest-job-store.ts';
 import { type DatabasePool, sql } from '../database.ts';
 import {
+  visibleTo,
   FileRow,
   Id,
   JobRow,
@@ -198,12 +199,9 @@ export function postgresIngestJobStore(pool: DatabasePool): IngestJobStore {
     },
 
     async failedJobs(visibility) {
-      const visible =
-        visibility.kind === 'all'
-          ? sql.fragment`true`
-          : sql.fragment`(f.uploaded_by = ${visibility.userId} or c.created_by = ${visibility.userId})`;
+      const visible = visibleTo(visibility, sql.fragment`f.uploaded_by`, sql.fragment`f.catalog_id`);
       const rows = await pool.any(sql.type(JobRow)`
-        ${jobSelect} left join catalogs c on c.id = f.catalog_id
+        ${jobSelect}
         where (j.stage = 'failed' or j.next_retry_at is not null) and ${visible}
         order by j.failed_at desc nulls first, j.id`);
       return rows.map(toJob);

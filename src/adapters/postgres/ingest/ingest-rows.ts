@@ -4,6 +4,8 @@ import type { JobConfig } from '../../../domain/ingest/settings.ts';
 import type { Stage, TaskStage } from '../../../domain/ingest/stages.ts';
 import type { Progress, StoredStage } from '../../../ports/ingest/ingest-job-store.ts';
 import type { IngestFile, IngestJob } from '../../../domain/ingest/imports.ts';
+import type { ImportVisibility } from '../../../domain/access.ts';
+import type { FragmentSqlToken } from 'slonik';
 import { Nullable, row, sql } from '../database.ts';
 
 // The rows of the ingestion tables (ingest_files, ingest_jobs, ingest_job_stages) as the ports'
@@ -150,3 +152,15 @@ export const progressSet = (progress: Progress) => sql.fragment`
   batches_current = coalesce(${progress.batchesCurrent ?? null}::int, batches_current),
   batch_rows_total = coalesce(${progress.batchRowsTotal ?? null}::int, batch_rows_total),
   batch_rows_processed = coalesce(${progress.batchRowsProcessed ?? null}::int, batch_rows_processed)`;
+
+/**
+ * The SQL twin of canAccessImport / canManageSchedule for lists: the uploader (creator) or the
+ * catalog's owner, admins all; with a key limited to some catalogs, only rows writing into them.
+ */
+export function visibleTo(visibility: ImportVisibility, owner: FragmentSqlToken, catalog: FragmentSqlToken) {
+  if (visibility.kind === 'all') return sql.fragment`true`;
+  const user = visibility.userId;
+  const own = sql.fragment`(${owner} = ${user} or ${catalog} in (select id from catalogs where created_by = ${user}))`;
+  if (visibility.catalogIds === null) return own;
+  return sql.fragment`${own} and ${catalog} = any(${sql.array([...visibility.catalogIds], 'int8')})`;
+}
