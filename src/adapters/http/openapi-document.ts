@@ -1,6 +1,7 @@
 import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
 import type { FastifySchema } from 'fastify';
 import type { TSchema } from 'typebox';
+import { keyRouteClass } from '../../domain/accounts/api-keys.ts';
 import { TOKEN_COOKIE } from './authentication.ts';
 import { reasonPhrase } from './error-body.ts';
 import { addExamples } from './openapi-examples.ts';
@@ -140,6 +141,10 @@ const transformRoute: SwaggerTransform = ({ schema, url, route }) => {
   const result: Schema = { ...source };
   const config = (route.config ?? {}) as { requiresUser?: unknown; rateLimit?: boolean };
   if (!('security' in source)) result.security = config.requiresUser ? USER_SECURITY : [];
+  // A key never calls the account and key routes (keyMayCall): they do not list the key scheme.
+  const methods = [route.method].flat();
+  if (Array.isArray(result.security) && methods.every((method) => keyRouteClass(method, url) === 'account'))
+    result.security = (result.security as Schema[]).filter((scheme) => !('apiKeyAuth' in scheme));
   if (rateLimitApplies(url, route.config)) result[RATE_LIMITED] = true;
   if (source.documentedBody && !source.body) {
     result.body = source.documentedBody;

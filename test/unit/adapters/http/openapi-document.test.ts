@@ -68,6 +68,7 @@ t.test('security, rate limits, error bodies and descriptions follow the route op
       async () => ({}),
     );
     app.post('/api/limited', { config: { rateLimit: true } }, async () => ({}));
+    app.get('/api/api-keys', { config: { requiresUser: true } }, async () => ({}));
     app.post(
       '/api/upload',
       {
@@ -106,6 +107,11 @@ t.test('security, rate limits, error bodies and descriptions follow the route op
   });
 
   t.ok(operation(document, 'post', '/api/limited').responses[429], 'config.rateLimit');
+  t.same(
+    operation(document, 'get', '/api/api-keys').security,
+    [{ bearerAuth: [] }, { jwtAuth: [] }, { cookieAuth: [] }],
+    'an account or key route: every scheme but the API key, which never calls it',
+  );
 
   const upload = operation(document, 'post', '/api/upload');
   t.same(upload.security, USER_SECURITY);
