@@ -10,6 +10,7 @@ import { type Html, html } from './html.ts';
 // What a script needs from the server travels as data (data- attributes, `jsonData`), never as code.
 
 const SCRIPTS = [
+  'copy-buttons.js',
   'import-wizard.js',
   'ingest-progress.js',
   'scheduled-import-preview.js',
@@ -18,6 +19,11 @@ const SCRIPTS = [
 type PageScript = (typeof SCRIPTS)[number];
 
 const PAGE_SCRIPTS_URL = '/account/assets';
+
+/** A "Copy" button for the input or textarea `fieldId` (hidden until copy-buttons.js runs). */
+export function copyButton(fieldId: string): Html {
+  return html`<button type="button" class="small secondary" data-copy="${fieldId}" hidden>Copy</button>`;
+}
 
 /** The tag that loads one of the pages' scripts (its page answers with `htmlReply`'s `scripts`). */
 export function pageScript(name: PageScript): Html {

@@ -24,6 +24,9 @@ export type ApiKeyDeps = {
   recentUse: Map<number, number>;
 };
 
+/** More catalogs than the form lists are given by id (the form's text field, the API). */
+const MAX_CATALOG_CHOICES = 200;
+
 /** Key management needs a session: a key cannot create, list or revoke keys. */
 function sessionUser(viewer: Viewer): Exclude<Viewer, null> {
   const user = requireViewer(viewer);
@@ -58,6 +61,14 @@ export async function createApiKey(
 
 export async function listApiKeys(deps: ApiKeyDeps, viewer: Viewer): Promise<ApiKey[]> {
   return deps.keys.list(sessionUser(viewer).id);
+}
+
+/** The catalogs a new key may be limited to (the caller's own), for the key form. */
+export async function apiKeyCatalogChoices(
+  deps: ApiKeyDeps,
+  viewer: Viewer,
+): Promise<Array<{ id: number; title: string }>> {
+  return deps.keys.catalogChoices(sessionUser(viewer).id, MAX_CATALOG_CHOICES);
 }
 
 /** DELETE /api/api-keys/{id}: someone else's key, or one already revoked, is a 404. */

@@ -12,6 +12,8 @@ export interface ApiKeyStore {
   revoke(userId: number, id: number): Promise<boolean>;
   /** The ids among `catalogIds` that the user owns. */
   ownedCatalogs(userId: number, catalogIds: number[]): Promise<number[]>;
+  /** The user's catalogs (id and title, by title; at most `limit`), for the key form's choice. */
+  catalogChoices(userId: number, limit: number): Promise<Array<{ id: number; title: string }>>;
   /** A live key (not revoked, owner not deleted) with its hash and owner, for authentication. */
   findLive(id: number): Promise<{ key: ApiKey; secretHash: Buffer; owner: StoredUser } | null>;
   /** Records a use; the store writes only when the last one recorded is older than a minute. */

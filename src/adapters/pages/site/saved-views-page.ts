@@ -10,6 +10,7 @@ import { publicOrigin } from '../../http/public-url.ts';
 import { accountPages, headRow, hidden } from '../account-pages.ts';
 import { csrfInput } from '../csrf.ts';
 import { type Html, html } from '../html.ts';
+import { copyButton, pageScript } from '../page-scripts.ts';
 import { flashFrom } from '../replies.ts';
 
 // /account/views: the saved views of the Explore page (issue 38 §1–2, §6). Each with its short
@@ -45,7 +46,11 @@ function viewCard(token: string, origin: string, view: SavedView): Html {
       </div>
     </div>
     ${view.description ? html`<p>${view.description}</p>` : ''}
-    <p>Short link: <code>${origin}/v/${view.code}</code></p>
+    <p>
+      <label for="link-${view.code}">Short link</label>
+      <input id="link-${view.code}" type="text" readonly value="${origin}/v/${view.code}" size="40" />
+      ${copyButton(`link-${view.code}`)}
+    </p>
     <form method="post" action="${HOME}/${view.code}/embed">
       ${csrfInput(token)}
       <label for="origins-${view.code}"
@@ -57,7 +62,8 @@ function viewCard(token: string, origin: string, view: SavedView): Html {
     ${
       view.embedOrigins.length
         ? html`<label for="snippet-${view.code}">Paste into a page of an allowed site</label>
-            <textarea id="snippet-${view.code}" readonly rows="2">${snippet}</textarea>`
+            <textarea id="snippet-${view.code}" readonly rows="2">${snippet}</textarea>
+            ${copyButton(`snippet-${view.code}`)}`
         : html`<p class="muted">No site may frame the embed until one is allowed above.</p>`
     }
   </section>`;
@@ -86,7 +92,7 @@ function listView(token: string, origin: string, views: SavedView[]): Html {
                 )}
               </tbody>
             </table>
-            ${views.map((view) => viewCard(token, origin, view))}`
+            ${views.map((view) => viewCard(token, origin, view))} ${pageScript('copy-buttons.js')}`
         : html`<div class="card">
             <p>No saved views yet. <a href="/">Open the Explore page</a>.</p>
           </div>`
@@ -105,6 +111,7 @@ export const savedViewsPage: FastifyPluginAsync<SavedViewsPageDeps> = async (app
       user,
       token,
       flash: flashFrom(request),
+      scripts: views.length > 0,
     });
   });
 

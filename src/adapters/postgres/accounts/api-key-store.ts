@@ -82,6 +82,11 @@ export function postgresApiKeyStore(pool: DatabasePool): ApiKeyStore {
         select id from catalogs where created_by = ${userId} and id = any(${sql.array(catalogIds, 'int8')})`);
       return rows.map((r) => r.id);
     },
+    async catalogChoices(userId, limit) {
+      const rows = await pool.any(sql.type(row(Type.Object({ id: Type.Number(), title: Type.String() })))`
+        select id, title from catalogs where created_by = ${userId} order by lower(title), id limit ${limit}`);
+      return [...rows];
+    },
     async findLive(id) {
       const found = await pool.maybeOne(sql.type(LiveRow)`
         select ${keyColumns}, k.secret_hash, u.id as user_id, u.email, u.role, u.trust_level
