@@ -81,10 +81,15 @@ function candidateScore(match: PlaceMatch): number {
  * The dominance rule: the best candidate is the answer only when it weighs at least DOMINANCE times
  * all the other places of the name inside the constraints (more than NEAR_KM away) together, and,
  * unless it is a capital or first-level seat (PPLC, PPLA), none of them is an administrative seat of
- * unknown population (GeoNames' 0, which cannot be compared). Otherwise the address is ambiguous
+ * unknown population (GeoNames' 0, which cannot be compared) known by that very name (a seat that
+ * only has it among its alternate names, "Taitung" for "Taichung", is weighed, not feared). Otherwise the address is ambiguous
  * and its confidence at most AMBIGUOUS_CONFIDENCE.
  */
 const DOMINANCE = 10;
+/** A town this large, under its main name, outweighs a seat of unknown population (seldom a large town). */
+const KNOWN_LARGE = 100_000;
+/** A rival known by the name only as an alternate name, against a place whose main name it is. */
+const ALTERNATE_RIVAL = 0.2;
 /** A name without a country or region: one place of it weighs this many times the others together. */
 const WORLD_DOMINANCE = 2;
 /** Under the default threshold (0.5): an ambiguous address is never placed by default. */
@@ -200,9 +205,14 @@ function answer(inside: Inside[], base: number, dominance: number): Resolved {
   inside.sort((a, b) => b.candidate.score - a.candidate.score);
   const best = inside[0] as Inside;
   const rivals = inside.filter((c) => c !== best && kilometres(c.candidate, best.candidate) > NEAR_KM);
-  const rivalScore = rivals.reduce((sum, c) => sum + c.candidate.score, 0);
+  // Against a place known by the name as its main name, one that only has it among its alternate
+  // names ("Kolonia" for "Colonia") weighs ALTERNATE_RIVAL of its score.
+  const weight = (c: Inside) =>
+    c.candidate.score * (!best.match.alternate && c.match.alternate ? ALTERNATE_RIVAL : 1);
+  const rivalScore = rivals.reduce((sum, c) => sum + weight(c), 0);
   const unknownSeat =
     !/^PPL(A|C)$/.test(best.match.place.featureCode) &&
+    (best.match.alternate || best.match.place.population < KNOWN_LARGE) &&
     rivals.some((c) => c.match.place.population === 0 && /^PPL(A|A2|C)$/.test(c.match.place.featureCode));
   const share = best.candidate.score / (best.candidate.score + rivalScore);
   let confidence = Math.round(base * share * 1000) / 1000;
