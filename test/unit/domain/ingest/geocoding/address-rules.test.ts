@@ -42,6 +42,13 @@ const paris = place('Paris', 'FR', '11', 2138551, 48.85, 2.35, 'PPLC');
 const parisTx = place('Paris', 'US', 'TX', 25171, 33.66, -95.56, 'PPLA2');
 const ganzhou = place('Ganzhou', 'CN', '03', 0, 25.85, 114.93, 'PPLA2');
 const zhangye = place('Zhangye', 'CN', '15', 100000, 38.93, 100.45, 'PPLA2');
+const nadi = place('Nadi', 'FJ', '05', 42284, -17.8, 177.42);
+const colonia = place('Colonia', 'FM', '04', 7371, 9.52, 138.12, 'PPLA');
+const kolonia = place('Kolonia', 'FM', '02', 6074, 6.96, 158.21, 'PPLA');
+const taichung = place('Taichung', 'TW', '04', 1040725, 24.15, 120.68, 'PPLA2');
+const taitung = place('Taitung', 'TW', '04', 0, 22.76, 121.14, 'PPLA2');
+const oltinkolKk = place('Oltinko‘l', 'UZ', '09', 59122, 43.07, 58.9);
+const oltinkolAn = place('Oltinko‘l', 'UZ', '01', 0, 40.8, 72.17, 'PPLA2');
 
 const names: Record<string, PlaceMatch[]> = {
   'la gomera': [{ place: laGomeraGt, alternate: false }],
@@ -64,6 +71,19 @@ const names: Record<string, PlaceMatch[]> = {
     { place: zhangye, alternate: true },
     { place: ganzhou, alternate: false },
   ],
+  nadi: [{ place: nadi, alternate: false }],
+  colonia: [
+    { place: colonia, alternate: false },
+    { place: kolonia, alternate: true },
+  ],
+  taichung: [
+    { place: taichung, alternate: false },
+    { place: taitung, alternate: true },
+  ],
+  'oltinko l': [
+    { place: oltinkolKk, alternate: false },
+    { place: oltinkolAn, alternate: false },
+  ],
 };
 const countries: Record<string, string[]> = {
   es: ['ES'],
@@ -76,6 +96,11 @@ const countries: Record<string, string[]> = {
   'venezuela bolivarian republic of': ['VE'],
   'korea republic of': ['KR'],
   china: ['CN'],
+  ba: ['BA'],
+  fiji: ['FJ'],
+  fm: ['FM'],
+  tw: ['TW'],
+  uz: ['UZ'],
 };
 const regions: Record<string, RegionRef[]> = {
   es: [{ country: 'GT', admin1: 'ES' }],
@@ -147,4 +172,22 @@ t.test('several places of a name in one country, none dominant: low confidence, 
   // A capital outweighs the others more than enough: Paris alone is Paris, France.
   t.match(resolve('Paris').best, { matchedCountry: 'FR', candidateCount: 2 });
   t.ok((resolve('Paris').best?.confidence ?? 0) >= 0.5);
+});
+
+t.test('a code before a part naming another country is not that country', async (t) => {
+  // "Ba" is Bosnia's code and a Fijian province: before "Fiji" it is not Bosnia.
+  const fiji = resolve('Nadi, Ba, Fiji').best;
+  t.match(fiji, { matchedName: 'Nadi', matchedCountry: 'FJ' });
+  t.ok((fiji?.confidence ?? 0) >= 0.5);
+  // After the city, with no other country named, it is still Bosnia's code.
+  t.equal(resolve('Nadi, BA').best, null);
+});
+
+t.test('what a place known by the name under its main name outweighs', async (t) => {
+  // Kolonia has "Colonia" only among its alternate names.
+  t.ok((resolve('Colonia, FM').best?.confidence ?? 0) >= 0.5);
+  // A town of 100,000+ outweighs a seat of unknown population; a smaller one does not.
+  t.match(resolve('Taichung, TW').best, { matchedName: 'Taichung' });
+  t.ok((resolve('Taichung, TW').best?.confidence ?? 0) >= 0.5);
+  t.ok((resolve('Oltinko‘l, UZ').best?.confidence ?? 1) <= AMBIGUOUS_CONFIDENCE);
 });
