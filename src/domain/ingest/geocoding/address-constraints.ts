@@ -135,6 +135,26 @@ function withinNamedCountries(read: (Constraint | UnknownPart)[]): (Constraint |
   });
 }
 
+/**
+ * The constraints with each region of a named country widened to NEAR_KM around the gazetteer's
+ * places of that region (null when the address names no country or no such region): for a place
+ * the sources put on either side of a region's border ("Partizánske, Nitra, Slovakia").
+ */
+export function acrossRegionBorders(
+  lookup: GazetteerLookup,
+  constraints: readonly Constraint[],
+): Constraint[] | null {
+  if (!constraints.some((c) => c.countries.length > 0)) return null;
+  let widened = false;
+  const result = constraints.map((c) => {
+    if (c.countries.length > 0 || c.regions.length === 0 || c.near.length > 0) return c;
+    widened = true;
+    const near = c.regions.flatMap((r) => lookup.regionPlaces(r.country, r.admin1));
+    return { ...c, regions: [], near };
+  });
+  return widened ? result : null;
+}
+
 export function kilometres(
   a: { latitude: number; longitude: number },
   b: { latitude: number; longitude: number },

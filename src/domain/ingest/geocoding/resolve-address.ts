@@ -1,4 +1,5 @@
 import {
+  acrossRegionBorders,
   type Constraint,
   isStreetLike,
   joinCountryNames,
@@ -90,6 +91,8 @@ const DOMINANCE = 10;
 const KNOWN_LARGE = 100_000;
 /** A rival known by the name only as an alternate name, against a place whose main name it is. */
 const ALTERNATE_RIVAL = 0.2;
+/** A place found just across the border of the named region (see acrossRegionBorders). */
+const BORDER_FACTOR = 0.9;
 /** A name without a country or region: one place of it weighs this many times the others together. */
 const WORLD_DOMINANCE = 2;
 /** Under the default threshold (0.5): an ambiguous address is never placed by default. */
@@ -149,6 +152,18 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
       codeCountries = code.countries;
     }
   }
+  // The region border rule: regions are drawn differently by different sources (and redrawn), so
+  // when no place of the name lies in the named region, one of the named country within NEAR_KM of
+  // a place of that region is taken, its confidence times BORDER_FACTOR.
+  let border = 1;
+  if (search.inside.length === 0 && matches.length > 0) {
+    const widened = acrossRegionBorders(lookup, constraints);
+    const retried = widened ? searchInside(lookup, first, matches, widened) : null;
+    if (retried && retried.inside.length > 0) {
+      search = retried;
+      border = BORDER_FACTOR;
+    }
+  }
   if (search.inside.length === 0) {
     if (matches.length > 0)
       return {
@@ -161,7 +176,7 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
   const direct = first.near ? 0.75 : 0.95;
   const resolved = answer(
     search.inside,
-    direct * 0.95 ** unknownParts,
+    direct * border * 0.95 ** unknownParts,
     constraints.length > 0 ? DOMINANCE : WORLD_DOMINANCE,
   );
   // "Malta, MT": the country Malta itself and the town in Montana both fit.

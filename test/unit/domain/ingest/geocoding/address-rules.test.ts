@@ -48,6 +48,9 @@ const kolonia = place('Kolonia', 'FM', '02', 6074, 6.96, 158.21, 'PPLA');
 const taichung = place('Taichung', 'TW', '04', 1040725, 24.15, 120.68, 'PPLA2');
 const taitung = place('Taitung', 'TW', '04', 0, 22.76, 121.14, 'PPLA2');
 const oltinkolKk = place('Oltinko‘l', 'UZ', '09', 59122, 43.07, 58.9);
+const partizanske = place('Partizánske', 'SK', '05', 24000, 48.63, 18.37);
+const topolcany = place('Topoľčany', 'SK', '04', 26000, 48.56, 18.18, 'PPLA2');
+const kosice = place('Košice', 'SK', '03', 240000, 48.72, 21.26, 'PPLA');
 const oltinkolAn = place('Oltinko‘l', 'UZ', '01', 0, 40.8, 72.17, 'PPLA2');
 
 const names: Record<string, PlaceMatch[]> = {
@@ -72,6 +75,9 @@ const names: Record<string, PlaceMatch[]> = {
     { place: ganzhou, alternate: false },
   ],
   nadi: [{ place: nadi, alternate: false }],
+  partizanske: [{ place: partizanske, alternate: false }],
+  topolcany: [{ place: topolcany, alternate: false }],
+  kosice: [{ place: kosice, alternate: false }],
   colonia: [
     { place: colonia, alternate: false },
     { place: kolonia, alternate: true },
@@ -101,17 +107,24 @@ const countries: Record<string, string[]> = {
   fm: ['FM'],
   tw: ['TW'],
   uz: ['UZ'],
+  slovakia: ['SK'],
 };
 const regions: Record<string, RegionRef[]> = {
   es: [{ country: 'GT', admin1: 'ES' }],
   mt: [{ country: 'US', admin1: 'MT' }],
   berlin: [{ country: 'DE', admin1: '16' }],
+  nitra: [{ country: 'SK', admin1: '04' }],
 };
 const lookup: GazetteerLookup = {
   places: (key) => (Object.hasOwn(names, key) ? (names[key] ?? []) : []),
   countries: (key) => (Object.hasOwn(countries, key) ? (countries[key] ?? []) : []),
   regions: (key) => (Object.hasOwn(regions, key) ? (regions[key] ?? []) : []),
   regionName: (country, admin1) => `${country}.${admin1}`,
+  regionPlaces: (country, admin1) =>
+    Object.values(names)
+      .flat()
+      .map((m) => m.place)
+      .filter((p) => p.country === country && p.admin1 === admin1),
 };
 const resolve = (address: string) => resolveAddress(lookup, address);
 
@@ -190,4 +203,15 @@ t.test('what a place known by the name under its main name outweighs', async (t)
   t.match(resolve('Taichung, TW').best, { matchedName: 'Taichung' });
   t.ok((resolve('Taichung, TW').best?.confidence ?? 0) >= 0.5);
   t.ok((resolve('Oltinko‘l, UZ').best?.confidence ?? 1) <= AMBIGUOUS_CONFIDENCE);
+});
+
+t.test('a place of the named country just across the border of the named region', async (t) => {
+  // GeoNames puts Partizánske in Trenčín, within 50 km of Topoľčany (Nitra region).
+  const border = resolve('Partizánske, Nitra, Slovakia').best;
+  t.match(border, { matchedName: 'Partizánske', matchedCountry: 'SK' });
+  t.equal(border?.confidence, 0.855, '0.95 × 0.9');
+  // Košice is far from every place of the Nitra region.
+  t.equal(resolve('Košice, Nitra, Slovakia').best, null);
+  // Without a named country a region is not widened.
+  t.equal(resolve('Partizánske, Nitra').best, null);
 });
