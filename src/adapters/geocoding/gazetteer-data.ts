@@ -97,6 +97,24 @@ class GazetteerIndex implements GazetteerLookup {
     return this.regionNames.get(`${country}.${admin1}`) ?? null;
   }
 
+  private byRegion: Map<string, number[]> | null = null;
+
+  regionPlaces(country: string, admin1: string): readonly GazetteerPlace[] {
+    if (!this.byRegion) {
+      // Built on first use (a region border question is rare): place numbers by region.
+      const byRegion = new Map<string, number[]>();
+      const p = this.places_;
+      for (let index = 0; index * 7 < p.length; index++) {
+        const key = `${String(p[index * 7 + 1])}.${String(p[index * 7 + 2])}`;
+        const list = byRegion.get(key);
+        if (list) list.push(index);
+        else byRegion.set(key, [index]);
+      }
+      this.byRegion = byRegion;
+    }
+    return (this.byRegion.get(`${country}.${admin1}`) ?? []).map((index) => this.place(index));
+  }
+
   addPlace(place: GazetteerPlace, mainNames: string[], alternateNames: string[]): void {
     const index = this.places_.length / 7;
     const p = place;

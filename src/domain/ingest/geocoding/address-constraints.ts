@@ -6,8 +6,9 @@ import type { GazetteerLookup, GazetteerPlace, RegionRef } from './gazetteer-loo
 // rules"): a country (any spelling: ISO alpha-2 or alpha-3 code, ISO short name with its
 // parentheses or comma, common or local name), a first-level region (name or ISO 3166-2 code), or
 // a place it lies near. A two- or three-letter code is first an ISO country code; it is a region code
-// only of a country a later part names, and a two-letter code is a US state's only when the country
-// has no place of the name (resolve-address.ts, the US state rule).
+// only of a country a later part names (and, before a part naming another country, never that
+// country), and a two-letter code is a US state's only when the country has no place of the name
+// (resolve-address.ts, the US state rule).
 
 export type Constraint = {
   part: AddressPart;
@@ -77,15 +78,20 @@ export function readConstraints(
     let constraint: Constraint | UnknownPart;
     if (CODE.test(part.text.trim()) && countries.length > 0) {
       const ofNamedCountry = regions.filter((r) => named.has(r.country));
+      // A code before a part naming another country is not that country ("Nadi, Ba, Fiji": Ba the
+      // province, not Bosnia): a region code of the named country, else a middle part not checked.
+      const otherCountry = named.size > 0 && !countries.some((c) => named.has(c));
       constraint = ofNamedCountry.length
         ? { part, countries: [], regions: ofNamedCountry, near: [], usStates: [] }
-        : {
-            part,
-            countries,
-            regions: [],
-            near: [],
-            usStates: part.text.trim().length === 2 ? regions.filter((r) => r.country === 'US') : [],
-          };
+        : otherCountry
+          ? { part, unknown: true }
+          : {
+              part,
+              countries,
+              regions: [],
+              near: [],
+              usStates: part.text.trim().length === 2 ? regions.filter((r) => r.country === 'US') : [],
+            };
     } else if (countries.length > 0 || regions.length > 0) {
       constraint = { part, countries, regions, near: [], usStates: [] };
     } else if (i < later.length - 1) {
@@ -127,6 +133,26 @@ function withinNamedCountries(read: (Constraint | UnknownPart)[]): (Constraint |
     };
     return narrowed.countries.length || narrowed.regions.length ? narrowed : { part: c.part, unknown: true };
   });
+}
+
+/**
+ * The constraints with each region of a named country widened to NEAR_KM around the gazetteer's
+ * places of that region (null when the address names no country or no such region): for a place
+ * the sources put on either side of a region's border ("Partizánske, Nitra, Slovakia").
+ */
+export function acrossRegionBorders(
+  lookup: GazetteerLookup,
+  constraints: readonly Constraint[],
+): Constraint[] | null {
+  if (!constraints.some((c) => c.countries.length > 0)) return null;
+  let widened = false;
+  const result = constraints.map((c) => {
+    if (c.countries.length > 0 || c.regions.length === 0 || c.near.length > 0) return c;
+    widened = true;
+    const near = c.regions.flatMap((r) => lookup.regionPlaces(r.country, r.admin1));
+    return { ...c, regions: [], near };
+  });
+  return widened ? result : null;
 }
 
 export function kilometres(

@@ -22,4 +22,6 @@ export interface GazetteerLookup {
   /** First-level regions a text names (by name or ISO 3166-2 code). */
   regions(key: string): readonly RegionRef[];
   regionName(country: string, admin1: string): string | null;
+  /** The places of a first-level region: where the gazetteer knows it to lie. */
+  regionPlaces(country: string, admin1: string): readonly GazetteerPlace[];
 }

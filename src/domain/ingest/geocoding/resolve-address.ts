@@ -1,4 +1,5 @@
 import {
+  acrossRegionBorders,
   type Constraint,
   isStreetLike,
   joinCountryNames,
@@ -81,10 +82,17 @@ function candidateScore(match: PlaceMatch): number {
  * The dominance rule: the best candidate is the answer only when it weighs at least DOMINANCE times
  * all the other places of the name inside the constraints (more than NEAR_KM away) together, and,
  * unless it is a capital or first-level seat (PPLC, PPLA), none of them is an administrative seat of
- * unknown population (GeoNames' 0, which cannot be compared). Otherwise the address is ambiguous
+ * unknown population (GeoNames' 0, which cannot be compared) known by that very name (a seat that
+ * only has it among its alternate names, "Taitung" for "Taichung", is weighed, not feared). Otherwise the address is ambiguous
  * and its confidence at most AMBIGUOUS_CONFIDENCE.
  */
 const DOMINANCE = 10;
+/** A town this large, under its main name, outweighs a seat of unknown population (seldom a large town). */
+const KNOWN_LARGE = 100_000;
+/** A rival known by the name only as an alternate name, against a place whose main name it is. */
+const ALTERNATE_RIVAL = 0.2;
+/** A place found just across the border of the named region (see acrossRegionBorders). */
+const BORDER_FACTOR = 0.9;
 /** A name without a country or region: one place of it weighs this many times the others together. */
 const WORLD_DOMINANCE = 2;
 /** Under the default threshold (0.5): an ambiguous address is never placed by default. */
@@ -144,6 +152,18 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
       codeCountries = code.countries;
     }
   }
+  // The region border rule: regions are drawn differently by different sources (and redrawn), so
+  // when no place of the name lies in the named region, one of the named country within NEAR_KM of
+  // a place of that region is taken, its confidence times BORDER_FACTOR.
+  let border = 1;
+  if (search.inside.length === 0 && matches.length > 0) {
+    const widened = acrossRegionBorders(lookup, constraints);
+    const retried = widened ? searchInside(lookup, first, matches, widened) : null;
+    if (retried && retried.inside.length > 0) {
+      search = retried;
+      border = BORDER_FACTOR;
+    }
+  }
   if (search.inside.length === 0) {
     if (matches.length > 0)
       return {
@@ -156,7 +176,7 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
   const direct = first.near ? 0.75 : 0.95;
   const resolved = answer(
     search.inside,
-    direct * 0.95 ** unknownParts,
+    direct * border * 0.95 ** unknownParts,
     constraints.length > 0 ? DOMINANCE : WORLD_DOMINANCE,
   );
   // "Malta, MT": the country Malta itself and the town in Montana both fit.
@@ -200,9 +220,14 @@ function answer(inside: Inside[], base: number, dominance: number): Resolved {
   inside.sort((a, b) => b.candidate.score - a.candidate.score);
   const best = inside[0] as Inside;
   const rivals = inside.filter((c) => c !== best && kilometres(c.candidate, best.candidate) > NEAR_KM);
-  const rivalScore = rivals.reduce((sum, c) => sum + c.candidate.score, 0);
+  // Against a place known by the name as its main name, one that only has it among its alternate
+  // names ("Kolonia" for "Colonia") weighs ALTERNATE_RIVAL of its score.
+  const weight = (c: Inside) =>
+    c.candidate.score * (!best.match.alternate && c.match.alternate ? ALTERNATE_RIVAL : 1);
+  const rivalScore = rivals.reduce((sum, c) => sum + weight(c), 0);
   const unknownSeat =
     !/^PPL(A|C)$/.test(best.match.place.featureCode) &&
+    (best.match.alternate || best.match.place.population < KNOWN_LARGE) &&
     rivals.some((c) => c.match.place.population === 0 && /^PPL(A|A2|C)$/.test(c.match.place.featureCode));
   const share = best.candidate.score / (best.candidate.score + rivalScore);
   let confidence = Math.round(base * share * 1000) / 1000;

@@ -42,6 +42,16 @@ const paris = place('Paris', 'FR', '11', 2138551, 48.85, 2.35, 'PPLC');
 const parisTx = place('Paris', 'US', 'TX', 25171, 33.66, -95.56, 'PPLA2');
 const ganzhou = place('Ganzhou', 'CN', '03', 0, 25.85, 114.93, 'PPLA2');
 const zhangye = place('Zhangye', 'CN', '15', 100000, 38.93, 100.45, 'PPLA2');
+const nadi = place('Nadi', 'FJ', '05', 42284, -17.8, 177.42);
+const colonia = place('Colonia', 'FM', '04', 7371, 9.52, 138.12, 'PPLA');
+const kolonia = place('Kolonia', 'FM', '02', 6074, 6.96, 158.21, 'PPLA');
+const taichung = place('Taichung', 'TW', '04', 1040725, 24.15, 120.68, 'PPLA2');
+const taitung = place('Taitung', 'TW', '04', 0, 22.76, 121.14, 'PPLA2');
+const oltinkolKk = place('Oltinko‘l', 'UZ', '09', 59122, 43.07, 58.9);
+const partizanske = place('Partizánske', 'SK', '05', 24000, 48.63, 18.37);
+const topolcany = place('Topoľčany', 'SK', '04', 26000, 48.56, 18.18, 'PPLA2');
+const kosice = place('Košice', 'SK', '03', 240000, 48.72, 21.26, 'PPLA');
+const oltinkolAn = place('Oltinko‘l', 'UZ', '01', 0, 40.8, 72.17, 'PPLA2');
 
 const names: Record<string, PlaceMatch[]> = {
   'la gomera': [{ place: laGomeraGt, alternate: false }],
@@ -64,6 +74,22 @@ const names: Record<string, PlaceMatch[]> = {
     { place: zhangye, alternate: true },
     { place: ganzhou, alternate: false },
   ],
+  nadi: [{ place: nadi, alternate: false }],
+  partizanske: [{ place: partizanske, alternate: false }],
+  topolcany: [{ place: topolcany, alternate: false }],
+  kosice: [{ place: kosice, alternate: false }],
+  colonia: [
+    { place: colonia, alternate: false },
+    { place: kolonia, alternate: true },
+  ],
+  taichung: [
+    { place: taichung, alternate: false },
+    { place: taitung, alternate: true },
+  ],
+  'oltinko l': [
+    { place: oltinkolKk, alternate: false },
+    { place: oltinkolAn, alternate: false },
+  ],
 };
 const countries: Record<string, string[]> = {
   es: ['ES'],
@@ -76,17 +102,29 @@ const countries: Record<string, string[]> = {
   'venezuela bolivarian republic of': ['VE'],
   'korea republic of': ['KR'],
   china: ['CN'],
+  ba: ['BA'],
+  fiji: ['FJ'],
+  fm: ['FM'],
+  tw: ['TW'],
+  uz: ['UZ'],
+  slovakia: ['SK'],
 };
 const regions: Record<string, RegionRef[]> = {
   es: [{ country: 'GT', admin1: 'ES' }],
   mt: [{ country: 'US', admin1: 'MT' }],
   berlin: [{ country: 'DE', admin1: '16' }],
+  nitra: [{ country: 'SK', admin1: '04' }],
 };
 const lookup: GazetteerLookup = {
   places: (key) => (Object.hasOwn(names, key) ? (names[key] ?? []) : []),
   countries: (key) => (Object.hasOwn(countries, key) ? (countries[key] ?? []) : []),
   regions: (key) => (Object.hasOwn(regions, key) ? (regions[key] ?? []) : []),
   regionName: (country, admin1) => `${country}.${admin1}`,
+  regionPlaces: (country, admin1) =>
+    Object.values(names)
+      .flat()
+      .map((m) => m.place)
+      .filter((p) => p.country === country && p.admin1 === admin1),
 };
 const resolve = (address: string) => resolveAddress(lookup, address);
 
@@ -147,4 +185,33 @@ t.test('several places of a name in one country, none dominant: low confidence, 
   // A capital outweighs the others more than enough: Paris alone is Paris, France.
   t.match(resolve('Paris').best, { matchedCountry: 'FR', candidateCount: 2 });
   t.ok((resolve('Paris').best?.confidence ?? 0) >= 0.5);
+});
+
+t.test('a code before a part naming another country is not that country', async (t) => {
+  // "Ba" is Bosnia's code and a Fijian province: before "Fiji" it is not Bosnia.
+  const fiji = resolve('Nadi, Ba, Fiji').best;
+  t.match(fiji, { matchedName: 'Nadi', matchedCountry: 'FJ' });
+  t.ok((fiji?.confidence ?? 0) >= 0.5);
+  // After the city, with no other country named, it is still Bosnia's code.
+  t.equal(resolve('Nadi, BA').best, null);
+});
+
+t.test('what a place known by the name under its main name outweighs', async (t) => {
+  // Kolonia has "Colonia" only among its alternate names.
+  t.ok((resolve('Colonia, FM').best?.confidence ?? 0) >= 0.5);
+  // A town of 100,000+ outweighs a seat of unknown population; a smaller one does not.
+  t.match(resolve('Taichung, TW').best, { matchedName: 'Taichung' });
+  t.ok((resolve('Taichung, TW').best?.confidence ?? 0) >= 0.5);
+  t.ok((resolve('Oltinko‘l, UZ').best?.confidence ?? 1) <= AMBIGUOUS_CONFIDENCE);
+});
+
+t.test('a place of the named country just across the border of the named region', async (t) => {
+  // GeoNames puts Partizánske in Trenčín, within 50 km of Topoľčany (Nitra region).
+  const border = resolve('Partizánske, Nitra, Slovakia').best;
+  t.match(border, { matchedName: 'Partizánske', matchedCountry: 'SK' });
+  t.equal(border?.confidence, 0.855, '0.95 × 0.9');
+  // Košice is far from every place of the Nitra region.
+  t.equal(resolve('Košice, Nitra, Slovakia').best, null);
+  // Without a named country a region is not widened.
+  t.equal(resolve('Partizánske, Nitra').best, null);
 });

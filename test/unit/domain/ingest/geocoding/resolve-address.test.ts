@@ -76,6 +76,7 @@ const lookup: GazetteerLookup = {
   countries: (key) => (Object.hasOwn(countries, key) ? (countries[key] ?? []) : []),
   regions: (key) => (Object.hasOwn(regions, key) ? (regions[key] ?? []) : []),
   regionName: (country, admin1) => `${country}.${admin1}`,
+  regionPlaces: () => [],
 };
 
 const answer = (address: string) => resolveAddress(lookup, address).best;
