@@ -116,7 +116,11 @@ const flatgeobufMagic = new TextDecoder().decode(new Uint8Array(flatgeobuf.data 
 const parquet = await client.GET('/api/v1/events.parquet', { params: { query: {} }, parseAs: 'arrayBuffer' });
 if (!parquet.response.ok) throw new Error(`parquet export: ${parquet.response.status}`);
 const parquetMagic = new TextDecoder().decode(new Uint8Array(parquet.data as ArrayBuffer).subarray(0, 4));
-const pmtiles = await client.GET('/api/v1/events.pmtiles', { params: { query: {} }, parseAs: 'arrayBuffer' });
+// A PMTiles archive of a small view (the whole set's tile pyramid is thousands of tile statements).
+const pmtiles = await client.GET('/api/v1/events.pmtiles', {
+  params: { query: { datasets: ['fires'], startDate: '2023-01-01', endDate: '2023-02-28' } },
+  parseAs: 'arrayBuffer',
+});
 if (!pmtiles.response.ok) throw new Error(`pmtiles export: ${pmtiles.response.status}`);
 const pmtilesMagic = new TextDecoder().decode(new Uint8Array(pmtiles.data as ArrayBuffer).subarray(0, 7));
 

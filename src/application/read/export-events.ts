@@ -27,7 +27,7 @@ export const EXPORT_DEFAULT_SORT = 'id';
 export type DownloadFormat = ExportFormat | FileFormat | 'pmtiles';
 
 /** What an export needs: the exporter, and for the kept formats the file store, encoders and tiles. */
-export type ExportDeps = {
+type ExportDeps = {
   exporter: EventExporter;
   files?: ExportFileStore;
   encoder?: ExportEncoder;

@@ -40,12 +40,7 @@ const children = (tile: Tile): Tile[] =>
   [0, 1, 2, 3].map((i) => ({ z: tile.z + 1, x: tile.x * 2 + (i % 2), y: tile.y * 2 + Math.floor(i / 2) }));
 
 /** The rule of the cap: refused when the tiles drawn plus the least the deeper zooms will add pass it. */
-export function tileArchiveOverCap(
-  drawn: number,
-  lastZoomTiles: number,
-  zoomsLeft: number,
-  cap: number,
-): boolean {
+function tileArchiveOverCap(drawn: number, lastZoomTiles: number, zoomsLeft: number, cap: number): boolean {
   return drawn + lastZoomTiles * zoomsLeft > cap;
 }
 

@@ -29,7 +29,7 @@ export interface ExportEncoder {
 export type ArchiveTile = { z: number; x: number; y: number; data: Uint8Array };
 
 /** What a tile archive says about itself: its name, its layer and its fields, the data version. */
-export type TileArchiveMetadata = {
+type TileArchiveMetadata = {
   name: string;
   description: string;
   layer: string;
