@@ -1,5 +1,5 @@
 // Measures the exports of the whole benchmark set (bench/read-api/generate.ts: 1M events) as GeoJSON,
-// CSV, GeoJSON text sequences, KML, GeoPackage, FlatGeobuf and GeoParquet through the API (GET /api/v1/events.<format>, one API process;
+// CSV, GeoJSON text sequences, KML, GeoPackage, FlatGeobuf, GeoParquet and PMTiles (the view's tiles, zooms 0-12) through the API (GET /api/v1/events.<format>, one API process;
 // round 1 exports afresh, round 2 reads the files kept by round 1), with the server's
 // RSS sampled every 50 ms, and in the same run the physical limit: `psql \copy (select ...) to stdout`
 // of the same rows in the same order (PostgreSQL's own COPY, no HTTP, no JSON). Prints one table;
@@ -65,6 +65,8 @@ async function startApi(databaseUrl: string): Promise<{ base: string; pid: numbe
     QUOTAS_CONFIG: benchPolicyFile(false),
     // A directory of its own: round 1 exports afresh (and keeps the files), round 2 reads them.
     EXPORT_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), 'chronomap-bench-exports-')),
+    // The whole set's tile pyramid, however many tiles it takes (the default cap is 20,000).
+    EXPORT_PMTILES_MAX_TILES: '1000000',
   });
   return { base, pid: child.pid ?? 0, stop: () => child.kill('SIGTERM') };
 }
@@ -142,7 +144,16 @@ async function main(): Promise<void> {
     await download(`${api.base}/api/v1/events.geojson?datasets=${warmUpDataset}`, api.pid, false);
     const repeat = Number(options.repeat);
     for (let round = 1; round <= repeat; round += 1) {
-      for (const format of ['geojson', 'csv', 'geojsonseq', 'kml', 'gpkg', 'fgb', 'parquet'] as const) {
+      for (const format of [
+        'geojson',
+        'csv',
+        'geojsonseq',
+        'kml',
+        'gpkg',
+        'fgb',
+        'parquet',
+        'pmtiles',
+      ] as const) {
         for (const gzip of options.gzip ? [false, true] : [false]) {
           const run = await download(`${api.base}/api/v1/events.${format}`, api.pid, gzip);
           if (run.status !== 200) throw new Error(`${format}: HTTP ${run.status}`);

@@ -116,6 +116,13 @@ const flatgeobufMagic = new TextDecoder().decode(new Uint8Array(flatgeobuf.data 
 const parquet = await client.GET('/api/v1/events.parquet', { params: { query: {} }, parseAs: 'arrayBuffer' });
 if (!parquet.response.ok) throw new Error(`parquet export: ${parquet.response.status}`);
 const parquetMagic = new TextDecoder().decode(new Uint8Array(parquet.data as ArrayBuffer).subarray(0, 4));
+// A PMTiles archive of a small view (the whole set's tile pyramid is thousands of tile statements).
+const pmtiles = await client.GET('/api/v1/events.pmtiles', {
+  params: { query: { datasets: ['fires'], startDate: '2023-01-01', endDate: '2023-02-28' } },
+  parseAs: 'arrayBuffer',
+});
+if (!pmtiles.response.ok) throw new Error(`pmtiles export: ${pmtiles.response.status}`);
+const pmtilesMagic = new TextDecoder().decode(new Uint8Array(pmtiles.data as ArrayBuffer).subarray(0, 7));
 
 // The collections' `where` (a deepObject parameter): Payload's brackets, two levels deep, written
 // by a serializer of our own (openapi-fetch's default writes one level).
@@ -176,6 +183,7 @@ process.stdout.write(
       geopackageHeader,
       flatgeobufMagic,
       parquetMagic,
+      pmtilesMagic,
     },
     where: { totalDocs: afterFirst.totalDocs, firstId: afterFirst.docs[0]?.id ?? null },
     tiles: {

@@ -111,6 +111,7 @@ export async function composeRead(
           events: reader,
           exporter,
           ...(exportFiles ? { exportFiles, exportEncoder: exportEncoders } : {}),
+          maxArchiveTiles: config.exportArchiveMaxTiles,
         },
         tiles: { tiles: reader },
         ogc: { events: reader, clock: infra.clock },

@@ -83,7 +83,7 @@ t.test("My imports' data links and the account export download in the browser", 
   }
   t.same(
     formats.map(({ format }) => format),
-    ['csv', 'geojson', 'geojsonseq', 'kml', 'gpkg', 'fgb', 'parquet'],
+    ['csv', 'geojson', 'geojsonseq', 'kml', 'gpkg', 'fgb', 'parquet', 'pmtiles'],
     'the menu offers every export format',
   );
   t.ok(
@@ -101,6 +101,7 @@ t.test("My imports' data links and the account export download in the browser", 
     gpkg: 'SQLite format 3',
     fgb: 'fgb\x03',
     parquet: 'PAR1',
+    pmtiles: 'PMTiles',
   };
   for (const [format, start] of Object.entries(starts)) {
     const bytes = await download(page, `#download-all-${format}`);

@@ -264,7 +264,7 @@ t.test('the Explore page in Chromium', async (t) => {
   t.test('the keyboard reaches the controls and opens a cluster', async (t) => {
     await page.focus('body');
     const reached = new Set<string>();
-    // Enough presses to go round the whole page once: fourteen download links sit after the list.
+    // Enough presses to go round the whole page once: sixteen download links sit after the list.
     for (let i = 0; i < 100; i++) {
       await page.keyboard.press('Tab');
       reached.add(

@@ -65,6 +65,8 @@ export type Config = {
    * API processes of one host), and their total size (EXPORT_CACHE_MB; 0 turns materialisation off).
    */
   exportCache: { directory: string; maxBytes: number };
+  /** Most tiles a PMTiles export of a view holds (EXPORT_PMTILES_MAX_TILES; more: a 400). */
+  exportArchiveMaxTiles: number;
   /** Prometheus metrics on a listener of their own (METRICS_BIND=host:port); unset: none. */
   metricsBind: { host: string; port: number } | undefined;
   /** Prometheus metrics at GET /api/metrics for `Authorization: Bearer <METRICS_TOKEN>`; unset: not served there. */
@@ -155,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
       directory: read('EXPORT_CACHE_DIR', (raw) => path.resolve(raw), path.join(dataDir, 'exports')),
       maxBytes: read('EXPORT_CACHE_MB', integerBetween(0, 1_048_576), 2048) * 1024 * 1024,
     },
+    exportArchiveMaxTiles: read('EXPORT_PMTILES_MAX_TILES', integerBetween(1, 1_000_000), 20_000),
     metricsBind: read('METRICS_BIND', hostAndPort, undefined),
     metricsToken: read('METRICS_TOKEN', minLength(16), undefined),
     corsOrigins: read('CORS_ORIGINS', originList, null),

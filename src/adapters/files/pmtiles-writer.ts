@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { Compression, TileType, zxyToTileId } from 'pmtiles';
 
@@ -10,9 +11,10 @@ import { Compression, TileType, zxyToTileId } from 'pmtiles';
 // promises), so a reader fetches a region's tiles in few ranges. The tile id function is the
 // reader's own (`zxyToTileId`), so writer and reader cannot disagree on it.
 //
-// The archive is built in memory: the basemap tests' archives and the exports it is meant for are
-// small. An export of millions of tiles would stream the tile data to a file first (the directories
-// must still be known before the header is written).
+// The archive is built in memory: the basemap tests' archives are small, and a PMTiles export of a
+// view is capped in tiles (application/read/export-tile-archive.ts, EXPORT_PMTILES_MAX_TILES). An
+// export of millions of tiles would stream the tile data to a file first (the directories must still
+// be known before the header is written).
 
 export type PmtilesTile = { z: number; x: number; y: number; data: Uint8Array };
 
@@ -189,4 +191,13 @@ export function writePmtiles(tiles: Iterable<PmtilesTile>, options: PmtilesOptio
     maxZoom,
   });
   return Buffer.concat([head, root, metadata, leaves, ...contents]);
+}
+
+/** The archive of `tiles` written to `path` (a new file: an export's slot, export-file-store.ts). */
+export async function writePmtilesFile(
+  path: string,
+  tiles: Iterable<PmtilesTile>,
+  options: PmtilesOptions,
+): Promise<void> {
+  await writeFile(path, writePmtiles(tiles, options), { flag: 'wx', mode: 0o600 });
 }

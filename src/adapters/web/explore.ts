@@ -41,6 +41,7 @@ const DOWNLOAD_FORMATS: ReadonlyArray<readonly [format: string, label: string, t
   ['gpkg', 'GeoPackage', 'An OGC GeoPackage (SQLite) for QGIS and GDAL'],
   ['fgb', 'FlatGeobuf', 'FlatGeobuf with a spatial index, for QGIS and GDAL'],
   ['parquet', 'GeoParquet', 'GeoParquet, for DuckDB, pandas and Arrow tools'],
+  ['pmtiles', 'PMTiles', 'A PMTiles archive of the map tiles (zooms 0 to 12), to host as one file'],
 ];
 
 function downloadLinks(prefix: string): Html[] {

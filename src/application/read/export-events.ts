@@ -17,11 +17,25 @@ import type {
   FileFormat,
 } from '../../ports/read/export-files.ts';
 import type { Viewer } from '../../ports/read/event-reader.ts';
+import type { TileReader } from '../../ports/read/tile-reader.ts';
+import { TILE_ARCHIVE_MAX_TILES, TILE_ARCHIVE_MAX_ZOOM, viewTiles } from './export-tile-archive.ts';
+import { TILE_LAYER } from '../../domain/read/tiles.ts';
 
 export const EXPORT_DEFAULT_SORT = 'id';
 
 /** What /api/v1/events.<format> offers: the text formats the exporter streams, and the file formats. */
-export type DownloadFormat = ExportFormat | FileFormat;
+export type DownloadFormat = ExportFormat | FileFormat | 'pmtiles';
+
+/** What an export needs: the exporter, and for the kept formats the file store, encoders and tiles. */
+type ExportDeps = {
+  exporter: EventExporter;
+  files?: ExportFileStore;
+  encoder?: ExportEncoder;
+  /** The tile renderer of /api/v1/tiles (the PMTiles export draws its tiles). */
+  tiles?: TileReader;
+  /** The PMTiles export's cap in tiles (EXPORT_PMTILES_MAX_TILES; default TILE_ARCHIVE_MAX_TILES). */
+  maxArchiveTiles?: number;
+};
 
 /**
  * An export's answer: a file already written for this data version (`file`), or a fresh export
@@ -48,7 +62,7 @@ function exportKey(format: DownloadFormat, sort: string, filter: EventFilter, ve
  * (a range request or HEAD, which need the size) writes a missing file first, then answers it.
  */
 export async function exportEvents(
-  deps: { exporter: EventExporter; files?: ExportFileStore; encoder?: ExportEncoder },
+  deps: ExportDeps,
   viewer: Viewer,
   query: RawQuery,
   format: DownloadFormat,
@@ -64,11 +78,15 @@ export async function exportEvents(
       `an export is sorted by ${CURSOR_SORT_FIELDS.join(', ')} (with - for descending), not "${sort.text}"`,
     );
   const { exporter, files } = deps;
+  // A tile archive does not depend on the sort: one key for every sort.
+  const sortKey = format === 'pmtiles' ? 'tiles' : sort.text;
+  let current: string | null = null;
   if (files) {
-    const current = exportKey(format, sort.text, filter, await exporter.versionOf(viewer, filter));
+    current = exportKey(format, sortKey, filter, await exporter.versionOf(viewer, filter));
     const kept = await files.find(current);
     if (kept) return { kind: 'file', file: kept, version: current };
   }
+  if (format === 'pmtiles') return encodeTiles(deps, viewer, filter, current);
   if (isFileFormat(format)) {
     if (!files || !deps.encoder)
       throw new DomainError('unavailable', `${format} exports are kept files, and this server keeps none`, {
@@ -114,6 +132,48 @@ async function encodeFile(
     // A text sequence has no head, separator or tail: its batches are the whole text.
     await encoder.encode(format, text.batches, slot.path, text.fields ?? []);
     return { kind: 'file', file: await slot.commit(), version };
+  } catch (error) {
+    await slot.abort();
+    throw error;
+  }
+}
+
+/**
+ * The PMTiles archive of the view (export-tile-archive.ts#viewTiles), written into a slot of the
+ * store under `key` (the data version read before the first tile: a tile is never older than it).
+ */
+async function encodeTiles(
+  deps: ExportDeps,
+  viewer: Viewer,
+  filter: EventFilter,
+  key: string | null,
+): Promise<ExportAnswer> {
+  const { files, encoder, tiles } = deps;
+  if (!files || !encoder || !tiles || key === null)
+    throw new DomainError('unavailable', 'pmtiles exports are kept files, and this server keeps none', {
+      code: 'EXPORT_FILES_OFF',
+    });
+  const drawn = await viewTiles(tiles, viewer, filter, {
+    maxZoom: TILE_ARCHIVE_MAX_ZOOM,
+    maxTiles: deps.maxArchiveTiles ?? TILE_ARCHIVE_MAX_TILES,
+  });
+  const slot = await files.reserve(key);
+  try {
+    await encoder.encodeTiles(drawn, slot.path, {
+      name: 'Chronomap events',
+      description: 'The vector tiles of a view of Chronomap events (GET /api/v1/events.pmtiles)',
+      layer: TILE_LAYER,
+      fields: {
+        type: 'String',
+        count: 'Number',
+        id: 'Number',
+        title: 'String',
+        key: 'String',
+        eventIds: 'String',
+      },
+      version: await tiles.dataVersion(),
+    });
+    return { kind: 'file', file: await slot.commit(), version: key };
   } catch (error) {
     await slot.abort();
     throw error;

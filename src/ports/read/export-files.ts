@@ -21,7 +21,21 @@ export interface ExportEncoder {
     path: string,
     fields: readonly PropertyField[],
   ): Promise<void>;
+  /** Writes a PMTiles archive of vector tiles (MVT, as the tile renderer gives them) to `path`. */
+  encodeTiles(tiles: readonly ArchiveTile[], path: string, metadata: TileArchiveMetadata): Promise<void>;
 }
+
+/** A vector tile of a view (application/read/export-tile-archive.ts). */
+export type ArchiveTile = { z: number; x: number; y: number; data: Uint8Array };
+
+/** What a tile archive says about itself: its name, its layer and its fields, the data version. */
+type TileArchiveMetadata = {
+  name: string;
+  description: string;
+  layer: string;
+  fields: Record<string, string>;
+  version: string;
+};
 
 export type ExportFile = {
   /** Where the file is, to be read (and read by range) by the HTTP adapter. */

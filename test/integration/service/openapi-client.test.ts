@@ -131,6 +131,7 @@ t.test(
         geopackageHeader: 'SQLite format 3',
         flatgeobufMagic: 'fgb',
         parquetMagic: 'PAR1',
+        pmtilesMagic: 'PMTiles',
       },
       'the exports hold every visible event (the fixture has no newline inside a cell); the GeoJSON is typed',
     );

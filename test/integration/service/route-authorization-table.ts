@@ -107,6 +107,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /api/v1/events.gpkg': publicRead('/api/v1/events.gpkg?catalog=news'),
   'GET /api/v1/events.fgb': publicRead('/api/v1/events.fgb?catalog=news'),
   'GET /api/v1/events.parquet': publicRead('/api/v1/events.parquet?catalog=news'),
+  'GET /api/v1/events.pmtiles': publicRead('/api/v1/events.pmtiles?datasets=fires'),
   'GET /api/v1/events': publicRead('/api/v1/events'),
   'GET /api/v1/events/bounds': publicRead('/api/v1/events/bounds'),
   'GET /api/v1/events/geo': publicRead(

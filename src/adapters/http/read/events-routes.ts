@@ -53,6 +53,8 @@ export type ReadApiDeps = {
   exportFiles?: ExportFileStore;
   /** Writes the file formats (GeoPackage) of the exports; they need `exportFiles` too. */
   exportEncoder?: ExportEncoder;
+  /** The PMTiles export's cap in tiles (EXPORT_PMTILES_MAX_TILES). */
+  maxArchiveTiles?: number;
 };
 
 /**

@@ -28,7 +28,9 @@ import {
   GeoPackageExport,
   GeoParquetExport,
   KmlExport,
+  PmtilesExport,
 } from './exports-schemas.ts';
+import type { TileReader } from '../../../ports/read/tile-reader.ts';
 
 // GET /api/v1/events.geojson and /api/v1/events.csv: the whole filtered set, streamed
 // (docs/api-v1.md, "Exports"). The first batch is read before the answer starts, so a bad parameter
@@ -121,6 +123,20 @@ const FORMATS: Record<
       'UTC), `dataset`, `catalog`, `data` (JSON), a typed column per typed property in an export of one dataset, and ' +
       '`geometry` (WKB Point, null without a location) named by the `geo` metadata (bbox, OGC:CRS84). Row groups of ' +
       '50,000 events, Snappy-compressed. Always answered from a kept file. ' +
+      EXPORT_LIMIT_TEXT,
+  },
+  pmtiles: {
+    type: 'application/vnd.pmtiles',
+    file: 'chronomap-events.pmtiles',
+    body: PmtilesExport,
+    summary: 'Export the filtered events as a PMTiles archive of vector tiles',
+    description:
+      'The vector tiles of the view (exactly what /api/v1/tiles/{z}/{x}/{y}.mvt gives for the same filters, gzipped) ' +
+      'for zooms 0 to 12, every tile that holds an event, in one PMTiles v3 archive that a map client (the pmtiles ' +
+      'library, MapLibre) reads by range; past zoom 12 it over-zooms. A `bbox` narrows which tiles are kept (those ' +
+      'touching it). An archive holds at most 20,000 tiles (EXPORT_PMTILES_MAX_TILES): a view that needs more is ' +
+      'refused with 400 TILE_ARCHIVE_TOO_LARGE before the deep zooms are drawn; a view without a located event ' +
+      'gives an archive of its empty zoom-0 tile. `sort` is accepted and ignored. Always answered from a kept file. ' +
       EXPORT_LIMIT_TEXT,
   },
   csv: {
@@ -241,6 +257,8 @@ export const v1ExportRoutes: FastifyPluginAsync<{
   exporter: EventExporter;
   files?: ExportFileStore;
   encoder?: ExportEncoder;
+  tiles?: TileReader;
+  maxArchiveTiles?: number;
 }> = async (app, deps) => {
   for (const format of Object.keys(FORMATS) as DownloadFormat[]) {
     const { type, file, summary, description, body: documentedBody } = FORMATS[format];

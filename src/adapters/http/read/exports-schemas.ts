@@ -95,3 +95,9 @@ export const GeoParquetExport = Type.String({
   format: 'binary',
   description: 'A GeoParquet 1.1 file: one row per event, the location as WKB in `geometry`.',
 });
+
+export const PmtilesExport = Type.String({
+  format: 'binary',
+  description:
+    'A PMTiles v3 archive of gzipped Mapbox Vector Tiles (layer `events`), the non-empty tiles of zooms 0 to 12.',
+});

@@ -27,6 +27,8 @@ export function readHttp(deps: ReadHttpDeps): HttpFeature {
           exporter,
           ...(exportFiles ? { files: exportFiles } : {}),
           ...(exportEncoder ? { encoder: exportEncoder } : {}),
+          ...(deps.tiles ? { tiles: deps.tiles.tiles } : {}),
+          ...(deps.readApi.maxArchiveTiles ? { maxArchiveTiles: deps.readApi.maxArchiveTiles } : {}),
         });
     },
   };
