@@ -33,7 +33,8 @@ async function proxyFor(
   const refusals: string[] = [];
   const server = createStreamCheck({
     domains: DOMAINS,
-    destinationOf: (): Destination => ({ address: '127.0.0.1', port: kind }),
+    destinationOf: async (): Promise<Destination> => ({ address: '127.0.0.1', port: kind }),
+    sources: ['127.0.0.0/8'],
     connectVia: () => ({ address: '127.0.0.1', port: target }),
     allowLoopback: true,
     headTimeoutMs: 5000,

@@ -1,24 +1,12 @@
-// Starts the stream check (proxy.ts) as a child process on 127.0.0.1:port with a transparent
-// socket, the listener scripts/podman/firewall's TPROXY rules divert the sandbox's TCP 443, 80
-// and 53 to. Node cannot set IP_TRANSPARENT, so a few lines of Python make the socket (as root,
-// CAP_NET_ADMIN) and exec Node on main.ts with it as fd 3. If the process is not running, the
-// diverted connections find no listener and are dropped: the check fails closed.
+// Starts the stream check (proxy.ts, main.ts) as a child process listening on the port the
+// firewall's nat rules redirect the sandbox's TCP 443, 80 and 53 to. If it is not running the
+// redirected connections are refused: the check fails closed. Several runners on one host each
+// start their own on the same port (SO_REUSEPORT); one runner's exit leaves the others in place.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const entry = fileURLToPath(new URL('./main.ts', import.meta.url));
 export const blockedHostsFile = fileURLToPath(new URL('../../../sandbox-blocked-hosts.txt', import.meta.url));
-
-const wrapper = `
-import os, socket, sys
-port, node = int(sys.argv[1]), sys.argv[2]
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.setsockopt(socket.SOL_IP, 19, 1)  # IP_TRANSPARENT
-s.bind(("127.0.0.1", port)); s.listen(1024)
-os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
-os.execv(node, [node, *sys.argv[3:]])
-`;
 
 export interface StreamCheckProcess {
   /** Refusals so far, as the child reported them. */
@@ -29,16 +17,13 @@ export interface StreamCheckProcess {
 /** Starts the stream check and resolves once it listens (rejects if it exits first). */
 export function startStreamCheck(
   port: number,
-  options: { python?: string; onRefuse?: (line: string) => void } = {},
+  subnets: readonly string[],
+  options: { onRefuse?: (line: string) => void } = {},
 ): Promise<StreamCheckProcess> {
-  const child: ChildProcess = spawn(
-    options.python ?? 'python3',
-    ['-c', wrapper, String(port), process.execPath, entry, blockedHostsFile],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NODE_OPTIONS: '--disable-warning=ExperimentalWarning' },
-    },
-  );
+  const child: ChildProcess = spawn(process.execPath, [entry, String(port), blockedHostsFile, ...subnets], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_OPTIONS: '--disable-warning=ExperimentalWarning' },
+  });
   const refusals: StreamCheckProcess['refusals'] = [];
   let errors = '';
   child.stderr?.setEncoding('utf8').on('data', (c: string) => (errors += c).slice(-4096));
@@ -71,6 +56,7 @@ export function startStreamCheck(
           if (child.exitCode !== null || child.signalCode !== null) return done();
           child.once('exit', () => done());
           child.kill('SIGTERM');
+          child.stdin?.end();
         }),
     };
   });

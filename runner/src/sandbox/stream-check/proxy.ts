@@ -1,8 +1,8 @@
-// The stream check: a host-side TCP proxy the sandbox's TCP 443, 80 and 53 are diverted to by
-// the firewall (TPROXY, scripts/podman/firewall). A container cannot address it: it listens on
-// 127.0.0.1, which the firewall drops from the sandbox, and the diverted connection keeps its
-// original destination as the accepted socket's local address (TPROXY rewrites nothing), so the
-// proxy knows where the client meant to go without SO_ORIGINAL_DST.
+// The stream check: a host-side TCP proxy the sandbox's TCP 443, 80 and 53 are redirected to by
+// the firewall (nat REDIRECT, scripts/podman/firewall). A container cannot address it (the
+// firewall drops the sandbox's packets to this host's addresses before nat), and the original
+// destination is read back from the connection's conntrack entry (original-destination.ts).
+// Connections from outside the sandbox's subnets, or not redirected, are refused.
 // It reads, across any split into segments or records, the first TLS ClientHello (port 443),
 // the first HTTP request head (80) or every DNS query (53), refuses a blocked name by resetting
 // the client connection, and otherwise connects to the original destination and splices.
@@ -11,6 +11,7 @@ import ipaddr from 'ipaddr.js';
 import { DnsStreamCheck } from './dns-tcp.ts';
 import { readRequestHead } from './http-head.ts';
 import { isBlockedName } from './names.ts';
+import { inDroppedRange } from './ranges.ts';
 import { readClientHello } from './tls-hello.ts';
 
 export interface Destination {
@@ -21,8 +22,10 @@ export interface Destination {
 export interface StreamCheckOptions {
   /** Domains refused, each with its subdomains (runner/sandbox-blocked-hosts.txt). */
   domains: readonly string[];
-  /** Where the client meant to go; under TPROXY the accepted socket's own address. */
-  destinationOf?: (socket: net.Socket) => Destination;
+  /** Where the client meant to go (undefined: not a redirected connection). */
+  destinationOf: (socket: net.Socket) => Promise<Destination | undefined>;
+  /** Only clients from these ranges (the sandbox's subnets, CIDR) are served. */
+  sources: readonly string[];
   /** How long a client may take to send its ClientHello or request head. */
   headTimeoutMs?: number;
   /** Told of each refusal (logged by main.ts; counted by the tests). */
@@ -32,17 +35,10 @@ export interface StreamCheckOptions {
   connectVia?: (destination: Destination) => Destination;
 }
 
-const tproxyDestination = (socket: net.Socket): Destination => ({
-  address: socket.localAddress ?? '',
-  port: socket.localPort ?? 0,
-});
-
 /** Destinations the proxy never connects to, whatever the firewall let through (defence in depth). */
 function unroutable(address: string, allowLoopback: boolean): boolean {
-  if (!ipaddr.isValid(address)) return true;
-  const range = ipaddr.process(address).range();
-  if (allowLoopback && range === 'loopback') return false;
-  return range !== 'unicast';
+  if (allowLoopback && address === '127.0.0.1') return false;
+  return inDroppedRange(address);
 }
 
 type Verdict = { refuse: string } | { pass: Buffer };
@@ -70,15 +66,36 @@ function firstBytesVerdict(port: number, stream: Buffer, domains: readonly strin
 
 /** Creates the proxy server (not listening yet). */
 export function createStreamCheck(options: StreamCheckOptions): net.Server {
-  const destinationOf = options.destinationOf ?? tproxyDestination;
   const headTimeoutMs = options.headTimeoutMs ?? 10_000;
-  return net.createServer({ pauseOnConnect: false }, (client) => {
-    const destination = destinationOf(client);
+  const sources = options.sources.map((cidr) => ipaddr.parseCIDR(cidr));
+  const fromSandbox = (address: string | undefined) => {
+    if (address === undefined || !ipaddr.isValid(address)) return false;
+    const parsed = ipaddr.process(address);
+    return sources.some(([range, bits]) => parsed.kind() === range.kind() && parsed.match(range, bits));
+  };
+  return net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (client) => {
+    client.on('error', () => client.destroy());
+    if (!fromSandbox(client.remoteAddress)) {
+      client.resetAndDestroy();
+      return;
+    }
+    void options.destinationOf(client).then((destination) => {
+      if (client.destroyed) return;
+      if (destination === undefined) {
+        options.onRefuse?.({ address: '', port: 0 }, 'not a redirected connection');
+        client.resetAndDestroy();
+        return;
+      }
+      check(client, destination);
+      client.resume();
+    });
+  });
+
+  function check(client: net.Socket, destination: Destination): void {
     const refuse = (reason: string) => {
       options.onRefuse?.(destination, reason);
       client.resetAndDestroy();
     };
-    client.on('error', () => client.destroy());
     if (unroutable(destination.address, options.allowLoopback === true)) {
       refuse(`destination ${destination.address} is not on the internet`);
       return;
@@ -95,7 +112,7 @@ export function createStreamCheck(options: StreamCheckOptions): net.Server {
       const server = net.connect({ host: to.address, port: to.port });
       upstream = server;
       server.on('error', () => client.resetAndDestroy());
-      server.on('close', () => client.destroy());
+      // The server's end ends the client's side through pipe(), after what it sent is flushed.
       client.on('close', () => server.destroy());
       if (first.length > 0) server.write(first);
       server.pipe(client);
@@ -124,5 +141,5 @@ export function createStreamCheck(options: StreamCheckOptions): net.Server {
     };
     client.on('data', onData);
     client.on('end', () => upstream?.end());
-  });
+  }
 }
