@@ -3,10 +3,9 @@
 // segments, TLS records, header lines and DNS messages to a stand-in internet host
 // (support/wan-host.ts); the firewall's TPROXY rules divert them to the stream check, which
 // refuses them and lets other names through to the same host.
-import { spawnSync } from 'node:child_process';
 import t from 'tap';
-import { startStreamCheck } from '../src/sandbox/stream-check/launch.ts';
 import { makeHarness, py } from './support/harness.ts';
+import { withStreamCheck } from './support/stream-check.ts';
 import { WAN_ADDRESS, startWanHost } from './support/wan-host.ts';
 
 const h = makeHarness({ SCRAPER_DEFAULT_TIMEOUT: '90' });
@@ -54,12 +53,7 @@ print(send(443, [hello("example.org")]), send(80, [b"GET / HTTP/1.1\\r\\nHost: e
 });
 
 t.test('with the stream check', async (t) => {
-  const check = await startStreamCheck(h.config.streamCheckPort, ['10.89.77.0/24']);
-  t.teardown(() => check.stop());
-  // The stand-in host is a resolver for this test only, so TCP 53 to it reaches the stream check.
-  const resolver = ['-d', WAN_ADDRESS, '-j', 'RETURN'];
-  t.equal(spawnSync('iptables', ['-t', 'raw', '-I', 'CHRONOMAP_DNS', '1', ...resolver]).status, 0);
-  t.teardown(() => void spawnSync('iptables', ['-t', 'raw', '-D', 'CHRONOMAP_DNS', ...resolver]));
+  const check = await withStreamCheck(t, h.config);
 
   t.test('TLS: split ClientHellos naming a registry are refused, another name passes', async (t) => {
     const { body } = await h.run(

@@ -10,6 +10,7 @@ import { startContainer } from './container.ts';
 import { canMountCapped } from './capped-mounts.ts';
 import { workspaceCaps, workspaceSpec } from '../run-manager.ts';
 import { PRIVATE_RANGES } from './stream-check/ranges.ts';
+import { streamCheckRules } from './stream-check/rules.ts';
 
 function capture(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -234,6 +235,7 @@ async function firewallProblems(config: RunnerConfig): Promise<string[]> {
       ['PREROUTING', '-s', subnet, '-j', FLOWS_CHAIN],
     ]),
     ...flowRules(config).map((rule): [string, string, string[]] => ['iptables', 'mangle', rule]),
+    ...(await streamCheckRules(config, ipv4, REGISTRY_CHAIN)),
     ['ip6tables', 'raw', ['PREROUTING', '-i', bridge, '-j', CHAIN]],
     ['ip6tables', 'raw', [CHAIN, '-j', 'DROP']],
   ];
@@ -247,6 +249,18 @@ async function firewallProblems(config: RunnerConfig): Promise<string[]> {
       ];
   }
   return [];
+}
+
+/** The IPv4 subnets of the sandbox network (for the stream check's allowed clients). */
+export async function sandboxSubnets(config: RunnerConfig): Promise<string[]> {
+  const inspect = await capture(config.podmanPath, [
+    'network',
+    'inspect',
+    config.network,
+    '--format',
+    '{{range .Subnets}}{{.Subnet}} {{end}}',
+  ]);
+  return inspect.stdout.split(/\s+/).filter((subnet) => subnet !== '' && !subnet.includes(':'));
 }
 
 /** Starts one container with every sandbox flag: this is where a runtime that cannot apply a limit fails. */

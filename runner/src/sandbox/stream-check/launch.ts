@@ -18,7 +18,7 @@ export interface StreamCheckProcess {
 export function startStreamCheck(
   port: number,
   subnets: readonly string[],
-  options: { onRefuse?: (line: string) => void } = {},
+  options: { onRefuse?: (line: string) => void; onExit?: (code: number | null) => void } = {},
 ): Promise<StreamCheckProcess> {
   const child: ChildProcess = spawn(process.execPath, [entry, String(port), blockedHostsFile, ...subnets], {
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -48,7 +48,10 @@ export function startStreamCheck(
         }
       }
     });
-    child.on('exit', (code) => reject(new Error(`the stream check exited (${code}): ${errors.trim()}`)));
+    child.on('exit', (code) => {
+      reject(new Error(`the stream check exited (${code}): ${errors.trim()}`));
+      options.onExit?.(code);
+    });
     const process_: StreamCheckProcess = {
       refusals,
       stop: () =>
