@@ -4,7 +4,7 @@
 import { isBlockedName } from './names.ts';
 
 /** The question names of one DNS message, or a reason it cannot be read. */
-export function questionNames(message: Buffer): string[] | string {
+function questionNames(message: Buffer): string[] | string {
   if (message.length < 12) return 'short DNS message';
   const count = message.readUInt16BE(4);
   const names: string[] = [];

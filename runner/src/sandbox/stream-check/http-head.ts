@@ -5,12 +5,12 @@
 // the client stream once the server has answered (see proxy.ts).
 import { hostOfAuthority } from './names.ts';
 
-export type HeadReading =
+type HeadReading =
   | { state: 'more' }
   | { state: 'done'; hosts: string[]; head: Buffer; rest: Buffer }
   | { state: 'bad'; reason: string };
 
-export const MAX_HEAD_BYTES = 32 * 1024;
+const MAX_HEAD_BYTES = 32 * 1024;
 
 const REQUEST_LINE = /^[A-Z]{1,20} (\S+) HTTP\/1\.[01]$/;
 

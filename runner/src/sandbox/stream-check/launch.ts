@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const entry = fileURLToPath(new URL('./main.ts', import.meta.url));
-export const blockedHostsFile = fileURLToPath(new URL('../../../sandbox-blocked-hosts.txt', import.meta.url));
+const blockedHostsFile = fileURLToPath(new URL('../../../sandbox-blocked-hosts.txt', import.meta.url));
 
 export interface StreamCheckProcess {
   /** Refusals so far, as the child reported them. */

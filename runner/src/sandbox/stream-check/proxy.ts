@@ -19,7 +19,7 @@ export interface Destination {
   port: number;
 }
 
-export interface StreamCheckOptions {
+interface StreamCheckOptions {
   /** Domains refused, each with its subdomains (runner/sandbox-blocked-hosts.txt). */
   domains: readonly string[];
   /** Where the client meant to go (undefined: not a redirected connection). */

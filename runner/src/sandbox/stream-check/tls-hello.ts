@@ -4,11 +4,11 @@
 // complete). Nothing is decrypted: a ClientHello is sent in the clear.
 
 /** The verdict on the bytes seen so far. */
-export type HelloReading =
+type HelloReading =
   { state: 'more' } | { state: 'done'; serverNames: string[] } | { state: 'bad'; reason: string };
 
 /** A ClientHello larger than this (with post-quantum key shares they reach ~2 KB) is refused. */
-export const MAX_HELLO_BYTES = 64 * 1024;
+const MAX_HELLO_BYTES = 64 * 1024;
 
 const HANDSHAKE = 0x16;
 const CLIENT_HELLO = 0x01;
