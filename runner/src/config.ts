@@ -36,6 +36,8 @@ export interface RunnerConfig {
   flowRate: number;
   /** Flows one container address may have tracked at once. */
   flowMax: number;
+  /** Port of the stream check on 127.0.0.1, where the firewall's TPROXY rules divert TCP 443, 80 and 53. */
+  streamCheckPort: number;
 }
 
 export class ConfigError extends Error {}
@@ -103,6 +105,7 @@ const KNOWN = new Set([
   'SCRAPER_MAX_LOG_KB',
   'SCRAPER_FLOW_RATE',
   'SCRAPER_FLOW_MAX',
+  'SCRAPER_STREAM_CHECK_PORT',
   // Read by the main application, not by the runner; tolerated so both can share one env file.
   'SCRAPER_RUNNER_URL',
 ]);
@@ -146,5 +149,6 @@ export function loadConfig(env: Env = process.env): RunnerConfig {
     maxLogBytes: integer(env, 'SCRAPER_MAX_LOG_KB', 1024, 1, 65536) * 1024,
     flowRate: integer(env, 'SCRAPER_FLOW_RATE', 1000, 1, 100000),
     flowMax: integer(env, 'SCRAPER_FLOW_MAX', 4096, 1, 1000000),
+    streamCheckPort: integer(env, 'SCRAPER_STREAM_CHECK_PORT', 3443, 1, 65535),
   };
 }

@@ -4,7 +4,8 @@ import { ConfigError, loadConfig } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { RunManager } from './run-manager.ts';
 import { sweepOrphans } from './sandbox/orphans.ts';
-import { engineNotes, engineProblems } from './sandbox/preflight.ts';
+import { engineNotes, engineProblems, sandboxSubnets } from './sandbox/preflight.ts';
+import { startStreamCheck, type StreamCheckProcess } from './sandbox/stream-check/launch.ts';
 
 function die(message: string): never {
   process.stderr.write(`chronomap-runner: ${message}\n`);
@@ -36,10 +37,32 @@ export async function main(): Promise<void> {
     app.log.warn('SCRAPER_ALLOW_LOOPBACK_GIT is on: code_url may point at this host (meant for tests only)');
   }
   let stopping = false;
+  // The stream check the firewall redirects the sandbox's TCP 443/80/53 to (as root: the host
+  // firewall governs only rootful podman's networks). Restarted if it dies; meanwhile those
+  // connections are refused.
+  let streamCheck: StreamCheckProcess | undefined;
+  const startCheck = async (): Promise<void> => {
+    streamCheck = await startStreamCheck(config.streamCheckPort, await sandboxSubnets(config), {
+      onRefuse: (line) => app.log.info(JSON.parse(line) as object, 'stream check refused a connection'),
+      onExit: (code) => {
+        if (stopping) return;
+        app.log.error({ code }, 'the stream check exited; restarting it');
+        setTimeout(() => void startCheck().catch((err: Error) => app.log.error(err.message)), 1000);
+      },
+    });
+  };
+  if (process.getuid?.() === 0) {
+    try {
+      await startCheck();
+    } catch (err) {
+      die(`cannot start the stream check on port ${config.streamCheckPort}: ${(err as Error).message}`);
+    }
+  }
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal, active_runs: runs.activeRuns }, 'stopping all runs before exit');
+    await streamCheck?.stop();
     await runs.shutdown();
     await app.close();
     process.exit(0);

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import t from 'tap';
 import { fileFlood, outputFlood, peakOutputBytes, plantRootLink } from './support/attacks.ts';
 import { csvRecords, makeHarness, py } from './support/harness.ts';
+import { withStreamCheck } from './support/stream-check.ts';
 import { WAN_ADDRESS, startWanHost } from './support/wan-host.ts';
 
 const MAX_OUTPUT_MB = 5;
@@ -158,7 +159,9 @@ t.test('an oversized env value is a 400, not a sandbox error', async (t) => {
 
 t.test('package registries are unreachable by name: DNS, TLS and HTTP naming them are dropped', async (t) => {
   // The stand-in outside host answers every DNS query, TLS ClientHello and HTTP request: what
-  // gets no answer was dropped by the host's firewall (CHRONOMAP_REGISTRY).
+  // gets no answer was dropped by the host's firewall (CHRONOMAP_REGISTRY). TCP 443 and 80 go
+  // through the stream check (stream-check-sandbox.test.ts has the split-packet attacks).
+  await withStreamCheck(t, h.config);
   const names = [
     'example.org',
     'registry.npmjs.org',

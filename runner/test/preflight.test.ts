@@ -195,6 +195,32 @@ t.test('the flow caps must be installed, with the values the runner is configure
   ]);
 });
 
+t.test(
+  'the stream check redirect and the resolver-only DNS rule must be installed, for the configured values',
+  async (t) => {
+    const redirect = [
+      '-p',
+      'tcp',
+      '-m',
+      'multiport',
+      '--dports',
+      '53,80,443',
+      '-j',
+      'REDIRECT',
+      '--to-ports',
+      '3443',
+    ];
+    await without('nat', 'CHRONOMAP_STREAMS', redirect, async () => {
+      t.match(await engineProblems(loadConfig(base)), [
+        /'iptables -t nat -C CHRONOMAP_STREAMS -p tcp -m multiport --dports 53,80,443 -j REDIRECT --to-ports 3443' failed/,
+      ]);
+    });
+    t.match(await engineProblems(loadConfig({ ...base, SCRAPER_DNS: '8.8.8.8' })), [
+      /'iptables -t raw -C CHRONOMAP_DNS -d 8\.8\.8\.8 -j RETURN' failed/,
+    ]);
+  },
+);
+
 t.test('bridge netfilter off is refused', async (t) => {
   const sysctl = '/proc/sys/net/bridge/bridge-nf-call-iptables';
   writeFileSync(sysctl, '0');

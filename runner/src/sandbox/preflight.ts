@@ -9,6 +9,8 @@ import { createWorkspace, removeWorkspace, writeEnvFile } from '../workspace.ts'
 import { startContainer } from './container.ts';
 import { canMountCapped } from './capped-mounts.ts';
 import { workspaceCaps, workspaceSpec } from '../run-manager.ts';
+import { PRIVATE_RANGES } from './stream-check/ranges.ts';
+import { streamCheckRules } from './stream-check/rules.ts';
 
 function capture(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -93,18 +95,6 @@ export async function engineNotes(config: RunnerConfig): Promise<string[]> {
 const CHAIN = 'CHRONOMAP_SANDBOX';
 /** The mangle-table chain capping each container address's new and tracked flows. */
 const FLOWS_CHAIN = 'CHRONOMAP_FLOWS';
-/** The ranges the chain drops (besides every address of the host itself). */
-const PRIVATE_RANGES = [
-  '10.0.0.0/8',
-  '172.16.0.0/12',
-  '192.168.0.0/16',
-  '100.64.0.0/10',
-  '169.254.0.0/16',
-  '127.0.0.0/8',
-  '0.0.0.0/8',
-  '224.0.0.0/4',
-  '240.0.0.0/4',
-];
 /** Without bridge netfilter, traffic between two containers of the bridge bypasses iptables. */
 const BRIDGE_NETFILTER = '/proc/sys/net/bridge/bridge-nf-call-iptables';
 /** Its sub-chain dropping traffic that names a package registry. */
@@ -245,6 +235,7 @@ async function firewallProblems(config: RunnerConfig): Promise<string[]> {
       ['PREROUTING', '-s', subnet, '-j', FLOWS_CHAIN],
     ]),
     ...flowRules(config).map((rule): [string, string, string[]] => ['iptables', 'mangle', rule]),
+    ...(await streamCheckRules(config, ipv4, REGISTRY_CHAIN)),
     ['ip6tables', 'raw', ['PREROUTING', '-i', bridge, '-j', CHAIN]],
     ['ip6tables', 'raw', [CHAIN, '-j', 'DROP']],
   ];
@@ -258,6 +249,18 @@ async function firewallProblems(config: RunnerConfig): Promise<string[]> {
       ];
   }
   return [];
+}
+
+/** The IPv4 subnets of the sandbox network (for the stream check's allowed clients). */
+export async function sandboxSubnets(config: RunnerConfig): Promise<string[]> {
+  const inspect = await capture(config.podmanPath, [
+    'network',
+    'inspect',
+    config.network,
+    '--format',
+    '{{range .Subnets}}{{.Subnet}} {{end}}',
+  ]);
+  return inspect.stdout.split(/\s+/).filter((subnet) => subnet !== '' && !subnet.includes(':'));
 }
 
 /** Starts one container with every sandbox flag: this is where a runtime that cannot apply a limit fails. */

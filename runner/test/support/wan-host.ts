@@ -3,7 +3,7 @@
 // proxy uses), routed through this host like any outside address. It serves:
 //   TCP 8080: "hello from the outside";
 //   TCP 443 and 80: "seen" once it has received anything (a TLS ClientHello, an HTTP request);
-//   TCP 853 (DNS over TLS): "seen" once it has received anything;
+//   TCP 853 (DNS over TLS) and 53 (DNS over TCP): "seen" once it has received anything;
 //   UDP 53 and 443 (QUIC): echo each datagram back.
 import { spawn, spawnSync } from 'node:child_process';
 
@@ -31,7 +31,7 @@ def udp(port=53):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("${WAN_ADDRESS}", port))
     while True:
         data, peer = s.recvfrom(4096); s.sendto(data, peer)
-for port, greeting in ((8080, b"hello from the outside"), (443, None), (80, None), (853, None)):
+for port, greeting in ((8080, b"hello from the outside"), (443, None), (80, None), (853, None), (53, None)):
     threading.Thread(target=tcp, args=(port, greeting), daemon=True).start()
 threading.Thread(target=udp, args=(443,), daemon=True).start()
 udp()
