@@ -6,5 +6,12 @@ export interface UrlFetcher {
    */
   fetch(
     url: string,
-  ): Promise<{ body: AsyncIterable<Uint8Array>; contentType: string | null; fileName: string }>;
+  ): Promise<{
+    body: AsyncIterable<Uint8Array>;
+    contentType: string | null;
+    fileName: string;
+    /** The response's validators (ETag, Last-Modified), kept in the events' provenance. */
+    etag?: string | null;
+    lastModified?: string | null;
+  }>;
 }
