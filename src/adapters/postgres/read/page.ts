@@ -116,6 +116,19 @@ export function pageReads(
 }
 
 /**
+ * An event's provenance in a list (issue 38 §5; domain/read/provenance.ts): the job and row and the
+ * times, from the event's own row; its source (file, URL, run) is the one event's
+ * (/api/v1/events/{id}). `{"shown":false}` when the dataset hides provenance.
+ */
+const provenanceJson = sqlText`case when d.provenance_public then
+    '{"shown":true,"importJob":' || coalesce(e.ingest_job_id::text, 'null')
+    || ',"row":' || coalesce(e.source_row::text, 'null')
+    || ',"storedAt":"' || to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    || '","changedAt":"' || to_char(e.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    || '","page":"/events/' || e.id || '/provenance"}'
+  else '{"shown":false}' end`;
+
+/**
  * The events of a `page` CTE of ids, as the JSON text of the response's array, in the page's order.
  * Written as text (as featureJson): json_build_object per event and json_agg took a fifth more of the
  * statement's execution for a page of 100. Strings and numbers go through to_json (escapes, and
@@ -138,11 +151,14 @@ export function pageJson(sort: Sort): Fragment {
              || ',"locatedBy":' || case when e.located_by is not null then e.located_by::text
                   when e.location is not null then '{"method":"coordinates"}' else 'null' end
              || ',"eventTimestamp":"' || to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-             || '","isValid":' || case when e.is_valid then 'true' else 'false' end || '}',
+             || '","isValid":' || case when e.is_valid then 'true' else 'false' end
+             || ',"provenance":' || ${provenanceJson}
+             || '}',
              ',' order by ${orderBy(sort)}) || ']', '[]')
     from page p
     cross join lateral (select e.id, e.title, e.dataset_id, e.data, e.location, e.located_by, e.event_timestamp,
-                               e.is_valid from events e where e.id = p.id offset 0) e
-    cross join lateral (select d.title, c.slug from datasets d join catalogs c on c.id = d.catalog_id
+                               e.is_valid, e.ingest_job_id, e.source_row, e.created_at, e.updated_at
+                        from events e where e.id = p.id offset 0) e
+    cross join lateral (select d.title, c.slug, d.provenance_public from datasets d join catalogs c on c.id = d.catalog_id
                         where d.id = e.dataset_id offset 0) d`;
 }
