@@ -80,6 +80,7 @@ const runFields = sql.fragment`'id', t.id, 'runId', t.run_id, 'scraper', t.scrap
   'startedAt', ${iso(t('started_at'))}, 'finishedAt', ${iso(t('finished_at'))}, 'durationMs', t.duration_ms,
   'exitCode', t.exit_code, 'error', t.error, 'errorCode', t.error_code, 'outputRows', t.output_rows,
   'outputBytes', t.output_bytes, 'ingestFile', t.ingest_file_id, 'importError', t.import_error,
+  'commit', t.commit_sha,
   'import', ${importOutcomeJson(sql.fragment`t.ingest_file_id`)}`;
 
 export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
