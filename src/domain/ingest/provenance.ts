@@ -21,6 +21,7 @@ const SECRET_PARAMETER = /token|key|secret|passw|pwd|auth|sig|credential|session
 /**
  * The URL of a URL import as provenance shows it: user name and password replaced by REDACTED, the
  * value of every secret-looking query parameter (SECRET_PARAMETER) too, and the fragment dropped.
+ * A secret in the path (/token/abc/) cannot be told from a name and stays: docs/ingestion.md says so.
  * The rest (scheme, host, port, path, other parameters) stays as it was. Text that is not a URL
  * becomes REDACTED as a whole: it cannot be told which part of it is a secret.
  */
@@ -41,7 +42,8 @@ export function redactSourceUrl(address: string): string {
     .split('&')
     .map((pair) => {
       const equals = pair.indexOf('=');
-      const name = equals < 0 ? pair : pair.slice(0, equals);
+      if (equals < 0) return pair;
+      const name = pair.slice(0, equals);
       return isSecretName(name) ? `${name}=${REDACTED}` : pair;
     })
     .join('&');
