@@ -8,6 +8,7 @@ import { type Sql, sqlText, typed } from '../sql-text.ts';
 import { type CachedPage, dataSignature, type PageCache } from './page-cache.ts';
 import { countParts } from './parts.ts';
 import { keysetCondition, orderBy, rawConditions, unionParts } from './rows.ts';
+import { provenanceJson } from './provenance-sql.ts';
 import type { ScopeResolver } from './scope.ts';
 
 // The /events page and its total: the path (box rows, one prepared statement on the generic- or
@@ -114,19 +115,6 @@ export function pageReads(
     },
   };
 }
-
-/**
- * An event's provenance in a list (issue 38 §5; domain/read/provenance.ts): the job and row and the
- * times, from the event's own row; its source (file, URL, run) is the one event's
- * (/api/v1/events/{id}). `{"shown":false}` when the dataset hides provenance.
- */
-const provenanceJson = sqlText`case when d.provenance_public then
-    '{"shown":true,"importJob":' || coalesce(e.ingest_job_id::text, 'null')
-    || ',"row":' || coalesce(e.source_row::text, 'null')
-    || ',"storedAt":"' || to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-    || '","changedAt":"' || to_char(e.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-    || '","page":"/events/' || e.id || '/provenance"}'
-  else '{"shown":false}' end`;
 
 /**
  * The events of a `page` CTE of ids, as the JSON text of the response's array, in the page's order.
