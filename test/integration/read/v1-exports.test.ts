@@ -117,7 +117,7 @@ t.test('CSV: RFC 4180, UTF-8 byte-exact, one column per data key, formula cells 
   await db.pool.query(sql.unsafe`
     update events set created_at = '2024-06-01T00:00:00Z', updated_at = '2024-06-02T00:00:00Z'
     where dataset_id = ${datasetId}`);
-  const stored = ',,2024-06-01T00:00:00.000Z,2024-06-02T00:00:00.000Z';
+  const stored = ',,,2024-06-01T00:00:00.000Z,2024-06-02T00:00:00.000Z';
   const line = (fields: Array<string | number>) => `${fields.join(',')}\r\n`;
   const expected =
     line([
