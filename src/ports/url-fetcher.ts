@@ -4,9 +4,7 @@ export interface UrlFetcher {
    * Opens the URL (guarded, redirects followed); the body's chunks arrive as it is read, and reading
    * it throws once it passes the size limit or the deadline.
    */
-  fetch(
-    url: string,
-  ): Promise<{
+  fetch(url: string): Promise<{
     body: AsyncIterable<Uint8Array>;
     contentType: string | null;
     fileName: string;

@@ -15,7 +15,9 @@ function provenanceRows(provenance) {
   return [
     ...(provenance.row ? [['Source row', String(provenance.row)]] : []),
     ['Stored', formatDateTime(provenance.storedAt)],
-    ...(provenance.changedAt !== provenance.storedAt ? [['Last changed', formatDateTime(provenance.changedAt)]] : []),
+    ...(provenance.changedAt !== provenance.storedAt
+      ? [['Last changed', formatDateTime(provenance.changedAt)]]
+      : []),
   ];
 }
 
@@ -65,7 +67,9 @@ export class DetailPanel {
     const body = [list];
     // Where the event came from (issue 38 §5): the public page, unless its dataset hides it.
     if (event.provenance?.shown) {
-      body.push(element('p', {}, [element('a', { href: event.provenance.page }, ['Where this event came from'])]));
+      body.push(
+        element('p', {}, [element('a', { href: event.provenance.page }, ['Where this event came from'])]),
+      );
     }
     if (event.location && map) {
       const show = element('button', { type: 'button' }, ['Show on map']);

@@ -162,7 +162,9 @@ export async function startGitServer(): Promise<GitServer> {
       git(join(repos, `${name}.git`), 'config', 'uploadpack.allowFilter', 'true');
     },
     head(name, branch) {
-      return git(join(repos, `${name}.git`), 'rev-parse', branch).toString().trim();
+      return git(join(repos, `${name}.git`), 'rev-parse', branch)
+        .toString()
+        .trim();
     },
     async close() {
       server.closeAllConnections();

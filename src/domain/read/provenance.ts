@@ -76,6 +76,7 @@ export function provenanceSource(file: StoredFileSource): ProvenanceSource {
       sha256,
     };
   }
-  if (file.source === 'scraper') return { kind: 'scraper', runId: file.runId, commit: file.commit, fileName, sha256 };
+  if (file.source === 'scraper')
+    return { kind: 'scraper', runId: file.runId, commit: file.commit, fileName, sha256 };
   return { kind: 'upload', fileName, sha256 };
 }

@@ -226,7 +226,7 @@ function oneEventRoute(provenance: EventProvenanceReader): ReadRoute {
     description:
       'One event as `/api/v1/events` shows it, its `provenance` with the `sheet` and the `source` (the uploaded file, ' +
       'the URL import or the scraper run, with the SHA-256 of what was read). 404 for an event the caller may not read. ' +
-      "When the dataset's owner hides provenance, `provenance` is `{\"shown\": false}`.",
+      'When the dataset\'s owner hides provenance, `provenance` is `{"shown": false}`.',
     params: EventIdParams,
     query: {},
     response: OneEvent,

@@ -64,7 +64,10 @@ function sourceItems(source: ProvenanceSource): Html {
   ${item('SHA-256', hash)}`;
 }
 
-function provenanceView(event: { id: number; title: string | null; dataset: { title: string } }, p: ShownProvenance) {
+function provenanceView(
+  event: { id: number; title: string | null; dataset: { title: string } },
+  p: ShownProvenance,
+) {
   const title = event.title ?? `Event ${event.id}`;
   return document(
     `Provenance of ${title}`,
@@ -82,7 +85,10 @@ function provenanceView(event: { id: number; title: string | null; dataset: { ti
   );
 }
 
-export const provenancePage: FastifyPluginAsync<{ provenance: EventProvenanceReader }> = async (app, deps) => {
+export const provenancePage: FastifyPluginAsync<{ provenance: EventProvenanceReader }> = async (
+  app,
+  deps,
+) => {
   app.get<{ Params: { id: number } }>(
     '/events/:id/provenance',
     { schema: { hide: true, params: IdParams } },
@@ -97,9 +103,13 @@ export const provenancePage: FastifyPluginAsync<{ provenance: EventProvenanceRea
         return reply.send(provenanceView(event, provenance));
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
-        return reply
-          .status(404)
-          .send(document('Not found', html`<h1>Not found</h1><p>This event has no public provenance.</p>`));
+        return reply.status(404).send(
+          document(
+            'Not found',
+            html`<h1>Not found</h1>
+              <p>This event has no public provenance.</p>`,
+          ),
+        );
       }
     },
   );

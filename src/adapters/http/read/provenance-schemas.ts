@@ -40,7 +40,9 @@ const Source = Type.Union(
       },
       { description: "A scraper run's output." },
     ),
-    Type.Null({ description: 'Not known (the event was not stored by an import, or its import was removed).' }),
+    Type.Null({
+      description: 'Not known (the event was not stored by an import, or its import was removed).',
+    }),
   ],
   { description: 'What the import read. Only for one event (/api/v1/events/{id}).' },
 );
@@ -50,7 +52,9 @@ export const Provenance = Type.Union(
     Type.Object(
       {
         shown: Type.Literal(true),
-        importJob: NullableInteger('The import job that stored (or last changed) the event; null when no import did.'),
+        importJob: NullableInteger(
+          'The import job that stored (or last changed) the event; null when no import did.',
+        ),
         row: NullableInteger('Its data row in the file (1-based, after the header row).'),
         sheet: Type.Optional(
           Type.Unsafe<{ index: number; name: string | null } | null>({

@@ -78,7 +78,9 @@ export function postgresEventProvenance(pool: DatabasePool): EventProvenanceRead
           dataset: { id: r.dataset_id, title: r.dataset_title, catalog: r.catalog_slug },
           data: r.data,
           location:
-            r.longitude === null || r.latitude === null ? null : { longitude: r.longitude, latitude: r.latitude },
+            r.longitude === null || r.latitude === null
+              ? null
+              : { longitude: r.longitude, latitude: r.latitude },
           locatedBy: r.located_by ?? null,
           eventTimestamp: r.event_timestamp,
           isValid: r.is_valid,

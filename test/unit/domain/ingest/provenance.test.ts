@@ -17,12 +17,39 @@ t.test('secret-looking query parameters lose their value, others stay as written
     redactSourceUrl('https://example.org/x.csv?token=abc&page=2&access_token=def&q=a%20b'),
     `https://example.org/x.csv?token=${REDACTED}&page=2&access_token=${REDACTED}&q=a%20b`,
   );
-  for (const name of ['api_key', 'apiKey', 'KEY', 'secret', 'client_secret', 'password', 'pwd', 'auth',
-    'X-Amz-Signature', 'sig', 'X-Amz-Credential', 'sessionid', 'code', 'private_token', 'ticket']) {
-    t.equal(redactSourceUrl(`https://example.org/?${name}=v4lue`), `https://example.org/?${name}=${REDACTED}`, name);
+  for (const name of [
+    'api_key',
+    'apiKey',
+    'KEY',
+    'secret',
+    'client_secret',
+    'password',
+    'pwd',
+    'auth',
+    'X-Amz-Signature',
+    'sig',
+    'X-Amz-Credential',
+    'sessionid',
+    'code',
+    'private_token',
+    'ticket',
+  ]) {
+    t.equal(
+      redactSourceUrl(`https://example.org/?${name}=v4lue`),
+      `https://example.org/?${name}=${REDACTED}`,
+      name,
+    );
   }
-  t.equal(redactSourceUrl('https://example.org/?to%6Ben=v'), `https://example.org/?to%6Ben=${REDACTED}`, 'an encoded name');
-  t.equal(redactSourceUrl('https://example.org/?token'), 'https://example.org/?token', 'a name without a value');
+  t.equal(
+    redactSourceUrl('https://example.org/?to%6Ben=v'),
+    `https://example.org/?to%6Ben=${REDACTED}`,
+    'an encoded name',
+  );
+  t.equal(
+    redactSourceUrl('https://example.org/?token'),
+    'https://example.org/?token',
+    'a name without a value',
+  );
   t.equal(redactSourceUrl('https://example.org/?a=1&&b=2'), 'https://example.org/?a=1&&b=2');
 });
 
