@@ -42,6 +42,12 @@ const events = ok(
   await client.GET('/api/v1/events', { params: { query: { limit: 5, sort: 'id', page: 1 } } }),
 );
 const firstEvent = events.events[0];
+// One event with its provenance (a union told apart by `shown`).
+const oneEvent = ok(
+  'event',
+  await client.GET('/api/v1/events/{id}', { params: { path: { id: firstEvent?.id ?? 1 } } }),
+).event;
+const provenanceShown = oneEvent.provenance.shown ? oneEvent.provenance.page : null;
 
 const geo = ok(
   'geo',
@@ -165,6 +171,7 @@ process.stdout.write(
   `${JSON.stringify({
     called: [...called].sort(),
     events: { totalDocs: events.pagination.totalDocs, count: events.events.length, firstId: firstEvent?.id ?? null },
+    event: { id: oneEvent.id, provenancePage: provenanceShown },
     geo: { clustered, points, capped: geo.capped },
     temporal: { total: temporal.metadata.total, buckets: temporal.histogram.length },
     stats: { total: byCatalog.total, groupedBy: byCatalog.groupedBy },

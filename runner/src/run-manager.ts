@@ -36,6 +36,8 @@ interface ActiveRun {
   container: RunningContainer | undefined;
   stopReason: StopReason | undefined;
   done: Promise<unknown>;
+  /** The commit a git run's clone checked out: every result of the run reports it. */
+  commit?: string;
 }
 
 export interface RunStatusView {
@@ -220,6 +222,7 @@ export class RunManager {
     const finish = (partial: Omit<RunResult, 'duration_ms'>): RunResult => ({
       ...partial,
       duration_ms: Date.now() - began,
+      ...(run.commit ? { commit: run.commit } : {}),
     });
     const failure = (error: string, errorCode: string, stdout = '', stderr = '', exitCode = -1) =>
       finish({ status: 'failed', exit_code: exitCode, stdout, stderr, error, code: errorCode });
@@ -258,7 +261,7 @@ export class RunManager {
       await writeCodeFiles(workspace.codeDir, code.files);
     } else {
       if (code.resolved === undefined) throw new Error('code_url host was not resolved before admission');
-      await cloneRepository({
+      const commit = await cloneRepository({
         source: code.source,
         resolved: code.resolved,
         dest: workspace.codeDir,
@@ -267,6 +270,7 @@ export class RunManager {
         timeoutMs: this.config.cloneTimeoutSecs * 1000,
         signal: run.abort.signal,
       });
+      if (commit) run.commit = commit;
     }
     await makeReadable(workspace.codeDir);
   }

@@ -24,6 +24,8 @@ export interface RunResult {
   /** Why a run did not succeed, for the run record; absent on success. */
   error?: string;
   code?: string;
+  /** The commit a git repository's run ran (`git rev-parse HEAD` of its clone); absent for inline code. */
+  commit?: string;
 }
 
 export type RunPhase = 'preparing' | 'running' | 'collecting';

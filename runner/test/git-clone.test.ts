@@ -45,6 +45,7 @@ t.test('a repository under the cap is cloned and run, the default branch', async
   });
   t.equal(body.status, 'success', `${body.error} ${body.stderr}`);
   t.same(csvRecords(body)[1], ['main', 'from a module']);
+  t.equal(body.commit, server.head('small', 'main'), 'the run reports the commit it ran');
 });
 
 t.test('#branch selects the branch', async (t) => {
@@ -55,6 +56,8 @@ t.test('#branch selects the branch', async (t) => {
   });
   t.equal(body.status, 'success', `${body.error} ${body.stderr}`);
   t.same(csvRecords(body)[1], ['feature', 'from a module']);
+  t.equal(body.commit, server.head('small', 'feature'), "the branch's commit");
+  t.not(body.commit, server.head('small', 'main'));
 });
 
 t.test('a repository over SCRAPER_MAX_REPO_SIZE_MB is aborted during the clone', async (t) => {

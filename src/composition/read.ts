@@ -12,6 +12,7 @@ import {
   LONGEST_READ_STATEMENT_MS,
   pageCache,
   postgresEventExporter,
+  postgresEventProvenance,
   postgresEventReader,
 } from '../adapters/postgres/read/index.ts';
 import {
@@ -109,6 +110,8 @@ export async function composeRead(
       readHttp({
         readApi: {
           events: reader,
+          // One event's provenance reads the primary: the page is rare and its rows are by key.
+          provenance: postgresEventProvenance(readPool),
           exporter,
           ...(exportFiles ? { exportFiles, exportEncoder: exportEncoders } : {}),
           maxArchiveTiles: config.exportArchiveMaxTiles,

@@ -4,7 +4,12 @@ export interface UrlFetcher {
    * Opens the URL (guarded, redirects followed); the body's chunks arrive as it is read, and reading
    * it throws once it passes the size limit or the deadline.
    */
-  fetch(
-    url: string,
-  ): Promise<{ body: AsyncIterable<Uint8Array>; contentType: string | null; fileName: string }>;
+  fetch(url: string): Promise<{
+    body: AsyncIterable<Uint8Array>;
+    contentType: string | null;
+    fileName: string;
+    /** The response's validators (ETag, Last-Modified), kept in the events' provenance. */
+    etag?: string | null;
+    lastModified?: string | null;
+  }>;
 }

@@ -305,6 +305,12 @@ t.test('the Explore page in Chromium', async (t) => {
       await page.textContent('#detail'),
       /Located by\s*geocoded from “Berlin, Germany” as Berlin, Berlin, DE \(offline-geonames, confidence 0\.95\)/,
     );
+    t.match(await page.textContent('#detail'), /Stored\s*\S/, 'when the event was stored (provenance)');
+    t.match(
+      await page.locator('#detail a', { hasText: 'Where this event came from' }).getAttribute('href'),
+      /^\/events\/\d+\/provenance$/,
+      'the details link to the provenance page',
+    );
     await shot(page, 'explore-detail');
     await page.keyboard.press('Escape');
     t.ok(await page.isHidden('#detail'), 'Escape closes the details');

@@ -5,6 +5,22 @@ import { element, eventName, formatCount, formatDateTime, locatedByText } from '
 
 const byId = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
+/**
+ * The rows of an event's provenance in the details: its import's row and when it was stored and
+ * last changed (nothing when its dataset hides provenance).
+ * @param {any} provenance @returns {string[][]}
+ */
+function provenanceRows(provenance) {
+  if (!provenance?.shown) return [];
+  return [
+    ...(provenance.row ? [['Source row', String(provenance.row)]] : []),
+    ['Stored', formatDateTime(provenance.storedAt)],
+    ...(provenance.changedAt !== provenance.storedAt
+      ? [['Last changed', formatDateTime(provenance.changedAt)]]
+      : []),
+  ];
+}
+
 export class DetailPanel {
   /** @type {HTMLElement | null} */
   #returnFocus = null;
@@ -36,6 +52,7 @@ export class DetailPanel {
           : 'no location',
       ],
       ...(locatedByText(event.locatedBy) ? [['Located by', locatedByText(event.locatedBy)]] : []),
+      ...provenanceRows(event.provenance),
       ...Object.entries(event.data).map(([key, value]) => [
         key,
         typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value),
@@ -48,6 +65,12 @@ export class DetailPanel {
     );
     /** @type {HTMLElement[]} */
     const body = [list];
+    // Where the event came from (issue 38 §5): the public page, unless its dataset hides it.
+    if (event.provenance?.shown) {
+      body.push(
+        element('p', {}, [element('a', { href: event.provenance.page }, ['Where this event came from'])]),
+      );
+    }
     if (event.location && map) {
       const show = element('button', { type: 'button' }, ['Show on map']);
       show.addEventListener('click', () =>

@@ -1,7 +1,7 @@
 // Shallow clone of a scraper repository, with the limits the spec asks for: https only, one
 // branch at depth 1, no submodules, no redirects, the host pinned to an address that passed
 // the SSRF guard, a size cap enforced while git writes, and a timeout.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunnerError, badRequest } from '../errors.ts';
@@ -55,7 +55,11 @@ export interface CloneOptions {
   signal: AbortSignal;
 }
 
-export async function cloneRepository(options: CloneOptions): Promise<void> {
+/**
+ * Clones the repository into `dest` (without its .git) and answers the commit it checked out (hex),
+ * which the run reports (the events' provenance names it); null if git could not say.
+ */
+export async function cloneRepository(options: CloneOptions): Promise<string | null> {
   const { url, branch } = options.source;
   const { host, address } = options.resolved;
   const port = url.port === '' ? 443 : Number(url.port);
@@ -145,12 +149,31 @@ export async function cloneRepository(options: CloneOptions): Promise<void> {
       throw new RunnerError(422, 'CLONE_FAILED', `git clone of ${publicUrl(url)} failed`, reason);
     }
     if (await overCap()) throw tooLarge();
+    const commit = await headCommit(options.dest, env);
     // The scraper gets the files, not the history.
     await rm(join(options.dest, '.git'), { recursive: true, force: true });
+    return commit;
   } finally {
     clearInterval(watcher);
     clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);
     killGroup(child);
   }
+}
+
+const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** The commit checked out in a clone (`git rev-parse HEAD`), or null when git does not answer one. */
+export function headCommit(dir: string, env: Record<string, string>): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(
+      'git',
+      ['-C', dir, 'rev-parse', '--verify', 'HEAD'],
+      { env, timeout: 10_000, maxBuffer: 4096 },
+      (error, stdout) => {
+        const commit = String(stdout).trim();
+        resolve(!error && COMMIT.test(commit) ? commit : null);
+      },
+    );
+  });
 }

@@ -45,6 +45,7 @@ export const RunResponse = Type.Object({
   ),
   error: Type.Optional(Type.String()),
   code: Type.Optional(Type.String()),
+  commit: Type.Optional(Type.String({ pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' })),
 });
 
 export const RunIdParams = Type.Object({ run_id: Type.String({ pattern: UUID }) });

@@ -20,6 +20,8 @@ export interface GitServer {
     files: Record<string, string | Buffer>,
     branches?: Record<string, Record<string, string>>,
   ): void;
+  /** The commit a branch of a repository points at (hex). */
+  head(name: string, branch: string): string;
   close(): Promise<void>;
 }
 
@@ -158,6 +160,11 @@ export async function startGitServer(): Promise<GitServer> {
       git(root, 'clone', '-q', '--bare', work, join(repos, `${name}.git`));
       // Partial clones (the main app reads only scrapers.yml with --filter=blob:none) need this.
       git(join(repos, `${name}.git`), 'config', 'uploadpack.allowFilter', 'true');
+    },
+    head(name, branch) {
+      return git(join(repos, `${name}.git`), 'rev-parse', branch)
+        .toString()
+        .trim();
     },
     async close() {
       server.closeAllConnections();

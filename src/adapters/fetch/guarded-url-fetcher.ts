@@ -121,6 +121,8 @@ export function guardedUrlFetcher(limits: FetchLimits): UrlFetcher {
             body: limitedBody(response, url, limits, signal),
             contentType: response.headers['content-type'] ?? null,
             fileName: name.slice(0, 255),
+            etag: response.headers.etag ?? null,
+            lastModified: response.headers['last-modified'] ?? null,
           };
         }
       } catch (error) {

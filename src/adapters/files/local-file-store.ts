@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,7 +10,8 @@ import type { FileStore, StoredFileOrigin } from '../../ports/ingest/file-store.
 // to it so that the data directory can move. Each origin has its folder; a new file gets a random
 // name, so two writers never meet on one. A new file is on disk before writeNew resolves (the
 // upload's 201 follows): its data and its directory entry are fsynced, and the folder's own entry
-// too when this write created the folder.
+// too when this write created the folder. The SHA-256 of the bytes is computed as they pass on their
+// way to the disk (an event's provenance names it), never by reading the file again.
 
 const FOLDERS: Record<StoredFileOrigin, string> = {
   upload: 'uploads',
@@ -25,6 +26,7 @@ export function localFileStore(root: string): FileStore {
       const destination = path.join(root, storedPath);
       const created = await mkdir(path.dirname(destination), { recursive: true });
       let bytes = 0;
+      const hash = createHash('sha256');
       const chunks = Buffer.isBuffer(content) ? [content] : content;
       try {
         await pipeline(
@@ -32,6 +34,7 @@ export function localFileStore(root: string): FileStore {
             (async function* () {
               for await (const chunk of chunks) {
                 bytes += chunk.length;
+                hash.update(chunk);
                 yield chunk;
               }
             })(),
@@ -45,7 +48,7 @@ export function localFileStore(root: string): FileStore {
         await rm(destination, { force: true });
         throw error;
       }
-      return { storedPath, bytes };
+      return { storedPath, bytes, sha256: hash.digest('hex') };
     },
     async remove(storedPath) {
       await rm(path.join(root, storedPath), { force: true });

@@ -60,6 +60,9 @@ function toWire(request: RunnerRunRequest): Record<string, unknown> {
   };
 }
 
+/** A commit as the runner reports it: 40 (SHA-1) or 64 (SHA-256) hex digits. */
+const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
 function fromWire(body: unknown): RunnerRunResult {
   const b = (body ?? {}) as Record<string, unknown>;
   if (b.status !== 'success' && b.status !== 'failed' && b.status !== 'timeout') {
@@ -87,6 +90,7 @@ function fromWire(body: unknown): RunnerRunResult {
       : {}),
     ...(typeof b.error === 'string' ? { error: b.error } : {}),
     ...(typeof b.code === 'string' ? { code: b.code } : {}),
+    ...(typeof b.commit === 'string' && COMMIT.test(b.commit) ? { commit: b.commit } : {}),
   };
 }
 

@@ -6,6 +6,7 @@ import type { NewIngestJob } from '../../ports/ingest/ingest-job-store.ts';
 import type { IngestFile, IngestJob } from '../../domain/ingest/imports.ts';
 import type { IngestStore } from '../../ports/ingest/ingest-store.ts';
 import type { Quotas } from '../../ports/accounts/quotas.ts';
+import type { FileOrigin } from '../../domain/ingest/provenance.ts';
 
 // Records an uploaded (or fetched) file, one ingest job per sheet, and queues each job's workflow.
 
@@ -21,6 +22,8 @@ export type CreateIngestFileInput = Pick<
   quotaTaken?: boolean;
   /** A wizard draft's start: its fileUploadsPerDay was taken when the draft was stored. */
   uploadCounted?: boolean;
+  /** What the file was made from (its SHA-256, a URL import's URL): its events' provenance. */
+  origin?: FileOrigin | undefined;
 };
 
 /**
@@ -120,6 +123,7 @@ async function recordFile(
       catalogId: input.catalogId,
       uploadedBy: input.userId,
       settings: input.settings,
+      origin: input.origin,
     },
     jobs,
   );

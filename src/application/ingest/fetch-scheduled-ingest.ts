@@ -1,6 +1,7 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import { classifyFailure } from '../../domain/ingest/failures.ts';
 import { duplicateReviewFor } from '../../domain/ingest/review.ts';
+import { redactSourceUrl } from '../../domain/ingest/provenance.ts';
 import type { FileStore } from '../../ports/ingest/file-store.ts';
 import type { IngestQueue } from '../../ports/ingest/ingest-queue.ts';
 import type { UrlFetcher } from '../../ports/url-fetcher.ts';
@@ -36,8 +37,9 @@ export async function fetchScheduledIngest(
     // Taken before the fetch, given back when no file came of it (a failed fetch is retried).
     if (schedule.createdBy !== null) await deps.quotas.take(schedule.createdBy, quota);
     taken = schedule.createdBy;
+    const fetchedAt = deps.clock.now().toISOString();
     const fetched = await deps.fetcher.fetch(schedule.url);
-    const { storedPath, bytes } = await deps.files.writeNew('scheduled', '.csv', fetched.body);
+    const { storedPath, bytes, sha256 } = await deps.files.writeNew('scheduled', '.csv', fetched.body);
     stored = storedPath;
     const importedBefore =
       schedule.datasetId !== null &&
@@ -63,6 +65,15 @@ export async function fetchScheduledIngest(
         settings,
         sheets: [null],
         quotaTaken: true,
+        origin: {
+          sha256,
+          url: {
+            address: redactSourceUrl(schedule.url),
+            fetchedAt,
+            etag: fetched.etag ?? null,
+            lastModified: fetched.lastModified ?? null,
+          },
+        },
       },
     );
     stored = null; // the ingest file refers to it now

@@ -28,7 +28,7 @@ export function scraperCsvImport(deps: ScraperCsvImportDeps): IngestFileCreator 
           code: 'DATASET_NOT_FOUND',
         });
       }
-      const { storedPath } = await deps.files.writeNew('scraper', '.csv', csv);
+      const { storedPath, sha256 } = await deps.files.writeNew('scraper', '.csv', csv);
       try {
         const { file } = await createIngestFile(deps, {
           originalName,
@@ -41,6 +41,7 @@ export function scraperCsvImport(deps: ScraperCsvImportDeps): IngestFileCreator 
           userId: createdBy,
           settings: { ...DEFAULT_JOB_CONFIG, duplicateReview, targets: { 0: { datasetId } } },
           sheets: [null],
+          origin: { sha256 },
         });
         return { id: file.id };
       } catch (error) {

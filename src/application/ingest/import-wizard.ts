@@ -64,7 +64,7 @@ export async function draftIngestFile(
   viewer: Viewer,
   input: Pick<
     IngestDraft,
-    'catalogId' | 'originalName' | 'storedPath' | 'sizeBytes' | 'mimeType' | 'format' | 'sheets'
+    'catalogId' | 'originalName' | 'storedPath' | 'sizeBytes' | 'sha256' | 'mimeType' | 'format' | 'sheets'
   > & {
     configuration: Configuration;
   },
@@ -293,6 +293,7 @@ export async function startDraft(
       settings: parseIngestSettings(draft.configuration.settings, draft.configuration.dataset),
       sheets: draft.sheets,
       uploadCounted: true,
+      origin: draft.sha256 ? { sha256: draft.sha256 } : undefined,
     });
     await deps.drafts.recordStartedFile(id, created.file.id);
     // Now an import's file: its bytes leave the draft storage.

@@ -91,6 +91,7 @@ export async function executeScraperRun(deps: Deps, runId: number): Promise<Exec
     outputRows: result.output?.rows ?? null,
     outputBytes: result.output?.bytes ?? null,
     resultFile: result.output?.contentBase64 ?? null,
+    commit: result.commit ?? null,
   });
   if (!recorded) return { outcome: 'skipped', reason: 'run was cancelled while running' };
 

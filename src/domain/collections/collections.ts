@@ -27,7 +27,12 @@ export const COLLECTION_FIELDS = {
     ...timestamps,
   },
   catalogs: { id: { type: 'number' }, ...described },
-  datasets: { id: { type: 'number' }, catalog: { type: 'number' }, ...described },
+  datasets: {
+    id: { type: 'number' },
+    catalog: { type: 'number' },
+    ...described,
+    provenancePublic: { type: 'boolean' },
+  },
   events: {
     id: { type: 'number' },
     dataset: { type: 'number' },

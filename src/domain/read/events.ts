@@ -13,6 +13,8 @@ export type NewEvent = {
   isValid: boolean;
   /** Set when a geocoder located the event (its own coordinates otherwise, or no location). */
   locatedBy?: LocatedByGeocoder | null;
+  /** The data row it came from (1-based, after the header), set by an import's create-events stage. */
+  sourceRow?: number;
 };
 
 /** Largest `data` of one event, as JSON in UTF-8 (POST/PATCH /api/events; imports bound rows: ingest/limits.ts). */

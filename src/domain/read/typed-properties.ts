@@ -15,7 +15,15 @@
 //   properties: its features carry the fixed ones and `data`.
 
 /** The properties every feature carries, whatever its dataset (and the feature's own `id`). */
-const FIXED_PROPERTIES = ['id', 'title', 'eventTimestamp', 'dataset', 'catalog', 'data'] as const;
+const FIXED_PROPERTIES = [
+  'id',
+  'title',
+  'eventTimestamp',
+  'dataset',
+  'catalog',
+  'data',
+  'provenance',
+] as const;
 
 export type PropertyType = 'integer' | 'number' | 'boolean' | 'date' | 'string';
 

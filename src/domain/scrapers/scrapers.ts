@@ -56,6 +56,8 @@ export type RunOutcome = {
   outputRows: number | null;
   outputBytes: number | null;
   resultFile: string | null;
+  /** The commit a git scraper ran, as the runner reported it (the events' provenance names it). */
+  commit?: string | null;
 };
 
 /** A scraper's envVars: the container's environment, set by the API and the scraper page alike. */

@@ -9,12 +9,12 @@ export interface FileStore {
   /**
    * Writes the content (bytes, or chunks as they arrive) as a new file (`extension` with its dot,
    * e.g. ".csv"); answers its stored path and size. A stream that fails leaves no file behind and
-   * its error is thrown.
+   * its error is thrown. `sha256` is the hex SHA-256 of the bytes written, computed as they were.
    */
   writeNew(
     origin: StoredFileOrigin,
     extension: string,
     content: Buffer | AsyncIterable<Uint8Array>,
-  ): Promise<{ storedPath: string; bytes: number }>;
+  ): Promise<{ storedPath: string; bytes: number; sha256: string }>;
   remove(storedPath: string): Promise<void>;
 }

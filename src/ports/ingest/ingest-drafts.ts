@@ -9,6 +9,8 @@ export type IngestDraft = {
   originalName: string;
   storedPath: string;
   sizeBytes: number;
+  /** Hex SHA-256 of the upload, computed as it was written (null for a draft stored before 0890). */
+  sha256?: string | null;
   mimeType: string | null;
   format: FileFormat;
   sheets: (string | null)[];

@@ -1,3 +1,4 @@
+import type { FileOrigin } from '../../domain/ingest/provenance.ts';
 import type { FailedJobSummary, IngestFile, IngestJob, JobErrorLog } from '../../domain/ingest/imports.ts';
 import type { ImportVisibility } from '../../domain/access.ts';
 import type { StageRecord } from '../../domain/ingest/progress.ts';
@@ -12,7 +13,7 @@ export type StoredStage = StageRecord & { counters: Record<string, number>; outp
 export type NewIngestFile = Omit<
   IngestFile,
   'id' | 'status' | 'errorLog' | 'createdAt' | 'updatedAt' | 'completedAt'
->;
+> & { origin?: FileOrigin | undefined };
 export type NewIngestJob = {
   sheetIndex: number;
   sheetName: string | null;

@@ -22,6 +22,8 @@ export type RunnerRunResult = {
   output?: { rows: number; bytes: number; contentBase64: string };
   error?: string;
   code?: string;
+  /** The commit a git repository's run ran, when the runner reports one. */
+  commit?: string;
 };
 
 export interface RunnerClient {

@@ -301,7 +301,7 @@ t.test(
 
     t.equal(
       await header({ datasets: 'fires', startDate: '2024-01-01' }),
-      'id,title,eventTimestamp,dataset,catalog,longitude,latitude,mag,only_in_2023,seq',
+      'id,title,eventTimestamp,dataset,catalog,longitude,latitude,importJob,sourceRow,storedAt,changedAt,mag,only_in_2023,seq',
       'a key of the dataset is a column even when the filter leaves out the events that have it',
     );
     t.equal(seen.count, 1, 'the keys were read once');
@@ -316,7 +316,7 @@ t.test(
     t.equal(seen.count, 1, 'a write to another dataset does not read the keys again');
     t.equal(
       await header({ catalog: 'news' }),
-      'id,title,eventTimestamp,dataset,catalog,longitude,latitude,mag,new_key,only_in_2023,seq',
+      'id,title,eventTimestamp,dataset,catalog,longitude,latitude,importJob,sourceRow,storedAt,changedAt,mag,new_key,only_in_2023,seq',
       'the union over the catalog’s datasets, with the key written since',
     );
     t.equal(seen.count, 2, 'read again for the dataset written to');

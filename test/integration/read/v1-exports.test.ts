@@ -62,6 +62,7 @@ t.test('GeoJSON: every event of the filter, as /events has them', async (t) => {
             dataset: feature.properties.dataset,
             catalog: event.dataset.catalog,
             data: event.data,
+            provenance: event.provenance,
           },
         },
         `${name}: feature ${event.id}`,
@@ -112,29 +113,34 @@ t.test('CSV: RFC 4180, UTF-8 byte-exact, one column per data key, formula cells 
     '2024-05-03T00:00:00Z',
     null,
   );
+  // Stored by hand, not by an import: no job or row, and the times set here (provenance columns).
+  await db.pool.query(sql.unsafe`
+    update events set created_at = '2024-06-01T00:00:00Z', updated_at = '2024-06-02T00:00:00Z'
+    where dataset_id = ${datasetId}`);
+  const stored = ',,,2024-06-01T00:00:00.000Z,2024-06-02T00:00:00.000Z';
   const line = (fields: Array<string | number>) => `${fields.join(',')}\r\n`;
   const expected =
     line([
-      'id,title,eventTimestamp,dataset,catalog,longitude,latitude',
+      'id,title,eventTimestamp,dataset,catalog,longitude,latitude,importJob,sourceRow,storedAt,changedAt',
       'emoji,flag,formula,data.id,list,minus,n,name,nested,note,nul,plus,tab',
     ]) +
     line([
       first,
       '"Jazz night, ""live"""',
-      '2024-05-01T10:00:00.000Z,tricky,science,8.54,47.37',
+      `2024-05-01T10:00:00.000Z,tricky,science,8.54,47.37${stored}`,
       "東京 🎌,true,'=SUM(A1:A2),,,,-3.5",
       '"Zürich ""Altstadt"", Bahnhof","{""a"": [1, ""x""]}","line1\nline2",,,',
     ]) +
     line([
       second,
       "'=cmd",
-      '2024-05-02T00:00:00.000Z,tricky,science,,',
+      `2024-05-02T00:00:00.000Z,tricky,science,,${stored}`,
       ",,'@cmd,collides,,'-5,,plain,,,,,",
     ]) +
     line([
       third,
       '',
-      '2024-05-03T00:00:00.000Z,tricky,science,-0.5,-45.25',
+      `2024-05-03T00:00:00.000Z,tricky,science,-0.5,-45.25${stored}`,
       `,,,,"[""a,b"", 2]",'-,,,,,,'+1,'\tcmd`,
     ]);
   const response = await client.request('/api/v1/events.csv?datasets=tricky');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,9 @@ import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import { executeScraperRun } from '../../../src/application/scrapers/execute-scraper-run.ts';
+import { storeEvents } from '../../../src/adapters/postgres/ingest/event-store.ts';
+import { postgresEventProvenance } from '../../../src/adapters/postgres/read/event-provenance.ts';
+import { provenanceSource } from '../../../src/domain/read/provenance.ts';
 import { triggerScraperRun } from '../../../src/application/scrapers/trigger-scraper-run.ts';
 import { DailyQuotaExceededError } from '../../../src/domain/scrapers/errors.ts';
 import type { IngestFileCreator } from '../../../src/ports/ingest/ingest-file-creator.ts';
@@ -29,6 +33,17 @@ const runner = await startRealRunner(t);
 // The helper library writes RFC 4180 CSV: CRLF line ends.
 const CSV =
   'title,date,latitude,longitude\r\nConcert,2026-05-01,52.52,13.4\r\nMarket,2026-05-02,48.85,2.35\r\n';
+
+/** An event as the create-events stage hands it to the store, from the first data row. */
+const provenanceProbe = {
+  uniqueId: 'probe',
+  title: 'Concert',
+  data: {},
+  location: null,
+  eventTimestamp: '2026-05-01T00:00:00.000Z',
+  isValid: true,
+  sourceRow: 1,
+};
 
 async function datasetId(pool: Parameters<typeof syncedScraper>[1]): Promise<number> {
   const catalog = await pool.oneFirst(sql.type(row(Type.Object({ id: Type.Number() })))`
@@ -179,6 +194,23 @@ t.test(
     const queued = await db.pool.oneFirst(sql.type(row(Type.Object({ count: Type.Number() })))`
     select count(*)::int as count from pgboss.job where name = 'ingest-process'`);
     t.equal(queued, 1, "the pipeline's job is queued");
+
+    // Provenance (issue 38 §5): the file's SHA-256 is the CSV's, and an event the job stores names
+    // the run (uploaded code: no commit).
+    const job = await db.pool.oneFirst(sql.type(row(Type.Object({ id: Type.Number() })))`
+      select id from ingest_jobs where ingest_file_id = ${file.id}`);
+    await storeEvents(db.pool, target, [provenanceProbe], 'skip', job);
+    const eventId = await db.pool.oneFirst(sql.type(row(Type.Object({ id: Type.Number() })))`
+      select id from events where dataset_id = ${target}`);
+    const record = await postgresEventProvenance(db.pool).eventRecord(eventId);
+    t.match(record?.file ? provenanceSource(record.file) : null, {
+      kind: 'scraper',
+      runId: run.runId,
+      commit: null,
+      sha256: createHash('sha256').update(CSV).digest('hex'),
+    });
+    t.match(record, { importJob: job, row: 1, sheet: { index: 0 } });
+    await db.pool.query(sql.unsafe`delete from events where id = ${eventId}`);
 
     // The duplicate review follows the scraper's reviewDuplicates (first-run): rows the dataset
     // holds count until one of its auto-imports there completed, then only rows repeated in the output.

@@ -97,6 +97,8 @@ t.test(
       count: 5,
       firstId: Math.min(...fixture.events.map((e) => e.id)),
     });
+    const oneId = Math.min(...fixture.events.map((e) => e.id));
+    t.same(result.event, { id: oneId, provenancePage: `/events/${oneId}/provenance` }, 'one event');
     t.equal(result.temporal.total, total, 'the histogram counts every event');
     t.same(result.stats, { total, groupedBy: 'catalog' });
     t.equal(result.sources, total);

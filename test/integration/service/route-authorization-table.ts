@@ -17,6 +17,7 @@ import { importListRows } from './route-authorization-imports.ts';
 import { scraperRows } from './route-authorization-scrapers.ts';
 import { viewRows } from './route-authorization-views.ts';
 import { apiKeyRows } from './route-authorization-keys.ts';
+import { provenanceRows } from './route-authorization-provenance.ts';
 
 // The route authorization matrix: for every route the app registers, what an anonymous caller, a
 // stranger (another logged-in user), the owner of the fixture's resources and an admin get. The
@@ -117,6 +118,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   'GET /api/v1/events/stats': publicRead('/api/v1/events/stats?groupBy=catalog'),
   'GET /api/v1/events/temporal': publicRead('/api/v1/events/temporal'),
   'GET /api/v1/sources/stats': publicRead('/api/v1/sources/stats'),
+  ...provenanceRows,
   // Public, and filtered by the read model's visibility: the fixture's events are the owner's, not
   // public, so the world tile is empty (204) for anonymous callers and strangers.
   'GET /api/v1/tiles/:z/:x/:y.mvt': {

@@ -38,6 +38,13 @@ const describedInput = {
   createdBy: Type.Optional(Type.Integer({ minimum: 1 })),
 };
 
+/** Whether the dataset's events show their provenance (issue 38 §5; default true). */
+const ProvenancePublic = Type.Boolean({
+  description:
+    "Whether the dataset's events show where they came from: the `provenance` field of /api/v1/events and " +
+    'the page /events/{id}/provenance. When false both say nothing beyond the dataset (the page answers 404).',
+});
+
 // The custom date fields the read API's `dateField` parameter offers for this dataset's events
 // (docs/api-v1.md, "Custom date fields"); each checked by parseDateFields in the use case.
 const DateFields = Type.Optional(
@@ -101,15 +108,31 @@ export const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
     label: 'Dataset',
     docId: 'DatasetDoc',
     doc: Type.Object(
-      { id: Type.Integer(), catalog: Type.Integer(), ...describedDoc, dateFields: Type.Array(Type.String()) },
+      {
+        id: Type.Integer(),
+        catalog: Type.Integer(),
+        ...describedDoc,
+        dateFields: Type.Array(Type.String()),
+        provenancePublic: ProvenancePublic,
+      },
       { $id: 'DatasetDoc' },
     ),
     create: Type.Object(
-      { catalog: Type.Integer({ minimum: 1 }), ...describedInput, dateFields: DateFields },
+      {
+        catalog: Type.Integer({ minimum: 1 }),
+        ...describedInput,
+        dateFields: DateFields,
+        provenancePublic: Type.Optional(ProvenancePublic),
+      },
       strict,
     ),
     update: Type.Partial(
-      Type.Object({ catalog: Type.Integer({ minimum: 1 }), ...describedInput, dateFields: DateFields }),
+      Type.Object({
+        catalog: Type.Integer({ minimum: 1 }),
+        ...describedInput,
+        dateFields: DateFields,
+        provenancePublic: Type.Optional(ProvenancePublic),
+      }),
       strict,
     ),
   },

@@ -147,6 +147,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
             originalName: stored.name,
             storedPath: stored.storedPath,
             sizeBytes: stored.bytes,
+            sha256: stored.sha256,
             mimeType: stored.mime || null,
             format: stored.format,
             sheets: await sheetsOf(ingest, stored),
@@ -169,6 +170,7 @@ export const ingestRoutes: FastifyPluginAsync<{ ingest: IngestHttpDeps }> = asyn
             catalogId,
             settings: parseIngestSettings(settings, fields.dataset),
             sheets: await sheetsOf(ingest, stored),
+            origin: { sha256: stored.sha256 },
           },
         );
         return reply
@@ -317,6 +319,7 @@ type StoredUpload = {
   mime: string;
   format: FileFormat;
   bytes: number;
+  sha256: string;
 };
 
 /**

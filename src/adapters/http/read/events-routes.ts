@@ -14,6 +14,8 @@ import { summariseSources } from '../../../application/read/summarise-sources.ts
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { EventExporter } from '../../../ports/read/event-exporter.ts';
 import type { EventReader, Viewer } from '../../../ports/read/event-reader.ts';
+import type { EventProvenanceReader } from '../../../ports/read/event-provenance.ts';
+import { getEvent } from '../../../application/read/event-provenance.ts';
 import { costlyWithCustomDateField } from '../concurrency-limit.ts';
 import { errorResponses } from '../error-body.ts';
 import { setVersionTag } from '../http-caching.ts';
@@ -22,6 +24,7 @@ import {
   clusterSizesQuery,
   DataSourcesResponse,
   DatasetIdParams,
+  EventIdParams,
   EventsPage,
   eventsQuery,
   ExtentResponse,
@@ -32,6 +35,7 @@ import {
   histogramQuery,
   InferredSchemaResponse,
   inferredSchemaQuery,
+  OneEvent,
   Query,
   SourceStatsResponse,
   StatsResponse,
@@ -47,6 +51,8 @@ import {
 
 export type ReadApiDeps = {
   events: EventReader;
+  /** One event with its provenance (GET /api/v1/events/{id}); without it the route is not registered. */
+  provenance?: EventProvenanceReader;
   /** The exports (read/exports-routes.ts); without it they are not registered. */
   exporter?: EventExporter;
   /** Where exports are kept once per data version; without it each download exports afresh. */
@@ -209,7 +215,28 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       answer: (viewer, query, request) =>
         inferDatasetSchema(deps, viewer, (request.params as { id: number }).id, query),
     },
+    ...(deps.provenance ? [oneEventRoute(deps.provenance)] : []),
   ];
+}
+
+/** GET /api/v1/events/{id} (an addition to the spec, issue 38 §5): one event with its provenance. */
+function oneEventRoute(provenance: EventProvenanceReader): ReadRoute {
+  return {
+    path: '/api/v1/events/:id',
+    tag: 'events',
+    summary: 'Get one event with its provenance',
+    description:
+      'One event as `/api/v1/events` shows it, its `provenance` with the `sheet` and the `source` (the uploaded file, ' +
+      'the URL import or the scraper run, with the SHA-256 of what was read). 404 for an event the caller may not read. ' +
+      'When the dataset\'s owner hides provenance, `provenance` is `{"shown": false}`.',
+    params: EventIdParams,
+    query: {},
+    response: OneEvent,
+    errors: [400, 404, 500],
+    answer: async (viewer, _query, request) => ({
+      event: await getEvent({ provenance }, viewer, (request.params as { id: number }).id),
+    }),
+  };
 }
 
 export const v1EventRoutes: FastifyPluginAsync<ReadApiDeps> = async (app, deps) => {

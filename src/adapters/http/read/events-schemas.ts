@@ -11,6 +11,7 @@ import { EVENT_SORT_FIELDS } from '../../../domain/read/sort.ts';
 import { GEO_MAX_CELLS } from '../../../domain/read/geo-cap.ts';
 import { MAX_BUCKETS } from '../../../domain/read/histogram.ts';
 import { documented } from '../openapi-document.ts';
+import { Provenance } from './provenance-schemas.ts';
 import { MAX_SLUG_LENGTH, SLUG_PATTERN } from '../../../domain/collections/slugs.ts';
 
 // The /api/v1 read API's schemas (src/adapters/http/read/events-routes.ts has the routes): the
@@ -147,7 +148,12 @@ const Event = Type.Object({
   locatedBy: LocatedBy,
   eventTimestamp: Timestamp,
   isValid: Type.Boolean(),
+  provenance: Provenance,
 });
+
+/** GET /api/v1/events/{id}: one event, its provenance with the source. */
+export const OneEvent = Type.Object({ event: Event });
+export const EventIdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 9007199254740991 }) });
 
 const NullablePage = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1 });
 const Pagination = Type.Object({

@@ -3,6 +3,7 @@ import type { HttpFeature } from '../http-feature.ts';
 import { type ReadApiDeps, v1EventRoutes } from './events-routes.ts';
 import { v1ExportRoutes } from './exports-routes.ts';
 import { ogcFeatureRoutes } from './ogc-routes.ts';
+import { provenancePage } from './provenance-page.ts';
 import { type TileRoutesDeps, v1TileRoutes } from './tiles-routes.ts';
 
 // The public read API's routes: /api/v1 (events, tiles, exports) and /ogc, over one read model.
@@ -19,6 +20,8 @@ export function readHttp(deps: ReadHttpDeps): HttpFeature {
   return {
     routes: async (app) => {
       await app.register(v1EventRoutes, deps.readApi);
+      const { provenance } = deps.readApi;
+      if (provenance) await app.register(provenancePage, { provenance });
       if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
       if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
       const { exporter, exportFiles, exportEncoder } = deps.readApi;

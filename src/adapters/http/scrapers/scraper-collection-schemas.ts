@@ -111,6 +111,7 @@ const ScraperRunDoc = Type.Object(
     outputBytes: Nullable(Type.Integer()),
     ingestFile: Nullable(Type.Integer()),
     importError: Nullable(Type.String()),
+    commit: Nullable(Type.String({ description: 'The git commit the run ran, as the runner reported it.' })),
     import: ImportOutcomeDoc,
     stdout: Type.Optional(Nullable(Type.String({ description: 'On a single run only' }))),
     stderr: Type.Optional(Nullable(Type.String({ description: 'On a single run only' }))),

@@ -80,6 +80,7 @@ const runFields = sql.fragment`'id', t.id, 'runId', t.run_id, 'scraper', t.scrap
   'startedAt', ${iso(t('started_at'))}, 'finishedAt', ${iso(t('finished_at'))}, 'durationMs', t.duration_ms,
   'exitCode', t.exit_code, 'error', t.error, 'errorCode', t.error_code, 'outputRows', t.output_rows,
   'outputBytes', t.output_bytes, 'ingestFile', t.ingest_file_id, 'importError', t.import_error,
+  'commit', t.commit_sha,
   'import', ${importOutcomeJson(sql.fragment`t.ingest_file_id`)}`;
 
 export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
@@ -123,15 +124,22 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
     table: 'datasets',
     from: sql.fragment`datasets t join catalogs c on c.id = t.catalog_id`,
     id: t('id'),
-    columns: { id: number('id'), catalog: number('catalog_id'), ...describedColumns },
+    columns: {
+      id: number('id'),
+      catalog: number('catalog_id'),
+      ...describedColumns,
+      provenancePublic: bool('provenance_public'),
+    },
     doc: sql.fragment`json_build_object('id', t.id, 'catalog', t.catalog_id, ${describedDoc},
       'dateFields', case when jsonb_typeof(t.schema_settings->'dateFields') = 'array'
-                         then t.schema_settings->'dateFields' else '[]'::jsonb end)`,
+                         then t.schema_settings->'dateFields' else '[]'::jsonb end,
+      'provenancePublic', t.provenance_public)`,
     readable: (viewer) => visibleDatasetCondition(viewer, { dataset: 't', catalog: 'c' }),
     writable: {
       catalog: { column: 'catalog_id', kind: 'int' },
       ...describedWritable,
       dateFields: { column: 'schema_settings', kind: 'setting', key: 'dateFields' },
+      provenancePublic: { column: 'provenance_public', kind: 'bool' },
     },
   },
   events: {

@@ -36,7 +36,7 @@ export function postgresEventBatchWriter(pool: DatabasePool): EventBatchWriter {
         // batch of its own (which waits in this process, unseen by PostgreSQL's deadlock
         // detection): the batch fails as recoverable and the stage resumes from its high-water mark.
         if (order) await beginConcurrentBatch(tx);
-        const stored = await storeEvents(tx, datasetId, events, handling);
+        const stored = await storeEvents(tx, datasetId, events, handling, jobId);
         if (order) await order.ready();
         // Compare-and-set on the high-water mark, counters added to the row's own. The row is locked
         // first, by its key: should the batch before hold it (it moved the mark and has not committed

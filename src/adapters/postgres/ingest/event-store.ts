@@ -59,20 +59,24 @@ const Stored = row(Type.Object({ inserted: Type.Number(), updated: Type.Number()
 /**
  * Stores a batch in one statement (`unnest`, never row by row). The unique key (dataset_id,
  * unique_id) decides what is a duplicate: `skip` leaves the stored event alone, `update` replaces its
- * content when it differs. Runs on a pool or inside a caller's transaction.
+ * content when it differs. Runs on a pool or inside a caller's transaction. With `jobId` (an
+ * import's batch) each event keeps its provenance (migration 0890): the job and its `sourceRow`;
+ * an update that changes the content takes the new job's.
  */
 export async function storeEvents(
   connection: CommonQueryMethods,
   datasetId: number,
   events: NewEvent[],
   handling: 'skip' | 'update',
+  jobId: number | null = null,
 ): Promise<{ inserted: number; updated: number }> {
   if (events.length === 0) return { inserted: 0, updated: 0 };
   const onConflict =
     handling === 'skip'
       ? sql.fragment`do nothing`
       : sql.fragment`do update set title = excluded.title, data = excluded.data, location = excluded.location,
-          located_by = excluded.located_by,
+          located_by = excluded.located_by, ingest_job_id = excluded.ingest_job_id,
+          source_row = excluded.source_row,
           event_timestamp = excluded.event_timestamp, is_valid = excluded.is_valid, updated_at = now()
         where (events.title, events.data, events.event_timestamp, events.is_valid, events.located_by)
               is distinct from (excluded.title, excluded.data, excluded.event_timestamp, excluded.is_valid,
@@ -90,16 +94,17 @@ export async function storeEvents(
           event.eventTimestamp,
           event.isValid,
           event.locatedBy ? JSON.stringify(event.locatedBy) : null,
+          event.sourceRow ?? null,
         ]),
-        ['text', 'text', 'text', 'float8', 'float8', 'timestamptz', 'bool', 'text'],
-      )} as t(unique_id, title, data, longitude, latitude, event_timestamp, is_valid, located_by)
+        ['text', 'text', 'text', 'float8', 'float8', 'timestamptz', 'bool', 'text', 'int4'],
+      )} as t(unique_id, title, data, longitude, latitude, event_timestamp, is_valid, located_by, source_row)
     ), stored as (
       insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp, is_valid,
-                          located_by)
+                          located_by, ingest_job_id, source_row)
       select ${datasetId}, d.catalog_id, i.unique_id, i.title, i.data::jsonb,
              case when i.longitude is null then null
                   else ST_SetSRID(ST_MakePoint(i.longitude, i.latitude), 4326) end,
-             i.event_timestamp, i.is_valid, i.located_by::jsonb
+             i.event_timestamp, i.is_valid, i.located_by::jsonb, ${jobId}::int8, i.source_row
       from input i cross join (select catalog_id from datasets where id = ${datasetId}) d
       on conflict (dataset_id, unique_id) ${onConflict}
       returning (xmax = 0) as inserted

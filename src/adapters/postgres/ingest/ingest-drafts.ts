@@ -12,6 +12,7 @@ const DraftRow = row(
     original_name: Type.String(),
     stored_path: Type.String(),
     size_bytes: Type.Number(),
+    sha256: Nullable(Type.String()),
     mime_type: Nullable(Type.String()),
     format: Type.String(),
     sheets: Type.Any(),
@@ -24,8 +25,8 @@ const DraftRow = row(
   }),
 );
 
-const columns = sql.fragment`id, uploaded_by, catalog_id, original_name, stored_path, size_bytes, mime_type, format,
-  sheets, settings, configured_at, started_file_id, started_at, expires_at, created_at`;
+const columns = sql.fragment`id, uploaded_by, catalog_id, original_name, stored_path, size_bytes, sha256, mime_type,
+  format, sheets, settings, configured_at, started_file_id, started_at, expires_at, created_at`;
 
 function toDraft(r: Record<string, unknown>): IngestDraft {
   return {
@@ -35,6 +36,7 @@ function toDraft(r: Record<string, unknown>): IngestDraft {
     originalName: r.original_name as string,
     storedPath: r.stored_path as string,
     sizeBytes: r.size_bytes as number,
+    sha256: r.sha256 as string | null,
     mimeType: r.mime_type as string | null,
     format: r.format as IngestDraft['format'],
     sheets: r.sheets as (string | null)[],
@@ -53,9 +55,10 @@ export function postgresIngestDrafts(pool: DatabasePool): IngestDrafts {
       return toDraft(
         await pool.one(sql.type(DraftRow)`
           insert into ingest_drafts (uploaded_by, catalog_id, original_name, stored_path, size_bytes, mime_type, format,
-                                     sheets, settings, expires_at)
+                                     sheets, settings, expires_at, sha256)
           values (${d.uploadedBy}, ${d.catalogId}, ${d.originalName}, ${d.storedPath}, ${d.sizeBytes}, ${d.mimeType},
-                  ${d.format}, ${sql.jsonb(d.sheets)}, ${sql.jsonb(d.configuration as never)}, ${d.expiresAt})
+                  ${d.format}, ${sql.jsonb(d.sheets)}, ${sql.jsonb(d.configuration as never)}, ${d.expiresAt},
+                  ${d.sha256 ?? null})
           returning ${columns}`),
       );
     },

@@ -27,9 +27,12 @@ export function postgresIngestJobStore(pool: DatabasePool): IngestJobStore {
       return pool.transaction(async (tx) => {
         const created = await tx.one(sql.type(FileRow)`
           insert into ingest_files (original_name, stored_path, size_bytes, mime_type, format, source, catalog_id,
-                                    uploaded_by, settings)
+                                    uploaded_by, settings, sha256, source_url, fetched_at, etag, last_modified)
           values (${file.originalName}, ${file.storedPath}, ${file.sizeBytes}, ${file.mimeType}, ${file.format},
-                  ${file.source}, ${file.catalogId}, ${file.uploadedBy}, ${sql.jsonb(file.settings as never)})
+                  ${file.source}, ${file.catalogId}, ${file.uploadedBy}, ${sql.jsonb(file.settings as never)},
+                  ${file.origin?.sha256 ?? null}, ${file.origin?.url?.address ?? null},
+                  ${file.origin?.url?.fetchedAt ?? null}, ${file.origin?.url?.etag ?? null},
+                  ${file.origin?.url?.lastModified ?? null})
           returning *`);
         const ids: number[] = [];
         for (const job of jobs) {

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { csvField } from '../../../domain/csv-field.ts';
+import { PROVENANCE_CSV_COLUMNS, provenanceCsv, provenanceJson } from './provenance-sql.ts';
 import type { EventFilter, KeysetPosition, Sort } from '../../../domain/read/read-query.ts';
 import type { EventExport, EventExporter, ExportFormat } from '../../../ports/read/event-exporter.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
@@ -82,7 +83,10 @@ const EXPORT_SNAPSHOT_MAX_MS = 60 * 60 * 1000;
 export const EXPORT_SNAPSHOTS = 4;
 
 /** The CSV columns before the data keys. */
-const CSV_FIXED_COLUMNS = ['id', 'title', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'];
+const CSV_FIXED_COLUMNS = [
+  ...['id', 'title', 'eventTimestamp', 'dataset', 'catalog', 'longitude', 'latitude'],
+  ...PROVENANCE_CSV_COLUMNS,
+];
 
 const ChunkRow = row(Type.Object({ chunk: Type.String() }));
 const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
@@ -96,7 +100,8 @@ const feature = (typed: Sql) => sqlText`'{"type":"Feature","id":' || e.id || ',"
             || to_json(st_y(e.location))::text || ']}' end
   || ',"properties":{"title":' || coalesce(to_json(e.title)::text, 'null')
   || ',"eventTimestamp":"' || ${TIMESTAMP} || '","dataset":' || to_json(d.slug)::text
-  || ',"catalog":' || to_json(c.slug)::text || ${typed} || ',"data":' || e.data::text || '}}'`;
+  || ',"catalog":' || to_json(c.slug)::text || ${typed} || ',"data":' || e.data::text
+  || ',"provenance":' || ${provenanceJson} || '}}'`;
 
 /** RFC 8142 (GeoJSON text sequences): each feature after a record separator, ending with a line feed. */
 const sequenceRecord = (line: Sql) => sqlText`E'\x1e' || ${line} || E'\n'`;
@@ -212,7 +217,8 @@ type RowText = { line: Sql; separator: Sql; lateral: Sql };
 
 function csvLine(keys: string[]): RowText {
   const fixed = sqlText`e.id || ',' || ${csvText(sqlText`e.title`)} || ',' || ${TIMESTAMP} || ',' || d.slug || ',' || c.slug || ','
-    || coalesce(to_json(st_x(e.location))::text, '') || ',' || coalesce(to_json(st_y(e.location))::text, '')`;
+    || coalesce(to_json(st_x(e.location))::text, '') || ',' || coalesce(to_json(st_y(e.location))::text, '')
+    || ',' || ${provenanceCsv}`;
   const cells = keys.map((key, index) => sqlText`|| ',' || ${csvCell(key, index)}`);
   // Each key is looked up once per row (offset 0 keeps the subquery from being inlined into every use).
   const columns = keys.map((key, index) => sqlText`e.data ->> ${key} as ${raw(`t${index}`)}`);

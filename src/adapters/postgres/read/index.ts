@@ -12,6 +12,7 @@ import { type PageCache, pageCache } from './page-cache.ts';
 
 export { type PageCache, pageCache };
 export { EXPORT_SNAPSHOTS, postgresEventExporter } from './export.ts';
+export { postgresEventProvenance } from './event-provenance.ts';
 export { CSV_KEYS_STATEMENT_TIMEOUT_MS as LONGEST_READ_STATEMENT_MS } from './export-columns.ts';
 import { pageReads } from './page.ts';
 import { scopeResolver } from './scope.ts';

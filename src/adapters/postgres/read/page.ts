@@ -8,6 +8,7 @@ import { type Sql, sqlText, typed } from '../sql-text.ts';
 import { type CachedPage, dataSignature, type PageCache } from './page-cache.ts';
 import { countParts } from './parts.ts';
 import { keysetCondition, orderBy, rawConditions, unionParts } from './rows.ts';
+import { provenanceJson } from './provenance-sql.ts';
 import type { ScopeResolver } from './scope.ts';
 
 // The /events page and its total: the path (box rows, one prepared statement on the generic- or
@@ -138,11 +139,15 @@ export function pageJson(sort: Sort): Fragment {
              || ',"locatedBy":' || case when e.located_by is not null then e.located_by::text
                   when e.location is not null then '{"method":"coordinates"}' else 'null' end
              || ',"eventTimestamp":"' || to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-             || '","isValid":' || case when e.is_valid then 'true' else 'false' end || '}',
+             || '","isValid":' || case when e.is_valid then 'true' else 'false' end
+             || ',"provenance":' || ${provenanceJson}
+             || '}',
              ',' order by ${orderBy(sort)}) || ']', '[]')
     from page p
     cross join lateral (select e.id, e.title, e.dataset_id, e.catalog_id, e.data, e.location, e.located_by,
-                               e.event_timestamp, e.is_valid from events e where e.id = p.id offset 0) e
-    cross join lateral (select d.title, c.slug from datasets d join catalogs c on c.id = d.catalog_id
+                               e.event_timestamp, e.is_valid, e.ingest_job_id, e.source_row, e.created_at,
+                               e.updated_at
+                        from events e where e.id = p.id offset 0) e
+    cross join lateral (select d.title, c.slug, d.provenance_public from datasets d join catalogs c on c.id = d.catalog_id
                         where d.id = e.dataset_id offset 0) d`;
 }

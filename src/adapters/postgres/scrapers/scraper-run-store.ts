@@ -105,7 +105,8 @@ export function postgresScraperRunStore(pool: DatabasePool): ScraperRunStore {
             error_code = ${outcome.errorCode},
             output_rows = ${outcome.outputRows},
             output_bytes = ${outcome.outputBytes},
-            result_file = ${outcome.resultFile}
+            result_file = ${outcome.resultFile},
+            commit_sha = ${outcome.commit ?? null}
           where id = ${id} and status = ${from}
           returning scraper_id`);
         if (!finished) return false;

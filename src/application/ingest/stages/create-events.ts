@@ -215,6 +215,8 @@ async function createEvents(
         const result = rowToEvent(header, values, cols, key.id, geocoded, locatedBy);
         if (result.ok) {
           if (geocoded && result.event.location === geocoded) batchGeocoded += 1;
+          // Its provenance: the job (commitEventBatch's) and this row.
+          result.event.sourceRow = row;
           batch.push(result.event);
           batchRows.push(row);
           batchBytes += rowBytes(values);

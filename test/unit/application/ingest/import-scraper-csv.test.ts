@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import t from 'tap';
 import { scraperCsvImport } from '../../../../src/application/ingest/import-scraper-csv.ts';
 import type { NewIngestFile } from '../../../../src/ports/ingest/ingest-job-store.ts';
@@ -18,7 +19,7 @@ function files() {
       else for await (const chunk of content) chunks.push(chunk);
       const bytes = Buffer.concat(chunks);
       written.set(storedPath, bytes);
-      return { storedPath, bytes: bytes.length };
+      return { storedPath, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
     },
     async remove(storedPath) {
       written.delete(storedPath);
