@@ -1,62 +1,15 @@
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
 import t from 'tap';
-import { sql } from '../../../src/adapters/postgres/database.ts';
 import { mercatorCell } from '../../../src/domain/read/clustering.ts';
-import { accountsApp, type Requester, unlimitedAnonymousReads } from '../../helpers/accounts.ts';
+import type { Requester } from '../../helpers/accounts.ts';
+import { ALL, GROUP, LONE, PAIR, type Point, near, setUp } from '../../helpers/location-privacy.ts';
 
 // Location privacy per dataset (issue 38 §4, migration 0880): a dataset generalised to 1 km cells
 // with k = 3 holds a group of five events in one cell, a pair in another and lone events. Asked
 // every way a client could compare answers (zooms 15 and 16, overlapping and shrinking boxes, tile
 // against /geo, narrowed date windows, CQL2 polygons, OGC items, exports), anonymous callers and
 // other users get no location but the group's cell centre; the owner gets the exact points.
-
-const GROUP = Array.from({ length: 5 }, (_, i) => [13.405 + i * 0.0003, 52.5201 + i * 0.0002]);
-const PAIR = [
-  [13.2003, 52.6004],
-  [13.2011, 52.6009],
-];
-const LONE = [
-  [13.6001, 52.3002],
-  [13.7004, 52.4401],
-];
-const ALL = [...GROUP, ...PAIR, ...LONE] as Array<[number, number]>;
-
-type Point = [number, number];
-
-async function setUp(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
-  const app = await accountsApp(t, { policy: unlimitedAnonymousReads });
-  const owner = await app.createUser({ trustLevel: 3 });
-  const stranger = await app.createUser({ trustLevel: 3 });
-  await app.db.pool.query(sql.unsafe`
-    with cat as (insert into catalogs (slug, title, is_public, created_by)
-                 values ('people', 'People', true, ${owner.id}) returning id),
-    ds as (insert into datasets (catalog_id, slug, title, is_public, created_by)
-           select id, 'sightings', 'Sightings', true, ${owner.id} from cat returning id, catalog_id)
-    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
-    select ds.id, ds.catalog_id, 'e' || p.n, 'event ' || p.n, '{}'::jsonb,
-           st_setsrid(st_makepoint(p.lon, p.lat), 4326), timestamptz '2025-01-01' + p.n * interval '1 day'
-    from ds cross join (select * from unnest(${sql.array(
-      ALL.map((p) => p[0]),
-      'float8',
-    )}::float8[], ${sql.array(
-      ALL.map((p) => p[1]),
-      'float8',
-    )}::float8[]) with ordinality as u(lon, lat, n)) p`);
-  await app.db.pool.query(sql.unsafe`
-    update datasets set privacy_cell_metres = 1000, privacy_min_count = 3 where slug = 'sightings'`);
-  const centre = (await app.db.pool.one(sql.unsafe`
-    select st_x(c) as lon, st_y(c) as lat
-    from (select chronomap_privacy_cell(${GROUP[0]![0]!}, ${GROUP[0]![1]!}, 1000) as c) x`)) as {
-    lon: number;
-    lat: number;
-  };
-  return { ...app, owner, stranger, centre: [centre.lon, centre.lat] as Point };
-}
-
-function near(a: Point, b: Point): boolean {
-  return Math.abs(a[0] - b[0]) < 1e-9 && Math.abs(a[1] - b[1]) < 1e-9;
-}
 
 function box(west: number, south: number, east: number, north: number): string {
   return encodeURIComponent(JSON.stringify({ west, south, east, north }));
@@ -87,7 +40,7 @@ async function tilePoints(get: Requester, z: number, lon: number, lat: number): 
   const layer = new VectorTile(new PbfReader(response.rawPayload)).layers.events;
   const points: Point[] = [];
   for (let i = 0; layer && i < layer.length; i += 1) {
-    const geometry = layer.feature(i).toGeoJSON(cell.x, cell.y, z).geometry as { coordinates: Point };
+    const geometry = layer.feature(i).toGeoJSON(cell.x, cell.y, z).geometry as unknown as { coordinates: Point };
     points.push(geometry.coordinates);
   }
   return points;
