@@ -192,9 +192,7 @@ export function datasetVisibility(viewer: Viewer): DatasetVisibility {
  * key's catalogs). Location privacy (issue 38) shows exact locations to exactly these.
  */
 type DatasetWriteScope =
-  | { kind: 'all' }
-  | { kind: 'none' }
-  | { kind: 'owned'; ownerId: number; ownedCatalogs: number[] | null };
+  { kind: 'all' } | { kind: 'none' } | { kind: 'owned'; ownerId: number; ownedCatalogs: number[] | null };
 
 export function datasetWriteScope(viewer: Viewer): DatasetWriteScope {
   if (isAdmin(viewer)) return { kind: 'all' };

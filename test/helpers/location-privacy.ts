@@ -7,7 +7,10 @@ import { accountsApp, unlimitedAnonymousReads } from './accounts.ts';
 
 export type Point = [number, number];
 
-export const GROUP: Point[] = Array.from({ length: 5 }, (_, i) => [13.405 + i * 0.0003, 52.5201 + i * 0.0002]);
+export const GROUP: Point[] = Array.from({ length: 5 }, (_, i) => [
+  13.405 + i * 0.0003,
+  52.5201 + i * 0.0002,
+]);
 export const PAIR: Point[] = [
   [13.2003, 52.6004],
   [13.2011, 52.6009],
@@ -51,4 +54,3 @@ export async function setUp(t: Test) {
 export function near(a: Point, b: Point): boolean {
   return Math.abs(a[0] - b[0]) < 1e-9 && Math.abs(a[1] - b[1]) < 1e-9;
 }
-

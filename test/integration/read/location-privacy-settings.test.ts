@@ -47,7 +47,9 @@ t.test('settings are the owner’s, and every change shows at once', async (t) =
   const now = await located(anonymous);
   t.equal(now.length, GROUP.length + PAIR.length, 'k = 2: the group and the pair');
   t.notOk(
-    now.some((p) => ALL.some((exact) => Math.abs(exact[0] - p[0]) < 1e-6 && Math.abs(exact[1] - p[1]) < 1e-6)),
+    now.some((p) =>
+      ALL.some((exact) => Math.abs(exact[0] - p[0]) < 1e-6 && Math.abs(exact[1] - p[1]) < 1e-6),
+    ),
     'still no exact point',
   );
   t.not(await tileUrl(anonymous), tilesBefore, 'the tile URL changed with the settings');

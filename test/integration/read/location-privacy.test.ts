@@ -28,9 +28,7 @@ async function listed(get: Requester, query: string): Promise<Array<Point | null
 async function geoPoints(get: Requester, zoom: number, bounds: string, extra = ''): Promise<Point[]> {
   const response = await get('GET', `/api/v1/events/geo?zoom=${zoom}&bounds=${bounds}${extra}`);
   if (response.statusCode !== 200) throw new Error(response.body);
-  return response
-    .json()
-    .features.map((f: { geometry: { coordinates: Point } }) => f.geometry.coordinates);
+  return response.json().features.map((f: { geometry: { coordinates: Point } }) => f.geometry.coordinates);
 }
 
 async function tilePoints(get: Requester, z: number, lon: number, lat: number): Promise<Point[]> {
@@ -40,7 +38,9 @@ async function tilePoints(get: Requester, z: number, lon: number, lat: number): 
   const layer = new VectorTile(new PbfReader(response.rawPayload)).layers.events;
   const points: Point[] = [];
   for (let i = 0; layer && i < layer.length; i += 1) {
-    const geometry = layer.feature(i).toGeoJSON(cell.x, cell.y, z).geometry as unknown as { coordinates: Point };
+    const geometry = layer.feature(i).toGeoJSON(cell.x, cell.y, z).geometry as unknown as {
+      coordinates: Point;
+    };
     points.push(geometry.coordinates);
   }
   return points;
@@ -88,14 +88,16 @@ t.test('non-writers never see a location finer than the cell, nor one under k', 
       for (const size of [0.1, 0.01, 0.001, 0.0001]) {
         const around = box(lon - size, lat - size, lon + size, lat + size);
         const found = await listed(get, `&bounds=${around}`);
-        const holdsCentre =
-          Math.abs(centre[0] - lon) <= size && Math.abs(centre[1] - lat) <= size;
+        const holdsCentre = Math.abs(centre[0] - lon) <= size && Math.abs(centre[1] - lat) <= size;
         t.equal(found.length, holdsCentre ? GROUP.length : 0, `${who}: box ${size} around ${lon},${lat}`);
       }
     }
     // A narrowed date window over one group member: still the centre, not its point.
     const one = await listed(get, '&startDate=2025-01-02&endDate=2025-01-02');
-    t.ok(one.every((p) => p === null || near(p, centre)), `${who}: a one-day window`);
+    t.ok(
+      one.every((p) => p === null || near(p, centre)),
+      `${who}: a one-day window`,
+    );
     const counted = await get('GET', `/api/v1/events/bounds`);
     t.equal(counted.statusCode, 200);
     const bounds = counted.json();
@@ -130,7 +132,10 @@ t.test('non-writers never see a location finer than the cell, nor one under k', 
       (f) => f.geometry?.coordinates ?? null,
     );
     t.equal(exported.length, ALL.length, `${who}: the GeoJSON export lists every event`);
-    t.ok(exported.every((p) => p === null || near(p, centre)), `${who}: the GeoJSON export`);
+    t.ok(
+      exported.every((p) => p === null || near(p, centre)),
+      `${who}: the GeoJSON export`,
+    );
     const csv = await get('GET', '/api/v1/events.csv');
     for (const [lon, lat] of ALL)
       t.notOk(csv.body.includes(String(lon)) || csv.body.includes(String(lat)), `${who}: csv hides ${lon}`);

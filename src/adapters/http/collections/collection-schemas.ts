@@ -27,7 +27,8 @@ export const strict = { additionalProperties: false } as const;
 const PrivacyInput = {
   privacyCellMetres: Type.Optional(
     Type.Union([Type.Integer({ minimum: 10, maximum: 1_000_000 }), Type.Null()], {
-      description: 'Location privacy: coordinates are generalised to cells of this many metres (null: exact).',
+      description:
+        'Location privacy: coordinates are generalised to cells of this many metres (null: exact).',
     }),
   ),
   privacyMinCount: Type.Optional(
@@ -135,7 +136,12 @@ export const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
       strict,
     ),
     update: Type.Partial(
-      Type.Object({ catalog: Type.Integer({ minimum: 1 }), ...describedInput, dateFields: DateFields, ...PrivacyInput }),
+      Type.Object({
+        catalog: Type.Integer({ minimum: 1 }),
+        ...describedInput,
+        dateFields: DateFields,
+        ...PrivacyInput,
+      }),
       strict,
     ),
   },
