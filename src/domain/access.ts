@@ -194,6 +194,20 @@ export function datasetVisibility(viewer: Viewer): DatasetVisibility {
 }
 
 /**
+ * The datasets a viewer may write, as a rule for SQL (the twin of canWriteDataset): admins all, a
+ * read key none, otherwise the datasets of the viewer's catalogs and those they created (within a
+ * key's catalogs). Location privacy (issue 38) shows exact locations to exactly these.
+ */
+type DatasetWriteScope =
+  { kind: 'all' } | { kind: 'none' } | { kind: 'owned'; ownerId: number; ownedCatalogs: number[] | null };
+
+export function datasetWriteScope(viewer: Viewer): DatasetWriteScope {
+  if (isAdmin(viewer)) return { kind: 'all' };
+  if (viewer === null || !keyMayWrite(viewer)) return { kind: 'none' };
+  return { kind: 'owned', ownerId: viewer.id, ownedCatalogs: viewer.key?.catalogIds ?? null };
+}
+
+/**
  * Who a cached answer is for: callers who may see different things never share an entry. A key
  * limited to some catalogs sees less than its owner's session, so its catalogs are part of it.
  */

@@ -1,5 +1,5 @@
 import type { FragmentSqlToken } from 'slonik';
-import { datasetVisibility, type Viewer } from '../../domain/access.ts';
+import { datasetVisibility, datasetWriteScope, type Viewer } from '../../domain/access.ts';
 import { sql } from './database.ts';
 
 // The SQL twin of the access rule in domain/access.ts (canReadCatalog / canReadDataset), for
@@ -40,4 +40,16 @@ export function visibleDatasetCondition(viewer: Viewer, aliases: HierarchyAliase
     'created_by',
   )} = ${rule.ownerId})`;
   return sql.fragment`(${isPublic} or (${owned} and ${covered(rule.ownedCatalogs, aliases.catalog)}))`;
+}
+
+/** True for the datasets the viewer may write (canWriteDataset); needs the catalog joined. */
+export function writableDatasetCondition(viewer: Viewer, aliases: HierarchyAliases): FragmentSqlToken {
+  const rule = datasetWriteScope(viewer);
+  if (rule.kind === 'all') return sql.fragment`true`;
+  if (rule.kind === 'none') return sql.fragment`false`;
+  const owned = sql.fragment`(${column(aliases.catalog, 'created_by')} = ${rule.ownerId} or ${column(
+    aliases.dataset,
+    'created_by',
+  )} = ${rule.ownerId})`;
+  return sql.fragment`(${owned} and ${covered(rule.ownedCatalogs, aliases.catalog)})`;
 }

@@ -20,6 +20,26 @@ const Location = Type.Object(
 );
 export const strict = { additionalProperties: false } as const;
 
+/**
+ * A dataset's location privacy (issue 38 §4, docs/api-v1.md): the generalisation size in metres
+ * (10 to 1,000,000; null lifts it) and the minimum count of events per cell (1 to 1000).
+ */
+const PrivacyInput = {
+  privacyCellMetres: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 10, maximum: 1_000_000 }), Type.Null()], {
+      description:
+        'Location privacy: coordinates are generalised to cells of this many metres (null: exact).',
+    }),
+  ),
+  privacyMinCount: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      description: 'Location privacy: cells holding fewer events of the dataset show no location.',
+    }),
+  ),
+};
+
 // Catalogs and datasets describe themselves the same way.
 const describedDoc = {
   slug: Type.String(),
@@ -114,6 +134,8 @@ export const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
         ...describedDoc,
         dateFields: Type.Array(Type.String()),
         provenancePublic: ProvenancePublic,
+        privacyCellMetres: Type.Union([Type.Integer(), Type.Null()]),
+        privacyMinCount: Type.Integer(),
       },
       { $id: 'DatasetDoc' },
     ),
@@ -123,6 +145,7 @@ export const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
         ...describedInput,
         dateFields: DateFields,
         provenancePublic: Type.Optional(ProvenancePublic),
+        ...PrivacyInput,
       },
       strict,
     ),
@@ -132,6 +155,7 @@ export const SCHEMAS: Record<DocumentCollectionSlug, CollectionSchemas> = {
         ...describedInput,
         dateFields: DateFields,
         provenancePublic: Type.Optional(ProvenancePublic),
+        ...PrivacyInput,
       }),
       strict,
     ),

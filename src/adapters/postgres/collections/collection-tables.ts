@@ -37,6 +37,13 @@ const text = (name: string) => ({ sql: t(name), type: 'string' as const });
 const bool = (name: string) => ({ sql: t(name), type: 'boolean' as const });
 const date = (name: string) => ({ sql: t(name), type: 'date' as const });
 
+/**
+ * An event's location in the collections API: the generalised one (public_location) when its
+ * dataset has location privacy, for every caller (issue 38 §4); owners read exact points through
+ * /api/v1, which knows who may write.
+ */
+const EVENT_LOCATION = sql.fragment`(case when d.privacy_cell_metres is null then t.location else t.public_location end)`;
+
 const timestamps = { createdAt: date('created_at'), updatedAt: date('updated_at') };
 
 // Catalogs and datasets describe themselves with the same columns.
@@ -133,13 +140,18 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
     doc: sql.fragment`json_build_object('id', t.id, 'catalog', t.catalog_id, ${describedDoc},
       'dateFields', case when jsonb_typeof(t.schema_settings->'dateFields') = 'array'
                          then t.schema_settings->'dateFields' else '[]'::jsonb end,
-      'provenancePublic', t.provenance_public)`,
+      'provenancePublic', t.provenance_public,
+      'privacyCellMetres', t.privacy_cell_metres, 'privacyMinCount', t.privacy_min_count)`,
     readable: (viewer) => visibleDatasetCondition(viewer, { dataset: 't', catalog: 'c' }),
     writable: {
       catalog: { column: 'catalog_id', kind: 'int' },
       ...describedWritable,
       dateFields: { column: 'schema_settings', kind: 'setting', key: 'dateFields' },
       provenancePublic: { column: 'provenance_public', kind: 'bool' },
+      // Location privacy (issue 38 §4, migration 0880): the owner's generalisation size in metres
+      // (null: none) and minimum count per cell; the database checks their ranges (400 otherwise).
+      privacyCellMetres: { column: 'privacy_cell_metres', kind: 'int' },
+      privacyMinCount: { column: 'privacy_min_count', kind: 'int' },
     },
   },
   events: {
@@ -158,8 +170,8 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
     },
     doc: sql.fragment`json_build_object('id', t.id, 'dataset', t.dataset_id, 'catalog', t.catalog_id,
       'uniqueId', t.unique_id, 'title', t.title, 'data', t.data,
-      'location', case when t.location is null then null
-        else json_build_object('longitude', st_x(t.location), 'latitude', st_y(t.location)) end,
+      'location', case when ${EVENT_LOCATION} is null then null
+        else json_build_object('longitude', st_x(${EVENT_LOCATION}), 'latitude', st_y(${EVENT_LOCATION})) end,
       'eventTimestamp', ${iso(t('event_timestamp'))}, 'isValid', t.is_valid,
       'createdAt', ${iso(t('created_at'))}, 'updatedAt', ${iso(t('updated_at'))})`,
     readable: (viewer) => visibleDatasetCondition(viewer, { dataset: 'd', catalog: 'c' }),

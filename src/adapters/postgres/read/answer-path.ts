@@ -77,6 +77,12 @@ type ResolvedScope = {
   pending: boolean;
   /** For a filter that is one catalog: its share of all events (1 unfiltered, 0 otherwise). */
   share: number;
+  /**
+   * A readable dataset of the filter has location privacy and the viewer may not write it: its
+   * count tables were built on exact points, so every part is read from the rows, where it is
+   * generalised (private-locations.ts). Datasets without privacy keep their paths.
+   */
+  generalised?: boolean;
 };
 
 /**
@@ -90,8 +96,8 @@ export function scopeFacts(
   filter: Pick<EventFilter, 'catalog' | 'datasets'>,
 ): ScopeFacts & { wholeCatalog: boolean } {
   const unfiltered = !filter.catalog && filter.datasets.length === 0;
-  const countsPending = resolved.pending;
-  if (resolved.hidden === 0 && unfiltered)
+  const countsPending = resolved.pending || resolved.generalised === true;
+  if (resolved.hidden === 0 && unfiltered && resolved.generalised !== true)
     return {
       allDatasets: true,
       wholeCatalog: false,

@@ -5,6 +5,7 @@ import type { EventFilter } from '../../../domain/read/read-query.ts';
 import type { EventReader } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 import { type Sql, sqlText, typed } from '../sql-text.ts';
+import { eventsFrom } from './private-locations.ts';
 import { fineCellParts } from './fine-cells.ts';
 import { countParts } from './parts.ts';
 import { cellEnvelope, rawConditions, unionParts } from './rows.ts';
@@ -37,7 +38,7 @@ export function clusterReads(
       const scope = await scopes.scopeOf(viewer, filter);
       const groups =
         level === null
-          ? sqlText`select count(*) as count from events e
+          ? sqlText`select count(*) as count from ${eventsFrom(scope)} e
               where e.location is not null and ${rawConditions(scope, filter, filter.dates)}
               group by st_x(e.location), st_y(e.location)`
           : cellQuery(scope, filter, level);
@@ -65,7 +66,7 @@ export function locationGroups(
              st_x(e.location) as lon, st_y(e.location) as lat, count(*)::int8 as count,
              case when count(*) <= ${MAX_EVENT_IDS} then array_agg(e.id order by e.id) end as ids,
              min(e.grid_x) as gx, min(e.grid_y) as gy
-      from events e
+      from ${eventsFrom(scope)} e
       where e.location is not null and ${rawConditions(scope, filter, filter.dates)} and ${within}
       group by st_x(e.location), st_y(e.location)`;
 }
@@ -145,7 +146,7 @@ export function cellGroups(scope: Scope, filter: EventFilter, level: number): Fr
     select 'cluster:' || ${level}::int4 || ':' || c.cx || ':' || c.cy as key, c.cx, c.cy, c.lon, c.lat, c.count,
            case when c.count > ${MAX_EVENT_IDS} then null
                 when cardinality(c.known) = c.count then c.known
-                else (select coalesce(array_agg(e.id order by e.id), '{}') from events e
+                else (select coalesce(array_agg(e.id order by e.id), '{}') from ${eventsFrom(scope)} e
                       where e.location && ${cellEnvelope(sqlText`c.cx`, sqlText`c.cy`, level)}
                         and e.grid_x >> ${shift} = c.cx and e.grid_y >> ${shift} = c.cy
                         and ${rawConditions(scope, filter, filter.dates)}) end as ids

@@ -8,6 +8,7 @@ import { StatementTimeoutError } from 'slonik';
 import { DomainError } from '../../../domain/errors.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
+import { eventsFrom } from './private-locations.ts';
 import { datasetKeys } from './export-columns.ts';
 import {
   type PropertyField,
@@ -327,7 +328,7 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
         connection.one(typed(BoundsRow)`
         select coalesce(array_agg(${positionOf(sort)} order by e.ordinal), '{}') as positions
         from (select e.*, row_number() over (order by ${orderBy(sort)}) as ordinal
-              from (select ${sortColumns(sort)} from events e
+              from (select ${sortColumns(sort)} from ${eventsFrom(scope)} e
                     where ${conditions} ${after(start)} ${upTo(end)}
                     order by ${orderBy(sort)} limit ${size * count}) e) e
         where e.ordinal % ${size} = 0 /* export_bounds */`),
@@ -344,7 +345,7 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
         connection.any(typed(ChunkRow)`
         select string_agg(e.export_line, ${text.separator} order by e.ordinal) as chunk
         from (select ${text.line} as export_line, row_number() over (order by ${orderBy(sort)}) as ordinal
-              from events e join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
+              from ${eventsFrom(scope)} e join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
               ${text.lateral}
               where ${conditions} ${after(range.from)} ${upTo(range.to)}
               order by ${orderBy(sort)}) e

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { EventReader } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { typed } from '../sql-text.ts';
+import { eventsFrom } from './private-locations.ts';
 import { CountRow } from './counts.ts';
 import { countParts } from './parts.ts';
 import { rawConditions, unionParts } from './rows.ts';
@@ -30,7 +31,7 @@ export function extentReads(pool: DatabasePool, scopes: ScopeResolver): Pick<Eve
         select count(e.location)::int8 as located,
                min(st_x(e.location)) as west, max(st_x(e.location)) as east,
                min(st_y(e.location)) as south, max(st_y(e.location)) as north
-        from events e where ${where}`);
+        from ${eventsFrom(scope)} e where ${where}`);
       const { west, east, south, north } = extent;
       return {
         count,

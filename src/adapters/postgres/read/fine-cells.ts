@@ -26,6 +26,7 @@ export function fineCellParts(filter: EventFilter, level: number): { cells: Frag
     fineCells: true,
     countsPending: false,
     genericPage: false,
+    generalised: null,
   };
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };

@@ -3,6 +3,7 @@ import { parseEventSort } from '../../../domain/read/sort.ts';
 import type { EventReader } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { sqlText, typed } from '../sql-text.ts';
+import { eventsFrom, generalisedAmong } from './private-locations.ts';
 import { filterCondition } from './cql-sql.ts';
 import { pageJson } from './page.ts';
 import { visibility } from './scope.ts';
@@ -43,6 +44,7 @@ export function ogcFilteredReads(
     async filteredItemsPage(viewer, slug, filter, page) {
       const visible = visibility(viewer) ?? sqlText`true`;
       const condition = filterCondition(filter);
+      const scope = { generalised: generalisedAmong(viewer, sqlText`d.slug = ${slug} and ${visible}`) };
       const dataset = sqlText`(select d.id from datasets d join catalogs c on c.id = d.catalog_id
                                where d.slug = ${slug} and ${visible})`;
       const after = page.after ? sqlText`and e.id > ${page.after.id}` : sqlText``;
@@ -51,11 +53,11 @@ export function ogcFilteredReads(
         : sqlText`limit ${page.limit} offset ${(page.page - 1) * page.limit}`;
       const result = await pool.one(typed(PageRow)`
         with page as materialized (
-          select e.id from events e where e.dataset_id = ${dataset} and ${condition} ${after}
+          select e.id from ${eventsFrom(scope)} e where e.dataset_id = ${dataset} and ${condition} ${after}
           order by e.id asc ${window}
         )
-        select (${pageJson(parseEventSort('id'))}) as events,
-               (select count(*) from events e where e.dataset_id = ${dataset} and ${condition})::int8 as total`);
+        select (${pageJson(parseEventSort('id'), scope)}) as events,
+               (select count(*) from ${eventsFrom(scope)} e where e.dataset_id = ${dataset} and ${condition})::int8 as total`);
       return { eventsJson: result.events, totalDocs: result.total };
     },
   };

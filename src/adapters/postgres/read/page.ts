@@ -5,6 +5,7 @@ import type { Sort } from '../../../domain/read/read-query.ts';
 import type { EventReader, EventsPage } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, prepared, row } from '../database.ts';
 import { type Sql, sqlText, typed } from '../sql-text.ts';
+import { eventsFrom } from './private-locations.ts';
 import { type CachedPage, dataSignature, type PageCache } from './page-cache.ts';
 import { countParts } from './parts.ts';
 import { keysetCondition, orderBy, rawConditions, unionParts } from './rows.ts';
@@ -69,12 +70,12 @@ export function pageReads(
           // the grid one in a bitmap and then visit the heap for every event of the box.
           const result = await pool.one(typed(PageRow)`
             with box as materialized (
-              select e.id, e.event_timestamp, e.dataset_id from events e
+              select e.id, e.event_timestamp, e.dataset_id from ${eventsFrom(scope)} e
               where ${rawConditions(scope, filter, filter.dates)}
             ), page as materialized (
               select e.id from box e where true ${after} order by ${orderBy(sort)} ${window}
             )
-            select (${pageJson(sort)}) as events, (select count(*) from box)::int8 as total,
+            select (${pageJson(sort, scope)}) as events, (select count(*) from box)::int8 as total,
                    ${verify} as scope, ${data} as data`);
           return answered({ eventsJson: result.events, totalDocs: result.total }, [result]);
         }
@@ -83,11 +84,11 @@ export function pageReads(
         // response's JSON by the database (Node passes the text on).
         const events = sqlText`
           with page as materialized (
-            select e.id from events e
+            select e.id from ${eventsFrom(scope)} e
             where ${rawConditions(scope, filter, filter.dates)} ${after}
             order by ${orderBy(sort)} ${window}
           )
-          ${pageJson(sort)}`;
+          ${pageJson(sort, scope)}`;
         const total = sqlText`
           select coalesce(sum(n), 0)::int8 from (${unionParts(countParts(scope, filter))}) u`;
         // A total from the precomputed counts is cheap: one statement, one round trip. A total that
@@ -125,7 +126,7 @@ export function pageReads(
  * they are): a generic plan takes a page for a tenth of the rows it limits (LIMIT is a parameter)
  * and joined 100,000 of them to the whole events table, half a second a page.
  */
-export function pageJson(sort: Sort): Fragment {
+export function pageJson(sort: Sort, scope: { generalised: Fragment | null }): Fragment {
   return sqlText`
     select coalesce('[' || string_agg(
              '{"id":' || e.id
@@ -147,7 +148,7 @@ export function pageJson(sort: Sort): Fragment {
     cross join lateral (select e.id, e.title, e.dataset_id, e.catalog_id, e.data, e.location, e.located_by,
                                e.event_timestamp, e.is_valid, e.ingest_job_id, e.source_row, e.created_at,
                                e.updated_at
-                        from events e where e.id = p.id offset 0) e
+                        from ${eventsFrom(scope)} e where e.id = p.id offset 0) e
     cross join lateral (select d.title, c.slug, d.provenance_public from datasets d join catalogs c on c.id = d.catalog_id
                         where d.id = e.dataset_id offset 0) d`;
 }

@@ -3,6 +3,7 @@ import { GRID_LEVEL, innerCellRange, mercatorCell, ROLLUP_LEVEL } from '../../..
 import { type EventFilter, longitudeRanges } from '../../../domain/read/read-query.ts';
 import { floorPeriod, type Grain, type PeriodSpan, splitRange } from '../../../domain/read/time-ranges.ts';
 import { type Sql, sqlText } from '../sql-text.ts';
+import { eventsFrom } from './private-locations.ts';
 import { fineCellCounts } from './fine-cells.ts';
 import { allOf, dateExpr, edgeStrips, rawConditions, rawPart } from './rows.ts';
 import type { Scope } from './scope.ts';
@@ -216,7 +217,7 @@ function worldParts(scope: Scope, filter: EventFilter, need: Need): Fragment[] {
   const unlocated = sqlText`
     select e.dataset_id, e.catalog_id, ${dateExpr(filter)} as t, null::int4 as cx, null::int4 as cy, e.id,
            -1::int8 as n, null::float8 as slon, null::float8 as slat
-    from events e where e.location is null and ${rawConditions(scope, everywhere, filter.dates)}`;
+    from ${eventsFrom(scope)} e where e.location is null and ${rawConditions(scope, everywhere, filter.dates)}`;
   const parts = [
     ...countParts(scope, everywhere, need),
     unlocated,

@@ -7,6 +7,7 @@ import {
 } from '../../../domain/read/read-query.ts';
 import { sql } from '../database.ts';
 import { joinSql, type Sql, sqlText } from '../sql-text.ts';
+import { eventsFrom } from './private-locations.ts';
 import type { Scope } from './scope.ts';
 
 // The raw event rows of the read model: the filter as conditions on `events e`, the "rows" part of
@@ -64,7 +65,7 @@ export function rawPart(
            ${level === null ? sqlText`null::int4` : sqlText`e.grid_x >> ${shift}`} as cx,
            ${level === null ? sqlText`null::int4` : sqlText`e.grid_y >> ${shift}`} as cy, e.id,
            ${sign}::int8 as n, st_x(e.location) as slon, st_y(e.location) as slat
-    from events e
+    from ${eventsFrom(scope)} e
     where ${located} and ${rawConditions(scope, filter, dates)} ${extra ? sqlText`and ${extra}` : sqlText``}`;
 }
 

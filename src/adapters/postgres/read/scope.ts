@@ -6,7 +6,7 @@ import type { EventFilter } from '../../../domain/read/read-query.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
-import { visibleDatasetCondition } from '../visibility.ts';
+import { visibleDatasetCondition, writableDatasetCondition } from '../visibility.ts';
 import { sharedWork } from '../query-cancellation.ts';
 
 // Which datasets a read may see: the scope row resolved in the database, remembered per viewer and
@@ -25,6 +25,11 @@ export type Scope = ScopeFacts & {
   datasetIds: Fragment | null;
   /** Set when the filter is exactly one catalog: its id, for the per-catalog total rows. */
   catalogId: Fragment | null;
+  /**
+   * The readable datasets whose locations the viewer sees generalised (location privacy, set and
+   * not writable by the viewer), as an int8[]; null when none (private-locations.ts).
+   */
+  generalised: Fragment | null;
 };
 
 const DensityRow = row(Type.Object({ density: Type.Number() }));
@@ -55,6 +60,8 @@ const ScopeRecord = Type.Object({
    * 0 otherwise). Only chooses a plan, so that it may be as old as the row.
    */
   share: Type.Number(),
+  /** The readable datasets with location privacy that the viewer may not write. */
+  generalised: Type.Array(Type.Number()),
 });
 type ScopeRecord = Static<typeof ScopeRecord>;
 const ScopeRow = row(ScopeRecord);
@@ -84,12 +91,13 @@ function scopeQuery(viewer: Viewer, filter: ScopeFilter): Fragment {
     return sqlText`
       select '{}'::int8[] as ids, 0::int8 as hidden, null::int8 as catalog_id,
              exists (select 1 from datasets where counts_pending) as pending, ${SCOPE_VERSION} as signature,
-             1::float8 as share`;
+             1::float8 as share, '{}'::int8[] as generalised`;
   const conditions = [sqlText`true`];
   if (filter.catalog) conditions.push(sqlText`c.slug = ${filter.catalog}`);
   if (filter.datasets.length > 0)
     conditions.push(sqlText`d.slug = any(${sql.array(filter.datasets, 'text')})`);
   const allowed = visible ? sqlText`coalesce(${visible}, false)` : sqlText`true`;
+  const exact = sqlText`coalesce(${writableDatasetCondition(viewer, { dataset: 'd', catalog: 'c' })}, false)`;
   const years = (dataset: Fragment) =>
     sqlText`coalesce((select sum(k.event_count) from event_counts k where k.grain = 'y' and k.dataset_id = ${dataset}), 0)::float8`;
   const share =
@@ -97,8 +105,10 @@ function scopeQuery(viewer: Viewer, filter: ScopeFilter): Fragment {
       ? sqlText`${years(sqlText`-r.catalog_id`)} / greatest(${years(sqlText`0`)}, 1)`
       : sqlText`0::float8`;
   return sqlText`
-    select ids, hidden, catalog_id, pending, ${SCOPE_VERSION} as signature, ${share} as share
+    select ids, hidden, catalog_id, pending, ${SCOPE_VERSION} as signature, ${share} as share, generalised
     from (select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
+                 coalesce(array_agg(d.id order by d.id) filter (where ${allowed} and d.privacy_cell_metres is not null
+                                                              and not ${exact}), '{}')::int8[] as generalised,
                  count(*) filter (where not ${allowed})::int8 as hidden,
                  min(c.id)::int8 as catalog_id,
                  coalesce(bool_or(d.counts_pending) filter (where ${allowed}), false) as pending
@@ -130,7 +140,8 @@ export function readDataVersion(
     .one(
       typed(VersionRow)`select (select oid::text from pg_database where datname = current_database())
         || '/' || current_database() || '/' || s.signature || ':' || (${versions})::text || ':'
-        || ${everything ? sqlText`'*'` : sqlText`array_to_string(s.ids, ',')`} as version
+        || ${everything ? sqlText`'*'` : sqlText`array_to_string(s.ids, ',')`}
+        || case when cardinality(s.generalised) > 0 then ':g' || array_to_string(s.generalised, ',') else '' end as version
       from (${scopeQuery(viewer, filter)}) s`,
     )
     .then((found) => found.version);
@@ -268,14 +279,18 @@ export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity
         catalogId: resolved.catalog_id,
         pending: resolved.pending,
         share: resolved.share,
+        generalised: resolved.generalised.length > 0,
       },
       filter,
     );
     const fineCells =
       facts.fineCells && (minDensity <= 0 || fineCellsPayOff(await fineCellDensity(), minDensity));
-    if (facts.allDatasets) return { ...facts, fineCells, datasetIds: null, catalogId: null };
+    const generalised =
+      resolved.generalised.length > 0 ? sqlText`${sql.array(resolved.generalised, 'int8')}` : null;
+    if (facts.allDatasets) return { ...facts, fineCells, datasetIds: null, catalogId: null, generalised };
     return {
       ...facts,
+      generalised,
       fineCells,
       datasetIds: sqlText`${sql.array(resolved.ids, 'int8')}`,
       catalogId: wholeCatalog ? sqlText`${resolved.catalog_id}::int8` : null,

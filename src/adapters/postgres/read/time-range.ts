@@ -6,6 +6,7 @@ import { floorPeriod, type Grain, nextPeriod, type PeriodSpan } from '../../../d
 import type { EventReader } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { joinSql, sqlText, typed } from '../sql-text.ts';
+import { eventsFrom } from './private-locations.ts';
 import { periodConditions } from './parts.ts';
 import { dateExpr, earlier, later, rawConditions } from './rows.ts';
 import type { Scope, ScopeResolver } from './scope.ts';
@@ -27,7 +28,7 @@ export function timeRangeReads(pool: DatabasePool, scopes: ScopeResolver): Pick<
       const fromRows = async () => {
         const range = await pool.one(typed(RangeRow)`
           select min(${dateExpr(filter)}) as min, max(${dateExpr(filter)}) as max
-          from events e where ${rawConditions(scope, filter, filter.dates)}`);
+          from ${eventsFrom(scope)} e where ${rawConditions(scope, filter, filter.dates)}`);
         return range.min && range.max ? { min: range.min, max: range.max } : null;
       };
       const answer = timeRangeAnswer(scope, filter);
@@ -49,9 +50,9 @@ export function timeRangeReads(pool: DatabasePool, scopes: ScopeResolver): Pick<
         to: earlier(filter.dates.to, nextPeriod(day, 'day')),
       });
       const range = await pool.one(typed(RangeRow)`
-        select (select min(e.event_timestamp) from events e
+        select (select min(e.event_timestamp) from ${eventsFrom(scope)} e
                 where ${rawConditions(scope, filter, within(days.min))}) as min,
-               (select max(e.event_timestamp) from events e
+               (select max(e.event_timestamp) from ${eventsFrom(scope)} e
                 where ${rawConditions(scope, filter, within(days.max))}) as max`);
       // The first or last day may hold events only outside a date range that starts or ends within it.
       return range.min && range.max ? { min: range.min, max: range.max } : fromRows();
@@ -107,9 +108,9 @@ export function timeRangeReads(pool: DatabasePool, scopes: ScopeResolver): Pick<
             where ${periodConditions(scope, { grain, from, to }, false)} and ${inCells}`);
     if (!periods.min || !periods.max) return null;
     const range = await pool.one(typed(RangeRow)`
-      select (select min(e.event_timestamp) from events e
+      select (select min(e.event_timestamp) from ${eventsFrom(scope)} e
               where ${rawConditions(scope, filter, { from: filter.dates.from, to: earlier(to, nextPeriod(periods.min, grain)) })}) as min,
-             (select max(e.event_timestamp) from events e
+             (select max(e.event_timestamp) from ${eventsFrom(scope)} e
               where ${rawConditions(scope, filter, { from: later(filter.dates.from, periods.max), to })}) as max`);
     return range.min && range.max ? { min: range.min, max: range.max } : null;
   }
