@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { ScheduleStore, ScheduledIngest, ScheduledRun } from '../../../ports/ingest/schedule-store.ts';
 import { hasCompletedImport } from '../completed-imports.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
+import { recordRunHealth } from '../source-health.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
@@ -181,6 +182,9 @@ export function postgresScheduleStore(pool: DatabasePool): ScheduleStore {
         await tx.query(sql.unsafe`
           update scheduled_ingests set last_status = ${outcome.status}, last_error = ${outcome.error ?? null}, updated_at = now()
           where id = ${scheduleId}`);
+        // A fetch that failed for good is a bad run of the source (a fetched file is judged when its import ends).
+        if (outcome.status === 'failed')
+          await recordRunHealth(tx, { kind: 'schedule', id: scheduleId }, 'failed');
       });
     },
   };
