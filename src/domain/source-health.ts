@@ -57,3 +57,6 @@ export function parseAlertAfter(value: unknown): number {
     });
   return number;
 }
+
+/** A source's health as its pages show it: the bad runs in a row and the threshold it alerts at. */
+export type SourceHealthView = { streak: number; last: 'failed' | 'empty' | null; alertAfter: number };

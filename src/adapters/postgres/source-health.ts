@@ -48,6 +48,11 @@ export async function recordRunHealth(
     update ${table} set health_streak = ${next.streak}, health_last = ${next.last},
                         health_alerted = ${next.alerted}
     where id = ${source.id}`);
+  // A good run ends the streak: its notice is closed (the banner goes; the row stays as history).
+  if (run === 'ok' && found.health_alerted)
+    await tx.query(sql.unsafe`
+      update account_notices set dismissed_at = now()
+      where source_kind = ${source.kind} and source_id = ${source.id} and dismissed_at is null`);
   if (alert && found.owner !== null)
     await tx.query(sql.unsafe`
       insert into account_notices (user_id, kind, source_kind, source_id, message)

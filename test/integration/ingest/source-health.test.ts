@@ -78,6 +78,11 @@ t.test('a scraper: failures and empty runs in a row, one notice per streak, rese
   t.equal((await notices(db, userId)).length, 1, 'the same streak never alerts twice');
 
   t.same(await run(outcome('success', 12)), { health_streak: 0, health_last: null, health_alerted: false });
+  t.equal(
+    await db.pool.oneFirst(sql.unsafe`select count(*)::int from account_notices where dismissed_at is null`),
+    0,
+    'the good run closed the notice',
+  );
   for (let i = 0; i < 3; i += 1) await run(outcome('success', 0));
   t.equal((await notices(db, userId)).length, 2, 'a new streak after a good run alerts again');
 });
