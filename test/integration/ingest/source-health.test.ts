@@ -5,6 +5,7 @@ import { postgresIngestJobStore } from '../../../src/adapters/postgres/ingest/in
 import { postgresScheduleStore } from '../../../src/adapters/postgres/ingest/schedule-store.ts';
 import { postgresScraperRunStore } from '../../../src/adapters/postgres/scrapers/scraper-run-store.ts';
 import type { RunOutcome } from '../../../src/domain/scrapers/scrapers.ts';
+import { accountsApp } from '../../helpers/accounts.ts';
 import { type TestDatabase, testDatabase } from '../../helpers/database.ts';
 
 // Source health (issue 39 §3) on a real database, through the stores the running code records runs
@@ -141,3 +142,32 @@ t.test('a scheduled import: failed fetches, failed and empty imports, reset on n
   await jobs.markCompleted(await importedRun(7), null);
   t.same(await health(), { health_streak: 0, health_last: null, health_alerted: false }, 'new rows end it');
 });
+
+t.test(
+  'the scheduled imports page shows the streak and a banner once it reaches the threshold',
+  async (t) => {
+    const { db, createUser, login, as } = await accountsApp(t);
+    const user = await createUser();
+    const session = as(await login(user));
+    const scheduleId = (await db.pool.oneFirst(sql.unsafe`
+    with catalog as (insert into catalogs (slug, title, created_by) values ('feeds', 'Feeds', ${user.id}) returning id)
+    insert into scheduled_ingests (name, url, catalog_id, created_by, alert_after, settings)
+    select 'Nightly CSV', 'https://example.org/n.csv', id, ${user.id}, 2, '{"fieldMapping": {}}'::jsonb
+    from catalog returning id`)) as number;
+    const schedules = postgresScheduleStore(db.pool);
+    const fail = async (minutes: number) => {
+      const runId = (await db.pool.oneFirst(sql.unsafe`
+      insert into scheduled_ingest_runs (scheduled_ingest_id, due_at, triggered_by, status)
+      values (${scheduleId}, now() + ${`${minutes} minutes`}::interval, 'manual', 'fetching') returning id`)) as number;
+      await schedules.finishRun(runId, { status: 'failed', error: 'HTTP 503' });
+    };
+    await fail(1);
+    const one = (await session('GET', '/account/scheduled-imports')).body;
+    t.match(one, /1 bad run in a row \(latest: failed\) · alert after\s+2/);
+    t.notMatch(one, /source-health-banner/, 'below the threshold: no banner');
+    await fail(2);
+    const two = (await session('GET', '/account/scheduled-imports')).body;
+    t.match(two, /class="flash error source-health-banner"[^>]*>[^<]*A source needs attention/);
+    t.match(two, /<strong>Nightly CSV<\/strong> \(2 bad runs in a row\)/);
+  },
+);
