@@ -25,6 +25,7 @@ import { composeCollections } from './composition/collections.ts';
 import type { Infrastructure } from './composition/infrastructure.ts';
 import { composeIngest } from './composition/ingest.ts';
 import { composeRead } from './composition/read.ts';
+import { feedsHttp } from './composition/feeds.ts';
 import { composeScrapers } from './composition/scrapers.ts';
 import { composeSite } from './composition/site.ts';
 
@@ -152,6 +153,7 @@ export async function composeServices(
         features: [
           site.http({ replicas: read.replicas, csrfSecret }),
           read.http(),
+          feedsHttp({ views: site.views, events: read.events, pool: read.pool, clock: infra.clock }),
           ingest.http({ triggerScraperWebhook: scrapers.triggers.triggerWebhook, csrfSecret }),
           site.adminHttp(),
           accounts.dataExportsHttp(),

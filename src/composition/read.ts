@@ -104,6 +104,10 @@ export async function composeRead(
   const exportFiles = config.exportCache.maxBytes > 0 ? localExportFileStore(config.exportCache) : undefined;
   return {
     replicas,
+    /** The read model of /api/v1 (the feeds of saved views read through it too: composition/feeds.ts). */
+    events: reader,
+    /** The primary's read pool. */
+    pool: readPool,
     /** With read replicas: the request's read context and the primary's position. */
     readYourWrites: replicas ? readYourWritesOn(replicas) : undefined,
     http: (): HttpFeature =>

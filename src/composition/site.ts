@@ -55,6 +55,8 @@ export function composeSite(
     flagCheck,
     notices,
     adminJobs,
+    /** Saved views (their feeds are composed in composition/feeds.ts). */
+    views,
     /** The admin views of the jobs, legal notices and newsletter (placed by src/compose.ts). */
     adminHttp: (): HttpFeature => siteAdminHttp({ adminJobs, notices }),
     /** GET/PATCH /api/feature-flags (placed by src/compose.ts). */

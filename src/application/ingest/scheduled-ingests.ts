@@ -111,7 +111,7 @@ type ScheduleChange = Partial<
     ScheduledIngest,
     'name' | 'url' | 'schedule' | 'enabled' | 'catalogId' | 'datasetId' | 'settings' | 'reviewDuplicates'
   >
->;
+> & { alertAfter?: number };
 
 /**
  * A new catalog or dataset is checked as on creation: write access to the catalog (404 one the
@@ -163,6 +163,7 @@ export async function updateScheduledIngest(
       ...(url !== undefined ? { url } : {}),
       ...(change.settings !== undefined ? { settings: change.settings } : {}),
       ...(change.reviewDuplicates !== undefined ? { reviewDuplicates: change.reviewDuplicates } : {}),
+      ...(change.alertAfter !== undefined ? { alertAfter: change.alertAfter } : {}),
       ...(target ?? {}),
       schedule,
       enabled,

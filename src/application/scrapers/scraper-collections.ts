@@ -1,4 +1,5 @@
 import { parseReviewDuplicates, type ReviewDuplicates } from '../../domain/ingest/review.ts';
+import { parseAlertAfter } from '../../domain/source-health.ts';
 import {
   canReadCatalog,
   canReadDataset,
@@ -251,6 +252,8 @@ export type ScraperInput = {
   targetDataset?: number | null;
   autoImport?: boolean;
   reviewDuplicates?: ReviewDuplicates;
+  /** Bad runs in a row that tell the owner (domain/source-health.ts). */
+  alertAfter?: unknown;
   webhookEnabled?: boolean;
   rotateWebhookToken?: boolean;
 };
@@ -289,6 +292,7 @@ export async function updateScraperDocument(
   if (input.autoImport !== undefined) changes.autoImport = input.autoImport;
   if (input.reviewDuplicates !== undefined)
     changes.reviewDuplicates = parseReviewDuplicates(input.reviewDuplicates);
+  if (input.alertAfter !== undefined) changes.alertAfter = parseAlertAfter(input.alertAfter);
   await deps.scrapers.scrapers.update(id, changes);
   let webhookToken: string | undefined;
   if (input.webhookEnabled !== undefined || input.rotateWebhookToken) {

@@ -1,6 +1,7 @@
 import { ValidationError } from '../errors.ts';
 import { FORBIDDEN_KEYS } from '../forbidden-keys.ts';
 import type { ReviewDuplicates } from '../ingest/review.ts';
+import type { SourceHealthView } from '../source-health.ts';
 import type { ManifestScraper } from './manifest.ts';
 import type { RunStatistics, RunStatus, TriggeredBy } from './runs.ts';
 
@@ -19,6 +20,8 @@ export type Scraper = ManifestScraper & {
   reviewDuplicates: ReviewDuplicates;
   webhookEnabled: boolean;
   statistics: RunStatistics;
+  /** Bad runs in a row and the alert threshold (domain/source-health.ts); unset where not read. */
+  health?: SourceHealthView;
 };
 
 export type ScraperRun = {

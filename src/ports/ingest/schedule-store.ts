@@ -1,6 +1,7 @@
 import type { ScheduleTrigger } from '../../domain/ingest/schedules.ts';
 import type { ReviewDuplicates } from '../../domain/ingest/review.ts';
 import type { IngestSettings } from '../../domain/ingest/settings.ts';
+import type { SourceHealthView } from '../../domain/source-health.ts';
 
 export type ScheduledIngest = {
   id: number;
@@ -19,6 +20,8 @@ export type ScheduledIngest = {
   lastError: string | null;
   createdAt: string;
   updatedAt: string;
+  /** Bad runs in a row and the alert threshold (domain/source-health.ts); unset where not read. */
+  health?: SourceHealthView;
 };
 
 export type ScheduledRun = {
@@ -56,6 +59,8 @@ export interface ScheduleStore {
       >
     > & {
       webhookTokenHash?: string | null;
+      /** Bad runs in a row that tell the owner (domain/source-health.ts). */
+      alertAfter?: number;
     },
   ): Promise<ScheduledIngest | null>;
   /** Enabled schedules whose next run time has come. */

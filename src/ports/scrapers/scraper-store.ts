@@ -22,6 +22,6 @@ export interface ScraperStore {
     id: number,
     changes: Partial<
       Pick<Scraper, 'enabled' | 'envVars' | 'targetDatasetId' | 'autoImport' | 'reviewDuplicates'>
-    >,
+    > & { alertAfter?: number },
   ): Promise<void>;
 }

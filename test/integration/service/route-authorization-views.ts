@@ -32,6 +32,13 @@ const PRIVATE_VIEW = `${OWNER} (a private view; a public one opens for everyone)
 const OWNER_KEYS = [200, 200, 200] as const;
 const OWNER_WRITE_KEYS = [403, 200, 200] as const;
 
+const feedRow = (path: (code: string) => string): MatrixRow => ({
+  expect: [401, 404, 200, 200],
+  keys: OWNER_KEYS,
+  rule: `${OWNER} (private view; anonymous 401: an API key opens it)`,
+  request: ofView(path),
+});
+
 export function viewRows(): Record<string, MatrixRow> {
   const form = (path: (code: string) => string): MatrixRow => ({
     expect: [303, 403, 403, 403],
@@ -75,6 +82,11 @@ export function viewRows(): Record<string, MatrixRow> {
       rule: PRIVATE_VIEW,
       request: ofView((c) => `/v/${c}`),
     },
+    // The view's feeds (issue 39 §2): a private view's ask a caller without credentials for an API
+    // key (401) rather than answer 404, so feed readers prompt for one.
+    'GET /v/:code/feed.atom': feedRow((c) => `/v/${c}/feed.atom`),
+    'GET /v/:code/feed.json': feedRow((c) => `/v/${c}/feed.json`),
+    'GET /v/:code/events.ics': feedRow((c) => `/v/${c}/events.ics`),
     'GET /embed/:code': {
       expect: [404, 404, 200, 200],
       keys: OWNER_KEYS,

@@ -84,6 +84,14 @@ const ScraperDoc = Type.Object(
       lastRunStatus: Nullable(RunStatus),
       lastRunDurationMs: Nullable(Type.Number()),
     }),
+    health: Type.Object(
+      {
+        streak: Type.Integer({ description: 'Bad runs in a row: failed, or no output rows' }),
+        last: Nullable(Type.Union([Type.Literal('failed'), Type.Literal('empty')])),
+        alertAfter: Type.Integer({ description: 'The streak at which the owner is told (once per streak)' }),
+      },
+      { description: 'Source health (docs/ingestion.md)' },
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -160,6 +168,13 @@ export const ScraperUpdate = Type.Object(
     targetDataset: Type.Optional(NullableId),
     autoImport: Type.Optional(Type.Boolean()),
     reviewDuplicates: Type.Optional(ReviewDuplicatesSchema),
+    alertAfter: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        description: 'Bad runs in a row (failed, or no output rows) after which the owner is told',
+      }),
+    ),
     webhookEnabled: Type.Optional(
       Type.Boolean({ description: 'Turning it on answers a new token once, in webhookToken' }),
     ),

@@ -25,6 +25,8 @@ import type { MyImportsDeps } from './my-imports.ts';
 import { pageScript } from '../page-scripts.ts';
 import { flashFrom } from '../replies.ts';
 import { webhookUrl } from '../../http/public-url.ts';
+import { parseAlertAfter } from '../../../domain/source-health.ts';
+import { alertAfterInput, healthBanner, healthLine } from '../source-health.ts';
 
 // /account/scheduled-imports: the caller's scheduled URL imports (admins: all) with their last
 // runs and outcome, a form to create one, and edit (name, URL, cron schedule, time column), enable/disable, trigger
@@ -106,7 +108,7 @@ function scheduleCard(token: string, schedule: ScheduledIngest, runs: ScheduledR
       Schedule
       ${schedule.schedule ? html`<code>${schedule.schedule}</code>` : html`<span class="muted">manual and webhook only</span>`}
       · next run ${when(schedule.nextRunAt)} · last run ${when(schedule.lastRunAt)}
-      ${badge(schedule.lastStatus)}
+      ${badge(schedule.lastStatus)} ${healthLine(schedule.health)}
     </p>
     ${schedule.lastError ? html`<pre class="error">${schedule.lastError}</pre>` : ''}
     <details>
@@ -131,7 +133,7 @@ function scheduleCard(token: string, schedule: ScheduledIngest, runs: ScheduledR
             value="${schedule.settings.fieldMapping.timestamp ?? ''}"
             maxlength="255"
         /></label>
-        ${reviewDuplicatesSelect(schedule.reviewDuplicates)}
+        ${reviewDuplicatesSelect(schedule.reviewDuplicates)} ${alertAfterInput(schedule.health)}
         <div><button type="submit" class="small">Save</button></div>
       </form>
     </details>
@@ -234,6 +236,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
         ${STYLE}
       </style>
       <h1>Scheduled imports</h1>
+      ${healthBanner(listed.schedules)}
       <p class="muted">
         Files on the web fetched on a schedule, by hand or by a webhook, and imported like an upload.
       </p>
@@ -274,6 +277,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
     const url = formText(form, 'url', 2048);
     const timestamp = formText(form, 'mapping.timestamp', 255);
     const reviewDuplicates = formText(form, 'reviewDuplicates', 20);
+    const alertAfter = formText(form, 'alertAfter', 3);
     // The form edits the time column only: the other settings (set through the API) are kept.
     const current = await getScheduledIngest(schedules, user, id);
     const { timestamp: _old, ...otherColumns } = current.settings.fieldMapping;
@@ -287,6 +291,7 @@ export const scheduledImportsPage: FastifyPluginAsync<MyImportsDeps> = async (ap
       schedule: cron === '' ? null : cron,
       settings: { ...current.settings, fieldMapping: mapping },
       ...(reviewDuplicates ? { reviewDuplicates: parseReviewDuplicates(reviewDuplicates) } : {}),
+      ...(alertAfter ? { alertAfter: parseAlertAfter(alertAfter) } : {}),
     });
     return `Saved ${schedule.name}.`;
   });

@@ -1,4 +1,6 @@
 import type { Doc } from '../../../ports/collections/collection-repository.ts';
+import type { SourceHealthView } from '../../../domain/source-health.ts';
+import { healthBanner, healthLine } from '../source-health.ts';
 import type { ImportOutcome } from '../../../ports/ingest/import-listings.ts';
 import type { User } from '../account-pages.ts';
 import { csrfInput } from '../csrf.ts';
@@ -151,7 +153,10 @@ function scraperRows(
           <td class="nowrap">
             ${scraper.schedule ? html`<code>${String(scraper.schedule)}</code>` : html`<span class="muted">manual</span>`}
           </td>
-          <td>${badge(stats.lastRunStatus)} <span class="muted">${when(stats.lastRunAt)}</span></td>
+          <td>
+            ${badge(stats.lastRunStatus)} <span class="muted">${when(stats.lastRunAt)}</span>
+            ${healthLine(scraper.health as SourceHealthView | undefined)}
+          </td>
           <td>${String(stats.totalRuns)} (${String(stats.successRuns)} / ${String(stats.failedRuns)})</td>
           <td>${seconds(stats.lastRunDurationMs)}</td>
           <td class="nowrap">
@@ -187,6 +192,7 @@ export function accountScrapersView(
       <h1>${user.role === 'admin' ? 'All scraper repos' : 'Your scrapers'}</h1>
       <a href="${HOME}/new" class="button">New repo</a>
     </div>
+    ${healthBanner(scrapers.map((s) => ({ name: String(s.name), health: s.health as SourceHealthView | undefined })))}
     ${
       repos.length === 0
         ? html`<div class="card">

@@ -1,4 +1,6 @@
 import type { DatasetChoice } from '../../../application/scrapers/scraper-collections.ts';
+import type { SourceHealthView } from '../../../domain/source-health.ts';
+import { alertAfterInput, healthLine } from '../source-health.ts';
 import type { ReviewDuplicates } from '../../../domain/ingest/review.ts';
 import { isFinished, type RunStatus } from '../../../domain/scrapers/runs.ts';
 import { ENV_VARS } from '../../../domain/scrapers/scrapers.ts';
@@ -75,6 +77,8 @@ function settingsCard(token: string, scraper: Doc, datasets: DatasetChoice[]): H
           )}
         </select></label
       >
+      ${alertAfterInput(scraper.health as SourceHealthView | undefined)}
+      <p>${healthLine(scraper.health as SourceHealthView | undefined)}</p>
       <div><button type="submit">Save settings</button></div>
     </form>
   </section>`;

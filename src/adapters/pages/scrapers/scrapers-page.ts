@@ -331,6 +331,7 @@ export const accountScraperRoutes: FastifyPluginAsync<AccountScraperDeps> = asyn
       targetDataset: optionalId(form, 'targetDataset'),
       autoImport: ticked(form, 'autoImport'),
       reviewDuplicates: parseReviewDuplicates(formText(form, 'reviewDuplicates', 20) || undefined),
+      ...(formText(form, 'alertAfter', 3) ? { alertAfter: formText(form, 'alertAfter', 3) } : {}),
     });
     return { notice: 'Settings saved.' };
   });

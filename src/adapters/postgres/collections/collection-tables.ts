@@ -242,6 +242,7 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
       'statistics', json_build_object('totalRuns', t.total_runs, 'successRuns', t.success_runs,
         'failedRuns', t.failed_runs, 'lastRunAt', ${iso(t('last_run_at'))}, 'lastRunStatus', t.last_run_status,
         'lastRunDurationMs', t.last_run_duration_ms),
+      'health', json_build_object('streak', t.health_streak, 'last', t.health_last, 'alertAfter', t.alert_after),
       'createdAt', ${iso(t('created_at'))}, 'updatedAt', ${iso(t('updated_at'))})`,
     readable: ownedRepo('r'),
     // Written through the scraper use cases (ScraperStore.update, setScraperWebhook), never field by field.

@@ -1,6 +1,7 @@
 import { stagesFrom } from '../../../domain/ingest/stages.ts';
 import type { IngestJobStore } from '../../../ports/ingest/ingest-job-store.ts';
 import { type DatabasePool, sql } from '../database.ts';
+import { recordScheduledImportHealth } from '../source-health.ts';
 import {
   visibleTo,
   FileRow,
@@ -116,19 +117,26 @@ export function postgresIngestJobStore(pool: DatabasePool): IngestJobStore {
     },
 
     async markCompleted(jobId, warnings) {
-      await pool.query(sql.unsafe`
-        update ingest_jobs
-        set stage = 'completed', completed_at = now(), next_retry_at = null, updated_at = now(),
-            error_log = ${warnings ? sql.jsonb(warnings as never) : null}::jsonb
-        where id = ${jobId}`);
+      await pool.transaction(async (tx) => {
+        await tx.query(sql.unsafe`
+          update ingest_jobs
+          set stage = 'completed', completed_at = now(), next_retry_at = null, updated_at = now(),
+              error_log = ${warnings ? sql.jsonb(warnings as never) : null}::jsonb
+          where id = ${jobId}`);
+        // A scheduled run's import: its source's health (no events created is an empty run).
+        await recordScheduledImportHealth(tx, jobId, 'completed');
+      });
     },
 
     async markFailed(jobId, errorLog) {
-      await pool.query(sql.unsafe`
-        update ingest_jobs
-        set stage = 'failed', error_log = ${sql.jsonb(errorLog as never)}, failed_at = now(), next_retry_at = null,
-            updated_at = now()
-        where id = ${jobId}`);
+      await pool.transaction(async (tx) => {
+        await tx.query(sql.unsafe`
+          update ingest_jobs
+          set stage = 'failed', error_log = ${sql.jsonb(errorLog as never)}, failed_at = now(), next_retry_at = null,
+              updated_at = now()
+          where id = ${jobId}`);
+        await recordScheduledImportHealth(tx, jobId, 'failed');
+      });
     },
 
     async scheduleRetry(jobId, retry) {

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { ScheduleStore, ScheduledIngest, ScheduledRun } from '../../../ports/ingest/schedule-store.ts';
 import { hasCompletedImport } from '../completed-imports.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
+import { recordRunHealth } from '../source-health.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
@@ -24,6 +25,9 @@ export const ScheduleRow = row(
     last_error: Nullable(Type.String()),
     created_at: Type.String(),
     updated_at: Type.String(),
+    alert_after: Type.Number(),
+    health_streak: Type.Number(),
+    health_last: Nullable(Type.String()),
   }),
 );
 
@@ -41,7 +45,7 @@ const RunRow = row(RunFields);
 
 const columns = sql.fragment`id, name, url, schedule, enabled, catalog_id, dataset_id, settings, review_duplicates,
   created_by, next_run_at,
-  last_run_at, last_status, last_error, created_at, updated_at`;
+  last_run_at, last_status, last_error, created_at, updated_at, alert_after, health_streak, health_last`;
 /** The columns toSchedule reads, for other queries of scheduled_ingests (import-listings.ts). */
 export const scheduleColumns = columns;
 
@@ -63,6 +67,11 @@ export function toSchedule(r: Record<string, unknown>): ScheduledIngest {
     lastError: r.last_error as string | null,
     createdAt: r.created_at as string,
     updatedAt: r.updated_at as string,
+    health: {
+      streak: r.health_streak as number,
+      last: r.health_last as 'failed' | 'empty' | null,
+      alertAfter: r.alert_after as number,
+    },
   };
 }
 
@@ -116,6 +125,7 @@ export function postgresScheduleStore(pool: DatabasePool): ScheduleStore {
         change.webhookTokenHash !== undefined
           ? sql.fragment`webhook_token_hash = ${change.webhookTokenHash}`
           : null,
+        change.alertAfter !== undefined ? sql.fragment`alert_after = ${change.alertAfter}` : null,
         sql.fragment`updated_at = now()`,
       ].filter((set) => set !== null);
       const updated = await pool.maybeOne(sql.type(ScheduleRow)`
@@ -181,6 +191,9 @@ export function postgresScheduleStore(pool: DatabasePool): ScheduleStore {
         await tx.query(sql.unsafe`
           update scheduled_ingests set last_status = ${outcome.status}, last_error = ${outcome.error ?? null}, updated_at = now()
           where id = ${scheduleId}`);
+        // A fetch that failed for good is a bad run of the source (a fetched file is judged when its import ends).
+        if (outcome.status === 'failed')
+          await recordRunHealth(tx, { kind: 'schedule', id: scheduleId }, 'failed');
       });
     },
   };

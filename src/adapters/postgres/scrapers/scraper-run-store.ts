@@ -3,6 +3,8 @@ import type { ScraperRun } from '../../../domain/scrapers/scrapers.ts';
 import type { ScraperRunStore } from '../../../ports/scrapers/scraper-run-store.ts';
 import { hasCompletedImport } from '../completed-imports.ts';
 import { type DatabasePool, Nullable, row, sql } from '../database.ts';
+import { recordRunHealth } from '../source-health.ts';
+import { scraperRunHealth } from '../../../domain/source-health.ts';
 import { RunStatusColumn } from './scraper-rows.ts';
 
 const RunRow = Type.Object({
@@ -119,6 +121,11 @@ export function postgresScraperRunStore(pool: DatabasePool): ScraperRunStore {
             last_run_status = ${outcome.status},
             last_run_duration_ms = ${outcome.durationMs}
           where id = ${finished.scraper_id}`);
+        await recordRunHealth(
+          tx,
+          { kind: 'scraper', id: finished.scraper_id },
+          scraperRunHealth(outcome.status, outcome.outputRows),
+        );
         return true;
       });
     },

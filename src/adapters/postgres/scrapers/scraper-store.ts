@@ -29,6 +29,9 @@ const ScraperRow = Type.Object({
   last_run_status: Nullable(RunStatusColumn),
   last_run_duration_ms: Nullable(Type.Number()),
   webhook_enabled: Type.Boolean(),
+  alert_after: Type.Number(),
+  health_streak: Type.Number(),
+  health_last: Nullable(Type.Union([Type.Literal('failed'), Type.Literal('empty')])),
 });
 const ScraperRecord = row(ScraperRow);
 const SchedulableRecord = row(
@@ -39,7 +42,7 @@ const COLUMNS = sql.fragment`s.id, s.repo_id, s.name, s.slug, s.runtime, s.entry
   s.schedule_since, s.enabled, s.env_vars, s.timeout_secs, s.memory_mb, s.target_dataset_id, s.auto_import,
   s.review_duplicates,
   s.total_runs, s.success_runs, s.failed_runs, s.last_run_at, s.last_run_status, s.last_run_duration_ms,
-  s.webhook_enabled`;
+  s.webhook_enabled, s.alert_after, s.health_streak, s.health_last`;
 
 function toScraper(r: Static<typeof ScraperRow>): Scraper {
   return {
@@ -68,6 +71,7 @@ function toScraper(r: Static<typeof ScraperRow>): Scraper {
       lastRunStatus: r.last_run_status as RunStatus | null,
       lastRunDurationMs: r.last_run_duration_ms,
     },
+    health: { streak: r.health_streak, last: r.health_last, alertAfter: r.alert_after },
   };
 }
 
@@ -189,6 +193,7 @@ export function postgresScraperStore(pool: DatabasePool): ScraperStore {
       if (changes.autoImport !== undefined) sets.push(sql.fragment`auto_import = ${changes.autoImport}`);
       if (changes.reviewDuplicates !== undefined)
         sets.push(sql.fragment`review_duplicates = ${changes.reviewDuplicates}`);
+      if (changes.alertAfter !== undefined) sets.push(sql.fragment`alert_after = ${changes.alertAfter}`);
       if (sets.length === 0) return;
       await pool.query(sql.unsafe`
         update scrapers set ${sql.join(sets, sql.fragment`, `)}, updated_at = now() where id = ${id}`);
