@@ -14,6 +14,7 @@ import {
   postgresEventExporter,
   postgresEventReader,
 } from '../adapters/postgres/read/index.ts';
+import { postgresChangeFeed } from '../adapters/postgres/read/changes.ts';
 import {
   openReplicaSet,
   readContext,
@@ -109,6 +110,8 @@ export async function composeRead(
       readHttp({
         readApi: {
           events: reader,
+          // On the primary always: its visibility fence must never move back (changes.ts).
+          changes: postgresChangeFeed(readPool),
           exporter,
           ...(exportFiles ? { exportFiles, exportEncoder: exportEncoders } : {}),
         },

@@ -13,6 +13,7 @@ import { summariseClusterSizes } from '../../../application/read/summarise-clust
 import { summariseSources } from '../../../application/read/summarise-sources.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { EventExporter } from '../../../ports/read/event-exporter.ts';
+import type { ChangeFeed } from '../../../ports/read/change-feed.ts';
 import type { EventReader, Viewer } from '../../../ports/read/event-reader.ts';
 import { costlyWithCustomDateField } from '../concurrency-limit.ts';
 import { errorResponses } from '../error-body.ts';
@@ -47,6 +48,8 @@ import {
 
 export type ReadApiDeps = {
   events: EventReader;
+  /** The change feed (/api/v1/changes, changes-routes.ts), on the primary; without it not registered. */
+  changes?: ChangeFeed;
   /** The exports (read/exports-routes.ts); without it they are not registered. */
   exporter?: EventExporter;
   /** Where exports are kept once per data version; without it each download exports afresh. */

@@ -1,6 +1,7 @@
 import type { OgcDeps } from '../../../application/read/ogc-features.ts';
 import type { HttpFeature } from '../http-feature.ts';
 import { type ReadApiDeps, v1EventRoutes } from './events-routes.ts';
+import { v1ChangeRoutes } from './changes-routes.ts';
 import { v1ExportRoutes } from './exports-routes.ts';
 import { ogcFeatureRoutes } from './ogc-routes.ts';
 import { type TileRoutesDeps, v1TileRoutes } from './tiles-routes.ts';
@@ -19,6 +20,7 @@ export function readHttp(deps: ReadHttpDeps): HttpFeature {
   return {
     routes: async (app) => {
       await app.register(v1EventRoutes, deps.readApi);
+      if (deps.readApi.changes) await app.register(v1ChangeRoutes, { changes: deps.readApi.changes });
       if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
       if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
       const { exporter, exportFiles, exportEncoder } = deps.readApi;
