@@ -11,7 +11,7 @@ export type Change = {
   kind: 'created' | 'updated' | 'deleted';
   eventId: number;
   storedAt: string;
-  /** The EventView as JSON text; null for a deletion. */
+  /** The EventView as JSON text; null for a deletion, or for an event deleted since (its deletion follows). */
   eventJson: string | null;
 };
 

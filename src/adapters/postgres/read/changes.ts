@@ -44,11 +44,15 @@ const CountRow = row(Type.Object({ removed: Type.Number() }));
 
 const position = (txid: string, seq: string): ChangePosition => ({ txid: BigInt(txid), seq: BigInt(seq) });
 
-/** Conditions on `event_changes ch`: the viewer's datasets, and the filter on the event as it is now. */
+/**
+ * Conditions on `event_changes ch`: the viewer's datasets (the change row's own), and the box and
+ * dates on the event as it is now. Without a box or dates every change of a readable dataset is
+ * shown, one whose event was deleted since without it (its deletion follows); with them, only
+ * changes of events that match now, and every deletion (it has no place or time left to test).
+ */
 function changeConditions(scope: Scope, filter: EventFilter) {
   const datasets = scope.datasetIds === null ? sqlText`true` : sqlText`ch.dataset_id = any(${scope.datasetIds})`;
-  // The box and dates on the event as it is now (a deletion has none: every deletion of a readable
-  // dataset is shown); catalog and datasets are the scope's, on the change row itself.
+  if (!filter.bounds && filter.dates.from === null && filter.dates.to === null) return datasets;
   const onEvent = rawConditions({ ...scope, catalogId: null, datasetIds: null }, filter, filter.dates);
   return sqlText`${datasets}
     and (ch.kind = 'deleted' or exists (select 1 from events e where e.id = ch.event_id and ${onEvent}))`;
