@@ -14,6 +14,9 @@ export type ChangePosition = { txid: bigint; seq: bigint };
 /** The position before every change. */
 export const FEED_START: ChangePosition = { txid: 0n, seq: 0n };
 
+/** How long the change feed keeps a change: 30 days (the schedule manager prunes older ones every minute). */
+export const CHANGE_RETENTION_SECONDS = 30 * 24 * 3600;
+
 const MAX_CURSOR_LENGTH = 64;
 const UINT64_MAX = 2n ** 64n - 1n;
 const INT64_MAX = 2n ** 63n - 1n;

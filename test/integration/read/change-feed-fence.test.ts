@@ -117,7 +117,9 @@ t.test('concurrent imports and readers resuming from every cursor: each change e
             await tx.query(sql.unsafe`update events set title = title || '!' where title = ${`w${writer}r${round}`}
                                       and unique_id like '%-1'`);
             if (round > 0)
-              await tx.query(sql.unsafe`delete from events where title = ${`w${writer}r${round - 1}`} and unique_id like '%-2'`);
+              await tx.query(
+                sql.unsafe`delete from events where title = ${`w${writer}r${round - 1}`} and unique_id like '%-2'`,
+              );
           });
         }
       })(),
@@ -126,7 +128,9 @@ t.test('concurrent imports and readers resuming from every cursor: each change e
   writing = false;
   await reader;
 
-  const stored = await db.pool.anyFirst(sql.unsafe`select c.seq::text from event_changes c order by c.txid, c.seq`);
+  const stored = await db.pool.anyFirst(
+    sql.unsafe`select c.seq::text from event_changes c order by c.txid, c.seq`,
+  );
   t.equal(stored.length, writers * rounds * 4 + writers * (rounds - 1), 'every write was logged');
   t.same(
     seen.map((c) => c.position.seq.toString()),
@@ -134,11 +138,16 @@ t.test('concurrent imports and readers resuming from every cursor: each change e
     'the polling reader saw every change exactly once, in stored order',
   );
   t.same(
-    Object.fromEntries(['created', 'updated', 'deleted'].map((k) => [k, seen.filter((c) => c.kind === k).length])),
+    Object.fromEntries(
+      ['created', 'updated', 'deleted'].map((k) => [k, seen.filter((c) => c.kind === k).length]),
+    ),
     { created: writers * rounds * 3, updated: writers * rounds, deleted: writers * (rounds - 1) },
     'creations, updates and deletions',
   );
-  t.ok(seen.filter((c) => c.kind === 'deleted').every((c) => c.eventJson === null), 'a deletion carries its id only');
+  t.ok(
+    seen.filter((c) => c.kind === 'deleted').every((c) => c.eventJson === null),
+    'a deletion carries its id only',
+  );
   const deleted = new Set(seen.filter((c) => c.kind === 'deleted').map((c) => c.eventId));
   t.ok(
     seen.every((c) => c.kind === 'deleted' || c.eventJson !== null || deleted.has(c.eventId)),

@@ -25,7 +25,10 @@ t.test('/api/v1/changes', async (t) => {
   for (const [who, token] of Object.entries(tokens)) {
     const page = await read(token, 'limit=1000');
     t.equal(page.changes.length, expected[who as keyof typeof expected], `${who}: the creations it may read`);
-    t.ok(page.changes.every((c) => c.kind === 'created' && c.event), `${who}: creations with their event`);
+    t.ok(
+      page.changes.every((c) => c.kind === 'created' && c.event),
+      `${who}: creations with their event`,
+    );
     t.equal(page.hasMore, false);
     cursors[who] = page.nextCursor;
   }

@@ -11,7 +11,9 @@ import { Event, filterParameters, Query } from './events-schemas.ts';
 // GET /api/v1/changes: the change feed of issue 39 §1 (src/application/read/list-changes.ts).
 
 const Change = Type.Object({
-  cursor: Type.String({ description: 'The position of this change: resuming from it gives the changes after it.' }),
+  cursor: Type.String({
+    description: 'The position of this change: resuming from it gives the changes after it.',
+  }),
   kind: Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('deleted')]),
   eventId: Type.Integer({ minimum: 1 }),
   storedAt: Type.String({ description: 'When the change was stored (UTC).' }),
@@ -20,17 +22,27 @@ const Change = Type.Object({
 
 const ChangesPage = Type.Object({
   changes: Type.Array(Change),
-  nextCursor: Type.String({ description: 'Where to resume: pass it as `cursor` (always given, even for an empty page).' }),
+  nextCursor: Type.String({
+    description: 'Where to resume: pass it as `cursor` (always given, even for an empty page).',
+  }),
   hasMore: Type.Boolean({ description: 'True when the page was full: more changes are readable now.' }),
 });
 
 const changesQuery = {
   ...filterParameters,
   cursor: Type.Optional(
-    Type.String({ description: 'The `nextCursor` (or a change\'s `cursor`) of an earlier answer; absent: from the oldest change kept.' }),
+    Type.String({
+      description:
+        "The `nextCursor` (or a change's `cursor`) of an earlier answer; absent: from the oldest change kept.",
+    }),
   ),
   limit: Type.Optional(
-    Type.Integer({ default: DEFAULT_LIMIT, minimum: 1, maximum: MAX_LIMIT, description: `1 to ${MAX_LIMIT}.` }),
+    Type.Integer({
+      default: DEFAULT_LIMIT,
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      description: `1 to ${MAX_LIMIT}.`,
+    }),
   ),
 };
 
@@ -44,7 +56,7 @@ export const v1ChangeRoutes: FastifyPluginAsync<{ changes: ChangeFeed }> = async
         summary: 'Change feed',
         description:
           'Every event created, updated or deleted that the caller may read and the filters match, in the order the changes ' +
-          'were stored (not the events\' time: a back-dated import appears). Resume with `nextCursor`: each change is given ' +
+          "were stored (not the events' time: a back-dated import appears). Resume with `nextCursor`: each change is given " +
           'exactly once, including changes of a long transaction that commits after later ones (the feed waits for it). ' +
           'A deletion carries the event id only. Changes are kept for a limited time (docs/api-v1.md); a cursor older than ' +
           'that is answered 410.',

@@ -51,7 +51,8 @@ const position = (txid: string, seq: string): ChangePosition => ({ txid: BigInt(
  * changes of events that match now, and every deletion (it has no place or time left to test).
  */
 function changeConditions(scope: Scope, filter: EventFilter) {
-  const datasets = scope.datasetIds === null ? sqlText`true` : sqlText`ch.dataset_id = any(${scope.datasetIds})`;
+  const datasets =
+    scope.datasetIds === null ? sqlText`true` : sqlText`ch.dataset_id = any(${scope.datasetIds})`;
   if (!filter.bounds && filter.dates.from === null && filter.dates.to === null) return datasets;
   const onEvent = rawConditions({ ...scope, catalogId: null, datasetIds: null }, filter, filter.dates);
   return sqlText`${datasets}
@@ -102,14 +103,17 @@ export function postgresChangeFeed(pool: DatabasePool): ChangeFeed {
         const last = changes.at(-1)?.position ?? from;
         // A page that is not full read every change before the fence: the next read starts after
         // all of them, not only after those this viewer and filter were shown.
-        const end = tail.tail_txid !== null && tail.tail_seq !== null ? position(tail.tail_txid, tail.tail_seq) : from;
+        const end =
+          tail.tail_txid !== null && tail.tail_seq !== null ? position(tail.tail_txid, tail.tail_seq) : from;
         const next = hasMore || isBefore(end, last) ? last : end;
         return { changes, next, hasMore };
       });
     },
     async pruneChanges(keepSeconds) {
       return pool.oneFirst(
-        typed(CountRow)`select chronomap_prune_event_changes(make_interval(secs => ${keepSeconds})) as removed`,
+        typed(
+          CountRow,
+        )`select chronomap_prune_event_changes(make_interval(secs => ${keepSeconds})) as removed`,
       );
     },
   };
