@@ -1,5 +1,5 @@
 import { guardedUrlFetcher } from '../adapters/fetch/guarded-url-fetcher.ts';
-import { postgresChangeFeed } from '../adapters/postgres/read/changes.ts';
+import { postgresChangeFeed } from '../adapters/postgres/read/index.ts';
 import { CHANGE_RETENTION_SECONDS } from '../domain/read/change-cursor.ts';
 import { previewFetchLimits } from '../adapters/fetch/preview-fetch-limits.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';

@@ -14,7 +14,7 @@ import {
   postgresEventExporter,
   postgresEventReader,
 } from '../adapters/postgres/read/index.ts';
-import { postgresChangeFeed } from '../adapters/postgres/read/changes.ts';
+import { postgresChangeFeed } from '../adapters/postgres/read/index.ts';
 import {
   openReplicaSet,
   readContext,

@@ -11,9 +11,6 @@ import { invalid } from './read-query.ts';
 
 export type ChangePosition = { txid: bigint; seq: bigint };
 
-/** The position before every change. */
-export const FEED_START: ChangePosition = { txid: 0n, seq: 0n };
-
 /** How long the change feed keeps a change: 30 days (the schedule manager prunes older ones every minute). */
 export const CHANGE_RETENTION_SECONDS = 30 * 24 * 3600;
 

@@ -1,10 +1,5 @@
 import { Type } from 'typebox';
-import {
-  type ChangePosition,
-  FEED_START,
-  isBefore,
-  prunedCursor,
-} from '../../../domain/read/change-cursor.ts';
+import { type ChangePosition, isBefore, prunedCursor } from '../../../domain/read/change-cursor.ts';
 import type { EventFilter } from '../../../domain/read/read-query.ts';
 import type { Change, ChangeFeed } from '../../../ports/read/change-feed.ts';
 import { type DatabasePool, row, sql } from '../database.ts';

@@ -76,3 +76,4 @@ export function postgresEventReader(
     ...ogcFilteredReads(pool),
   };
 }
+export { postgresChangeFeed } from './changes.ts';
