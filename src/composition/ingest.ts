@@ -1,5 +1,5 @@
 import { guardedUrlFetcher } from '../adapters/fetch/guarded-url-fetcher.ts';
-import { postgresChangeFeed } from '../adapters/postgres/read/index.ts';
+import { pruneEventChanges } from '../adapters/postgres/ingest/change-log-retention.ts';
 import { CHANGE_RETENTION_SECONDS } from '../domain/read/change-cursor.ts';
 import { previewFetchLimits } from '../adapters/fetch/preview-fetch-limits.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
@@ -161,7 +161,7 @@ export function composeIngest(
         // The change feed's retention (GET /api/v1/changes; docs/api-v1.md): older changes are removed.
         {
           name: 'change feed retention',
-          run: () => postgresChangeFeed(on).pruneChanges(CHANGE_RETENTION_SECONDS),
+          run: () => pruneEventChanges(on, CHANGE_RETENTION_SECONDS),
         },
       ],
     }),
