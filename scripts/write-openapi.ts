@@ -14,6 +14,7 @@ import { siteHttp } from '../src/adapters/http/site/site-http.ts';
 import { createMetrics } from '../src/adapters/metrics/registry.ts';
 import type { EventExporter } from '../src/ports/read/event-exporter.ts';
 import type { EventReader } from '../src/ports/read/event-reader.ts';
+import type { ChangeFeed } from '../src/ports/read/change-feed.ts';
 import type { DatabasePool } from '../src/adapters/postgres/database.ts';
 import { composeFeatures, processInfrastructure, VERSION } from '../src/compose.ts';
 
@@ -44,6 +45,7 @@ const app = await buildHttpApp(
         readApi: {
           events: new Proxy({}, { get: () => unused }) as EventReader,
           exporter: new Proxy({}, { get: () => unused }) as EventExporter,
+          changes: new Proxy({}, { get: () => unused }) as ChangeFeed,
         },
         tiles: { tiles: { vectorTile: unused, dataVersion: unused } },
         ogc: {

@@ -80,6 +80,7 @@ const extent = ok(
 );
 const sourceStats = ok('sources stats', await client.GET('/api/v1/sources/stats'));
 const dataSources = ok('data sources', await client.GET('/api/v1/data-sources'));
+const changes = ok('changes', await client.GET('/api/v1/changes', { params: { query: { limit: 1000 } } }));
 const inferred = ok(
   'schema infer',
   await client.GET('/api/v1/datasets/{id}/schema/infer', {
@@ -178,6 +179,7 @@ process.stdout.write(
     geoStats: sizes.p100,
     bounds: { count: extent.count, located: extent.located, hasBox: extent.bounds !== null },
     sources: sourceStats.totalEvents,
+    changes: { count: changes.changes.length, next: typeof changes.nextCursor },
     dataSources: dataSources.catalogs.map((catalog) => catalog.slug).sort(),
     inferred: { dataset: inferred.dataset.id, fields: inferred.fields.length },
     exports: {

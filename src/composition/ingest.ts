@@ -1,4 +1,6 @@
 import { guardedUrlFetcher } from '../adapters/fetch/guarded-url-fetcher.ts';
+import { pruneEventChanges } from '../adapters/postgres/ingest/change-log-retention.ts';
+import { CHANGE_RETENTION_SECONDS } from '../domain/read/change-cursor.ts';
 import { previewFetchLimits } from '../adapters/fetch/preview-fetch-limits.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
 import { ingestHttp, ingestWizardHttp } from '../adapters/http/ingest/ingest-http.ts';
@@ -156,6 +158,11 @@ export function composeIngest(
         scheduledIngestsTask(schedules, infra.log),
         deferredCountsTask(deferredCounts, infra.log),
         { name: 'expired uploads', run: () => removeExpiredDrafts({ drafts, fileStore, clock, quotas }) },
+        // The change feed's retention (GET /api/v1/changes; docs/api-v1.md): older changes are removed.
+        {
+          name: 'change feed retention',
+          run: () => pruneEventChanges(on, CHANGE_RETENTION_SECONDS),
+        },
       ],
     }),
   };

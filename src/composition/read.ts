@@ -15,6 +15,7 @@ import {
   postgresEventProvenance,
   postgresEventReader,
 } from '../adapters/postgres/read/index.ts';
+import { postgresChangeFeed } from '../adapters/postgres/read/index.ts';
 import {
   openReplicaSet,
   readContext,
@@ -116,6 +117,8 @@ export async function composeRead(
           events: reader,
           // One event's provenance reads the primary: the page is rare and its rows are by key.
           provenance: postgresEventProvenance(readPool),
+          // On the primary always: its visibility fence must never move back (changes.ts).
+          changes: postgresChangeFeed(readPool),
           exporter,
           ...(exportFiles ? { exportFiles, exportEncoder: exportEncoders } : {}),
           maxArchiveTiles: config.exportArchiveMaxTiles,

@@ -6,6 +6,7 @@ export type DomainErrorKind =
   | 'unauthorized'
   | 'forbidden'
   | 'conflict'
+  | 'gone'
   | 'quota_exceeded'
   | 'rate_limited'
   | 'unavailable';

@@ -19,6 +19,7 @@ const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   quota_exceeded: 403,
   not_found: 404,
   conflict: 409,
+  gone: 410,
   rate_limited: 429,
   unavailable: 503,
 };

@@ -102,6 +102,7 @@ t.test(
     t.equal(result.temporal.total, total, 'the histogram counts every event');
     t.same(result.stats, { total, groupedBy: 'catalog' });
     t.equal(result.sources, total);
+    t.same(result.changes, { count: total, next: 'string' }, 'the change feed gives every creation');
     t.same(result.dataSources, ['news', 'science']);
     const inView = await app.inject({
       url: `/api/v1/events?limit=1&bounds=${encodeURIComponent('{"north":85,"south":-85,"east":180,"west":-180}')}`,

@@ -100,6 +100,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
       headers: { origin: 'https://maps.example.org', 'access-control-request-method': 'GET' },
     }),
   },
+  'GET /api/v1/changes': publicRead('/api/v1/changes'),
   'GET /api/v1/data-sources': publicRead('/api/v1/data-sources'),
   'GET /api/v1/events.csv': publicRead('/api/v1/events.csv?catalog=news'),
   'GET /api/v1/events.geojson': publicRead('/api/v1/events.geojson'),

@@ -13,6 +13,7 @@ import { summariseClusterSizes } from '../../../application/read/summarise-clust
 import { summariseSources } from '../../../application/read/summarise-sources.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { EventExporter } from '../../../ports/read/event-exporter.ts';
+import type { ChangeFeed } from '../../../ports/read/change-feed.ts';
 import type { EventReader, Viewer } from '../../../ports/read/event-reader.ts';
 import type { EventProvenanceReader } from '../../../ports/read/event-provenance.ts';
 import { getEvent } from '../../../application/read/event-provenance.ts';
@@ -53,6 +54,8 @@ export type ReadApiDeps = {
   events: EventReader;
   /** One event with its provenance (GET /api/v1/events/{id}); without it the route is not registered. */
   provenance?: EventProvenanceReader;
+  /** The change feed (/api/v1/changes, changes-routes.ts), on the primary; without it not registered. */
+  changes?: ChangeFeed;
   /** The exports (read/exports-routes.ts); without it they are not registered. */
   exporter?: EventExporter;
   /** Where exports are kept once per data version; without it each download exports afresh. */

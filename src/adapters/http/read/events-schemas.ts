@@ -131,7 +131,7 @@ const LocatedBy = Type.Union(
   },
 );
 
-const Event = Type.Object({
+export const Event = Type.Object({
   id: Id,
   title: Nullable(
     Type.String({

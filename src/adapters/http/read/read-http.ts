@@ -1,6 +1,7 @@
 import type { OgcDeps } from '../../../application/read/ogc-features.ts';
 import type { HttpFeature } from '../http-feature.ts';
 import { type ReadApiDeps, v1EventRoutes } from './events-routes.ts';
+import { v1ChangeRoutes } from './changes-routes.ts';
 import { v1ExportRoutes } from './exports-routes.ts';
 import { ogcFeatureRoutes } from './ogc-routes.ts';
 import { provenancePage } from './provenance-page.ts';
@@ -22,6 +23,7 @@ export function readHttp(deps: ReadHttpDeps): HttpFeature {
       await app.register(v1EventRoutes, deps.readApi);
       const { provenance } = deps.readApi;
       if (provenance) await app.register(provenancePage, { provenance });
+      if (deps.readApi.changes) await app.register(v1ChangeRoutes, { changes: deps.readApi.changes });
       if (deps.tiles) await app.register(v1TileRoutes, deps.tiles);
       if (deps.ogc) await app.register(ogcFeatureRoutes, deps.ogc);
       const { exporter, exportFiles, exportEncoder } = deps.readApi;

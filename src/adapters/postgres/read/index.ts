@@ -77,3 +77,4 @@ export function postgresEventReader(
     ...ogcFilteredReads(pool),
   };
 }
+export { postgresChangeFeed } from './changes.ts';

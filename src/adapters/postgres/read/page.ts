@@ -128,22 +128,7 @@ export function pageReads(
  */
 export function pageJson(sort: Sort, scope: { generalised: Fragment | null }): Fragment {
   return sqlText`
-    select coalesce('[' || string_agg(
-             '{"id":' || e.id
-             || ',"title":' || coalesce(to_json(e.title)::text, 'null')
-             || ',"dataset":{"id":' || e.dataset_id || ',"title":' || to_json(d.title)::text
-             || ',"catalog":' || to_json(d.slug)::text
-             || '},"data":' || e.data::text
-             || ',"location":' || case when e.location is null then 'null'
-                  else '{"longitude":' || to_json(st_x(e.location))::text
-                       || ',"latitude":' || to_json(st_y(e.location))::text || '}' end
-             || ',"locatedBy":' || case when e.located_by is not null then e.located_by::text
-                  when e.location is not null then '{"method":"coordinates"}' else 'null' end
-             || ',"eventTimestamp":"' || to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-             || '","isValid":' || case when e.is_valid then 'true' else 'false' end
-             || ',"provenance":' || ${provenanceJson}
-             || '}',
-             ',' order by ${orderBy(sort)}) || ']', '[]')
+    select coalesce('[' || string_agg(${eventJson()}, ',' order by ${orderBy(sort)}) || ']', '[]')
     from page p
     cross join lateral (select e.id, e.title, e.dataset_id, e.catalog_id, e.data, e.location, e.located_by,
                                e.event_timestamp, e.is_valid, e.ingest_job_id, e.source_row, e.created_at,
@@ -151,4 +136,26 @@ export function pageJson(sort: Sort, scope: { generalised: Fragment | null }): F
                         from ${eventsFrom(scope)} e where e.id = p.id offset 0) e
     cross join lateral (select d.title, c.slug, d.provenance_public from datasets d join catalogs c on c.id = d.catalog_id
                         where d.id = e.dataset_id offset 0) d`;
+}
+
+/**
+ * One event as the JSON text of an EventView, from `e` (the events row) and `d` (its dataset's
+ * title and its catalog's slug): the one projection of events that /events and the change feed
+ * (changes.ts) send, so that what an event reveals is decided here.
+ */
+export function eventJson(): Fragment {
+  return sqlText`'{"id":' || e.id
+    || ',"title":' || coalesce(to_json(e.title)::text, 'null')
+    || ',"dataset":{"id":' || e.dataset_id || ',"title":' || to_json(d.title)::text
+    || ',"catalog":' || to_json(d.slug)::text
+    || '},"data":' || e.data::text
+    || ',"location":' || case when e.location is null then 'null'
+         else '{"longitude":' || to_json(st_x(e.location))::text
+              || ',"latitude":' || to_json(st_y(e.location))::text || '}' end
+    || ',"locatedBy":' || case when e.located_by is not null then e.located_by::text
+         when e.location is not null then '{"method":"coordinates"}' else 'null' end
+    || ',"eventTimestamp":"' || to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    || '","isValid":' || case when e.is_valid then 'true' else 'false' end
+    || ',"provenance":' || ${provenanceJson}
+    || '}'`;
 }

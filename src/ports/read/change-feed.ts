@@ -1,0 +1,39 @@
+import type { Viewer } from '../../domain/access.ts';
+import type { ChangePosition } from '../../domain/read/change-cursor.ts';
+import type { EventFilter } from '../../domain/read/read-query.ts';
+
+// The change feed behind GET /api/v1/changes (issue 39 §1): the changes to events a viewer may
+// read, in the order they were stored, after a position.
+
+/** One change: an event created or updated (with the event as it is now), or deleted (its id only). */
+export type Change = {
+  position: ChangePosition;
+  kind: 'created' | 'updated' | 'deleted';
+  eventId: number;
+  storedAt: string;
+  /** The EventView as JSON text; null for a deletion, or for an event deleted since (its deletion follows). */
+  eventJson: string | null;
+};
+
+export type ChangesPage = {
+  changes: Change[];
+  /** Where the next read resumes: after the last change shown, or after every change read past. */
+  next: ChangePosition;
+  /** Whether more changes are already readable after `next` (the page was full). */
+  hasMore: boolean;
+};
+
+export interface ChangeFeed {
+  /**
+   * Up to `limit` changes after `after` (null: from the oldest kept) that the viewer may read and
+   * the filter matches. A 410 DomainError ('gone') when changes after `after` were pruned.
+   */
+  readChanges(
+    viewer: Viewer,
+    filter: EventFilter,
+    after: ChangePosition | null,
+    limit: number,
+  ): Promise<ChangesPage>;
+  /** Removes the changes stored more than `keepSeconds` ago; how many it removed. */
+  pruneChanges(keepSeconds: number): Promise<number>;
+}
