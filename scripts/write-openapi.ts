@@ -15,6 +15,7 @@ import { createMetrics } from '../src/adapters/metrics/registry.ts';
 import type { EventExporter } from '../src/ports/read/event-exporter.ts';
 import type { EventReader } from '../src/ports/read/event-reader.ts';
 import type { ChangeFeed } from '../src/ports/read/change-feed.ts';
+import type { EventProvenanceReader } from '../src/ports/read/event-provenance.ts';
 import type { DatabasePool } from '../src/adapters/postgres/database.ts';
 import { composeFeatures, processInfrastructure, VERSION } from '../src/compose.ts';
 
@@ -46,6 +47,7 @@ const app = await buildHttpApp(
           events: new Proxy({}, { get: () => unused }) as EventReader,
           exporter: new Proxy({}, { get: () => unused }) as EventExporter,
           changes: new Proxy({}, { get: () => unused }) as ChangeFeed,
+          provenance: new Proxy({}, { get: () => unused }) as EventProvenanceReader,
         },
         tiles: { tiles: { vectorTile: unused, dataVersion: unused } },
         ogc: {

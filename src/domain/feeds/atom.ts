@@ -15,8 +15,8 @@ const ATOM_NS = 'http://www.w3.org/2005/Atom';
 
 // Characters XML 1.0 cannot carry at all (C0 controls but tab, newline and carriage return; lone
 // surrogates; U+FFFE/U+FFFF): dropped, as no escape can write them.
-// eslint-disable-next-line no-control-regex
 const NOT_XML =
+  // eslint-disable-next-line no-control-regex
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Text for XML content and attribute values: escaped, with characters XML cannot hold left out. */

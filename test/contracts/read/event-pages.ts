@@ -95,7 +95,17 @@ export function pageAndFeatureContract(t: Test, make: MakeEventReader): void {
   t.test('an event of a page: its dataset, catalog, location and time as the API shows them', async (t) => {
     const reader = await make(t, READ_WORLD);
     const [berlin, , , , unlocated] = (await page(reader, { sort: 'id' })).events;
-    const { id: _id, dataset, ...rest } = berlin as PageEvent & { dataset: Record<string, unknown> };
+    const {
+      id: _id,
+      dataset,
+      provenance,
+      ...rest
+    } = berlin as PageEvent & { dataset: Record<string, unknown>; provenance: Record<string, unknown> };
+    t.match(
+      provenance,
+      { shown: true, importJob: null, row: null, storedAt: String, changedAt: String },
+      'its provenance: stored outside an import (no job, no row), with its times',
+    );
     t.same(
       { ...rest, dataset: { ...dataset, id: undefined } },
       {

@@ -52,6 +52,15 @@ function eventJson(world: ReadWorld, event: WorldEvent): string {
     locatedBy: located ? { method: 'coordinates' } : null,
     eventTimestamp: new Date(event.eventTimestamp).toISOString(),
     isValid: true,
+    // The world's events were stored outside an import, at no particular time.
+    provenance: {
+      shown: true,
+      importJob: null,
+      row: null,
+      storedAt: new Date(0).toISOString(),
+      changedAt: new Date(0).toISOString(),
+      page: `/events/${event.id}/provenance`,
+    },
   });
 }
 
