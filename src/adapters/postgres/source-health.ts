@@ -12,7 +12,7 @@ import { Nullable, row, sql } from './database.ts';
 // the row is locked, advanceHealth decides the new streak and whether this run tells the owner, and
 // the notice is written with it, so two runs finishing at once cannot both alert (or neither).
 
-export type HealthSource = { kind: 'schedule' | 'scraper'; id: number };
+type HealthSource = { kind: 'schedule' | 'scraper'; id: number };
 
 const HealthRow = Type.Object({
   name: Type.String(),

@@ -21,19 +21,19 @@ import { readView, type SavedViewDeps } from '../site/saved-views.ts';
 export type ViewFeedDeps = SavedViewDeps & { events: EventReader; times: EventTimes; clock: Clock };
 
 /** Entries per feed page unless `limit` says otherwise, and at most. */
-export const FEED_PAGE = { default: 50, max: 200 } as const;
+const FEED_PAGE = { default: 50, max: 200 } as const;
 /** The calendar lists at most this many upcoming events (the soonest). */
-export const CALENDAR_LIMIT = 1000;
+const CALENDAR_LIMIT = 1000;
 
 // Stored order: ids are given as events are stored, so the newest id is the newest stored event,
 // whatever its own time (a back-dated import appears at the top). Keyset paging on the id is stable
 // while events arrive: a page's cursor is the last id it showed.
 const STORED_ORDER = parseEventSort('-id');
 
-export type FeedPage = { view: SavedView; entries: FeedEntry[]; nextCursor: string | null };
+type FeedPage = { view: SavedView; entries: FeedEntry[]; nextCursor: string | null };
 
 /** The view, for a feed: readView's rule, with a 401 instead of a 404 for a caller without credentials. */
-export async function readFeedView(deps: SavedViewDeps, viewer: Viewer, code: string): Promise<SavedView> {
+async function readFeedView(deps: SavedViewDeps, viewer: Viewer, code: string): Promise<SavedView> {
   try {
     return await readView(deps, viewer, code);
   } catch (error) {

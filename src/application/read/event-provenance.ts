@@ -1,4 +1,4 @@
-import { canReadDataset, type Viewer } from '../../domain/access.ts';
+import { canReadDataset, canWriteDataset, type Viewer } from '../../domain/access.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import {
   type EventProvenance,
@@ -18,6 +18,14 @@ async function readableRecord(deps: Deps, viewer: Viewer, eventId: number): Prom
   const record = await deps.provenance.eventRecord(eventId);
   if (!record || !canReadDataset(viewer, record.access.catalog, record.access.dataset)) {
     throw new NotFoundError(`event ${eventId} does not exist`, { code: 'EVENT_NOT_FOUND' });
+  }
+  // Location privacy: exact for those who may write the dataset, the generalised event for the rest.
+  const { generalised } = record;
+  if (generalised && !canWriteDataset(viewer, record.access.catalog, record.access.dataset)) {
+    return {
+      ...record,
+      event: { ...record.event, location: generalised.location, data: generalised.data, locatedBy: null },
+    };
   }
   return record;
 }

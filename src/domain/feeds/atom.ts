@@ -20,7 +20,7 @@ const NOT_XML =
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Text for XML content and attribute values: escaped, with characters XML cannot hold left out. */
-export function xmlText(text: string): string {
+function xmlText(text: string): string {
   return text
     .replace(NOT_XML, '')
     .replace(/&/g, '&amp;')

@@ -15,7 +15,7 @@ export type Change = {
   eventJson: string | null;
 };
 
-export type ChangesPage = {
+type ChangesPage = {
   changes: Change[];
   /** Where the next read resumes: after the last change shown, or after every change read past. */
   next: ChangePosition;
@@ -34,6 +34,4 @@ export interface ChangeFeed {
     after: ChangePosition | null,
     limit: number,
   ): Promise<ChangesPage>;
-  /** Removes the changes stored more than `keepSeconds` ago; how many it removed. */
-  pruneChanges(keepSeconds: number): Promise<number>;
 }

@@ -18,6 +18,12 @@ export type EventRecord = {
   changedAt: string;
   /** The record of the file its import job read (null: no job, or the job was removed). */
   file: StoredFileSource | null;
+  /**
+   * What a reader without write access sees when the dataset has location privacy (issue 38 §4):
+   * the stored generalised location (null: suppressed) and `data` without the columns the location
+   * was read from; null when the dataset has no privacy settings.
+   */
+  generalised: { location: EventView['location']; data: EventView['data'] } | null;
 };
 
 export interface EventProvenanceReader {

@@ -169,7 +169,8 @@ export const COLLECTION_TABLES: Record<CollectionSlug, CollectionTable> = {
       ...timestamps,
     },
     doc: sql.fragment`json_build_object('id', t.id, 'dataset', t.dataset_id, 'catalog', t.catalog_id,
-      'uniqueId', t.unique_id, 'title', t.title, 'data', t.data,
+      'uniqueId', t.unique_id, 'title', t.title,
+      'data', case when d.privacy_cell_metres is null then t.data else t.data - d.location_fields end,
       'location', case when ${EVENT_LOCATION} is null then null
         else json_build_object('longitude', st_x(${EVENT_LOCATION}), 'latitude', st_y(${EVENT_LOCATION})) end,
       'eventTimestamp', ${iso(t('event_timestamp'))}, 'isValid', t.is_valid,

@@ -36,7 +36,6 @@ const TailRow = row(
     tail_seq: Type.Union([Type.String(), Type.Null()]),
   }),
 );
-const CountRow = row(Type.Object({ removed: Type.Number() }));
 
 const position = (txid: string, seq: string): ChangePosition => ({ txid: BigInt(txid), seq: BigInt(seq) });
 
@@ -105,13 +104,6 @@ export function postgresChangeFeed(pool: DatabasePool): ChangeFeed {
         const next = hasMore || isBefore(end, last) ? last : end;
         return { changes, next, hasMore };
       });
-    },
-    async pruneChanges(keepSeconds) {
-      return pool.oneFirst(
-        typed(
-          CountRow,
-        )`select chronomap_prune_event_changes(make_interval(secs => ${keepSeconds})) as removed`,
-      );
     },
   };
 }

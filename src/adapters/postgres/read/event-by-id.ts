@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { EventReader } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { sqlText, typed } from '../sql-text.ts';
-import { visibleLocation } from './private-locations.ts';
+import { visibleData, visibleLocation } from './private-locations.ts';
 import { visibility } from './scope.ts';
 
 // One dataset by slug, and one event of one dataset, for OGC API – Features (a collection is a
@@ -57,7 +57,8 @@ export function eventByIdReads(pool: DatabasePool): Pick<EventReader, 'eventInDa
       const visible = visibility(viewer) ?? sqlText`true`;
       const location = visibleLocation(viewer);
       const found = await pool.maybeOne(typed(EventRow)`
-        select e.id, e.title, e.dataset_id, d.title as dataset_title, c.slug as catalog_slug, e.data,
+        select e.id, e.title, e.dataset_id, d.title as dataset_title, c.slug as catalog_slug,
+               ${visibleData(viewer)} as data,
                st_x(${location}) as longitude, st_y(${location}) as latitude,
                to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as event_timestamp,
                e.is_valid

@@ -42,6 +42,10 @@ const RecordRow = row(
     last_modified: Nullable(Type.String()),
     run_id: Nullable(Type.String()),
     commit_sha: Nullable(Type.String()),
+    has_privacy: Type.Boolean(),
+    public_longitude: Nullable(Type.Number()),
+    public_latitude: Nullable(Type.Number()),
+    public_data: Type.Record(Type.String(), Type.Unknown()),
   }),
 );
 
@@ -61,7 +65,9 @@ export function postgresEventProvenance(pool: DatabasePool): EventProvenanceRead
                ${iso(sql.identifier(['e', 'updated_at']))} as changed_at,
                j.sheet_index, j.sheet_name, f.source as file_source, f.original_name as file_name, f.sha256,
                f.source_url, ${iso(sql.identifier(['f', 'fetched_at']))} as fetched_at, f.etag, f.last_modified,
-               r.run_id, r.commit_sha
+               r.run_id, r.commit_sha, d.privacy_cell_metres is not null as has_privacy,
+               st_x(e.public_location) as public_longitude, st_y(e.public_location) as public_latitude,
+               e.data - d.location_fields as public_data
         from events e
         join datasets d on d.id = e.dataset_id
         join catalogs c on c.id = d.catalog_id
@@ -90,6 +96,15 @@ export function postgresEventProvenance(pool: DatabasePool): EventProvenanceRead
           dataset: { isPublic: r.dataset_public, createdBy: r.dataset_owner },
         },
         provenancePublic: r.provenance_public,
+        generalised: r.has_privacy
+          ? {
+              location:
+                r.public_longitude === null || r.public_latitude === null
+                  ? null
+                  : { longitude: r.public_longitude, latitude: r.public_latitude },
+              data: r.public_data,
+            }
+          : null,
         importJob: r.ingest_job_id,
         row: r.source_row,
         sheet: r.sheet_index === null ? null : { index: r.sheet_index, name: r.sheet_name },

@@ -7,7 +7,8 @@ import { writableDatasetCondition } from '../visibility.ts';
 // (today's plans). Otherwise the events of the generalised datasets are read with their stored
 // generalised location (`public_location`: the centre of their grid cell, null when the cell holds
 // fewer than the dataset's minimum count) in place of the exact one, and their grid columns and
-// geocoding details follow it, so that every surface that reads `e.location`, `e.grid_x` or
+// geocoding details follow it, and their `data` loses the columns the location was read from
+// (datasets.location_fields, migration 0885), so that every surface that reads `e.location`, `e.grid_x` or
 // `e.grid_y` (lists, clusters, tiles, bounds, CQL2 and bbox filters, exports, OGC items) sees only
 // the generalised location. Both branches keep their own indexes (the planner pushes the filters
 // into each branch of the union).
@@ -19,10 +20,11 @@ export function eventsFrom(scope: { generalised: Sql | null }): Sql {
            created_at, updated_at, ingest_job_id, source_row, location, grid_x, grid_y, located_by
       from events where not (dataset_id = any(${scope.generalised}))
     union all
-    select id, dataset_id, catalog_id, unique_id, title, data, event_timestamp, is_valid,
-           created_at, updated_at, ingest_job_id, source_row, public_location, chronomap_mercator_x(st_x(public_location)),
-           chronomap_mercator_y(st_y(public_location)), null::jsonb
-      from events where dataset_id = any(${scope.generalised}))`;
+    select g.id, g.dataset_id, g.catalog_id, g.unique_id, g.title, g.data - f.location_fields, g.event_timestamp,
+           g.is_valid, g.created_at, g.updated_at, g.ingest_job_id, g.source_row, g.public_location,
+           chronomap_mercator_x(st_x(g.public_location)), chronomap_mercator_y(st_y(g.public_location)), null::jsonb
+      from events g join datasets f on f.id = g.dataset_id
+      where g.dataset_id = any(${scope.generalised}))`;
 }
 
 /**
@@ -32,6 +34,12 @@ export function eventsFrom(scope: { generalised: Sql | null }): Sql {
 export function visibleLocation(viewer: Viewer): Sql {
   const exact = writableDatasetCondition(viewer, { dataset: 'd', catalog: 'c' });
   return sqlText`(case when d.privacy_cell_metres is null or ${exact} then e.location else e.public_location end)`;
+}
+
+/** The `data` of one event `e` of dataset `d` as the viewer may see it (visibleLocation's twin). */
+export function visibleData(viewer: Viewer): Sql {
+  const exact = writableDatasetCondition(viewer, { dataset: 'd', catalog: 'c' });
+  return sqlText`(case when d.privacy_cell_metres is null or ${exact} then e.data else e.data - d.location_fields end)`;
 }
 
 /**
