@@ -62,7 +62,8 @@ button.small { padding:.3rem .7rem; font-size:.9em; }
 .badge.synced, .badge.success, .badge.completed { background:var(--ok-bg); color:var(--ok); }
 .badge.pending, .badge.queued, .badge.syncing, .badge.running, .badge.processing { background:#dceefb; color:#0b4f8a; }
 .badge.failed, .badge.timeout, .badge.partial { background:var(--err-bg); color:var(--err); }
-.badge.needs-review { background:#fff3c4; color:#8d6100; }
+.badge.needs-review, .badge.streak { background:#fff3c4; color:#8d6100; }
+.badge.streak-alerting { background:var(--err-bg); color:var(--err); }
 details { margin:.25rem 0; }
 .nowrap { white-space:nowrap; }
 table table { border-radius:6px; margin-top:.5rem; }

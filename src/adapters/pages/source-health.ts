@@ -12,7 +12,8 @@ export function healthLine(health: SourceHealthView | undefined): Html {
   if (health.streak === 0)
     return html`<span class="muted source-health">healthy · alert after ${health.alertAfter} bad runs</span>`;
   const latest = health.last === 'failed' ? 'failed' : 'no new rows';
-  const state = health.streak >= health.alertAfter ? 'failed' : 'pending';
+  // Classes of their own: a run's status badges (pending, failed) are another thing on the same card.
+  const state = health.streak >= health.alertAfter ? 'streak-alerting' : 'streak';
   return html`<span class="badge ${state} source-health"
     >${health.streak} bad run${health.streak === 1 ? '' : 's'} in a row (latest: ${latest}) · alert after
     ${health.alertAfter}</span
