@@ -71,14 +71,18 @@ t.test('typed properties, queryables and CQL2 filters on /ogc', async (t) => {
     const ogc = await app.inject({ method: 'GET', url: '/ogc/collections/quakes/items' });
     const exported = await app.inject({ method: 'GET', url: '/api/v1/events.geojson?datasets=quakes' });
     t.equal(exported.statusCode, 200);
+    // The export adds each event's provenance (issue 38 §5), which OGC items do not carry.
     const properties = (text: string) =>
       new Map(
-        (JSON.parse(text).features as Array<{ id: number; properties: object }>).map((f) => [
-          f.id,
-          f.properties,
-        ]),
+        (JSON.parse(text).features as Array<{ id: number; properties: { provenance?: unknown } }>).map(
+          (f) => {
+            const { provenance: _provenance, ...rest } = f.properties;
+            return [f.id, rest];
+          },
+        ),
       );
     t.same(properties(exported.body), properties(ogc.body), 'fixed, typed and data properties alike');
+    t.match(JSON.parse(exported.body).features[0].properties.provenance, { shown: true });
     t.match(exported.body, /"mag":6\.0,/, 'a whole magnitude written as a real, as in OGC items');
     t.match(ogc.body, /"mag":6\.0,/);
     const all = await app.inject({ method: 'GET', url: '/api/v1/events.geojson' });
@@ -87,7 +91,7 @@ t.test('typed properties, queryables and CQL2 filters on /ogc', async (t) => {
     );
     t.same(
       new Set(keys),
-      new Set(['title,eventTimestamp,dataset,catalog,data']),
+      new Set(['title,eventTimestamp,dataset,catalog,data,provenance']),
       'several datasets: no typed properties',
     );
   });

@@ -43,8 +43,11 @@ function checkEventShape(t: Test, event: Record<string, unknown>) {
     'isValid',
     'locatedBy',
     'location',
+    'provenance',
     'title',
   ]);
+  // Additive (issue 38 §5): the fixture's events were stored outside an import.
+  t.match(event.provenance, { shown: true, importJob: null, row: null, storedAt: String, changedAt: String });
 }
 
 /** The parameters of the API and the equivalent filter on the fixture. */
