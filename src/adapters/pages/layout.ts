@@ -9,10 +9,10 @@ const STYLE = trusted(`
 * { box-sizing: border-box; }
 body { margin:0; font:15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color:var(--ink); background:var(--bg); }
 a { color:var(--accent); }
-header.top { display:flex; align-items:center; gap:2rem; padding:0 1.5rem; height:56px; background:#102a43; color:#fff; }
+header.top { display:flex; flex-wrap:wrap; align-items:center; gap:.25rem 2rem; padding:.5rem 1.5rem; min-height:56px; background:#102a43; color:#fff; }
 header.top .brand { font-weight:700; letter-spacing:.02em; color:#fff; text-decoration:none; }
-header.top nav { display:flex; gap:.25rem; flex:1; }
-header.top nav a { color:#bcccdc; text-decoration:none; padding:.4rem .75rem; border-radius:6px; }
+header.top nav { display:flex; flex-wrap:wrap; gap:.25rem; flex:1; }
+header.top nav a { color:#bcccdc; text-decoration:none; white-space:nowrap; padding:.4rem .75rem; border-radius:6px; }
 header.top nav a.active, header.top nav a:hover { background:#243b53; color:#fff; }
 header.top .who { color:#bcccdc; font-size:.9em; display:flex; gap:.75rem; align-items:center; }
 main { max-width:1100px; margin:2rem auto; padding:0 1.5rem; }
