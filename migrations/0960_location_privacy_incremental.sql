@@ -54,18 +54,16 @@ begin
   end if;
   -- The cells a write added points to or took them from, in private datasets, as (ds[i], cs[i]).
   -- An update counts only the rows whose point or dataset changed, from both sides.
-  if tg_op = 'INSERT' then
-    select array_agg(x.dataset_id), array_agg(x.cell) into ds, cs
-    from (select distinct n.dataset_id,
-                 chronomap_privacy_cell(st_x(n.location), st_y(n.location), d.privacy_cell_metres) as cell
-          from new_events n join datasets d on d.id = n.dataset_id
-          where d.privacy_cell_metres is not null and n.location is not null) x;
-  elsif tg_op = 'DELETE' then
-    select array_agg(x.dataset_id), array_agg(x.cell) into ds, cs
-    from (select distinct o.dataset_id,
-                 chronomap_privacy_cell(st_x(o.location), st_y(o.location), d.privacy_cell_metres) as cell
-          from old_events o join datasets d on d.id = o.dataset_id
-          where d.privacy_cell_metres is not null and o.location is not null) x;
+  if tg_op in ('INSERT', 'DELETE') then
+    -- One query for both: the transition table is named by the operation.
+    execute format($q$
+      select array_agg(x.dataset_id), array_agg(x.cell)
+      from (select distinct w.dataset_id,
+                   chronomap_privacy_cell(st_x(w.location), st_y(w.location), d.privacy_cell_metres) as cell
+            from %I w join datasets d on d.id = w.dataset_id
+            where d.privacy_cell_metres is not null and w.location is not null) x$q$,
+      case tg_op when 'INSERT' then 'new_events' else 'old_events' end)
+    into ds, cs;
   else
     -- A row whose point is gone, or whose dataset has no privacy, has no generalised location.
     update events e set public_location = null
