@@ -88,11 +88,23 @@ t.test('an owner sets location privacy and provenance on the dataset settings pa
     'the owner still gets the exact points',
   );
 
+  // The event as an upload would have stored it (event-provenance.test.ts imports for real).
+  const shown = after[0]!.id;
+  await app.db.pool.query(sql.unsafe`
+    with file as (
+      insert into ingest_files (original_name, stored_path, size_bytes, format, source, status, sha256)
+      values ('sightings-2025.csv', 'uploads/sightings-2025.csv', 4096, 'csv', 'upload', 'completed',
+              ${'9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'})
+      returning id),
+    job as (insert into ingest_jobs (ingest_file_id, dataset_id, stage)
+            select id, ${datasetId}, 'completed' from file returning id)
+    update events set ingest_job_id = (select id from job), source_row = 7 where id = ${shown}`);
   const anonymousPage = await (
     await browser.newContext({ viewport: { width: 1280, height: 900 } })
   ).newPage();
-  const provenance = await anonymousPage.goto(`${base}/events/${after[0]!.id}/provenance`);
+  const provenance = await anonymousPage.goto(`${base}/events/${shown}/provenance`);
   t.equal(provenance?.status(), 200, 'the provenance page is public once switched on');
+  t.match(await anonymousPage.textContent('body'), /sightings-2025\.csv/, 'and names the file');
   await screenshots(t, anonymousPage)('provenance');
 });
 

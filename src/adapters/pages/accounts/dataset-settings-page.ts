@@ -92,14 +92,15 @@ function settingsView(token: string, doc: Doc): Html {
   const metres = doc.privacyCellMetres as number | null;
   return html`<h1>Settings of ${String(doc.title)}</h1>
     ${datasetDataLinks(String(doc.slug))}
+    <h2>What people without write access see now</h2>
     <div class="card" id="reader-sees">
-      <h2>What people without write access see now</h2>
       ${readerView(doc)}
       <p class="muted">You, the catalog's editors and admins always see the exact data.</p>
     </div>
+    <h2>Location privacy and provenance</h2>
     <form method="post" action="${path(id)}" class="card" id="dataset-settings">
       ${csrfInput(token)}
-      <h2>Location privacy</h2>
+      <h3>Location privacy</h3>
       <p>
         For events about people (a home, a sighting of a rare species), publish only an area. The generalised
         location is stored with each event and is all that anyone else can get, at every zoom and with any
@@ -127,7 +128,7 @@ function settingsView(token: string, doc: Doc): Html {
           <input name="minCount" inputmode="numeric" value="${String(doc.privacyMinCount ?? 1)}" size="5"
         /></label>
       </p>
-      <h2>Provenance</h2>
+      <h3>Provenance</h3>
       <p>
         <label class="check"
           ><input
