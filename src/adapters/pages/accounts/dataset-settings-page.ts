@@ -13,7 +13,7 @@ import { type Html, html } from '../html.ts';
 import { flashFrom } from '../replies.ts';
 
 // /account/datasets/{id}/settings (issue 38 §6): a dataset's location privacy and whether its
-// events' provenance pages are public, for whoever may write the dataset (its owner, editors of its
+// events' provenance pages are public, for whoever may write the dataset (its owner, the owner of its
 // catalog, admins: the access rule canWriteDataset via writableDataset; anyone else gets the 404
 // page). The save is updateDocument, the use case of PATCH /api/datasets/{id}: the same rule, the
 // same recompute (the settings trigger of migration 0880 stores every event's generalised location
@@ -95,7 +95,9 @@ function settingsView(token: string, doc: Doc): Html {
     <h2>What people without write access see now</h2>
     <div class="card" id="reader-sees">
       ${readerView(doc)}
-      <p class="muted">You, the catalog's editors and admins always see the exact data.</p>
+      <p class="muted">
+        Whoever may write the dataset (you, the catalog's owner, admins) always sees the exact data.
+      </p>
     </div>
     <h2>Location privacy and provenance</h2>
     <form method="post" action="${path(id)}" class="card" id="dataset-settings">
