@@ -30,8 +30,14 @@ $$;
 
 -- The batched recompute of one dataset: every event's generalised location from the dataset's
 -- current settings (null for all when the dataset has none), writing only the rows that change.
+-- Planned without nested loops: with the stale statistics of a fresh import the planner joined the
+-- events to their computed cells by a nested loop that reran the window query per event (42 s for
+-- 2,000 events, 168 s for 4,000: quadratic); a hash join is linear whatever the estimates. The
+-- setting holds inside this function only.
 create function chronomap_refresh_public_locations(target bigint) returns void
-language plpgsql as $$
+language plpgsql
+set enable_nestloop = off
+as $$
 declare
   metres integer;
   k integer;

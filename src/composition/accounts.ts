@@ -22,6 +22,7 @@ import { postgresApiKeyStore } from '../adapters/postgres/accounts/api-key-store
 import { sha256ApiKeySecrets } from '../adapters/security/api-key-secrets.ts';
 import type { ApiKeyDeps } from '../application/accounts/api-keys.ts';
 import { apiKeysPage } from '../adapters/pages/accounts/api-keys-page.ts';
+import { datasetSettingsPage } from '../adapters/pages/accounts/dataset-settings-page.ts';
 import { postgresRateLimitCounter } from '../adapters/postgres/accounts/rate-limit-counter.ts';
 import { postgresSessionStore } from '../adapters/postgres/accounts/session-store.ts';
 import { postgresUserStore } from '../adapters/postgres/accounts/user-store.ts';
@@ -105,6 +106,7 @@ export function composeAccounts(
           await app.register(registerPage, { login, flags, notices: needs.notices, csrfSecret });
           await app.register(accountPage, { exports: dataExports, quotas, csrfSecret });
           await app.register(apiKeysPage, { apiKeys, csrfSecret });
+          await app.register(datasetSettingsPage, { collections, csrfSecret });
         },
       };
     },

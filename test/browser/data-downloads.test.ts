@@ -42,6 +42,11 @@ t.test("My imports' data links and the account export download in the browser", 
   const links = page.locator('[data-dataset-links]');
   t.equal(await links.count(), 1, 'the completed import links its data');
   const slug = (await links.getAttribute('data-dataset-links')) as string;
+  t.match(
+    await page.getAttribute('a[data-link=settings]', 'href'),
+    /^\/account\/datasets\/\d+\/settings$/,
+    "and its dataset's privacy and provenance settings",
+  );
 
   const csv = (await download(page, '[data-dataset-links] a[data-link=csv]'))
     .toString('utf8')

@@ -21,7 +21,8 @@ export const LONE: Point[] = [
 ];
 export const ALL: Point[] = [...GROUP, ...PAIR, ...LONE];
 
-export async function setUp(t: Test) {
+/** The dataset; with `privacy: false` it starts without settings (the settings page sets them). */
+export async function setUp(t: Test, options: { privacy?: boolean } = {}) {
   const app = await accountsApp(t, { policy: unlimitedAnonymousReads });
   const owner = await app.createUser({ trustLevel: 3 });
   const stranger = await app.createUser({ trustLevel: 3 });
@@ -40,8 +41,9 @@ export async function setUp(t: Test) {
       ALL.map((p) => p[1]),
       'float8',
     )}::float8[]) with ordinality as u(lon, lat, n)) p`);
-  await app.db.pool.query(sql.unsafe`
-    update datasets set privacy_cell_metres = 1000, privacy_min_count = 3 where slug = 'sightings'`);
+  if (options.privacy !== false)
+    await app.db.pool.query(sql.unsafe`
+      update datasets set privacy_cell_metres = 1000, privacy_min_count = 3 where slug = 'sightings'`);
   const centre = (await app.db.pool.one(sql.unsafe`
     select st_x(c) as lon, st_y(c) as lat
     from (select chronomap_privacy_cell(${GROUP[0]![0]!}, ${GROUP[0]![1]!}, 1000) as c) x`)) as {

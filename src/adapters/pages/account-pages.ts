@@ -51,7 +51,7 @@ type AccountPages = {
   /** A form post of a logged-in user: the handler's notice (or a refusal's message) flashed on `back`. */
   action(
     path: string,
-    back: string | ((user: User) => string),
+    back: string | ((user: User, id: number) => string),
     handler: (user: User, id: number, form: Form, reply: FastifyReply) => Promise<string>,
     csrf?: Csrf,
   ): void;
@@ -125,8 +125,8 @@ export function accountPages(app: FastifyInstance, csrfSecret: string, home: str
       const caller = user(request, reply, typeof back === 'string' ? back : home);
       if (!caller) return reply;
       const form = verifiedForm(formCsrf, request);
-      const target = typeof back === 'string' ? back : back(caller);
       const id = recordId((request.params as { id?: string }).id);
+      const target = typeof back === 'string' ? back : back(caller, id);
       try {
         const notice = await handler(caller, id, form, reply);
         // A handler that answered with a page of its own (a credential shown once) is done.

@@ -290,3 +290,15 @@ export async function deleteDocument(
   await deps.repository.remove(collection, id);
   return doc;
 }
+
+/**
+ * A dataset the viewer may change (its settings page, issue 38 §6): the document, or 404 when they
+ * cannot read it or can only read it — a settings page of someone else's dataset does not exist.
+ * The save goes through updateDocument, the use case of PATCH /api/datasets/{id}.
+ */
+export async function writableDataset(deps: CollectionDeps, viewer: Viewer, id: number): Promise<Doc> {
+  requireViewer(viewer);
+  const facts = await readableFacts(deps, 'datasets', viewer, id);
+  if (!canWrite(viewer, facts)) return notFound('datasets', id);
+  return findDocument(deps, 'datasets', viewer, id);
+}

@@ -103,6 +103,12 @@ export function htmlRows(): Record<string, MatrixRow> {
       "logged-in users; only the caller's own keys",
     ),
     'POST /account/api-keys': form('/account/api-keys'),
+    'GET /account/datasets/:id/settings': {
+      expect: [303, 404, 200, 200],
+      rule: 'write access to the dataset (canWriteDataset; anyone else: the 404 page)',
+      request: at((fx) => `/account/datasets/${fx.dataset}/settings`),
+    },
+    'POST /account/datasets/:id/settings': form((fx) => `/account/datasets/${fx.dataset}/settings`),
     'POST /account/api-keys/:id/revoke': form('/account/api-keys/1/revoke'),
     'GET /account/scrapers': page('/account/scrapers', [303, 200, 200, 200], 'scraper access (level 3+)'),
     'POST /account/scrapers/repos/:id/delete': form((fx) => `/account/scrapers/repos/${fx.repo}/delete`),

@@ -237,7 +237,16 @@ function myImportsView(
                 // A completed import's data: where to see it and download it (issue 28 §6).
                 const links =
                   job.stage === 'completed' && job.datasetSlug ? datasetDataLinks(job.datasetSlug) : '';
-                return html`${links}${geocoding ? geocodingSummary(geocoding) : ''}${jobActions(
+                // Its privacy and provenance (issue 38 §6); the page itself decides who may write.
+                const settings =
+                  job.stage === 'completed' && job.datasetId
+                    ? html`<p>
+                        <a href="/account/datasets/${String(job.datasetId)}/settings" data-link="settings"
+                          >Privacy and provenance settings</a
+                        >
+                      </p>`
+                    : '';
+                return html`${links}${settings}${geocoding ? geocodingSummary(geocoding) : ''}${jobActions(
                   token,
                   job,
                   recommendations.get(jobId),

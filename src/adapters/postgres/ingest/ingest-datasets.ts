@@ -100,7 +100,13 @@ export function postgresDeferredCounts(pool: DatabasePool): DeferredCounts {
       // One pass over a whole import (a million events: minutes), beyond the pool's statement timeout.
       return pool.transaction(async (tx) => {
         await tx.query(sql.unsafe`set local statement_timeout = 0`);
-        return tx.oneFirst(sql.type(Exists)`select chronomap_refresh_dataset_counts(${datasetId}) as exists`);
+        const refreshed = await tx.oneFirst(
+          sql.type(Exists)`select chronomap_refresh_dataset_counts(${datasetId}) as exists`,
+        );
+        // The import's generalised locations were deferred with its counts (migration 0960): one
+        // recompute of the dataset (nothing when it has no privacy), under the same row lock.
+        if (refreshed) await tx.query(sql.unsafe`select chronomap_refresh_public_locations(${datasetId})`);
+        return refreshed;
       });
     },
 
