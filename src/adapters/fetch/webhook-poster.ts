@@ -77,9 +77,7 @@ export function guardedWebhookPoster(limits: WebhookLimits): WebhookSender {
           );
         });
         request.on('error', (error) =>
-          resolve(
-            outcome(null, signal.aborted ? `no answer within ${limits.timeoutMs} ms` : error.message),
-          ),
+          resolve(outcome(null, signal.aborted ? `no answer within ${limits.timeoutMs} ms` : error.message)),
         );
         request.end(body);
       });

@@ -33,16 +33,24 @@ async function round(deps: DeliveryDeps): Promise<void> {
 
 /** Queues a round unless one is queued already (the schedule manager calls this every minute). */
 export async function queueSubscriptionRound(boss: PgBoss, startAfterSeconds = 0): Promise<void> {
-  await boss.send(SUBSCRIPTION_ROUND_QUEUE, {}, startAfterSeconds > 0 ? { startAfter: startAfterSeconds } : {});
+  await boss.send(
+    SUBSCRIPTION_ROUND_QUEUE,
+    {},
+    startAfterSeconds > 0 ? { startAfter: startAfterSeconds } : {},
+  );
 }
 
 export async function startSubscriptionWorker(boss: PgBoss, deps: DeliveryDeps): Promise<void> {
-  await boss.work(SUBSCRIPTION_ROUND_QUEUE, { pollingIntervalSeconds: 0.5, localConcurrency: 1 }, async () => {
-    try {
-      await round(deps);
-    } finally {
-      await queueSubscriptionRound(boss, ROUND_GAP_SECONDS);
-    }
-  });
+  await boss.work(
+    SUBSCRIPTION_ROUND_QUEUE,
+    { pollingIntervalSeconds: 0.5, localConcurrency: 1 },
+    async () => {
+      try {
+        await round(deps);
+      } finally {
+        await queueSubscriptionRound(boss, ROUND_GAP_SECONDS);
+      }
+    },
+  );
   await queueSubscriptionRound(boss);
 }

@@ -36,7 +36,10 @@ export async function createSubscription(
   const input = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   // A view is the caller's own or one they may read (a public one); its map box is not kept in it.
   const view = typeof input.view === 'string' ? await readView(deps, viewer, input.view) : null;
-  const fields = parseSubscriptionFields(body, view ? filterOfView(view, (input.filter as { bounds?: unknown } | undefined)?.bounds) : null);
+  const fields = parseSubscriptionFields(
+    body,
+    view ? filterOfView(view, (input.filter as { bounds?: unknown } | undefined)?.bounds) : null,
+  );
   if (fields.channel.kind === 'webhook') await deps.webhooks.checkDestination(fields.channel.url);
   const limit = isUnlimited(owner) ? Infinity : SUBSCRIPTIONS_BY_TRUST_LEVEL[owner.trustLevel];
   const secret = fields.channel.kind === 'webhook' ? deps.newSecret() : null;
@@ -57,7 +60,11 @@ export async function listSubscriptions(deps: SubscriptionDeps, viewer: Viewer):
 
 const IDS = /^[1-9]\d{0,15}$/;
 
-export async function readSubscription(deps: SubscriptionDeps, viewer: Viewer, id: string): Promise<Subscription> {
+export async function readSubscription(
+  deps: SubscriptionDeps,
+  viewer: Viewer,
+  id: string,
+): Promise<Subscription> {
   const caller = requireSubscriber(viewer);
   const found = IDS.test(id) ? await deps.subscriptions.find(Number(id)) : null;
   if (!found || !ownsSubscription(caller, found)) throw notFound();

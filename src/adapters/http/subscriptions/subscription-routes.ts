@@ -112,7 +112,8 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<{ subscriptions: Subs
         response: { 200: SubscriptionDoc, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => subscriptionDocument(await readSubscription(deps, viewerOf(request), request.params.id)),
+    async (request) =>
+      subscriptionDocument(await readSubscription(deps, viewerOf(request), request.params.id)),
   );
 
   app.patch(
@@ -129,7 +130,9 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<{ subscriptions: Subs
       },
     },
     async (request) =>
-      subscriptionDocument(await changeSubscription(deps, viewerOf(request), request.params.id, request.body)),
+      subscriptionDocument(
+        await changeSubscription(deps, viewerOf(request), request.params.id, request.body),
+      ),
   );
 
   app.delete(

@@ -75,7 +75,8 @@ function card(token: string, s: Subscription, log: DeliveryLogEntry[]): Html {
       </h2>
       <div class="actions">
         ${s.channel.kind === 'webhook' ? action('test', 'Send a test delivery') : ''}
-        ${s.enabled ? '' : action('enable', 'Enable again', 'primary')} ${action('delete', 'Delete', 'danger')}
+        ${s.enabled ? '' : action('enable', 'Enable again', 'primary')}
+        ${action('delete', 'Delete', 'danger')}
       </div>
     </div>
     <p>
@@ -97,7 +98,14 @@ function newForm(token: string, views: SavedView[], prefill: Record<string, stri
       <label for="sub-name">Name</label>
       <input id="sub-name" name="name" required maxlength="200" value="${from('name')}" />
       <label for="sub-url">Webhook URL (receives signed POSTs, Standard Webhooks)</label>
-      <input id="sub-url" name="url" type="url" required maxlength="2000" placeholder="https://hooks.example.org/chronomap" />
+      <input
+        id="sub-url"
+        name="url"
+        type="url"
+        required
+        maxlength="2000"
+        placeholder="https://hooks.example.org/chronomap"
+      />
       <label for="sub-view">Saved view</label>
       <select id="sub-view" name="view">
         <option value="">The view below (from the Explore page)</option>
@@ -138,7 +146,11 @@ function bodyOf(form: Form) {
   const text = (name: string) => formText(form, name, 2000);
   const filter: Record<string, unknown> = {};
   if (text('catalog')) filter.catalog = text('catalog');
-  if (text('datasets')) filter.datasets = text('datasets').split(',').map((d) => d.trim()).filter(Boolean);
+  if (text('datasets'))
+    filter.datasets = text('datasets')
+      .split(',')
+      .map((d) => d.trim())
+      .filter(Boolean);
   if (text('bounds')) {
     try {
       filter.bounds = JSON.parse(text('bounds'));
@@ -152,7 +164,9 @@ function bodyOf(form: Form) {
     name: text('name'),
     channel: 'webhook',
     url: text('url'),
-    ...(text('view') ? { view: text('view'), filter: filter.bounds ? { bounds: filter.bounds } : undefined } : { filter }),
+    ...(text('view')
+      ? { view: text('view'), filter: filter.bounds ? { bounds: filter.bounds } : undefined }
+      : { filter }),
   };
 }
 
@@ -160,13 +174,19 @@ export const subscriptionsPage: FastifyPluginAsync<PageDeps> = async (app, deps)
   const pages = accountPages(app, deps.csrfSecret, HOME);
   const d = deps.subscriptions;
 
-  async function render(reply: FastifyReply, user: User, token: string, top: Html, prefill: Record<string, string>) {
+  async function render(
+    reply: FastifyReply,
+    user: User,
+    token: string,
+    top: Html,
+    prefill: Record<string, string>,
+  ) {
     const [list, views] = await Promise.all([listSubscriptions(d, user), listMyViews(d, user)]);
     const logs = await Promise.all(list.map((s) => listDeliveries(d, user, String(s.id))));
     const body = html`<h1>Subscriptions</h1>
       <p class="muted">
-        Changes to the events of a view — created, updated, deleted, back-dated too — delivered to your webhook
-        as signed POSTs within seconds, only those you may read.
+        Changes to the events of a view — created, updated, deleted, back-dated too — delivered to your
+        webhook as signed POSTs within seconds, only those you may read.
       </p>
       ${top} ${newForm(token, views, prefill)} ${list.map((s, i) => card(token, s, logs[i] ?? []))}
       ${pageScript('copy-buttons.js')}`;

@@ -36,7 +36,11 @@ const ClaimRow = Type.Object({
   key_revoked: Nullable(Type.Boolean()),
 });
 
-const DisableRow = Type.Object({ owner_id: Type.Number(), name: Type.String(), just_disabled: Type.Boolean() });
+const DisableRow = Type.Object({
+  owner_id: Type.Number(),
+  name: Type.String(),
+  just_disabled: Type.Boolean(),
+});
 
 const MATCH_CONDITIONS = sql.fragment`
   x.stored_at >= s.created_at
@@ -180,7 +184,9 @@ export function postgresDeliveryQueue(
           where id = ${delivery.id}`);
         // A test delivery tells the owner whether the receiver works; it does not count for or against it.
         if (delivery.kind === 'changes' && next.kind === 'delivered')
-          await tx.query(sql.unsafe`update subscriptions set consecutive_failures = 0 where id = ${subscriptionId}`);
+          await tx.query(
+            sql.unsafe`update subscriptions set consecutive_failures = 0 where id = ${subscriptionId}`,
+          );
         if (delivery.kind === 'changes' && (next.kind === 'failed' || next.kind === 'retry')) {
           const reason = `${disableAfter} delivery attempts in a row failed (last: ${outcome.error ?? 'no answer'})`;
           const after = await tx.one(sql.type(row(DisableRow))`
@@ -196,7 +202,7 @@ export function postgresDeliveryQueue(
             await tx.query(sql.unsafe`
               insert into account_notices (user_id, kind, subscription_id, message)
               values (${after.owner_id}, 'subscription', ${subscriptionId},
-                      ${`Your subscription “${after.name}” was disabled after ${disableAfter} failed delivery attempts in a row; its deliveries wait. Fix the receiver and enable it again on the Subscriptions page.`})`);
+                      ${`Your subscription “${after.name}” was disabled after ${disableAfter} failed delivery attempts in a row. Fix the receiver and enable it again on the Subscriptions page: the delivery that failed is sent again; what is stored while it is disabled is not delivered.`})`);
         }
         // The log stays bounded: the last DELIVERY_LOG_SIZE attempts, and as many finished deliveries.
         await tx.query(sql.unsafe`

@@ -54,7 +54,9 @@ export function postgresSubscriptionStore(pool: DatabasePool): SubscriptionStore
                   ${channel.kind === 'email' ? channel.emailAddressId : null}, ${filterValues(fields.filter)})
           returning id`);
         const created = await tx.one(
-          sql.type(row(SubscriptionRow))`select ${SUBSCRIPTION_COLUMNS} from subscriptions s where s.id = ${id}`,
+          sql.type(
+            row(SubscriptionRow),
+          )`select ${SUBSCRIPTION_COLUMNS} from subscriptions s where s.id = ${id}`,
         );
         return subscriptionOf(created);
       });
@@ -80,10 +82,17 @@ export function postgresSubscriptionStore(pool: DatabasePool): SubscriptionStore
       const done = await pool.query(
         sql.unsafe`update subscriptions set ${sql.join(sets, sql.fragment`, `)} where id = ${id}`,
       );
-      if (changes.enabled === true)
+      // Enabled again: its notice goes, and the deliveries given up while it failed are sent again
+      // (what was stored while it was disabled was not matched to it).
+      if (changes.enabled === true && done.rowCount > 0) {
         await pool.query(sql.unsafe`
           update account_notices set dismissed_at = now()
           where subscription_id = ${id} and dismissed_at is null`);
+        await pool.query(sql.unsafe`
+          update subscription_deliveries
+          set status = 'pending', attempts = 0, next_attempt_at = now(), leased_until = null, finished_at = null
+          where subscription_id = ${id} and status = 'failed' and kind = 'changes'`);
+      }
       return done.rowCount === 0 ? null : find(id);
     },
     async remove(id) {
