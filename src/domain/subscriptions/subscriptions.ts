@@ -8,7 +8,7 @@ import { parseViewState, type SavedView } from '../site/saved-views.ts';
 // stored batch against every subscription (src/adapters/postgres/subscriptions/matcher.ts) and
 // delivered at least once, each delivery under one id kept across its retries.
 
-export type Channel = { kind: 'webhook'; url: string } | { kind: 'email'; emailAddressId: string };
+type Channel = { kind: 'webhook'; url: string } | { kind: 'email'; emailAddressId: string };
 
 export type Subscription = {
   id: number;
@@ -79,7 +79,7 @@ function name(value: unknown): string {
 }
 
 /** A webhook's URL: http(s), no credentials, at most 2,000 characters (where it resolves is the SSRF guard's). */
-export function parseWebhookUrl(value: unknown): string {
+function parseWebhookUrl(value: unknown): string {
   if (typeof value !== 'string' || value.length > 2_000)
     throw new ValidationError('url must be a URL of at most 2000 characters', { field: 'url' });
   let url: URL;
@@ -110,7 +110,7 @@ function channel(raw: Record<string, unknown>): Channel {
 }
 
 /** The read API's filter from a subscription body's `filter` (the query names of /api/v1). */
-export function parseSubscriptionFilter(raw: unknown): EventFilter {
+function parseSubscriptionFilter(raw: unknown): EventFilter {
   if (raw === undefined) return parseEventFilter({});
   const input = record(raw, 'filter');
   const bounds = input.bounds === undefined ? undefined : JSON.stringify(input.bounds);

@@ -31,7 +31,7 @@ import {
 // write API key.
 
 /** A subscription as the API shows it (never its secret). */
-export function subscriptionDocument(subscription: Subscription) {
+function subscriptionDocument(subscription: Subscription) {
   const { filter, channel } = subscription;
   return {
     id: String(subscription.id),

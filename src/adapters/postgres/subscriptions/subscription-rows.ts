@@ -85,7 +85,7 @@ export function subscriptionOf(r: Row): Subscription & { secret: string | null }
 }
 
 /** The box as a geometry: one envelope, or two when it crosses the antimeridian (west > east). */
-export function boundsGeometry(bounds: Bounds | null) {
+function boundsGeometry(bounds: Bounds | null) {
   if (!bounds) return sql.fragment`null::geometry`;
   const { west, south, east, north } = bounds;
   return west <= east

@@ -25,7 +25,7 @@ const LogRow = Type.Object({
 });
 
 /** A delivery id as Standard Webhooks writes them (`msg_` and a unique part). */
-export const newDeliveryId = () => `msg_${randomUUID().replaceAll('-', '')}`;
+const newDeliveryId = () => `msg_${randomUUID().replaceAll('-', '')}`;
 
 export function postgresSubscriptionStore(pool: DatabasePool): SubscriptionStore {
   const find = async (id: number) => {
