@@ -32,7 +32,11 @@ export const NewSubscription = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     view: Type.Optional(
-      Type.String({ pattern: '^[A-Za-z0-9]{10}$', description: "A saved view's code: its filters are used" }),
+      Type.String({
+        pattern: '^[A-Za-z0-9]{10}$',
+        examples: ['Ab3dE6gH9k'],
+        description: "A saved view's code: its filters are used",
+      }),
     ),
     filter: Type.Optional(FilterSchema),
     channel: Type.Optional(Type.Union([Type.Literal('webhook'), Type.Literal('email')])),
