@@ -188,7 +188,7 @@ export const subscriptionsPage: FastifyPluginAsync<PageDeps> = async (app, deps)
         Changes to the events of a view — created, updated, deleted, back-dated too — delivered to your
         webhook as signed POSTs within seconds, only those you may read.
       </p>
-      ${top} ${newForm(token, views, prefill)} ${list.map((s, i) => card(token, s, logs[i] ?? []))}
+      ${top} ${list.map((s, i) => card(token, s, logs[i] ?? []))} ${newForm(token, views, prefill)}
       ${pageScript('copy-buttons.js')}`;
     return pages.render(reply, 200, 'Subscriptions', body, {
       user,
