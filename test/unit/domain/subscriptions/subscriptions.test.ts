@@ -1,4 +1,5 @@
 import t from 'tap';
+import { ValidationError } from '../../../../src/domain/errors.ts';
 import {
   parseSubscriptionChanges,
   parseSubscriptionFields,
@@ -40,7 +41,7 @@ t.test('bodies', async (t) => {
     { name: 'x', url: 'https://a.example/', filter: { where: 1 } },
     { name: 'x', url: 'https://a.example/', filter: { startDate: '2026-02-01', endDate: '2026-01-01' } },
   ])
-    t.throws(() => parseSubscriptionFields(body, null), { kind: 'validation' }, JSON.stringify(body));
+    t.throws(() => parseSubscriptionFields(body, null), ValidationError, JSON.stringify(body));
   t.same(parseSubscriptionChanges({ enabled: true }), { enabled: true });
-  t.throws(() => parseSubscriptionChanges({ enabled: 'yes' }), { kind: 'validation' });
+  t.throws(() => parseSubscriptionChanges({ enabled: 'yes' }), ValidationError);
 });
