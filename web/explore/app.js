@@ -11,7 +11,7 @@ import { markerButton } from './markers.js';
 import { drawFilterControls } from './filters.js';
 import { fitOf } from './fit.js';
 import { baseStyle } from './basemap.js';
-import { setupSaveView, setupSubscribeLink } from './save-view.js';
+import { setupSaveView } from './save-view.js';
 import { drawnTiles, hideTiles, showTiles, TILE_LAYERS, TILE_SOURCE, tileZoom } from './tiles.js';
 
 const PAGE_SIZE = 20;
@@ -495,11 +495,6 @@ async function start() {
 }
 
 /** @type {any} */ (window).explore = { map, state, status };
-if (!settings.embed) {
-  setupSaveView(() => (saveState(), state));
-  setupSubscribeLink(
-    () => (saveState(), state),
-    () => view().bounds,
-  );
-}
+const mapBox = () => view().bounds;
+if (!settings.embed) setupSaveView(() => (saveState(), state), mapBox);
 void start();

@@ -8,8 +8,10 @@ const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
 /**
  * @param {() => import('./state.js').ExploreState} currentState the state, saved into the URL first
+ * @param {() => { north: number, south: number, east: number, west: number }} currentBounds the map's box
  */
-export function setupSaveView(currentState) {
+export function setupSaveView(currentState, currentBounds) {
+  setupSubscribeLink(currentState, currentBounds);
   const form = /** @type {HTMLFormElement | null} */ (document.getElementById('save-view-form'));
   if (!form) return;
   const result = byId('save-view-result');
@@ -86,7 +88,7 @@ function link(href, text) {
  * @param {() => import('./state.js').ExploreState} currentState
  * @param {() => { north: number, south: number, east: number, west: number }} currentBounds
  */
-export function setupSubscribeLink(currentState, currentBounds) {
+function setupSubscribeLink(currentState, currentBounds) {
   const anchor = /** @type {HTMLAnchorElement | null} */ (document.getElementById('subscribe-view'));
   if (!anchor) return;
   const refresh = () => {
