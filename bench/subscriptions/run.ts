@@ -1,7 +1,7 @@
 // What subscriptions cost an import and how soon their webhooks arrive (issue 39 §5), in one run:
 // the same import (rows written in batches of 1,000, one transaction each, as the pipeline's
 // writer commits them) into a database without subscriptions, then with SUBSCRIPTIONS enabled
-// webhook subscriptions (boxes of 0.2°–1° spread over the events' area, a tenth of them by dataset
+// webhook subscriptions (boxes of 0.2°–1° spread over the events' area, a hundredth of them by dataset
 // only) and the subscriptions' worker running beside it (match, then send, in a loop, as a pg-boss
 // round does); a receiver on loopback counts every change it gets. Printed: the import's time
 // without and with subscriptions, and the delivery latency p50/p95 from the commit of a change's
@@ -101,9 +101,9 @@ const baseline = await importRows('baseline');
 await client.query(
   `insert into subscriptions (owner_id, name, channel, url, secret, catalog, datasets, box, bounds)
    select $1, 'bench ' || i, 'webhook', $2, 'whsec_' || encode(sha256(i::text::bytea), 'base64'), null,
-          case when i % 10 = 0 then array['bench-a'] else '{}' end,
-          case when i % 10 = 0 then null else jsonb_build_object('west', w, 'south', s, 'east', w + size, 'north', s + size) end,
-          case when i % 10 = 0 then null else st_makeenvelope(w, s, w + size, s + size, 4326) end
+          case when i % 100 = 0 then array['bench-a'] else '{}' end,
+          case when i % 100 = 0 then null else jsonb_build_object('west', w, 'south', s, 'east', w + size, 'north', s + size) end,
+          case when i % 100 = 0 then null else st_makeenvelope(w, s, w + size, s + size, 4326) end
    from (select i, 5 + 9 * random() as w, 45 + 9 * random() as s, 0.2 + 0.8 * random() as size
          from generate_series(1, $3::int) i) x`,
   [owner, receiver, SUBSCRIPTIONS],
