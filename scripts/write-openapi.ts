@@ -87,6 +87,8 @@ const app = await buildHttpApp(
           scrapers: new Proxy({}, { get: () => unused }) as never,
         },
       }),
+      // Its routes only: the account page is hidden from the document.
+      { routes: composed.subscriptions.http('').routes },
     ],
   },
   { logLevel: 'silent', bodyLimitBytes: config.bodyLimitBytes },

@@ -26,6 +26,7 @@ import type { Infrastructure } from './composition/infrastructure.ts';
 import { composeIngest } from './composition/ingest.ts';
 import { composeRead } from './composition/read.ts';
 import { feedsHttp } from './composition/feeds.ts';
+import { composeSubscriptions } from './composition/subscriptions.ts';
 import { composeScrapers } from './composition/scrapers.ts';
 import { composeSite } from './composition/site.ts';
 
@@ -119,9 +120,9 @@ export async function composeServices(
   const infra = processInfrastructure(config, boss, pool, metrics);
 
   if (roles.workers) {
-    const { scrapers, ingest, accounts } = composeFeatures(infra, pool);
+    const { scrapers, ingest, accounts, subscriptions } = composeFeatures(infra, pool);
     // In this order the schedule manager runs their periodic tasks.
-    const workers = [scrapers.workers(), ingest.workers(), accounts.workers()];
+    const workers = [scrapers.workers(), ingest.workers(), accounts.workers(), subscriptions.workers()];
     for (const feature of workers) await feature.start();
     // The spec's one schedule-manager-job: one worker, one cron, every feature's periodic work.
     await startScheduleManager(
@@ -141,7 +142,10 @@ export async function composeServices(
     read = await composeRead(infra, databaseUrl, canceller);
     httpPool = roles.workers ? await createDatabasePool(databaseUrl, httpPoolOptions) : undefined;
     if (httpPool) metrics.watchPool('http', httpPool);
-    const { collections, site, accounts, ingest, scrapers } = composeFeatures(infra, httpPool ?? pool);
+    const { collections, site, accounts, ingest, scrapers, subscriptions } = composeFeatures(
+      infra,
+      httpPool ?? pool,
+    );
     const { login, csrfSecret, collections: collectionUseCases } = accounts.httpDeps();
     http = await buildHttpApp(
       {
@@ -164,6 +168,7 @@ export async function composeServices(
           accounts.apiKeysHttp(),
           site.flagsHttp(),
           scrapers.http({ login, csrfSecret }),
+          subscriptions.http(csrfSecret),
         ],
         queryScopes: canceller,
         metrics: { metrics, token: config.metricsToken, text: servedMetricsText(metrics.registry) },
@@ -252,7 +257,8 @@ export function composeFeatures(infra: Infrastructure, on: DatabasePool) {
     quotas: accounts.quotas,
     ingest: ingest.scraperImport,
   });
-  return { collections, site, accounts, ingest, scrapers };
+  const subscriptions = composeSubscriptions(infra, on, { views: site.views });
+  return { collections, site, accounts, ingest, scrapers, subscriptions };
 }
 
 function describeCause(error: unknown): string {

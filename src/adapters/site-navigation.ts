@@ -9,6 +9,7 @@ export const SITE_NAV: readonly (readonly [href: string, label: string])[] = [
   ['/account/scheduled-imports', 'Scheduled imports'],
   ['/account/scrapers', 'Scrapers'],
   ['/account/views', 'Saved views'],
+  ['/account/subscriptions', 'Subscriptions'],
   ['/account', 'Account'],
   ['/', 'Explore'],
 ];

@@ -16,6 +16,7 @@ import {
   postgresEventReader,
 } from '../adapters/postgres/read/index.ts';
 import { postgresChangeFeed } from '../adapters/postgres/read/index.ts';
+import type { ChangeFeed } from '../ports/read/change-feed.ts';
 import {
   openReplicaSet,
   readContext,
@@ -140,4 +141,9 @@ function readYourWritesOn(replicas: ReplicaSet): ReadYourWrites {
     enter: (mustHave, next) => readContext.run({ mustHave }, next),
     primaryPosition: () => replicas.primaryPosition(),
   };
+}
+
+/** The change feed on a primary pool, for the subscriptions' worker (its fence, like the route's, on the primary). */
+export function changeFeedOn(pool: DatabasePool): ChangeFeed {
+  return postgresChangeFeed(pool);
 }

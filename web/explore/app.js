@@ -495,5 +495,6 @@ async function start() {
 }
 
 /** @type {any} */ (window).explore = { map, state, status };
-if (!settings.embed) setupSaveView(() => (saveState(), state));
+const mapBox = () => view().bounds;
+if (!settings.embed) setupSaveView(() => (saveState(), state), mapBox);
 void start();

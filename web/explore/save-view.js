@@ -8,8 +8,10 @@ const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
 /**
  * @param {() => import('./state.js').ExploreState} currentState the state, saved into the URL first
+ * @param {() => { north: number, south: number, east: number, west: number }} currentBounds the map's box
  */
-export function setupSaveView(currentState) {
+export function setupSaveView(currentState, currentBounds) {
+  setupSubscribeLink(currentState, currentBounds);
   const form = /** @type {HTMLFormElement | null} */ (document.getElementById('save-view-form'));
   if (!form) return;
   const result = byId('save-view-result');
@@ -77,4 +79,28 @@ function link(href, text) {
   anchor.href = href;
   anchor.textContent = text;
   return anchor;
+}
+
+/**
+ * "Subscribe to this view" (issue 39 §4): leads to the Subscriptions page with the form filled
+ * from the page's filters, time window and the map's box, built when it is followed so that it is
+ * always the current view.
+ * @param {() => import('./state.js').ExploreState} currentState
+ * @param {() => { north: number, south: number, east: number, west: number }} currentBounds
+ */
+function setupSubscribeLink(currentState, currentBounds) {
+  const anchor = /** @type {HTMLAnchorElement | null} */ (document.getElementById('subscribe-view'));
+  if (!anchor) return;
+  const refresh = () => {
+    const { catalog, datasets, startDate, endDate } = currentState();
+    const params = new URLSearchParams();
+    if (catalog) params.set('catalog', catalog);
+    if (datasets.length) params.set('datasets', datasets.join(','));
+    params.set('bounds', JSON.stringify(currentBounds()));
+    if (startDate) params.set('startDate', startDate);
+    if (endDate) params.set('endDate', endDate);
+    anchor.href = `/account/subscriptions?${params.toString()}#new-subscription`;
+  };
+  // Before the browser follows it (mouse, keyboard or a new tab).
+  for (const kind of ['pointerdown', 'focus', 'click']) anchor.addEventListener(kind, refresh);
 }

@@ -317,17 +317,22 @@ function explorePage(settings: PageSettings, pmtilesScript: string | null, embed
               embed
                 ? ''
                 : html` <details id="save-view">
-                    <summary>Save this view</summary>
-                    <form id="save-view-form">
-                      <label for="view-title">Title</label>
-                      <input id="view-title" name="title" maxlength="200" required />
-                      <label
-                        ><input type="checkbox" id="view-public" /> Anyone with the link may open it</label
+                      <summary>Save this view</summary>
+                      <form id="save-view-form">
+                        <label for="view-title">Title</label>
+                        <input id="view-title" name="title" maxlength="200" required />
+                        <label
+                          ><input type="checkbox" id="view-public" /> Anyone with the link may open it</label
+                        >
+                        <button type="submit">Save</button>
+                      </form>
+                      <p id="save-view-result" role="status" aria-live="polite"></p>
+                    </details>
+                    <p>
+                      <a id="subscribe-view" href="/account/subscriptions#new-subscription"
+                        >Subscribe to this view</a
                       >
-                      <button type="submit">Save</button>
-                    </form>
-                    <p id="save-view-result" role="status" aria-live="polite"></p>
-                  </details>`
+                    </p>`
             }
           </section>
           <section class="map-area" aria-label="Map">

@@ -1,6 +1,6 @@
 import { encodeChangeCursor, parseChangeCursor } from '../../domain/read/change-cursor.ts';
 import { parseEventFilter, parsePage, type RawQuery } from '../../domain/read/read-query.ts';
-import type { ChangeFeed } from '../../ports/read/change-feed.ts';
+import type { Change, ChangeFeed } from '../../ports/read/change-feed.ts';
 import type { Viewer } from '../../ports/read/event-reader.ts';
 
 /**
@@ -19,9 +19,12 @@ export async function listChanges(
   const after = parseChangeCursor(query.cursor);
   const { limit } = parsePage({ limit: query.limit });
   const page = await deps.changes.readChanges(viewer, filter, after, limit);
-  const items = page.changes.map((change) => {
-    const head = `{"cursor":${JSON.stringify(encodeChangeCursor(change.position))},"kind":"${change.kind}","eventId":${change.eventId},"storedAt":${JSON.stringify(change.storedAt)}`;
-    return change.eventJson === null ? `${head}}` : `${head},"event":${change.eventJson}}`;
-  });
+  const items = page.changes.map(changeItemJson);
   return `{"changes":[${items.join(',')}],"nextCursor":${JSON.stringify(encodeChangeCursor(page.next))},"hasMore":${page.hasMore}}`;
+}
+
+/** One change as the feed's item (JSON text): the one projection of /api/v1/changes and of subscription deliveries. */
+export function changeItemJson(change: Change): string {
+  const head = `{"cursor":${JSON.stringify(encodeChangeCursor(change.position))},"kind":"${change.kind}","eventId":${change.eventId},"storedAt":${JSON.stringify(change.storedAt)}`;
+  return change.eventJson === null ? `${head}}` : `${head},"event":${change.eventJson}}`;
 }

@@ -34,4 +34,10 @@ export interface ChangeFeed {
     after: ChangePosition | null,
     limit: number,
   ): Promise<ChangesPage>;
+  /**
+   * Of the changes at these positions, those readChanges would show this viewer with this filter
+   * (the same access rule and location privacy), as they are now, in the feed's order. A
+   * subscription's delivery reads its matched changes through this (issue 39 §2).
+   */
+  readChangesAt(viewer: Viewer, filter: EventFilter, positions: ChangePosition[]): Promise<Change[]>;
 }

@@ -16,6 +16,7 @@ import { htmlRows, scheduleRows } from './route-authorization-pages.ts';
 import { importListRows } from './route-authorization-imports.ts';
 import { scraperRows } from './route-authorization-scrapers.ts';
 import { viewRows } from './route-authorization-views.ts';
+import { subscriptionRows } from './route-authorization-subscriptions.ts';
 import { apiKeyRows } from './route-authorization-keys.ts';
 import { provenanceRows } from './route-authorization-provenance.ts';
 import { assetRows } from './route-authorization-assets.ts';
@@ -477,6 +478,8 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
   ...scraperRows(),
   // Saved views, their short links, embeds and account page.
   ...viewRows(),
+  // Subscriptions and their account page.
+  ...subscriptionRows(),
 
   // HTML pages: the admin dashboard and the account's scraper pages (anonymous: to the login page).
   ...htmlRows(),

@@ -54,9 +54,54 @@ function changeConditions(scope: Scope, filter: EventFilter) {
     and (ch.kind = 'deleted' or exists (select 1 from ${eventsFrom(scope)} e where e.id = ch.event_id and ${onEvent}))`;
 }
 
+/** The projection of a page of changes: each change with the event as the scope shows it now. */
+function projectedChanges(scope: Scope) {
+  return sqlText`
+    select p.txid::text as txid, p.seq::text as seq, p.kind, p.event_id,
+           to_char(p.stored_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as stored_at,
+           (select ${eventJson()}
+            from ${eventsFrom(scope)} e
+            cross join lateral (select d.title, c.slug, d.provenance_public
+                                from datasets d join catalogs c on c.id = d.catalog_id
+                                where d.id = e.dataset_id) d
+            where e.id = p.event_id and p.kind <> 'deleted') as event
+    from page p order by p.txid, p.seq`;
+}
+
+const changeOf = (r: {
+  txid: string;
+  seq: string;
+  kind: Change['kind'];
+  event_id: number;
+  stored_at: string;
+  event: string | null;
+}): Change => ({
+  position: position(r.txid, r.seq),
+  kind: r.kind,
+  eventId: r.event_id,
+  storedAt: r.stored_at,
+  eventJson: r.event,
+});
+
 export function postgresChangeFeed(pool: DatabasePool): ChangeFeed {
   const scopes = scopeResolver(pool, {});
   return {
+    // The same conditions and projection as readChanges, on the changes at the given positions
+    // (a subscription's delivery, issue 39 §2): what /api/v1/changes would show this viewer of them.
+    async readChangesAt(viewer, filter, positions) {
+      if (positions.length === 0) return [];
+      const scope = await scopes.scopeOf(viewer, filter);
+      const txids = positions.map((p) => p.txid.toString());
+      const seqs = positions.map((p) => p.seq.toString());
+      const rows = await pool.any(typed(ChangeRow)`
+        with page as materialized (
+          select ch.txid, ch.seq, ch.kind, ch.event_id, ch.stored_at
+          from unnest(${sql.array(txids, 'text')}::xid8[], ${sql.array(seqs, 'text')}::int8[]) at(txid, seq)
+          join event_changes ch on ch.txid = at.txid and ch.seq = at.seq
+          where ${changeConditions(scope, filter)})
+        ${projectedChanges(scope)}`);
+      return rows.map(changeOf);
+    },
     async readChanges(viewer, filter, after, limit) {
       const scope = await scopes.scopeOf(viewer, filter);
       // One transaction, one snapshot: the horizon, the page and the tail are read at one fence.
@@ -79,22 +124,8 @@ export function postgresChangeFeed(pool: DatabasePool): ChangeFeed {
               and (ch.txid, ch.seq) > (${from.txid.toString()}::xid8, ${from.seq.toString()}::int8)
               and ${changeConditions(scope, filter)}
             order by ch.txid, ch.seq limit ${limit})
-          select p.txid::text as txid, p.seq::text as seq, p.kind, p.event_id,
-                 to_char(p.stored_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as stored_at,
-                 (select ${eventJson()}
-                  from ${eventsFrom(scope)} e
-                  cross join lateral (select d.title, c.slug, d.provenance_public
-                                      from datasets d join catalogs c on c.id = d.catalog_id
-                                      where d.id = e.dataset_id) d
-                  where e.id = p.event_id and p.kind <> 'deleted') as event
-          from page p order by p.txid, p.seq`);
-        const changes: Change[] = rows.map((r) => ({
-          position: position(r.txid, r.seq),
-          kind: r.kind,
-          eventId: r.event_id,
-          storedAt: r.stored_at,
-          eventJson: r.event,
-        }));
+          ${projectedChanges(scope)}`);
+        const changes: Change[] = rows.map(changeOf);
         const hasMore = changes.length === limit;
         const last = changes.at(-1)?.position ?? from;
         // A page that is not full read every change before the fence: the next read starts after

@@ -1,0 +1,85 @@
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { sql } from '../../src/adapters/postgres/database.ts';
+import { launchChromium, screenshots } from '../helpers/browser.ts';
+import { webhookReceiver } from '../helpers/webhook-receiver.ts';
+import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
+
+// Subscriptions in Debian's Chromium (issue 39 §4): from the Explore page's "Subscribe to this
+// view" to the Subscriptions page with the view filled in, the signing secret shown once with a
+// Copy button, a test delivery and then a real one reaching a receiver on loopback through the
+// service's own worker (pg-boss), both in the delivery log. With CHRONOMAP_SCREENSHOTS=1 the run
+// refreshes docs/screenshots/subscriptions.png.
+
+const CSV =
+  'time,latitude,longitude,title\n2026-01-01T00:00:00Z,35.68,139.69,Tokyo\n2026-01-02T00:00:00Z,34.69,135.50,Osaka\n';
+
+t.test('subscribe to the Explore view, test the webhook, read the log', async (t) => {
+  const { app, db, catalogId, user } = await ingestApp(t, {
+    fetch: { maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateAddresses: true },
+  });
+  const doc = (
+    (await upload(app, catalogId, { name: 'japan.csv', content: CSV })).json() as { doc: UploadedDoc }
+  ).doc;
+  t.equal((await waitForFile(app, doc.id)).status, 'completed');
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const receiver = await webhookReceiver(t);
+  const browser = await launchChromium(t, { webgl: true });
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const shot = screenshots(t, page);
+
+  await page.goto(`${base}/account/subscriptions`);
+  await page.fill('input[name=email]', user.email);
+  await page.fill('input[name=password]', user.password);
+  await page.click('button[type=submit]');
+  t.equal(new URL(page.url()).pathname, '/account/subscriptions', 'the login comes back to the page');
+  t.ok(await page.isVisible('nav a[href="/account/subscriptions"]'), 'in the account navigation');
+
+  // The Explore page on Japan in January: "Subscribe to this view".
+  await page.goto(`${base}/?lng=137.5&lat=35.5&zoom=4.5&startDate=2026-01-01&endDate=2026-01-31`);
+  await page.waitForFunction(() =>
+    Boolean((globalThis as unknown as { explore?: { map?: unknown } }).explore?.map),
+  );
+  await page.click('#subscribe-view');
+  await page.waitForURL(/\/account\/subscriptions\?/);
+  const bounds = JSON.parse(await page.inputValue('#sub-bounds')) as Record<string, number>;
+  t.ok(
+    bounds.west! < 139.69 && bounds.east! > 139.69 && bounds.south! < 35.68 && bounds.north! > 35.68,
+    'the map box',
+  );
+  t.equal(await page.inputValue('#sub-start'), '2026-01-01', 'the time window');
+
+  await page.fill('#sub-name', 'Japan in January');
+  await page.fill('#sub-url', receiver.url);
+  await page.click('#new-subscription button[type=submit]');
+  const secret = await page.inputValue('#webhook-secret');
+  t.match(secret, /^whsec_/, 'the secret, shown once');
+  t.ok(await page.isVisible('button[data-copy="webhook-secret"]'), 'with a Copy button');
+  receiver.useSecret(secret);
+
+  // A test delivery, then an event of the view: both reach the receiver through the worker.
+  await page.click('form[action$="/test"] button');
+  t.match(await page.textContent('.flash'), /test delivery was queued/);
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    select id, catalog_id, 'kyoto', 'Kyoto', '{}'::jsonb, st_setsrid(st_makepoint(135.77, 35.01), 4326), '2026-01-15'
+    from datasets where catalog_id = ${catalogId} limit 1`);
+  for (let i = 0; i < 600 && receiver.received.length < 2; i += 1)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(
+    receiver.received.map((r) => [r.body.type, r.verified]).sort(),
+    [
+      ['changes', true],
+      ['test', true],
+    ],
+    'a signed test delivery and a signed delivery of the new event',
+  );
+  t.equal(receiver.received.find((r) => r.body.type === 'changes')?.body.changes[0]?.event?.title, 'Kyoto');
+
+  await page.goto(`${base}/account/subscriptions`);
+  const log = await page.textContent('.delivery-log');
+  t.match(log, /\(test\)/, 'the test delivery in the log');
+  t.equal((log?.match(/200/g) ?? []).length >= 2, true, 'both answered 200');
+  await shot('subscriptions');
+});

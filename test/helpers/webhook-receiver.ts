@@ -1,0 +1,87 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Test } from 'tap';
+import { Webhook } from 'standardwebhooks';
+import { guardedWebhookPoster } from '../../src/adapters/fetch/webhook-poster.ts';
+import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
+import { postgresSubscriptionStore } from '../../src/adapters/postgres/subscriptions/subscription-store.ts';
+import type { DeliveryDeps } from '../../src/application/subscriptions/deliver-subscriptions.ts';
+import { changeFeedOn } from '../../src/composition/read.ts';
+
+// A webhook receiver on loopback for the subscription tests: it verifies every delivery's
+// signature with the `standardwebhooks` package (the signer under test is our own), counts them
+// and answers with the statuses the test queues (200 when none is queued). `hold` keeps requests
+// unanswered until released (the kill -9 test).
+
+export type Received = { id: string; verified: boolean; body: { type: string; changes: ChangeItem[] } };
+export type ChangeItem = {
+  cursor: string;
+  kind: string;
+  eventId: number;
+  event?: { title: string; location: { longitude: number; latitude: number } | null };
+};
+
+export async function webhookReceiver(t: Test) {
+  const received: Received[] = [];
+  const statuses: number[] = [];
+  let secret = '';
+  let held: (() => void)[] | null = null;
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      let verified = false;
+      try {
+        new Webhook(secret).verify(body, request.headers as Record<string, string>);
+        verified = true;
+      } catch {
+        verified = false;
+      }
+      const answer = () => {
+        received.push({ id: String(request.headers['webhook-id']), verified, body: JSON.parse(body) });
+        response.writeHead(statuses.shift() ?? 200).end();
+      };
+      if (held) held.push(answer);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.unref();
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    /** What the next requests are answered (in order). */
+    answer: (...codes: number[]) => statuses.push(...codes),
+    useSecret: (value: string) => {
+      secret = value;
+    },
+    /** Requests wait unanswered from now on; `release` answers those waiting and stops holding. */
+    hold: () => {
+      held = [];
+    },
+    waiting: () => held?.length ?? 0,
+    release: () => {
+      const waiting = held ?? [];
+      held = null;
+      for (const answer of waiting) answer();
+    },
+  };
+}
+
+/** The worker's dependencies on a test database: loopback allowed, retries at once. */
+export function deliveryDeps(pool: DatabasePool, options: { leaseMs?: number } = {}): DeliveryDeps {
+  return {
+    subscriptions: postgresSubscriptionStore(pool),
+    changes: changeFeedOn(pool),
+    webhooks: guardedWebhookPoster({ timeoutMs: 5_000, allowPrivateAddresses: true }),
+    digests: null,
+    random: () => 0.5,
+    now: Date.now,
+    publicBaseUrl: 'http://localhost',
+    retryBaseMs: 0,
+    leaseMs: options.leaseMs ?? 60_000,
+  };
+}
