@@ -1,0 +1,139 @@
+import type { GazetteerLookup, PlaceMatch } from './gazetteer-lookup.ts';
+
+// Spelling-tolerant matching inside a named country (issue 33): a town the gazetteer holds under
+// another transliteration or spelling ("Kashkar-Kyshtak" / "Kashkar Kyshtak", "Imouzzer Kandar" /
+// "Imouzzer Kander") is looked for only among the places of the country the address names, and
+// only when no place of the exact name is there, so a spelling never moves an address to another
+// country nor replaces a place that exists. Two tiers: the same name once transliteration variants
+// are folded, and a bounded edit distance between the folded names; each lowers the confidence
+// (resolve-address.ts, SPELLING_FACTOR).
+
+/** The edit distance allowed between folded names, by the folded name's length. */
+export function allowedDistance(length: number): number {
+  if (length < 6) return 0;
+  return length < 10 ? 1 : 2;
+}
+
+// Letter groups that transliterations of one name write differently (French, English, German and
+// Spanish conventions for Arabic, Slavic, Turkic, Korean names...), each folded to one spelling.
+const FOLDS: [RegExp, string][] = [
+  [/\b(village|town|city)\b/g, ''],
+  [/[\s-]+/g, ''],
+  [/kh/g, 'h'],
+  [/ou/g, 'u'],
+  [/oo/g, 'u'],
+  [/ee/g, 'i'],
+  [/ph/g, 'f'],
+  [/([bcdfgkprstz])h/g, '$1'],
+  [/ck|q|c/g, 'k'],
+  [/[yj]/g, 'i'],
+  [/w/g, 'v'],
+  [/z/g, 's'],
+  [/(.)\1+/g, '$1'],
+  [/h$/, ''],
+];
+
+/** A name key with transliteration variants folded: "kashkar kyshtak" and "kaschkar-kischtak" meet. */
+export function spellingFold(key: string): string {
+  let folded = key;
+  for (const [pattern, replacement] of FOLDS) folded = folded.replace(pattern, replacement);
+  return folded;
+}
+
+/** The Damerau (adjacent transposition) edit distance of a and b, or max + 1 once it exceeds max. */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let before = new Array<number>(b.length + 1).fill(0);
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, (before[j - 2] as number) + 1);
+      current.push(value);
+      rowMin = Math.min(rowMin, value);
+    }
+    if (rowMin > max) return max + 1;
+    before = previous;
+    previous = current;
+  }
+  return Math.min(previous[b.length] as number, max + 1);
+}
+
+// A country's name keys by folded spelling, and by the folded spelling's first letter (an edit is
+// looked for only among names of the same first letter: a scan of the whole country per address
+// cost 7 times the resolver's time), built once per list the gazetteer hands out.
+type FoldedIndex = { byFold: Map<string, string[]>; byInitial: Map<string, [string, string][]> };
+const foldedIndexes = new WeakMap<readonly string[], FoldedIndex>();
+
+function foldedIndex(keys: readonly string[]): FoldedIndex {
+  let index = foldedIndexes.get(keys);
+  if (!index) {
+    index = { byFold: new Map(), byInitial: new Map() };
+    for (const key of keys) {
+      const folded = spellingFold(key);
+      const same = index.byFold.get(folded);
+      if (same) same.push(key);
+      else index.byFold.set(folded, [key]);
+      const initial = folded.charAt(0);
+      const bucket = index.byInitial.get(initial);
+      if (bucket) bucket.push([folded, key]);
+      else index.byInitial.set(initial, [[folded, key]]);
+    }
+    foldedIndexes.set(keys, index);
+  }
+  return index;
+}
+
+type SpellingMatch = { matches: PlaceMatch[]; distance: number };
+
+/**
+ * The places of `countries` whose name, folded, equals the folded key or else lies within
+ * allowedDistance of it (same first letter), the nearest spellings only; null when there is none.
+ */
+export function spellingMatches(
+  lookup: GazetteerLookup,
+  key: string,
+  countries: readonly string[],
+): SpellingMatch | null {
+  const target = spellingFold(key);
+  if (target.length < 4) return null;
+  const indexes = countries.map((country) => foldedIndex(lookup.countryNameKeys(country)));
+  let keys = indexes.flatMap((index) => index.byFold.get(target) ?? []);
+  let best = 0;
+  if (keys.length === 0) {
+    const max = allowedDistance(target.length);
+    best = max + 1;
+    for (const index of indexes)
+      for (const [folded, found] of index.byInitial.get(target.charAt(0)) ?? []) {
+        if (Math.abs(folded.length - target.length) > Math.min(max, best)) continue;
+        const distance = editDistance(folded, target, Math.min(max, best));
+        if (distance > max || distance > best) continue;
+        if (distance < best) {
+          best = distance;
+          keys = [];
+        }
+        keys.push(found);
+      }
+  }
+  if (keys.length === 0) return null;
+  const inCountry = new Set(countries);
+  // A place may be found under several of its names: listed once.
+  const seen = new Set<string>();
+  const matches: PlaceMatch[] = [];
+  for (const found of keys)
+    for (const match of lookup.places(found)) {
+      const id = `${match.place.country}|${match.place.latitude}|${match.place.longitude}|${match.place.name}`;
+      if (!inCountry.has(match.place.country) || seen.has(id)) continue;
+      seen.add(id);
+      matches.push(match);
+    }
+  return matches.length > 0 ? { matches, distance: best } : null;
+}
