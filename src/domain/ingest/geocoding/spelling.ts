@@ -67,30 +67,33 @@ export function editDistance(a: string, b: string, max: number): number {
   return Math.min(previous[b.length] as number, max + 1);
 }
 
-// A country's name keys by folded spelling, and by the folded spelling's first letter (an edit is
-// looked for only among names of the same first letter: a scan of the whole country per address
-// cost 7 times the resolver's time), built once per list the gazetteer hands out.
-type FoldedIndex = { byFold: Map<string, string[]>; byInitial: Map<string, [string, string][]> };
+// A country's name keys by folded spelling, and by the folded spelling's first letter and length
+// (an edit is looked for only among names of the same first letter and a length within the bound:
+// a scan of the whole country per address cost 7 times the resolver's time), built once per list
+// the gazetteer hands out.
+type FoldedIndex = { byFold: Map<string, string[]>; byShape: Map<string, [string, string][]> };
 const foldedIndexes = new WeakMap<readonly string[], FoldedIndex>();
 
 function foldedIndex(keys: readonly string[]): FoldedIndex {
   let index = foldedIndexes.get(keys);
   if (!index) {
-    index = { byFold: new Map(), byInitial: new Map() };
+    index = { byFold: new Map(), byShape: new Map() };
     for (const key of keys) {
       const folded = spellingFold(key);
       const same = index.byFold.get(folded);
       if (same) same.push(key);
       else index.byFold.set(folded, [key]);
-      const initial = folded.charAt(0);
-      const bucket = index.byInitial.get(initial);
+      const shape = shapeOf(folded.charAt(0), folded.length);
+      const bucket = index.byShape.get(shape);
       if (bucket) bucket.push([folded, key]);
-      else index.byInitial.set(initial, [[folded, key]]);
+      else index.byShape.set(shape, [[folded, key]]);
     }
     foldedIndexes.set(keys, index);
   }
   return index;
 }
+
+const shapeOf = (initial: string, length: number) => `${initial}${length}`;
 
 type SpellingMatch = { matches: PlaceMatch[]; distance: number };
 
@@ -111,8 +114,11 @@ export function spellingMatches(
   if (keys.length === 0) {
     const max = allowedDistance(target.length);
     best = max + 1;
+    const shapes: string[] = [];
+    for (let length = target.length - max; length <= target.length + max; length++)
+      shapes.push(shapeOf(target.charAt(0), length));
     for (const index of indexes)
-      for (const [folded, found] of index.byInitial.get(target.charAt(0)) ?? []) {
+      for (const [folded, found] of shapes.flatMap((shape) => index.byShape.get(shape) ?? [])) {
         if (Math.abs(folded.length - target.length) > Math.min(max, best)) continue;
         const distance = editDistance(folded, target, Math.min(max, best));
         if (distance > max || distance > best) continue;
