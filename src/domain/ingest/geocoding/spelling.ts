@@ -40,31 +40,38 @@ export function spellingFold(key: string): string {
   return folded;
 }
 
-/** The Damerau (adjacent transposition) edit distance of a and b, or max + 1 once it exceeds max. */
+// Three rows of the distance table, reused: the search compares thousands of names per address.
+let rows: [Int32Array, Int32Array, Int32Array] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
+
+/**
+ * The Damerau (adjacent transposition) edit distance of a and b, or max + 1 once it exceeds max.
+ * Only the band of cells within max of the diagonal is computed (the others exceed max anyway).
+ */
 export function editDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  let before = new Array<number>(b.length + 1).fill(0);
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  if (rows[0].length <= b.length) rows = [0, 1, 2].map(() => new Int32Array(b.length * 2 + 1)) as typeof rows;
+  const over = max + 1;
+  let [before, previous, current] = rows;
+  for (let j = 0; j <= b.length; j++) previous[j] = j <= max ? j : over;
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let value = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + cost,
-      );
+    const from = Math.max(1, i - max);
+    const to = Math.min(b.length, i + max);
+    current[0] = i <= max ? i : over;
+    if (from > 1) current[from - 1] = over;
+    let rowMin = current[0]!; // column 0 (i deletions): over max once i is
+    for (let j = from; j <= to; j++) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
+      let value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        value = Math.min(value, (before[j - 2] as number) + 1);
-      current.push(value);
-      rowMin = Math.min(rowMin, value);
+        value = Math.min(value, before[j - 2]! + 1);
+      current[j] = Math.min(value, over);
+      rowMin = Math.min(rowMin, current[j]!);
     }
-    if (rowMin > max) return max + 1;
-    before = previous;
-    previous = current;
+    if (to < b.length) current[to + 1] = over;
+    if (rowMin > max) return over;
+    [before, previous, current] = [previous, current, before];
   }
-  return Math.min(previous[b.length] as number, max + 1);
+  return Math.min(previous[b.length]!, over);
 }
 
 // A country's name keys by folded spelling, and by the folded spelling's first letter and length

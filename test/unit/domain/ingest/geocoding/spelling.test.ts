@@ -75,6 +75,9 @@ t.test('the edit distance is bounded and counts a transposition as one edit', as
   t.equal(editDistance('ugufaru', 'ungufaru', 1), 1);
   t.equal(editDistance('abcd', 'abdc', 1), 1);
   t.equal(editDistance('abcdefgh', 'hgfedcba', 2), 3, 'past the bound: max + 1');
+  t.equal(editDistance('c', '', 1), 1, 'against nothing: the deletions');
+  t.equal(editDistance('ab', 'ba', 0), 1, 'a bound of 0 is equality');
+  t.equal(editDistance('kashkarkistak', 'kaskarkistak', 2), 1, 'longer than the band');
   t.equal(allowedDistance(5), 0);
   t.equal(allowedDistance(7), 1);
   t.equal(allowedDistance(12), 2);
