@@ -115,6 +115,26 @@ class GazetteerIndex implements GazetteerLookup {
     return (this.byRegion.get(`${country}.${admin1}`) ?? []).map((index) => this.place(index));
   }
 
+  private byCountry: Map<string, string[]> | null = null;
+
+  countryNameKeys(country: string): readonly string[] {
+    if (!this.byCountry) {
+      // Built on first use (only a name not found in a named country asks): name keys by country.
+      const byCountry = new Map<string, string[]>();
+      for (const key in this.names) {
+        const encoded = this.names[key] as number | number[];
+        const codes = typeof encoded === 'number' ? [encoded] : encoded;
+        for (const country of new Set(codes.map((code) => this.places_[(code >> 1) * 7 + 1] as string))) {
+          const list = byCountry.get(country);
+          if (list) list.push(key);
+          else byCountry.set(country, [key]);
+        }
+      }
+      this.byCountry = byCountry;
+    }
+    return this.byCountry.get(country) ?? [];
+  }
+
   addPlace(place: GazetteerPlace, mainNames: string[], alternateNames: string[]): void {
     const index = this.places_.length / 7;
     const p = place;

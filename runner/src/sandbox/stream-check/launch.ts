@@ -9,6 +9,8 @@ const entry = fileURLToPath(new URL('./main.ts', import.meta.url));
 const blockedHostsFile = fileURLToPath(new URL('../../../sandbox-blocked-hosts.txt', import.meta.url));
 
 export interface StreamCheckProcess {
+  /** The child's pid (the benchmarks read its CPU time). */
+  pid: number;
   /** Refusals so far, as the child reported them. */
   refusals: Array<{ refused: string; address: string; port: number }>;
   stop(): Promise<void>;
@@ -53,6 +55,7 @@ export function startStreamCheck(
       options.onExit?.(code);
     });
     const process_: StreamCheckProcess = {
+      pid: child.pid ?? 0,
       refusals,
       stop: () =>
         new Promise((done) => {

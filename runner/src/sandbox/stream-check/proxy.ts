@@ -116,6 +116,12 @@ export function createStreamCheck(options: StreamCheckOptions): net.Server {
       client.on('close', () => server.destroy());
       if (first.length > 0) server.write(first);
       server.pipe(client);
+      // Past the ClientHello or request head nothing more is read on 443 and 80: the rest is piped
+      // without a look at each chunk (DNS stays inspected, every query of the connection).
+      if (!dns) {
+        client.off('data', onData);
+        client.pipe(server);
+      }
     };
 
     const onData = (chunk: Buffer) => {
@@ -124,13 +130,6 @@ export function createStreamCheck(options: StreamCheckOptions): net.Server {
         if ('refuse' in verdict) return refuse(verdict.refuse);
         if (!upstream) open(verdict.pass);
         else if (verdict.pass.length > 0) upstream.write(verdict.pass);
-        return;
-      }
-      if (upstream) {
-        if (!upstream.write(chunk)) {
-          client.pause();
-          upstream.once('drain', () => client.resume());
-        }
         return;
       }
       seen = Buffer.concat([seen, chunk]);

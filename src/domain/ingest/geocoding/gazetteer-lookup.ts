@@ -24,4 +24,6 @@ export interface GazetteerLookup {
   regionName(country: string, admin1: string): string | null;
   /** The places of a first-level region: where the gazetteer knows it to lie. */
   regionPlaces(country: string, admin1: string): readonly GazetteerPlace[];
+  /** Every name key of the places of a country (the same list each call: spelling.ts caches by it). */
+  countryNameKeys(country: string): readonly string[];
 }

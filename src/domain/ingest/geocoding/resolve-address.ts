@@ -10,6 +10,7 @@ import {
 } from './address-constraints.ts';
 import type { GazetteerLookup, PlaceMatch } from './gazetteer-lookup.ts';
 import { type AddressPart, addressParts } from './place-key.ts';
+import { spellingMatches } from './spelling.ts';
 
 export type { GazetteerLookup, GazetteerPlace, PlaceMatch, RegionRef } from './gazetteer-lookup.ts';
 
@@ -100,6 +101,11 @@ export const AMBIGUOUS_CONFIDENCE = 0.45;
 /** A street, square or venue in a town: the town's confidence, times this (a less direct answer). */
 const LOCALITY_FACTOR = 0.75;
 
+/** A place found under another spelling (spelling.ts): its confidence times this. */
+const SPELLING_FACTOR = 0.8;
+/** The spelling search reads every name of a country: not for an address that names many. */
+const MAX_SPELLING_COUNTRIES = 3;
+
 /** Bounds on what is resolved: the work grows with the square of the parts (a hostile cell). */
 export const MAX_RESOLVED_ADDRESS_CHARS = 500;
 const MAX_ADDRESS_PARTS = 12;
@@ -164,6 +170,23 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
       border = BORDER_FACTOR;
     }
   }
+  // The spelling rule (spelling.ts): a name with no place inside the named country is looked for
+  // under other spellings among that country's places only, never world-wide nor for a street.
+  let spelling = 1;
+  let tentativeSpelling = false;
+  const countries = namedCountries(constraints);
+  if (search.inside.length === 0 && countries.length > 0 && !isStreetLike(first)) {
+    const found = spellingMatches(lookup, first.key, countries);
+    const retried = found ? searchInside(lookup, first, found.matches, constraints) : null;
+    if (found && retried && retried.inside.length > 0) {
+      search = retried;
+      spelling = SPELLING_FACTOR;
+      // Tuned on the tune half: GeoNames' alternate names are noisier than its main names ("Hasan
+      // Abdal" is also an alternate name of a village 378 km away), and an edited spelling among a
+      // country's thousands of names finds some town too often ("Harima" found Hashima, 179 km off).
+      tentativeSpelling = found.distance > 0 || retried.inside.every((c) => c.match.alternate);
+    }
+  }
   if (search.inside.length === 0) {
     if (matches.length > 0)
       return {
@@ -176,9 +199,11 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
   const direct = first.near ? 0.75 : 0.95;
   const resolved = answer(
     search.inside,
-    direct * border * 0.95 ** unknownParts,
+    direct * border * spelling * 0.95 ** unknownParts,
     constraints.length > 0 ? DOMINANCE : WORLD_DOMINANCE,
   );
+  // An edited spelling, or one found only among alternate names: a candidate, not placed by default.
+  if (tentativeSpelling) resolved.confidence = Math.min(resolved.confidence, AMBIGUOUS_CONFIDENCE);
   // "Malta, MT": the country Malta itself and the town in Montana both fit.
   if (lookup.countries(first.key).some((c) => codeCountries.includes(c)))
     resolved.confidence = Math.min(resolved.confidence, AMBIGUOUS_CONFIDENCE);
@@ -186,6 +211,13 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
   if (resolved.location.latitude === 0 && resolved.location.longitude === 0)
     return { best: null, failure: 'resolved to (0,0)', candidates };
   return { best: resolved, failure: null, candidates };
+}
+
+/** The countries the constraints name, or else those of the regions they name (at most a few). */
+function namedCountries(constraints: readonly Constraint[]): string[] {
+  const named = new Set(constraints.flatMap((c) => c.countries));
+  if (named.size === 0) for (const c of constraints) for (const r of c.regions) named.add(r.country);
+  return named.size <= MAX_SPELLING_COUNTRIES ? [...named] : [];
 }
 
 function searchInside(

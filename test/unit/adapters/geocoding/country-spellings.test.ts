@@ -52,3 +52,22 @@ t.test('a low-confidence outcome lists the places it hesitated between', async (
   t.same(alternatives.map((a) => a.region).sort(), ['New Hampshire', 'Ohio', 'Rhode Island', 'Virginia']);
   t.match(results.get('Cologne, Germany'), { match: { precision: 'city', candidateCount: 1 } });
 });
+
+t.test('the spelling rule on the real gazetteer (tuned on the tune half)', async (t) => {
+  // Folded transliterations under a main name: placed, below an exact spelling's confidence.
+  for (const [address, name] of [
+    ['Pétion-Ville, HTI', 'Pétionville'],
+    ['Molodohvardiisk, Ukraine', 'Molodohvardiys’k'],
+    ['Melekeok, PW', 'Melekeok Village'],
+  ] as const) {
+    const found = best(address);
+    t.equal(found?.matchedName, name, address);
+    t.ok((found?.confidence ?? 0) >= 0.5 && (found?.confidence ?? 1) < 0.95, `${address} placed, lower`);
+  }
+  // An edit away, or only under an alternate name: the wrong town on the tune half, never placed.
+  for (const address of ['Harima, JP', 'Hassan Abdal, PK'])
+    t.ok((best(address)?.confidence ?? 0) < 0.5, `${address} not placed`);
+  // Never outside the named country, never without one.
+  t.not(best('Pétion-Ville, FR')?.matchedCountry, 'HT');
+  t.not(best('Pétion-Ville')?.matchedName, 'Pétionville');
+});

@@ -120,6 +120,8 @@ const lookup: GazetteerLookup = {
   countries: (key) => (Object.hasOwn(countries, key) ? (countries[key] ?? []) : []),
   regions: (key) => (Object.hasOwn(regions, key) ? (regions[key] ?? []) : []),
   regionName: (country, admin1) => `${country}.${admin1}`,
+  countryNameKeys: (country) =>
+    Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country)),
   regionPlaces: (country, admin1) =>
     Object.values(names)
       .flat()
