@@ -85,7 +85,7 @@ const FORMATS: Record<
     summary: 'Export the filtered events as KML',
     description:
       'Every event the filters match as a KML 2.2 Placemark: the title as its name, eventTimestamp as a TimeStamp, ' +
-      'the dataset, the catalog and each top-level key of `data` as ExtendedData (objects and arrays as their ' +
+      'the dataset, the catalog, `provenance` (JSON) and each top-level key of `data` as ExtendedData (objects and arrays as their ' +
       'JSON), the location as a Point (none without one). Characters XML does not allow are removed. ' +
       EXPORT_LIMIT_TEXT,
   },
@@ -97,7 +97,7 @@ const FORMATS: Record<
     description:
       'Every event the filters match as an OGC GeoPackage 1.3 (SQLite): one feature table `events` with the event ' +
       'id as its fid, a POINT in EPSG:4326 (null without a location), `title`, `event_timestamp`, `dataset`, `catalog` ' +
-      'and `data` (JSON text). Always answered from a kept file (written first when the view has none at this data ' +
+      '`data` and `provenance` (JSON text). Always answered from a kept file (written first when the view has none at this data ' +
       'version), with Content-Length and byte ranges. ' +
       EXPORT_LIMIT_TEXT,
   },
@@ -109,7 +109,7 @@ const FORMATS: Record<
     description:
       'Every event the filters match as a FlatGeobuf file with a packed Hilbert R-tree spatial index (GDAL and QGIS ' +
       'read a bounding box of it, also by range through /vsicurl/): Point features in EPSG:4326 with `id`, `title`, ' +
-      '`eventTimestamp` (DateTime), `dataset`, `catalog` and `data` (Json); an export of one dataset adds a typed column ' +
+      '`eventTimestamp` (DateTime), `dataset`, `catalog`, `data` and `provenance` (Json); an export of one dataset adds a typed column ' +
       'per typed property. Events without a location come last, in no bounding box. Always answered from a kept file. ' +
       EXPORT_LIMIT_TEXT,
   },
@@ -120,7 +120,7 @@ const FORMATS: Record<
     summary: 'Export the filtered events as GeoParquet',
     description:
       'Every event the filters match as a GeoParquet 1.1 file: columns `id`, `title`, `eventTimestamp` (timestamp, ' +
-      'UTC), `dataset`, `catalog`, `data` (JSON), a typed column per typed property in an export of one dataset, and ' +
+      'UTC), `dataset`, `catalog`, `data` and `provenance` (JSON), a typed column per typed property in an export of one dataset, and ' +
       '`geometry` (WKB Point, null without a location) named by the `geo` metadata (bbox, OGC:CRS84). Row groups of ' +
       '50,000 events, Snappy-compressed. Always answered from a kept file. ' +
       EXPORT_LIMIT_TEXT,
