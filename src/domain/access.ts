@@ -276,3 +276,12 @@ export function canReadView(viewer: Viewer, view: ViewAccessFacts): boolean {
 export function canWriteView(viewer: Viewer, view: ViewAccessFacts): boolean {
   return isAdmin(viewer) || (viewer !== null && view.ownerId === viewer.id);
 }
+
+/**
+ * A background export's status (application/read/background-exports.ts) is its requester's only:
+ * the same account, or for an anonymous request an anonymous caller holding its unguessable id. Not
+ * even an admin follows someone else's: the file holds what the requester may read.
+ */
+export function canFollowExport(viewer: Viewer, job: { requestedBy: number | null }): boolean {
+  return (viewer?.id ?? null) === job.requestedBy;
+}

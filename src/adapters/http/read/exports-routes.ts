@@ -31,6 +31,8 @@ import {
   PmtilesExport,
 } from './exports-schemas.ts';
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
+import type { BackgroundExports } from '../../../application/read/background-exports.ts';
+import { ExportJobStatus, exportJobBody, exportStatusUrl } from './export-jobs-routes.ts';
 
 // GET /api/v1/events.geojson and /api/v1/events.csv: the whole filtered set, streamed
 // (docs/api-v1.md, "Exports"). The first batch is read before the answer starts, so a bad parameter
@@ -259,6 +261,7 @@ export const v1ExportRoutes: FastifyPluginAsync<{
   encoder?: ExportEncoder;
   tiles?: TileReader;
   maxArchiveTiles?: number;
+  background?: BackgroundExports;
 }> = async (app, deps) => {
   for (const format of Object.keys(FORMATS) as DownloadFormat[]) {
     const { type, file, summary, description, body: documentedBody } = FORMATS[format];
@@ -282,6 +285,13 @@ export const v1ExportRoutes: FastifyPluginAsync<{
                 'request is answered 206 with those bytes of the kept file (416 past its end).',
               content: { [type.split(';')[0] ?? type]: { schema: documentedBody } },
             },
+            202: {
+              description:
+                'A large first export of a kept-file format (GeoPackage, FlatGeobuf, GeoParquet, PMTiles: over ' +
+                'EXPORT_SYNC_MAX_EVENTS events) runs in the background: follow `Location` (GET /api/v1/exports/{id}), ' +
+                'which answers 303 to this URL when the file is written.',
+              content: { 'application/json': { schema: ExportJobStatus } },
+            },
             ...errorResponses(400, 416, 429, 500, 503),
           },
         },
@@ -294,6 +304,15 @@ export const v1ExportRoutes: FastifyPluginAsync<{
         setVersionTag(reply, answer.version);
         reply.type(type).header('content-disposition', `attachment; filename="${file}"`);
         if (answer.kind === 'file') return sendFile(request, reply, answer.file);
+        if (answer.kind === 'job') {
+          reply.removeHeader('etag').removeHeader('content-disposition');
+          return reply
+            .code(202)
+            .type('application/json; charset=utf-8')
+            .header('cache-control', 'no-store')
+            .header('location', exportStatusUrl(answer.job.id))
+            .send(exportJobBody(answer.job));
+        }
         const { text, keep } = answer;
         const iterator = text.batches[Symbol.asyncIterator]();
         const first = await iterator.next().catch(async (error: unknown) => {
