@@ -279,9 +279,13 @@ export function canWriteView(viewer: Viewer, view: ViewAccessFacts): boolean {
 
 /**
  * A background export's status (application/read/background-exports.ts) is its requester's only:
- * the same account, or for an anonymous request an anonymous caller holding its unguessable id. Not
- * even an admin follows someone else's: the file holds what the requester may read.
+ * the same account with the same credential kind (a session, or the same API key: a key limited to
+ * some catalogs must not follow what a session asked for), or for an anonymous request an anonymous
+ * caller holding its unguessable id. Not even an admin follows someone else's.
  */
-export function canFollowExport(viewer: Viewer, job: { requestedBy: number | null }): boolean {
-  return (viewer?.id ?? null) === job.requestedBy;
+export function canFollowExport(
+  viewer: Viewer,
+  job: { requestedBy: number | null; requestedWithKey: number | null },
+): boolean {
+  return (viewer?.id ?? null) === job.requestedBy && (viewer?.key?.id ?? null) === job.requestedWithKey;
 }

@@ -53,7 +53,13 @@ export async function exportStatus(
   id: string,
 ): Promise<ExportJob> {
   const job = await background.jobs.find(id);
-  if (!job || !canFollowExport(viewer, { requestedBy: job.viewer?.id ?? null }))
+  if (
+    !job ||
+    !canFollowExport(viewer, {
+      requestedBy: job.viewer?.id ?? null,
+      requestedWithKey: job.viewer?.key?.id ?? null,
+    })
+  )
     throw new NotFoundError('No such export', { code: 'EXPORT_NOT_FOUND' });
   const stalled =
     job.state === 'running' &&

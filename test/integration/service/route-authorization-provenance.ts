@@ -13,7 +13,8 @@ export const provenanceRows: Record<string, MatrixRow> = {
   // A background export's status (issue 36 §1): its requester's only, not even an admin's.
   'GET /api/v1/exports/:id': {
     expect: [404, 404, 200, 404],
-    rule: "the requester's only (404 for anyone else, admins too)",
+    rule: "the requester's only, with the same credential (404 for anyone else, admins and the owner's keys too)",
+    keys: [404, 404, 404],
     request: at((fx) => `/api/v1/exports/${fx.viewExport}`),
   },
   'GET /events/:id/provenance': {
