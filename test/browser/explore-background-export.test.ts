@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { launchChromium, screenshots } from '../helpers/browser.ts';
-import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
+import { screenshots } from '../helpers/browser.ts';
+import { importedSession } from '../helpers/browser-imported.ts';
 
 // Explore's download menu follows a background export (issue 36 §1) in Debian's Chromium: with
 // EXPORT_SYNC_MAX_EVENTS below the view's events, a FlatGeobuf download is first answered 202; the
@@ -14,20 +13,11 @@ const CSV =
   '2026-01-03T00:00:00Z,41.9,12.5,Gamma\n';
 
 t.test('the download menu shows a background export, then downloads its file', async (t) => {
-  const { app, catalogId, user } = await ingestApp(t, {}, true, { exportSyncMaxEvents: 1 });
-  const doc = (
-    (await upload(app, catalogId, { name: 'background.csv', content: CSV })).json() as { doc: UploadedDoc }
-  ).doc;
-  t.equal((await waitForFile(app, doc.id)).status, 'completed');
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const browser = await launchChromium(t);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  const page = await context.newPage();
-  await page.goto(`${base}/account/imports`);
-  await page.fill('input[name=email]', user.email);
-  await page.fill('input[name=password]', user.password);
-  await page.click('button[type=submit]');
+  const { base, page } = await importedSession(
+    t,
+    { name: 'background.csv', content: CSV },
+    { exportSyncMaxEvents: 1 },
+  );
   const slug = (await page.locator('[data-dataset-links]').getAttribute('data-dataset-links')) as string;
   await page.goto(`${base}/?datasets=${slug}`);
 
