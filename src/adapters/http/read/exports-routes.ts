@@ -255,6 +255,9 @@ async function sendFile(request: FastifyRequest, reply: FastifyReply, file: Expo
   return reply.code(sent.statusCode).headers(sent.headers).send(sent.stream);
 }
 
+/** The formats answered only once the whole file is written: a large first one may be a job (202). */
+const KEPT_FILE_FORMATS: readonly DownloadFormat[] = ['gpkg', 'fgb', 'parquet', 'pmtiles'];
+
 export const v1ExportRoutes: FastifyPluginAsync<{
   exporter: EventExporter;
   files?: ExportFileStore;
@@ -285,13 +288,17 @@ export const v1ExportRoutes: FastifyPluginAsync<{
                 'request is answered 206 with those bytes of the kept file (416 past its end).',
               content: { [type.split(';')[0] ?? type]: { schema: documentedBody } },
             },
-            202: {
-              description:
-                'A large first export of a kept-file format (GeoPackage, FlatGeobuf, GeoParquet, PMTiles: over ' +
-                'EXPORT_SYNC_MAX_EVENTS events) runs in the background: follow `Location` (GET /api/v1/exports/{id}), ' +
-                'which answers 303 to this URL when the file is written.',
-              content: { 'application/json': { schema: ExportJobStatus } },
-            },
+            ...(KEPT_FILE_FORMATS.includes(format)
+              ? {
+                  202: {
+                    description:
+                      'A large first export of a kept-file format (GeoPackage, FlatGeobuf, GeoParquet, PMTiles: over ' +
+                      'EXPORT_SYNC_MAX_EVENTS events) runs in the background: follow `Location` (GET /api/v1/exports/{id}), ' +
+                      'which answers 303 to this URL when the file is written.',
+                    content: { 'application/json': { schema: ExportJobStatus } },
+                  },
+                }
+              : {}),
             ...errorResponses(400, 416, 429, 500, 503),
           },
         },
