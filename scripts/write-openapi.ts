@@ -13,6 +13,7 @@ import { scrapersHttp } from '../src/adapters/http/scrapers/scrapers-http.ts';
 import { siteHttp } from '../src/adapters/http/site/site-http.ts';
 import { createMetrics } from '../src/adapters/metrics/registry.ts';
 import type { EventExporter } from '../src/ports/read/event-exporter.ts';
+import type { BackgroundExports } from '../src/application/read/background-exports.ts';
 import type { EventReader } from '../src/ports/read/event-reader.ts';
 import type { ChangeFeed } from '../src/ports/read/change-feed.ts';
 import type { EventProvenanceReader } from '../src/ports/read/event-provenance.ts';
@@ -48,6 +49,7 @@ const app = await buildHttpApp(
           exporter: new Proxy({}, { get: () => unused }) as EventExporter,
           changes: new Proxy({}, { get: () => unused }) as ChangeFeed,
           provenance: new Proxy({}, { get: () => unused }) as EventProvenanceReader,
+          exportJobs: new Proxy({}, { get: () => unused }) as BackgroundExports,
         },
         tiles: { tiles: { vectorTile: unused, dataVersion: unused } },
         ogc: {

@@ -130,6 +130,12 @@ const pmtiles = await client.GET('/api/v1/events.pmtiles', {
 });
 if (!pmtiles.response.ok) throw new Error(`pmtiles export: ${pmtiles.response.status}`);
 const pmtilesMagic = new TextDecoder().decode(new Uint8Array(pmtiles.data as ArrayBuffer).subarray(0, 7));
+// A background export's status (the Location of a large first export's 202; this set is small):
+// an export that is not the caller's, or does not exist, is a 404.
+const unknownExport = await client.GET('/api/v1/exports/{id}', {
+  params: { path: { id: '00000000-0000-4000-8000-000000000000' } },
+});
+if (unknownExport.response.status !== 404) throw new Error(`export status: ${unknownExport.response.status}`);
 
 // The collections' `where` (a deepObject parameter): Payload's brackets, two levels deep, written
 // by a serializer of our own (openapi-fetch's default writes one level).

@@ -1,3 +1,15 @@
+import type { BackgroundExports } from '../application/read/background-exports.ts';
+import { type DownloadFormat, exportEvents } from '../application/read/export-events.ts';
+import {
+  pgBossExportJobQueue,
+  startViewExportWorker,
+  VIEW_EXPORT_QUEUES,
+} from '../adapters/jobs/view-export-jobs.ts';
+import { postgresExportJobStore } from '../adapters/postgres/read/export-jobs.ts';
+import type { EventReader } from '../ports/read/event-reader.ts';
+import type { TileReader } from '../ports/read/tile-reader.ts';
+import type { EventExporter } from '../ports/read/event-exporter.ts';
+import type { ExportFileStore } from '../ports/read/export-files.ts';
 import { exportEncoders } from '../adapters/files/export-encoders.ts';
 import { localExportFileStore } from '../adapters/files/export-file-store.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
@@ -29,7 +41,7 @@ import type { Infrastructure } from './infrastructure.ts';
 // model on the primary, or routed over the read replicas (DATABASE_READ_URLS). HTTP processes only.
 
 export async function composeRead(
-  infra: Pick<Infrastructure, 'config' | 'clock' | 'metrics' | 'log'>,
+  infra: Pick<Infrastructure, 'config' | 'clock' | 'metrics' | 'log' | 'boss'>,
   databaseUrl: string,
   canceller: QueryCanceller | undefined,
 ) {
@@ -104,6 +116,9 @@ export async function composeRead(
     : primaryExporter;
   // Exports kept as files once per data version (adapters/files/export-file-store.ts), on this host's disk.
   const exportFiles = config.exportCache.maxBytes > 0 ? localExportFileStore(config.exportCache) : undefined;
+  const exportJobs = exportFiles
+    ? await backgroundExports(infra, readPool, reader, exporter, exportFiles)
+    : undefined;
   return {
     replicas,
     /** The read model of /api/v1 (the feeds of saved views read through it too: composition/feeds.ts). */
@@ -123,6 +138,7 @@ export async function composeRead(
           exporter,
           ...(exportFiles ? { exportFiles, exportEncoder: exportEncoders } : {}),
           maxArchiveTiles: config.exportArchiveMaxTiles,
+          ...(exportJobs ? { exportJobs } : {}),
         },
         tiles: { tiles: reader },
         ogc: { events: reader, clock: infra.clock },
@@ -133,6 +149,39 @@ export async function composeRead(
       await snapshotPool.end();
       await readPool.end();
     },
+  };
+}
+
+/**
+ * Background exports (application/read/background-exports.ts): their jobs run in the API processes,
+ * which hold the kept files' directory, through the same exportEvents as a download. The queue is
+ * created here too: an API process works it even where no worker process runs.
+ */
+async function backgroundExports(
+  infra: Pick<Infrastructure, 'config' | 'boss'>,
+  pool: DatabasePool,
+  reader: EventReader & TileReader,
+  exporter: EventExporter,
+  files: ExportFileStore,
+): Promise<BackgroundExports> {
+  const jobs = postgresExportJobStore(pool);
+  for (const queue of VIEW_EXPORT_QUEUES) await infra.boss.createQueue(queue.name, queue.options);
+  const deps = {
+    exporter,
+    files,
+    encoder: exportEncoders,
+    tiles: reader,
+    maxArchiveTiles: infra.config.exportArchiveMaxTiles,
+  };
+  await startViewExportWorker(infra.boss, jobs, async (job, progress) => {
+    const format = job.format as DownloadFormat;
+    await exportEvents(deps, job.viewer, job.query, format, { whole: true, inJob: true, progress });
+  });
+  return {
+    jobs,
+    queue: pgBossExportJobQueue(infra.boss),
+    syncMaxEvents: infra.config.exportSyncMaxEvents,
+    count: (viewer, filter) => reader.countEvents(viewer, filter),
   };
 }
 

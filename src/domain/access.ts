@@ -276,3 +276,16 @@ export function canReadView(viewer: Viewer, view: ViewAccessFacts): boolean {
 export function canWriteView(viewer: Viewer, view: ViewAccessFacts): boolean {
   return isAdmin(viewer) || (viewer !== null && view.ownerId === viewer.id);
 }
+
+/**
+ * A background export's status (application/read/background-exports.ts) is its requester's only:
+ * the same account with the same credential kind (a session, or the same API key: a key limited to
+ * some catalogs must not follow what a session asked for), or for an anonymous request an anonymous
+ * caller holding its unguessable id. Not even an admin follows someone else's.
+ */
+export function canFollowExport(
+  viewer: Viewer,
+  job: { requestedBy: number | null; requestedWithKey: number | null },
+): boolean {
+  return (viewer?.id ?? null) === job.requestedBy && (viewer?.key?.id ?? null) === job.requestedWithKey;
+}

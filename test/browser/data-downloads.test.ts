@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import t from 'tap';
-import { launchChromium, screenshots } from '../helpers/browser.ts';
+import { screenshots } from '../helpers/browser.ts';
+import { importedSession } from '../helpers/browser-imported.ts';
 import { reloadUntil } from '../helpers/page-polling.ts';
-import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
 
 // "Download in the browser" (issue 28 §6) in Debian's Chromium: from My imports, a completed
 // import's CSV and GeoJSON links download the dataset's events and its Explore link opens Explore
@@ -23,20 +22,7 @@ async function download(page: Page, selector: string): Promise<Buffer> {
 }
 
 t.test("My imports' data links and the account export download in the browser", async (t) => {
-  const { app, catalogId, user } = await ingestApp(t);
-  const doc = (
-    (await upload(app, catalogId, { name: 'downloads.csv', content: CSV })).json() as { doc: UploadedDoc }
-  ).doc;
-  t.equal((await waitForFile(app, doc.id)).status, 'completed');
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const browser = await launchChromium(t);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  const page = await context.newPage();
-  await page.goto(`${base}/account/imports`);
-  await page.fill('input[name=email]', user.email);
-  await page.fill('input[name=password]', user.password);
-  await page.click('button[type=submit]');
+  const { base, page } = await importedSession(t, { name: 'downloads.csv', content: CSV });
   t.equal(new URL(page.url()).pathname, '/account/imports', 'the login comes back to My imports');
 
   const links = page.locator('[data-dataset-links]');

@@ -80,3 +80,69 @@ export function setDownloadLinks(inView, all) {
     link.href = `/api/v1/events.${link.dataset.downloadFormat}${search ? `?${search}` : ''}`;
   }
 }
+
+/** The formats whose first download of a large view may run in the background (a 202). */
+const KEPT_FILE_FORMATS = ['gpkg', 'fgb', 'parquet', 'pmtiles'];
+
+/**
+ * Follows a background export (docs/api-v1.md, "Large first exports run in the background"): a
+ * click on a kept-file format's link first asks with HEAD; a 202 names the status URL, which is
+ * polled (progress in `#download-progress`) until it redirects to the file (done: the link is
+ * clicked again, now answered by the kept file) or says failed (its reason shown). A 200 downloads
+ * at once.
+ * @param {HTMLElement} progress
+ */
+export function followBackgroundExports(progress) {
+  /** @type {Set<string>} */
+  const following = new Set();
+  document.addEventListener('click', (event) => {
+    const link = event.target instanceof Element ? event.target.closest('a[data-download-format]') : null;
+    if (!(link instanceof HTMLAnchorElement)) return;
+    if (!KEPT_FILE_FORMATS.includes(link.dataset.downloadFormat ?? '')) return;
+    if (link.dataset.ready === link.href) {
+      delete link.dataset.ready;
+      return; // the file is kept: the browser downloads it
+    }
+    event.preventDefault();
+    if (following.has(link.href)) return;
+    following.add(link.href);
+    const href = link.href;
+    const label = link.textContent ?? '';
+    const download = () => {
+      link.dataset.ready = href;
+      link.click();
+    };
+    (async () => {
+      const first = await fetch(href, { method: 'HEAD', credentials: 'same-origin' });
+      if (first.status !== 202) return download();
+      const status = first.headers.get('location');
+      if (!status) return download();
+      for (;;) {
+        const answer = await fetch(status, { credentials: 'same-origin', redirect: 'manual' });
+        // A 303 to the file: fetch does not show it (an opaque redirect), which is the answer.
+        if (answer.type === 'opaqueredirect' || answer.status === 303) {
+          progress.textContent = `${label}: ready`;
+          return download();
+        }
+        if (!answer.ok) {
+          progress.textContent = `${label}: the export is gone (${answer.status})`;
+          return;
+        }
+        const job = await answer.json();
+        if (job.state === 'failed') {
+          progress.textContent = `${label} failed: ${job.reason ?? 'unknown reason'}`;
+          return;
+        }
+        progress.textContent =
+          job.state === 'queued'
+            ? `${label}: waiting to start (${job.estimated.toLocaleString()} events)`
+            : `${label}: ${job.written.toLocaleString()} of ${job.estimated.toLocaleString()} events written`;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    })()
+      .catch((error) => {
+        progress.textContent = `${label}: ${error instanceof Error ? error.message : 'failed'}`;
+      })
+      .finally(() => following.delete(href));
+  });
+}

@@ -2,7 +2,7 @@
 // /api/v1/events/temporal with a brush, filters from /api/v1/data-sources and the list of the events
 // in view from /api/v1/events. Everything it knows comes from the public API; its state is the URL.
 
-import { getJson, isAbort, query, Requests, setDownloadLinks } from './api.js';
+import { followBackgroundExports, getJson, isAbort, query, Requests, setDownloadLinks } from './api.js';
 import { formatCount } from './format.js';
 import { apiBounds, apiZoom, readState, writeState } from './state.js';
 import { Timeline } from './timeline.js';
@@ -25,6 +25,9 @@ const settings = JSON.parse(byId('explore-settings').textContent ?? '{}');
 const initialQuery = settings.view ?? window.location.search; // an embed: its saved view's state
 const state = readState(initialQuery);
 const hadView = new URLSearchParams(initialQuery).has('zoom');
+// A large first export of a kept-file format is a background job: the menu follows it (api.js).
+const downloadProgress = document.getElementById('download-progress');
+if (downloadProgress) followBackgroundExports(downloadProgress);
 /** MapLibre GL JS, served by this service from its npm package (versioned URL, cached for good). */
 const maplibregl = await import(`${settings.maplibre}/maplibre-gl.mjs`);
 

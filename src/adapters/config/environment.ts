@@ -67,6 +67,11 @@ export type Config = {
   exportCache: { directory: string; maxBytes: number };
   /** Most tiles a PMTiles export of a view holds (EXPORT_PMTILES_MAX_TILES; more: a 400). */
   exportArchiveMaxTiles: number;
+  /**
+   * Above this many events (estimated by the read model's counts), a first GeoPackage, FlatGeobuf,
+   * GeoParquet or PMTiles export of a view runs as a background job (EXPORT_SYNC_MAX_EVENTS).
+   */
+  exportSyncMaxEvents: number;
   /** Prometheus metrics on a listener of their own (METRICS_BIND=host:port); unset: none. */
   metricsBind: { host: string; port: number } | undefined;
   /** Prometheus metrics at GET /api/metrics for `Authorization: Bearer <METRICS_TOKEN>`; unset: not served there. */
@@ -158,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxBytes: read('EXPORT_CACHE_MB', integerBetween(0, 1_048_576), 2048) * 1024 * 1024,
     },
     exportArchiveMaxTiles: read('EXPORT_PMTILES_MAX_TILES', integerBetween(1, 1_000_000), 20_000),
+    exportSyncMaxEvents: read('EXPORT_SYNC_MAX_EVENTS', integerBetween(0, 1_000_000_000), 200_000),
     metricsBind: read('METRICS_BIND', hostAndPort, undefined),
     metricsToken: read('METRICS_TOKEN', minLength(16), undefined),
     corsOrigins: read('CORS_ORIGINS', originList, null),

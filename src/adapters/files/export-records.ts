@@ -13,6 +13,15 @@ export async function* records(sequence: AsyncIterable<string>): AsyncGenerator<
   }
 }
 
+/**
+ * The event's provenance as JSON text, exactly the object the GeoJSON export carries (one projection,
+ * provenance-sql.ts: `{"shown":false}` where the dataset hides it); null for a record without one.
+ */
+export function provenanceText(feature: EventFeature): string | null {
+  const provenance = feature.properties.provenance;
+  return provenance === undefined ? null : JSON.stringify(provenance);
+}
+
 /** A typed property and the name of its column in a file. */
 type TypedColumn = { field: PropertyField; column: string };
 

@@ -9,7 +9,7 @@ import { GeometryType } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry-type.js';
 import { Header } from 'flatgeobuf/lib/mjs/flat-geobuf/header.js';
 import type { EventFeature } from '../../domain/read/event-feature.ts';
 import type { PropertyField, PropertyType } from '../../domain/read/typed-properties.ts';
-import { Extent, records, typedColumns } from './export-records.ts';
+import { Extent, provenanceText, records, typedColumns } from './export-records.ts';
 
 // A FlatGeobuf file (flatgeobuf.org, format version 3) of exported events, with a packed Hilbert
 // R-tree so GDAL and QGIS read a bounding box of it (also by range, through /vsicurl/). The tables
@@ -42,6 +42,7 @@ function columnsOf(fields: readonly PropertyField[]): FgbColumn[] {
     { name: 'dataset', type: ColumnType.String, value: (f) => f.properties.dataset },
     { name: 'catalog', type: ColumnType.String, value: (f) => f.properties.catalog },
     { name: 'data', type: ColumnType.Json, value: (f) => JSON.stringify(f.properties.data) },
+    { name: 'provenance', type: ColumnType.Json, value: (f) => provenanceText(f) },
   ];
   const typed = typedColumns(
     fixed.map((column) => column.name),

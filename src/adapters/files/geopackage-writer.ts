@@ -1,6 +1,6 @@
 import { DatabaseSync } from 'node:sqlite';
 import type { PropertyField, PropertyType } from '../../domain/read/typed-properties.ts';
-import { Extent, pointWkb, records, typedColumns } from './export-records.ts';
+import { Extent, pointWkb, provenanceText, records, typedColumns } from './export-records.ts';
 
 // A GeoPackage 1.3 file (OGC 12-128r18) of exported events, written with Node's own SQLite
 // (node:sqlite): one feature table `events` with a POINT column in EPSG:4326, the fixed properties as
@@ -57,7 +57,7 @@ const COLUMN_TYPES: Record<PropertyType, string> = {
   string: 'TEXT',
 };
 
-const FIXED_COLUMNS = ['fid', 'geom', 'title', 'event_timestamp', 'dataset', 'catalog', 'data'];
+const FIXED_COLUMNS = ['fid', 'geom', 'title', 'event_timestamp', 'dataset', 'catalog', 'data', 'provenance'];
 
 const identifier = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
@@ -85,7 +85,7 @@ export async function writeGeoPackage(
       pragma journal_mode = off; pragma synchronous = off;`);
     const columns = typed.map(({ field, column }) => `, ${identifier(column)} ${COLUMN_TYPES[field.type]}`);
     database.exec(`create table events (fid integer primary key autoincrement, geom point, title text,
-      event_timestamp datetime, dataset text, catalog text, data text${columns.join('')})`);
+      event_timestamp datetime, dataset text, catalog text, data text, provenance text${columns.join('')})`);
     database.exec(SCHEMA);
     database.exec('begin');
     const names = [...FIXED_COLUMNS, ...typed.map(({ column }) => column)];
@@ -105,6 +105,7 @@ export async function writeGeoPackage(
         dataset,
         catalog,
         JSON.stringify(data),
+        provenanceText(feature),
         ...typed.map(({ field }) => sqliteValue(feature.properties[field.name])),
       );
     }

@@ -1,7 +1,7 @@
 import { fileWriter, ParquetWriter } from 'hyparquet-writer';
 import type { EventFeature } from '../../domain/read/event-feature.ts';
 import type { PropertyField, PropertyType } from '../../domain/read/typed-properties.ts';
-import { Extent, pointWkb, records, typedColumns } from './export-records.ts';
+import { Extent, pointWkb, provenanceText, records, typedColumns } from './export-records.ts';
 
 // A GeoParquet 1.1 file (geoparquet.org) of exported events, written by hyparquet-writer
 // (docs/decisions.md): the fixed properties and, in an export of one dataset, a column of its type
@@ -68,6 +68,15 @@ function columnsOf(fields: readonly PropertyField[]): ParquetColumn[] {
     {
       element: { name: 'data', type: 'BYTE_ARRAY', converted_type: 'JSON', repetition_type: 'OPTIONAL' },
       value: (f) => JSON.stringify(f.properties.data),
+    },
+    {
+      element: {
+        name: 'provenance',
+        type: 'BYTE_ARRAY',
+        converted_type: 'JSON',
+        repetition_type: 'OPTIONAL',
+      },
+      value: (f) => provenanceText(f),
     },
   ];
   const typed = typedColumns([...fixed.map((column) => column.element.name), 'geometry'], fields).map(

@@ -2,6 +2,7 @@ import { PgBoss } from 'pg-boss';
 import { SCRAPER_QUEUES } from './scraper-jobs.ts';
 import { DATA_EXPORT_QUEUES } from './data-export-jobs.ts';
 import { SUBSCRIPTION_QUEUES } from './subscription-jobs.ts';
+import { VIEW_EXPORT_QUEUES } from './view-export-jobs.ts';
 
 // pg-boss keeps its own schema in the same database. This is the one place that creates its queues,
 // so every process (api, worker, start) agrees on their options.
@@ -71,6 +72,7 @@ export const QUEUES: QueueDefinition[] = [
   ...SCRAPER_QUEUES,
   ...DATA_EXPORT_QUEUES,
   ...SUBSCRIPTION_QUEUES,
+  ...VIEW_EXPORT_QUEUES,
 ];
 
 export async function startJobQueue(

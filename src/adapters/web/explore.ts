@@ -357,7 +357,8 @@ function explorePage(settings: PageSettings, pmtilesScript: string | null, embed
             </nav>
             <p class="downloads">
               Download the events in view: ${downloadLinks('download')}<br />
-              All that match the filters, wherever they are: ${downloadLinks('download-all')}
+              All that match the filters, wherever they are: ${downloadLinks('download-all')}<br />
+              <span id="download-progress" role="status" aria-live="polite"></span>
             </p>
           </section>
           <aside id="detail" class="detail" aria-labelledby="detail-title" hidden>

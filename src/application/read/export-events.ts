@@ -20,6 +20,8 @@ import type { Viewer } from '../../ports/read/event-reader.ts';
 import type { TileReader } from '../../ports/read/tile-reader.ts';
 import { TILE_ARCHIVE_MAX_TILES, TILE_ARCHIVE_MAX_ZOOM, viewTiles } from './export-tile-archive.ts';
 import { TILE_LAYER } from '../../domain/read/tiles.ts';
+import type { ExportJob } from '../../ports/read/export-jobs.ts';
+import { type BackgroundExports, startBackgroundExport } from './background-exports.ts';
 
 export const EXPORT_DEFAULT_SORT = 'id';
 
@@ -35,7 +37,12 @@ type ExportDeps = {
   tiles?: TileReader;
   /** The PMTiles export's cap in tiles (EXPORT_PMTILES_MAX_TILES; default TILE_ARCHIVE_MAX_TILES). */
   maxArchiveTiles?: number;
+  /** Large first exports of the kept-file formats as jobs (background-exports.ts). */
+  background?: BackgroundExports;
 };
+
+/** How an export runs: `whole` writes the file before answering; `inJob` is the background job itself. */
+type ExportOptions = { whole: boolean; inJob?: boolean; progress?: (written: number) => void };
 
 /**
  * An export's answer: a file already written for this data version (`file`), or a fresh export
@@ -44,7 +51,8 @@ type ExportDeps = {
  */
 type ExportAnswer =
   | { kind: 'file'; file: ExportFile; version: string }
-  | { kind: 'stream'; text: EventExport; keep: ExportFileWriter | null; version: string };
+  | { kind: 'stream'; text: EventExport; keep: ExportFileWriter | null; version: string }
+  | { kind: 'job'; job: ExportJob; version: string };
 
 /**
  * What a materialised export's bytes depend on: the format, the sort, the filter, and the data
@@ -66,7 +74,7 @@ export async function exportEvents(
   viewer: Viewer,
   query: RawQuery,
   format: DownloadFormat,
-  options: { whole: boolean } = { whole: false },
+  options: ExportOptions = { whole: false },
 ): Promise<ExportAnswer> {
   const filter = parseEventFilter(query);
   // By id unless asked otherwise: insertion order, which is about the table's physical order, so
@@ -86,13 +94,24 @@ export async function exportEvents(
     const kept = await files.find(current);
     if (kept) return { kind: 'file', file: kept, version: current };
   }
+  // The kept-file formats answer only once the whole file is written: a large one is a job.
+  if (
+    current !== null &&
+    deps.background &&
+    !options.inJob &&
+    (format === 'pmtiles' || isFileFormat(format))
+  ) {
+    const request = { viewer, filter, query, format, exportKey: current };
+    const job = await startBackgroundExport(deps.background, request);
+    if (job) return { kind: 'job', job, version: current };
+  }
   if (format === 'pmtiles') return encodeTiles(deps, viewer, filter, current);
   if (isFileFormat(format)) {
     if (!files || !deps.encoder)
       throw new DomainError('unavailable', `${format} exports are kept files, and this server keeps none`, {
         code: 'EXPORT_FILES_OFF',
       });
-    return encodeFile(deps.exporter, files, deps.encoder, viewer, filter, sort, format);
+    return encodeFile(deps.exporter, files, deps.encoder, viewer, filter, sort, format, options.progress);
   }
   const text = await exporter.exportEvents(viewer, filter, sort, format);
   // The key of what this export's snapshot holds (a write since the lookup above gives a newer one).
@@ -121,6 +140,7 @@ async function encodeFile(
   filter: EventFilter,
   sort: Sort,
   format: FileFormat,
+  progress?: (written: number) => void,
 ): Promise<ExportAnswer> {
   const text = await exporter.exportEvents(viewer, filter, sort, 'geojsonseq');
   const version = exportKey(format, sort.text, filter, text.version);
@@ -130,11 +150,26 @@ async function encodeFile(
   });
   try {
     // A text sequence has no head, separator or tail: its batches are the whole text.
-    await encoder.encode(format, text.batches, slot.path, text.fields ?? []);
+    await encoder.encode(format, counted(text.batches, progress), slot.path, text.fields ?? []);
     return { kind: 'file', file: await slot.commit(), version };
   } catch (error) {
     await slot.abort();
     throw error;
+  }
+}
+
+/** The pieces of a GeoJSON text sequence, reporting the records passed on so far (a job's progress). */
+async function* counted(
+  sequence: AsyncIterable<string>,
+  progress: ((written: number) => void) | undefined,
+): AsyncGenerator<string> {
+  let written = 0;
+  for await (const piece of sequence) {
+    if (progress) {
+      for (let at = piece.indexOf('\x1e'); at !== -1; at = piece.indexOf('\x1e', at + 1)) written += 1;
+      progress(written);
+    }
+    yield piece;
   }
 }
 

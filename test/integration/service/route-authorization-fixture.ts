@@ -53,6 +53,8 @@ export type MatrixFixture = {
   draft: number;
   /** A data export of the owner's (failed, so it blocks no new request). */
   dataExport: number;
+  /** A background export of a view, the owner's (failed: no worker runs it). */
+  viewExport: string;
   repo: number;
   scraper: number;
   run: number;
@@ -221,6 +223,14 @@ export async function matrixFixture(t: Test): Promise<MatrixFixture> {
     dataExport: await insertId(
       sql.unsafe`insert into data_exports (user_id, status) values (${users.owner.id}, 'failed') returning id`,
     ),
+    viewExport: await db.pool
+      .one(
+        sql.type(row(Type.Object({ id: Type.String() })))`insert into view_export_jobs
+          (id, export_key, format, query, viewer, viewer_id, state, reason, estimated)
+        values (${randomUUID()}, 'matrix', 'fgb', '{}', jsonb_build_object('id', ${users.owner.id}::int), ${users.owner.id}, 'failed', 'matrix', 1)
+        returning id::text`,
+      )
+      .then((found) => found.id),
     repo,
     scraper: scraper.id,
     run: run.id,

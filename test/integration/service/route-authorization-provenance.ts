@@ -10,6 +10,13 @@ export const provenanceRows: Record<string, MatrixRow> = {
     rule: 'the read rule (private here)',
     request: at((fx) => `/api/v1/events/${fx.event}`),
   },
+  // A background export's status (issue 36 §1): its requester's only, not even an admin's.
+  'GET /api/v1/exports/:id': {
+    expect: [404, 404, 200, 404],
+    rule: "the requester's only, with the same credential (404 for anyone else, admins and the owner's keys too)",
+    keys: [404, 404, 404],
+    request: at((fx) => `/api/v1/exports/${fx.viewExport}`),
+  },
   'GET /events/:id/provenance': {
     expect: [404, 404, 200, 200],
     rule: "the read rule (private here); 404 when the dataset's owner hides provenance",

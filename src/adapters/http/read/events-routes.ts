@@ -1,3 +1,4 @@
+import type { BackgroundExports } from '../../../application/read/background-exports.ts';
 import type { ExportEncoder, ExportFileStore } from '../../../ports/read/export-files.ts';
 import type { FastifyContextConfig, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { viewerOf } from '../viewer.ts';
@@ -64,6 +65,8 @@ export type ReadApiDeps = {
   exportEncoder?: ExportEncoder;
   /** The PMTiles export's cap in tiles (EXPORT_PMTILES_MAX_TILES). */
   maxArchiveTiles?: number;
+  /** Large first exports of the kept-file formats as jobs (application/read/background-exports.ts). */
+  exportJobs?: BackgroundExports;
 };
 
 /**

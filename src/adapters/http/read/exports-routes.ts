@@ -31,6 +31,8 @@ import {
   PmtilesExport,
 } from './exports-schemas.ts';
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
+import type { BackgroundExports } from '../../../application/read/background-exports.ts';
+import { ExportJobStatus, exportJobBody, exportStatusUrl } from './export-jobs-routes.ts';
 
 // GET /api/v1/events.geojson and /api/v1/events.csv: the whole filtered set, streamed
 // (docs/api-v1.md, "Exports"). The first batch is read before the answer starts, so a bad parameter
@@ -85,7 +87,7 @@ const FORMATS: Record<
     summary: 'Export the filtered events as KML',
     description:
       'Every event the filters match as a KML 2.2 Placemark: the title as its name, eventTimestamp as a TimeStamp, ' +
-      'the dataset, the catalog and each top-level key of `data` as ExtendedData (objects and arrays as their ' +
+      'the dataset, the catalog, `provenance` (JSON) and each top-level key of `data` as ExtendedData (objects and arrays as their ' +
       'JSON), the location as a Point (none without one). Characters XML does not allow are removed. ' +
       EXPORT_LIMIT_TEXT,
   },
@@ -97,7 +99,7 @@ const FORMATS: Record<
     description:
       'Every event the filters match as an OGC GeoPackage 1.3 (SQLite): one feature table `events` with the event ' +
       'id as its fid, a POINT in EPSG:4326 (null without a location), `title`, `event_timestamp`, `dataset`, `catalog` ' +
-      'and `data` (JSON text). Always answered from a kept file (written first when the view has none at this data ' +
+      '`data` and `provenance` (JSON text). Always answered from a kept file (written first when the view has none at this data ' +
       'version), with Content-Length and byte ranges. ' +
       EXPORT_LIMIT_TEXT,
   },
@@ -109,7 +111,7 @@ const FORMATS: Record<
     description:
       'Every event the filters match as a FlatGeobuf file with a packed Hilbert R-tree spatial index (GDAL and QGIS ' +
       'read a bounding box of it, also by range through /vsicurl/): Point features in EPSG:4326 with `id`, `title`, ' +
-      '`eventTimestamp` (DateTime), `dataset`, `catalog` and `data` (Json); an export of one dataset adds a typed column ' +
+      '`eventTimestamp` (DateTime), `dataset`, `catalog`, `data` and `provenance` (Json); an export of one dataset adds a typed column ' +
       'per typed property. Events without a location come last, in no bounding box. Always answered from a kept file. ' +
       EXPORT_LIMIT_TEXT,
   },
@@ -120,7 +122,7 @@ const FORMATS: Record<
     summary: 'Export the filtered events as GeoParquet',
     description:
       'Every event the filters match as a GeoParquet 1.1 file: columns `id`, `title`, `eventTimestamp` (timestamp, ' +
-      'UTC), `dataset`, `catalog`, `data` (JSON), a typed column per typed property in an export of one dataset, and ' +
+      'UTC), `dataset`, `catalog`, `data` and `provenance` (JSON), a typed column per typed property in an export of one dataset, and ' +
       '`geometry` (WKB Point, null without a location) named by the `geo` metadata (bbox, OGC:CRS84). Row groups of ' +
       '50,000 events, Snappy-compressed. Always answered from a kept file. ' +
       EXPORT_LIMIT_TEXT,
@@ -253,12 +255,16 @@ async function sendFile(request: FastifyRequest, reply: FastifyReply, file: Expo
   return reply.code(sent.statusCode).headers(sent.headers).send(sent.stream);
 }
 
+/** The formats answered only once the whole file is written: a large first one may be a job (202). */
+const KEPT_FILE_FORMATS: readonly DownloadFormat[] = ['gpkg', 'fgb', 'parquet', 'pmtiles'];
+
 export const v1ExportRoutes: FastifyPluginAsync<{
   exporter: EventExporter;
   files?: ExportFileStore;
   encoder?: ExportEncoder;
   tiles?: TileReader;
   maxArchiveTiles?: number;
+  background?: BackgroundExports;
 }> = async (app, deps) => {
   for (const format of Object.keys(FORMATS) as DownloadFormat[]) {
     const { type, file, summary, description, body: documentedBody } = FORMATS[format];
@@ -282,6 +288,17 @@ export const v1ExportRoutes: FastifyPluginAsync<{
                 'request is answered 206 with those bytes of the kept file (416 past its end).',
               content: { [type.split(';')[0] ?? type]: { schema: documentedBody } },
             },
+            ...(KEPT_FILE_FORMATS.includes(format)
+              ? {
+                  202: {
+                    description:
+                      'A large first export of a kept-file format (GeoPackage, FlatGeobuf, GeoParquet, PMTiles: over ' +
+                      'EXPORT_SYNC_MAX_EVENTS events) runs in the background: follow `Location` (GET /api/v1/exports/{id}), ' +
+                      'which answers 303 to this URL when the file is written.',
+                    content: { 'application/json': { schema: ExportJobStatus } },
+                  },
+                }
+              : {}),
             ...errorResponses(400, 416, 429, 500, 503),
           },
         },
@@ -294,6 +311,15 @@ export const v1ExportRoutes: FastifyPluginAsync<{
         setVersionTag(reply, answer.version);
         reply.type(type).header('content-disposition', `attachment; filename="${file}"`);
         if (answer.kind === 'file') return sendFile(request, reply, answer.file);
+        if (answer.kind === 'job') {
+          reply.removeHeader('etag').removeHeader('content-disposition');
+          return reply
+            .code(202)
+            .type('application/json; charset=utf-8')
+            .header('cache-control', 'no-store')
+            .header('location', exportStatusUrl(answer.job.id))
+            .send(exportJobBody(answer.job));
+        }
         const { text, keep } = answer;
         const iterator = text.batches[Symbol.asyncIterator]();
         const first = await iterator.next().catch(async (error: unknown) => {

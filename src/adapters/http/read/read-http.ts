@@ -3,6 +3,7 @@ import type { HttpFeature } from '../http-feature.ts';
 import { type ReadApiDeps, v1EventRoutes } from './events-routes.ts';
 import { v1ChangeRoutes } from './changes-routes.ts';
 import { v1ExportRoutes } from './exports-routes.ts';
+import { exportJobRoutes } from './export-jobs-routes.ts';
 import { ogcFeatureRoutes } from './ogc-routes.ts';
 import { provenancePage } from './provenance-page.ts';
 import { type TileRoutesDeps, v1TileRoutes } from './tiles-routes.ts';
@@ -34,7 +35,10 @@ export function readHttp(deps: ReadHttpDeps): HttpFeature {
           ...(exportEncoder ? { encoder: exportEncoder } : {}),
           ...(deps.tiles ? { tiles: deps.tiles.tiles } : {}),
           ...(deps.readApi.maxArchiveTiles ? { maxArchiveTiles: deps.readApi.maxArchiveTiles } : {}),
+          ...(deps.readApi.exportJobs ? { background: deps.readApi.exportJobs } : {}),
         });
+      if (deps.readApi.exportJobs)
+        await app.register(exportJobRoutes, { background: deps.readApi.exportJobs });
     },
   };
 }

@@ -133,6 +133,7 @@ function placemark(fields: readonly PropertyField[]): Sql {
     xmlelement(name "ExtendedData",
       xmlelement(name "Data", xmlattributes('dataset' as name), xmlelement(name value, d.slug)),
       xmlelement(name "Data", xmlattributes('catalog' as name), xmlelement(name value, c.slug)),
+      xmlelement(name "Data", xmlattributes('provenance' as name), xmlelement(name value, ${provenanceJson})),
       (select xmlagg(xmlelement(name "Data", xmlattributes(${xmlText(sqlText`k.key`)} as name),
                                 xmlelement(name value, ${xmlText(sqlText`k.value`)})) order by k.key)
        from jsonb_each_text(e.data) k),
