@@ -1,5 +1,5 @@
-import { open } from 'node:fs/promises';
 import { pipeline, Transform, type Readable } from 'node:stream';
+import send from '@fastify/send';
 import { createGzip } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../../domain/errors.ts';
@@ -50,37 +50,53 @@ export function takesGzipStep(
   );
 }
 
+/** A kept file read whole by @fastify/send (which stats and opens it); null when it is gone. */
+async function readKept(
+  request: FastifyRequest,
+  path: string,
+): Promise<{ stream: Readable; bytes: number } | null> {
+  const sent = await send(request.raw, path, {
+    acceptRanges: false,
+    etag: false,
+    lastModified: false,
+    cacheControl: false,
+    contentType: false,
+    dotfiles: 'allow',
+  });
+  if (sent.statusCode === 200) return { stream: sent.stream, bytes: Number(sent.headers['Content-Length']) };
+  sent.stream.destroy();
+  return null;
+}
+
 /** The gzip companion of the export kept under `key` as the answer, or null when there is none (yet). */
 export async function sendKeptGzip(
+  request: FastifyRequest,
   reply: FastifyReply,
   files: ExportFileStore,
   key: string,
 ): Promise<FastifyReply | null> {
-  const kept = await files.find(gzipKey(key));
+  const found = await files.find(gzipKey(key));
+  // Evicted between the lookup and the read: a fresh deflate, not a broken answer.
+  const kept = found && (await readKept(request, found.path));
   if (!kept) return null;
-  // Opened before answering: evicted between the lookup and here is a fresh deflate, not a broken answer.
-  const handle = await open(kept.path, 'r').catch(() => null);
-  if (!handle) return null;
   addVary(reply, ['accept-encoding']);
-  return reply
-    .header('content-encoding', 'gzip')
-    .header('content-length', kept.bytes)
-    .send(handle.createReadStream());
+  return reply.header('content-encoding', 'gzip').header('content-length', kept.bytes).send(kept.stream);
 }
 
 /** A kept export's identity file, deflated to the client and into its companion. */
 export async function sendGzippedFile(
+  request: FastifyRequest,
   reply: FastifyReply,
   files: ExportFileStore,
   key: string,
   path: string,
 ): Promise<FastifyReply> {
-  const handle = await open(path, 'r').catch(() => null);
-  if (!handle)
+  const kept = await readKept(request, path);
+  if (!kept)
     throw new DomainError('unavailable', 'The export changed while it was read; retry', {
       code: 'EXPORT_GONE',
     });
-  return sendGzipped(reply, files, key, handle.createReadStream({ highWaterMark: 256 * 1024 }));
+  return sendGzipped(reply, files, key, kept.stream);
 }
 
 /**

@@ -299,8 +299,8 @@ export const v1ExportRoutes: FastifyPluginAsync<{
         const gzipStore = takesGzipStep(request, type, deps.files) ? deps.files : undefined;
         if (answer.kind === 'file') {
           if (!gzipStore) return sendFile(request, reply, answer.file);
-          const kept = await sendKeptGzip(reply, gzipStore, answer.version);
-          return kept ?? sendGzippedFile(reply, gzipStore, answer.version, answer.file.path);
+          const kept = await sendKeptGzip(request, reply, gzipStore, answer.version);
+          return kept ?? sendGzippedFile(request, reply, gzipStore, answer.version, answer.file.path);
         }
         const { text, keep } = answer;
         const iterator = text.batches[Symbol.asyncIterator]();
