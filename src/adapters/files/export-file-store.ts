@@ -110,7 +110,8 @@ export function localExportFileStore(options: { directory: string; maxBytes: num
       };
       return {
         async write(chunk) {
-          const { bytesWritten } = await handle.write(chunk, null, 'utf8');
+          const { bytesWritten } =
+            typeof chunk === 'string' ? await handle.write(chunk, null, 'utf8') : await handle.write(chunk);
           bytes += bytesWritten;
         },
         async commit() {

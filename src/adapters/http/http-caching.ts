@@ -39,7 +39,7 @@ function digest(text: string | Buffer): string {
 }
 
 /** As @fastify/compress negotiates it (`*` and x-gzip count as gzip), so the tag names what is sent. */
-function contentCoding(request: FastifyRequest): 'br' | 'gzip' | null {
+export function contentCoding(request: FastifyRequest): 'br' | 'gzip' | null {
   const header = request.headers['accept-encoding'];
   if (typeof header !== 'string') return null;
   const chosen = negotiate(header.toLowerCase().replace(/\*|x-gzip/gu, 'gzip'), ['br', 'gzip']);

@@ -46,6 +46,11 @@ const ALLOWED_HEADERS = ['Authorization', 'If-None-Match', 'Cache-Control', 'Acc
 const COMPRESSIBLE =
   /^text\/(?!event-stream)|(?:\+|\/)json(?:-seq)?(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:vnd\.mapbox-vector-tile|x-protobuf)(?:;|$)/u;
 
+/** Whether answers of this content type are compressed (the exports' own gzip step asks too). */
+export function isCompressibleType(type: string): boolean {
+  return COMPRESSIBLE.test(type);
+}
+
 /**
  * Fast settings: gzip level 3 and brotli quality 2 compress a page of 100 events about as well as the
  * defaults (6 and 4) for a fifth of the CPU (0.1 ms against 0.6 ms a page); at the defaults, gzip

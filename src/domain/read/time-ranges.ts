@@ -75,3 +75,17 @@ export function nextPeriod(iso: string, grain: Grain): string {
   if (grain === 'month') return new Date(Date.UTC(year, month + 1, 1)).toISOString();
   return new Date(Date.UTC(year, month, date.getUTCDate() + 1)).toISOString();
 }
+
+/**
+ * The start of every period of a closed span, in order; null when the span is open at an end or
+ * holds more than `max` periods (then a range condition reads about as little).
+ */
+export function periodStarts(span: PeriodSpan, max: number): string[] | null {
+  if (span.from === null || span.to === null) return null;
+  const starts: string[] = [];
+  for (let start = span.from; start < span.to; start = nextPeriod(start, span.grain)) {
+    if (starts.length === max) return null;
+    starts.push(start);
+  }
+  return starts;
+}

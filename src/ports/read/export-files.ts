@@ -45,7 +45,8 @@ export type ExportFile = {
 
 /** A file being written; it becomes findable only when committed whole. */
 export interface ExportFileWriter {
-  write(chunk: string): Promise<void>;
+  /** Text is written as UTF-8; bytes (a compressed copy) as they are. */
+  write(chunk: string | Uint8Array): Promise<void>;
   /** Makes the file findable under its key (then evicts what the byte cap requires). */
   commit(): Promise<ExportFile>;
   /** Drops what was written (a failed or abandoned export). */

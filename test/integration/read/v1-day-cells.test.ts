@@ -67,6 +67,34 @@ t.test('day cell counts', async (t) => {
       );
       t.equal(sum, events.length, `${when}: zoom ${zoom} features`);
     }
+    // A catalog's and a dataset's map read their whole months as listed periods of event_cell_counts
+    // (parts.ts, periodConditions): the catalog's rows and the dataset's, not the totals.
+    const scopes: Array<{
+      expected: { catalog?: string; datasets?: string[] };
+      query: Record<string, string>;
+    }> = [
+      { expected: { catalog: 'news' }, query: { catalog: 'news' } },
+      { expected: { datasets: ['protests'] }, query: { datasets: 'protests' } },
+    ];
+    for (const scope of scopes) {
+      const expected = expectedEvents(fixture, {
+        bounds: EUROPE,
+        from: window.startDate,
+        to: '2024-07-20T18:30:00.001Z',
+        ...scope.expected,
+      });
+      const geo = await getJson(app, '/api/v1/events/geo', {
+        bounds: EUROPE,
+        ...window,
+        ...scope.query,
+        zoom: '4',
+      });
+      const sum = geo.body.features.reduce(
+        (acc: number, feature: { properties: { count?: number } }) => acc + (feature.properties.count ?? 1),
+        0,
+      );
+      t.equal(sum, expected.length, `${when}: zoom 4 features of ${JSON.stringify(scope.query)}`);
+    }
     const temporal = await getJson(app, '/api/v1/events/temporal', {
       bounds: EUROPE,
       ...window,

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import type { Test } from 'tap';
 import t from 'tap';
 import { sql } from '../../../src/adapters/postgres/database.ts';
@@ -148,4 +149,78 @@ t.test('GDAL reads an export through /vsicurl/ (HEAD, then ranges)', async (t) =
   ).length;
   const { stdout } = await run('ogrinfo', ['-ro', '-so', '-al', `/vsicurl/${url}`]);
   t.match(stdout, new RegExp(`Feature Count: ${expected}\\b`), 'every feature, read by range');
+});
+
+// The exports' gzip step (adapters/http/read/export-compression.ts): a gzip download is deflated
+// once per data version and kept beside the export; later gzip downloads read the kept bytes with a
+// Content-Length. Inflated, every answer is exactly the identity export.
+
+/** Until the companion's commit (after the answer's last byte) has renamed it into place. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+t.test('a fresh gzip export is kept compressed, and read from that file next time', async (t) => {
+  const { app, kept } = await setUp(t);
+  const url = '/api/v1/events.geojson?catalog=news';
+  const fresh = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip' } });
+  t.equal(fresh.statusCode, 200);
+  t.equal(fresh.headers['content-encoding'], 'gzip');
+  t.match(String(fresh.headers.vary), /accept-encoding/i);
+  t.match(String(fresh.headers.etag), /-gzip"$/, 'the validator names the coding');
+  // Both keys of this view: the identity export (kept by the stream) and its gzip companion.
+  await until(() => kept().length === 2);
+  t.equal(kept().length, 2, 'the export and its gzip companion');
+  const identity = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'identity' } });
+  t.equal(identity.headers['content-encoding'], undefined);
+  t.equal(Number(identity.headers['content-length']), identity.rawPayload.length, 'identity: the kept file');
+  t.ok(gunzipSync(fresh.rawPayload).equals(identity.rawPayload), 'inflated: the identity export');
+
+  const again = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip' } });
+  t.equal(again.headers['content-encoding'], 'gzip');
+  t.equal(Number(again.headers['content-length']), again.rawPayload.length, 'read from the kept file: sized');
+  t.ok(gunzipSync(again.rawPayload).equals(identity.rawPayload), 'the same export');
+  t.equal(again.headers.etag, fresh.headers.etag);
+  const unchanged = await app.inject({
+    method: 'GET',
+    url,
+    headers: { 'accept-encoding': 'gzip', 'if-none-match': String(again.headers.etag) },
+  });
+  t.equal(unchanged.statusCode, 304, 'revalidated as before');
+  t.equal(kept().length, 2, 'no export ran again');
+});
+
+t.test('a kept export deflated for its first gzip download; ranges and brotli untouched', async (t) => {
+  const { app, db, fixture, kept } = await setUp(t);
+  const url = '/api/v1/events.csv?catalog=news';
+  const identity = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'identity' } });
+  await until(() => kept().length === 1);
+  const first = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip' } });
+  t.equal(first.headers['content-encoding'], 'gzip');
+  t.ok(gunzipSync(first.rawPayload).equals(identity.rawPayload), 'the kept file, deflated');
+  await until(() => kept().length === 2);
+
+  const part = await app.inject({
+    method: 'GET',
+    url,
+    headers: { 'accept-encoding': 'gzip', range: 'bytes=0-9' },
+  });
+  t.equal(part.statusCode, 206);
+  t.notOk(part.headers['content-encoding'], 'a range names identity bytes');
+  t.ok(part.rawPayload.equals(identity.rawPayload.subarray(0, 10)));
+  const brotli = await app.inject({
+    method: 'GET',
+    url,
+    headers: { 'accept-encoding': 'gzip, deflate, br' },
+  });
+  t.equal(brotli.headers['content-encoding'], 'br', 'brotli clients keep the plugin path');
+
+  // A new data version is a new export and a new companion, never the old bytes.
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, event_timestamp)
+    values (${fixture.datasetIds.protests ?? 0}, ${fixture.catalogIds.news ?? 0}, 'gzip-new', 'Added for gzip',
+            '2024-05-05T00:00:00Z')`);
+  const changed = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip' } });
+  t.not(changed.headers.etag, first.headers.etag);
+  t.match(gunzipSync(changed.rawPayload).toString(), /Added for gzip/);
 });

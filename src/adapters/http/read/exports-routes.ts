@@ -33,12 +33,14 @@ import {
 import type { TileReader } from '../../../ports/read/tile-reader.ts';
 import type { BackgroundExports } from '../../../application/read/background-exports.ts';
 import { ExportJobStatus, exportJobBody, exportStatusUrl } from './export-jobs-routes.ts';
+import { sendGzipped, sendGzippedFile, sendKeptGzip, takesGzipStep } from './export-compression.ts';
 
 // GET /api/v1/events.geojson and /api/v1/events.csv: the whole filtered set, streamed
 // (docs/api-v1.md, "Exports"). The first batch is read before the answer starts, so a bad parameter
 // or a failing statement is still an ordinary error answer; after that the batches are written as
 // the client takes them (backpressure: the next statement starts when the socket has drained), and
-// compressed on the way when the client accepts it (public-web.ts). A client that goes away ends the
+// compressed on the way when the client accepts it (gzip: export-compression.ts, kept as a file
+// beside the export; brotli: public-web.ts). A client that goes away ends the
 // export: the running statement is cancelled (client-gone.ts) and no other starts. An export takes a
 // place of the `exports` class for as long as it streams (http/concurrency-limit.ts), and has no
 // request budget: each batch is a statement with its own, and a download may take as long as the
@@ -310,7 +312,13 @@ export const v1ExportRoutes: FastifyPluginAsync<{
         });
         setVersionTag(reply, answer.version);
         reply.type(type).header('content-disposition', `attachment; filename="${file}"`);
-        if (answer.kind === 'file') return sendFile(request, reply, answer.file);
+        // A gzip download is deflated once per data version (export-compression.ts).
+        const gzipStore = takesGzipStep(request, type, deps.files) ? deps.files : undefined;
+        if (answer.kind === 'file') {
+          if (!gzipStore) return sendFile(request, reply, answer.file);
+          const kept = await sendKeptGzip(request, reply, gzipStore, answer.version);
+          return kept ?? sendGzippedFile(request, reply, gzipStore, answer.version, answer.file.path);
+        }
         if (answer.kind === 'job') {
           reply.removeHeader('etag').removeHeader('content-disposition');
           return reply
@@ -330,7 +338,8 @@ export const v1ExportRoutes: FastifyPluginAsync<{
         body.write(text.head);
         // Started here, inside the request's query scope: its statements are cancelled with it.
         void pump(body, first, iterator, text, keep);
-        return reply.header('accept-ranges', 'bytes').send(body);
+        reply.header('accept-ranges', 'bytes');
+        return gzipStore ? sendGzipped(reply, gzipStore, answer.version, body) : reply.send(body);
       },
     );
   }

@@ -1,5 +1,11 @@
 import t from 'tap';
-import { ceilPeriod, floorPeriod, nextPeriod, splitRange } from '../../../../src/domain/read/time-ranges.ts';
+import {
+  ceilPeriod,
+  floorPeriod,
+  nextPeriod,
+  periodStarts,
+  splitRange,
+} from '../../../../src/domain/read/time-ranges.ts';
 
 t.test('an open range is all periods of the coarsest grain', async (t) => {
   t.same(splitRange({ from: null, to: null }, ['year', 'month', 'day']), {
@@ -101,3 +107,21 @@ t.test(
     t.equal(ceilPeriod('0999-12-31T00:00:00.000Z', 'year'), '1000-01-01T00:00:00.000Z');
   },
 );
+
+t.test('periodStarts lists the periods of a closed span, none past a cap or for an open end', (t) => {
+  const span = { grain: 'month' as const, from: '2023-11-01T00:00:00.000Z', to: '2024-03-01T00:00:00.000Z' };
+  t.same(periodStarts(span, 240), [
+    '2023-11-01T00:00:00.000Z',
+    '2023-12-01T00:00:00.000Z',
+    '2024-01-01T00:00:00.000Z',
+    '2024-02-01T00:00:00.000Z',
+  ]);
+  t.same(periodStarts(span, 4)?.length, 4, 'exactly the cap: listed');
+  t.equal(periodStarts(span, 3), null, 'past the cap: a range instead');
+  t.equal(periodStarts({ ...span, from: null }, 240), null, 'open: a range');
+  t.same(
+    periodStarts({ grain: 'year', from: '2016-01-01T00:00:00.000Z', to: '2018-01-01T00:00:00.000Z' }, 240),
+    ['2016-01-01T00:00:00.000Z', '2017-01-01T00:00:00.000Z'],
+  );
+  t.end();
+});
