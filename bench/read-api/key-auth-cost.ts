@@ -8,7 +8,6 @@
 //
 //   node bench/read-api/key-auth-cost.ts [--callers 20] [--duration 3] [--rounds 3]
 
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createDatabasePool, sql } from '../../src/adapters/postgres/database.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
@@ -20,6 +19,8 @@ import { hmacTokenSigner } from '../../src/adapters/security/hmac-token-signer.t
 import { authenticateApiKey, createApiKey } from '../../src/application/accounts/api-keys.ts';
 import { authenticateToken } from '../../src/application/accounts/log-in.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
+import { callRate, median } from './call-rate.ts';
+import { loadAverage } from './measure.ts';
 
 const { values: options } = parseArgs({
   options: {
@@ -28,25 +29,6 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '3' },
   },
 });
-
-const loadAverage = () =>
-  os
-    .loadavg()
-    .map((v) => v.toFixed(2))
-    .join(' ');
-
-async function measure(call: () => Promise<unknown>, callers: number, seconds: number): Promise<number> {
-  const end = performance.now() + seconds * 1000;
-  let calls = 0;
-  const caller = async () => {
-    while (performance.now() < end) {
-      if (!(await call())) throw new Error('authentication failed');
-      calls += 1;
-    }
-  };
-  await Promise.all(Array.from({ length: callers }, caller));
-  return calls / seconds;
-}
 
 async function main(): Promise<void> {
   const url = await benchDatabaseUrl();
@@ -89,13 +71,17 @@ async function main(): Promise<void> {
     const seconds = Number(options.duration);
     for (let round = 1; round <= Number(options.rounds); round++) {
       for (const [name, call] of variants) {
-        const rate = await measure(call, callers, seconds);
+        const rate = await callRate(
+          async () => {
+            if (!(await call())) throw new Error('authentication failed');
+          },
+          callers,
+          seconds,
+        );
         results.get(name)?.push(rate);
         process.stdout.write(`round ${round} ${name}: ${Math.round(rate)} auth/s; load ${loadAverage()}\n`);
       }
     }
-    const median = (values: number[]) =>
-      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
     const base = median(results.get('session token (baseline)') ?? []);
     const rows = [...results].map(
       ([name, values]) =>

@@ -7,7 +7,6 @@
 //
 //   node bench/read-api/rate-limit-cost.ts [--callers 50] [--duration 5] [--rounds 3]
 
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createDatabasePool, type DatabasePool, sql } from '../../src/adapters/postgres/database.ts';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrator.ts';
@@ -15,6 +14,8 @@ import { postgresRateLimitCounter } from '../../src/adapters/postgres/accounts/r
 import type { RateWindow } from '../../src/domain/accounts/quotas.ts';
 import { windowStart } from '../../src/domain/accounts/rate-limits.ts';
 import { benchDatabaseUrl } from './bench-database.ts';
+import { callRate, median } from './call-rate.ts';
+import { loadAverage } from './measure.ts';
 
 const { values: options } = parseArgs({
   options: {
@@ -29,12 +30,6 @@ const WINDOWS: RateWindow[] = [
   { name: 'hourly', seconds: 3600, limit: 1_000_000_000 },
   { name: 'daily', seconds: 86400, limit: 1_000_000_000 },
 ];
-
-const loadAverage = () =>
-  os
-    .loadavg()
-    .map((v) => v.toFixed(2))
-    .join(' ');
 
 /** The counter before batching: one upsert of every window per hit. */
 async function upsertPerHit(pool: DatabasePool, key: string, now: Date): Promise<void> {
@@ -52,19 +47,6 @@ async function upsertPerHit(pool: DatabasePool, key: string, now: Date): Promise
     returning window_name, hits`);
 }
 
-async function measure(hit: () => Promise<unknown>, callers: number, seconds: number): Promise<number> {
-  const end = performance.now() + seconds * 1000;
-  let calls = 0;
-  const caller = async () => {
-    while (performance.now() < end) {
-      await hit();
-      calls += 1;
-    }
-  };
-  await Promise.all(Array.from({ length: callers }, caller));
-  return calls / seconds;
-}
-
 async function main(): Promise<void> {
   const url = await benchDatabaseUrl();
   await migrate(url, loadMigrations(), () => {});
@@ -76,7 +58,7 @@ async function main(): Promise<void> {
   const results: Record<string, number[]> = { 'upsert per request (baseline)': [], batched: [] };
   try {
     for (let round = 1; round <= Number(options.rounds); round++) {
-      const baseline = await measure(
+      const baseline = await callRate(
         () => upsertPerHit(pool, 'bench:baseline', new Date()),
         callers,
         seconds,
@@ -85,13 +67,11 @@ async function main(): Promise<void> {
       process.stdout.write(
         `round ${round} baseline: ${Math.round(baseline)} hits/s; load ${loadAverage()}\n`,
       );
-      const fast = await measure(() => batched.hit('bench:batched', WINDOWS, new Date()), callers, seconds);
+      const fast = await callRate(() => batched.hit('bench:batched', WINDOWS, new Date()), callers, seconds);
       await batched.flush();
       results.batched?.push(fast);
       process.stdout.write(`round ${round} batched: ${Math.round(fast)} hits/s; load ${loadAverage()}\n`);
     }
-    const median = (values: number[]) =>
-      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
     const base = median(results['upsert per request (baseline)'] ?? []);
     process.stdout.write(
       `\n| counter | median hits/s | vs baseline |\n|---|---|---|\n${Object.entries(results)

@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import { accountsApp } from '../../helpers/accounts.ts';
@@ -9,8 +9,10 @@ import { accountsApp } from '../../helpers/accounts.ts';
 
 const Id = row(Type.Object({ id: Type.Number() }));
 
-t.test('API keys: create, use within their limits, revoke', async (t) => {
-  const { app, db, createUser, login, as } = await accountsApp(t);
+/** The service with an owner (trusted enough for keys), their session and two private catalogs a and b. */
+async function ownerWithTwoCatalogs(t: Test) {
+  const accounts = await accountsApp(t);
+  const { app, db, createUser, login, as } = accounts;
   await app.ready();
   const owner = await createUser({ trustLevel: 3 });
   const session = as(await login(owner));
@@ -19,8 +21,11 @@ t.test('API keys: create, use within their limits, revoke', async (t) => {
       await db.pool.one(sql.type(Id)`insert into catalogs (slug, title, is_public, created_by)
         values (${`${title}-${owner.id}`}, ${title}, false, ${owner.id}) returning id`)
     ).id;
-  const a = await catalog('a');
-  const b = await catalog('b');
+  return { ...accounts, owner, session, a: await catalog('a'), b: await catalog('b') };
+}
+
+t.test('API keys: create, use within their limits, revoke', async (t) => {
+  const { db, createUser, login, as, session, a, b } = await ownerWithTwoCatalogs(t);
 
   const created = await session('POST', '/api/api-keys', {
     name: 'reader of A',
@@ -115,17 +120,7 @@ t.test('API keys: create, use within their limits, revoke', async (t) => {
 t.test(
   'a key limited to some catalogs lists only their imports, schedules and wizard catalogs',
   async (t) => {
-    const { app, db, createUser, login, as } = await accountsApp(t);
-    await app.ready();
-    const owner = await createUser({ trustLevel: 3 });
-    const session = as(await login(owner));
-    const catalog = async (title: string) =>
-      (
-        await db.pool.one(sql.type(Id)`insert into catalogs (slug, title, is_public, created_by)
-        values (${`${title}-${owner.id}`}, ${title}, false, ${owner.id}) returning id`)
-      ).id;
-    const a = await catalog('a');
-    const b = await catalog('b');
+    const { db, as, owner, session, a, b } = await ownerWithTwoCatalogs(t);
     for (const [name, catalogId] of [
       ['into-a.csv', a],
       ['into-b.csv', b],

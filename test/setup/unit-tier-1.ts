@@ -1,0 +1,3 @@
+import { runUnitShard } from './unit-tier.ts';
+
+await runUnitShard(0, 2);
