@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { systemClock } from './adapters/clock/system-clock.ts';
+import type { Clock } from './ports/clock.ts';
 import { loadAccessPolicy } from './adapters/config/access-policy.ts';
 import type { Config } from './adapters/config/environment.ts';
 import { localFileStore } from './adapters/files/local-file-store.ts';
@@ -81,6 +82,8 @@ export async function composeServices(
   config: Config,
   databaseUrl: string,
   roles: { http: boolean; workers: boolean },
+  // Tests pin the time (a fixed-window rate limit must not reset in the middle of a test).
+  overrides: { clock?: Clock } = {},
 ): Promise<Services> {
   const { budgets } = config;
   // One statement_timeout per pool (docs/api.md, "Budgets, caps and limits"): the background jobs'
@@ -117,7 +120,7 @@ export async function composeServices(
   metrics.watchPool(roles.workers ? 'jobs' : 'http', pool);
   metrics.watchQueues(pool);
   const metricsToPrimary = answerPrimaryMetricsRequests(metrics.registry);
-  const infra = processInfrastructure(config, boss, pool, metrics);
+  const infra = processInfrastructure(config, boss, pool, metrics, overrides.clock);
 
   if (roles.workers) {
     const { scrapers, ingest, accounts, subscriptions } = composeFeatures(infra, pool);
@@ -219,13 +222,14 @@ export function processInfrastructure(
   boss: PgBoss,
   pool: DatabasePool,
   metrics: ChronomapMetrics,
+  clock: Clock = systemClock,
 ): Infrastructure {
   const ingestRoot = path.join(config.dataDir, 'ingest');
   return {
     config,
     version: VERSION,
     boss,
-    clock: systemClock,
+    clock,
     metrics,
     log: (line) => {
       if (config.logLevel !== 'silent') process.stdout.write(`${line}\n`);

@@ -5,7 +5,7 @@ import {
   startViewExportWorker,
   VIEW_EXPORT_QUEUES,
 } from '../adapters/jobs/view-export-jobs.ts';
-import { postgresExportJobStore } from '../adapters/postgres/read/export-jobs.ts';
+import { postgresExportJobStore } from '../adapters/postgres/read/index.ts';
 import type { EventReader } from '../ports/read/event-reader.ts';
 import type { TileReader } from '../ports/read/tile-reader.ts';
 import type { EventExporter } from '../ports/read/event-exporter.ts';

@@ -9,6 +9,7 @@ import { sql } from '../../src/adapters/postgres/database.ts';
 import { postgresUserStore } from '../../src/adapters/postgres/accounts/user-store.ts';
 import { scryptPasswordHasher } from '../../src/adapters/security/scrypt-password-hasher.ts';
 import type { QuotaName } from '../../src/domain/accounts/quotas.ts';
+import type { Clock } from '../../src/ports/clock.ts';
 import type { Role, TrustLevel } from '../../src/domain/accounts/users.ts';
 import { testApp } from './app.ts';
 import type { TestDatabase } from './database.ts';
@@ -82,9 +83,10 @@ let counter = 0;
 
 export async function accountsApp(
   t: Test,
-  options: { policy?: (policy: RawPolicy) => void; config?: Partial<Config> } = {},
+  options: { policy?: (policy: RawPolicy) => void; config?: Partial<Config>; clock?: Clock } = {},
 ): Promise<AccountsApp> {
   const { app, db } = await testApp(t, {
+    ...(options.clock ? { clock: options.clock } : {}),
     config: {
       ...options.config,
       sessionSecret: TEST_SESSION_SECRET,

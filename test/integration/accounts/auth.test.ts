@@ -1,3 +1,4 @@
+import { pinnedClock } from '../../helpers/app.ts';
 import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
@@ -339,6 +340,7 @@ t.test('password change, email change and account deletion', async (t) => {
 
 t.test('login attempts are rate limited per client IP and email', async (t) => {
   const { app, createUser } = await accountsApp(t, {
+    clock: pinnedClock(),
     policy: (p) => {
       p.loginAttempts = {
         perIpAndEmail: { burst: { seconds: 3600, limit: 3 } },

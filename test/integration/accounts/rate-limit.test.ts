@@ -2,8 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { sql } from '../../../src/adapters/postgres/database.ts';
 import { composeServices } from '../../../src/compose.ts';
-import { testConfig } from '../../helpers/app.ts';
+import { pinnedClock, testConfig } from '../../helpers/app.ts';
 import { accountsApp, policyFile, TEST_SESSION_SECRET } from '../../helpers/accounts.ts';
+
+// Every service of this file reads one pinned time (helpers/app.ts#pinnedClock): no assertion
+// depends on when the file runs.
+const clock = pinnedClock();
+const { pinned } = clock;
+const HOUR = 3_600_000;
 
 function addProbe(app: FastifyInstance) {
   // Stands in for the read API: everything under /api/v1 is limited without opting in.
@@ -12,6 +18,7 @@ function addProbe(app: FastifyInstance) {
 
 t.test('anonymous /api/v1 calls are limited per IP, with the spec body and headers', async (t) => {
   const { app } = await accountsApp(t, {
+    clock,
     policy: (p) => {
       (p.rateLimits as Record<string, unknown>).anonymous = {
         burst: { seconds: 3600, limit: 3 },
@@ -33,12 +40,10 @@ t.test('anonymous /api/v1 calls are limited per IP, with the spec body and heade
   const body = limited.json();
   t.same(Object.keys(body).sort(), ['code', 'error', 'limitType', 'message', 'retryAfter', 'success']);
   t.match(body, { success: false, error: 'Rate limit exceeded', message: String, limitType: 'burst' });
-  // The burst window here is an hour long, so it ends on the hour; no clock reading in the test.
-  t.match(body.retryAfter, /^\d{4}-\d\d-\d\dT\d\d:00:00\.000Z$/, 'the end of the hour-long burst window');
-  t.ok(
-    Number(limited.headers['retry-after']) >= 1 && Number(limited.headers['retry-after']) <= 3600,
-    'Retry-After in seconds',
-  );
+  // The burst window is an hour long, so it ends on the hour after the pinned time, half an hour on.
+  const hourEnd = new Date(pinned.getTime() + HOUR / 2).toISOString();
+  t.equal(body.retryAfter, hourEnd, 'the end of the hour-long burst window');
+  t.equal(limited.headers['retry-after'], '1800', 'Retry-After in seconds');
   t.equal(limited.headers['x-ratelimit-remaining'], '0');
   t.equal(limited.headers['x-ratelimit-limit'], '3');
   t.equal(limited.headers['x-ratelimit-reset'], body.retryAfter);
@@ -61,6 +66,7 @@ t.test(
   'logged-in callers are counted per account by trust level; admins and level 5 are unlimited',
   async (t) => {
     const { app, createUser, login } = await accountsApp(t, {
+      clock,
       policy: (p) => {
         const limits = p.rateLimits as { byTrustLevel: Record<number, unknown> };
         limits.byTrustLevel[1] = { burst: { seconds: 3600, limit: 2 } };
@@ -108,6 +114,7 @@ t.test('the counters are shared by every API process', async (t) => {
     (p.rateLimits as Record<string, unknown>).anonymous = { burst: { seconds: 3600, limit: 4 } };
   });
   const { app, db } = await accountsApp(t, {
+    clock,
     policy: (p) => {
       (p.rateLimits as Record<string, unknown>).anonymous = { burst: { seconds: 3600, limit: 4 } };
     },
@@ -119,6 +126,7 @@ t.test('the counters are shared by every API process', async (t) => {
       http: true,
       workers: false,
     },
+    { clock },
   );
   t.teardown(() => second.close());
   const other = second.http as FastifyInstance;
@@ -141,11 +149,12 @@ t.test(
     const policy = (p: Record<string, unknown>) => {
       (p.rateLimits as Record<string, unknown>).anonymous = { burst: { seconds: 3600, limit } };
     };
-    const { app, db } = await accountsApp(t, { policy });
+    const { app, db } = await accountsApp(t, { policy, clock });
     const second = await composeServices(
       testConfig({ sessionSecret: TEST_SESSION_SECRET, quotasFile: policyFile(t, policy) }),
       db.url,
       { http: true, workers: false },
+      { clock },
     );
     t.teardown(() => second.close());
     const other = second.http as FastifyInstance;

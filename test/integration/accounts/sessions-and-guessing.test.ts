@@ -1,3 +1,4 @@
+import { pinnedClock } from '../../helpers/app.ts';
 import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
@@ -121,6 +122,7 @@ t.test('refresh-token renews a login up to sessionMaxAgeSeconds from the login, 
 
 t.test('password-confirming routes are rate limited per account and per IP', async (t) => {
   const { app, createUser, login } = await accountsApp(t, {
+    clock: pinnedClock(),
     policy: (p) => {
       p.passwordConfirmations = { perAccount: day(3), perIp: day(8) };
     },
@@ -175,6 +177,7 @@ t.test('password-confirming routes are rate limited per account and per IP', asy
 
 t.test('login throttling slows an attacker without locking the owner out', async (t) => {
   const { app, createUser } = await accountsApp(t, {
+    clock: pinnedClock(),
     policy: (p) => {
       p.loginAttempts = { perIpAndEmail: day(10), perIp: day(100) };
     },
@@ -206,6 +209,7 @@ t.test(
   async (t) => {
     // The shipped burst limits (10 per account and address, 30 retries per address) in day-long windows.
     const { app, createUser } = await accountsApp(t, {
+      clock: pinnedClock(),
       policy: (p) => {
         p.loginAttempts = { perIpAndEmail: day(10), perIp: day(30) };
       },

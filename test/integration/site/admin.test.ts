@@ -1,3 +1,4 @@
+import { pinnedClock } from '../../helpers/app.ts';
 import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { accountsApp, PASSWORD, type TestUser } from '../../helpers/accounts.ts';
@@ -293,6 +294,7 @@ t.test('dashboard', async (t) => {
 
 t.test('the dashboard and /account log in through one handler, throttled alike', async (t) => {
   const { app, createUser } = await accountsApp(t, {
+    clock: pinnedClock(),
     policy: (p) => {
       p.loginAttempts = {
         perIpAndEmail: { burst: { seconds: 86_400, limit: 3 } },

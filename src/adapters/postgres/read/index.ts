@@ -78,3 +78,4 @@ export function postgresEventReader(
   };
 }
 export { postgresChangeFeed } from './changes.ts';
+export { postgresExportJobStore } from './export-jobs.ts';
