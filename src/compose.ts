@@ -25,6 +25,7 @@ import { composeCollections } from './composition/collections.ts';
 import type { Infrastructure } from './composition/infrastructure.ts';
 import { composeIngest } from './composition/ingest.ts';
 import { composeRead } from './composition/read.ts';
+import { composeEmail } from './composition/email.ts';
 import { feedsHttp } from './composition/feeds.ts';
 import { composeScrapers } from './composition/scrapers.ts';
 import { composeSite } from './composition/site.ts';
@@ -119,9 +120,9 @@ export async function composeServices(
   const infra = processInfrastructure(config, boss, pool, metrics);
 
   if (roles.workers) {
-    const { scrapers, ingest, accounts } = composeFeatures(infra, pool);
+    const { scrapers, ingest, accounts, email } = composeFeatures(infra, pool);
     // In this order the schedule manager runs their periodic tasks.
-    const workers = [scrapers.workers(), ingest.workers(), accounts.workers()];
+    const workers = [scrapers.workers(), ingest.workers(), accounts.workers(), email.workers()];
     for (const feature of workers) await feature.start();
     // The spec's one schedule-manager-job: one worker, one cron, every feature's periodic work.
     await startScheduleManager(
@@ -141,7 +142,7 @@ export async function composeServices(
     read = await composeRead(infra, databaseUrl, canceller);
     httpPool = roles.workers ? await createDatabasePool(databaseUrl, httpPoolOptions) : undefined;
     if (httpPool) metrics.watchPool('http', httpPool);
-    const { collections, site, accounts, ingest, scrapers } = composeFeatures(infra, httpPool ?? pool);
+    const { collections, site, accounts, ingest, scrapers, email } = composeFeatures(infra, httpPool ?? pool);
     const { login, csrfSecret, collections: collectionUseCases } = accounts.httpDeps();
     http = await buildHttpApp(
       {
@@ -164,6 +165,7 @@ export async function composeServices(
           accounts.apiKeysHttp(),
           site.flagsHttp(),
           scrapers.http({ login, csrfSecret }),
+          email.http({ csrfSecret }),
         ],
         queryScopes: canceller,
         metrics: { metrics, token: config.metricsToken, text: servedMetricsText(metrics.registry) },
@@ -252,7 +254,8 @@ export function composeFeatures(infra: Infrastructure, on: DatabasePool) {
     quotas: accounts.quotas,
     ingest: ingest.scraperImport,
   });
-  return { collections, site, accounts, ingest, scrapers };
+  const email = composeEmail(infra, on);
+  return { collections, site, accounts, ingest, scrapers, email };
 }
 
 function describeCause(error: unknown): string {

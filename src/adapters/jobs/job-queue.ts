@@ -1,6 +1,7 @@
 import { PgBoss } from 'pg-boss';
 import { SCRAPER_QUEUES } from './scraper-jobs.ts';
 import { DATA_EXPORT_QUEUES } from './data-export-jobs.ts';
+import { EMAIL_QUEUES } from './email-jobs.ts';
 
 // pg-boss keeps its own schema in the same database. This is the one place that creates its queues,
 // so every process (api, worker, start) agrees on their options.
@@ -69,6 +70,7 @@ export const QUEUES: QueueDefinition[] = [
   },
   ...SCRAPER_QUEUES,
   ...DATA_EXPORT_QUEUES,
+  ...EMAIL_QUEUES,
 ];
 
 export async function startJobQueue(
