@@ -5,7 +5,7 @@ import type { DatabasePool } from '../adapters/postgres/database.ts';
 import { createEmailStore } from '../adapters/postgres/email/email-store.ts';
 import { createSmtpTransport } from '../adapters/smtp/mail-transport.ts';
 import { createEmailAddresses } from '../application/email/email-addresses.ts';
-import { createDigestSender } from '../application/email/event-digest.ts';
+import { createDigestSender, type DigestSender } from '../application/email/event-digest.ts';
 import { createOutboxSender } from '../application/email/send-outbox.ts';
 import type { FeatureWorkers, Infrastructure } from './infrastructure.ts';
 
@@ -19,9 +19,11 @@ export function composeEmail(infra: Infrastructure, pool: DatabasePool) {
   const kick = async () => {
     if (mail) await kickEmailOutbox(infra.boss);
   };
+  // Handed to subscriptions (branch h39hook) when they are composed.
+  const digests: DigestSender = createDigestSender({ store, enabled: mail !== undefined });
   return {
     email,
-    digests: createDigestSender({ store, enabled: mail !== undefined }),
+    digests,
     http: (needs: { csrfSecret: string }): HttpFeature => ({
       pages: async (app) => {
         await app.register(emailPages, { email, csrfSecret: needs.csrfSecret, kick });

@@ -9,7 +9,7 @@ import type { MailTransport } from '../../ports/email/mail-transport.ts';
 // is claimed again when the lease ends, so a mail may go twice but is never lost.
 
 /** Longer than any SMTP exchange nodemailer allows (its socket timeout is 10 minutes at most). */
-export const SEND_LEASE_MS = 5 * 60_000;
+const SEND_LEASE_MS = 5 * 60_000;
 
 export type OutboxSender = { drain(options?: { max?: number }): Promise<{ sent: number; failed: number }> };
 

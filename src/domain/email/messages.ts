@@ -22,9 +22,9 @@ export type MailPayload =
       unsubscribeToken: string;
     };
 
-export type RenderedMail = { subject: string; text: string; html: string; unsubscribeUrl: string | null };
+type RenderedMail = { subject: string; text: string; html: string; unsubscribeUrl: string | null };
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
@@ -44,11 +44,11 @@ function safeUrl(url: string, fallback: string): string {
   }
 }
 
-export function unsubscribeUrl(baseUrl: string, token: string): string {
+function unsubscribeUrl(baseUrl: string, token: string): string {
   return `${baseUrl.replace(/\/$/, '')}/email/unsubscribe/${token}`;
 }
 
-export function confirmUrl(baseUrl: string, token: string): string {
+function confirmUrl(baseUrl: string, token: string): string {
   return `${baseUrl.replace(/\/$/, '')}/email/confirm/${token}`;
 }
 

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-export type EmailToken = { token: string; hash: Buffer };
+type EmailToken = { token: string; hash: Buffer };
 
 export function newEmailToken(): EmailToken {
   const token = randomBytes(32).toString('base64url');
