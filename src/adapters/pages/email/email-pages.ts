@@ -85,6 +85,12 @@ function streamName(stream: string): string {
 export const emailPages: FastifyPluginAsync<EmailPagesDeps> = async (app, deps) => {
   const pages = accountPages(app, deps.csrfSecret, '/account');
   const { email } = deps;
+  // RFC 8058 lets a mail client post its one-click body as multipart/form-data too; the body says
+  // nothing the token does not, so it is read and dropped (in this plugin only).
+  if (!app.hasContentTypeParser('multipart/form-data'))
+    app.addContentTypeParser('multipart/form-data', { parseAs: 'string', bodyLimit: 4096 }, (_r, _b, done) =>
+      done(null, {}),
+    );
 
   app.get(HOME, hidden, async (request, reply) => {
     const user = pages.user(request, reply, HOME);
