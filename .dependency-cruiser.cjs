@@ -100,11 +100,11 @@ module.exports = {
         '"Feature boundaries").',
       severity: 'error',
       from: {
-        path: '^src/adapters/[a-z]+/(read|ingest|scrapers|accounts|collections|site|subscriptions)/',
+        path: '^src/adapters/[a-z]+/(read|ingest|scrapers|accounts|collections|site|subscriptions|email)/',
         pathNot: '^src/adapters/postgres/ingest/event-batch-writer\\.ts$',
       },
       to: {
-        path: '^src/adapters/[a-z]+/(read|ingest|scrapers|accounts|collections|site|subscriptions)/',
+        path: '^src/adapters/[a-z]+/(read|ingest|scrapers|accounts|collections|site|subscriptions|email)/',
         pathNot: '^src/adapters/[a-z]+/$1/',
       },
     },

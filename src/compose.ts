@@ -26,6 +26,7 @@ import { composeCollections } from './composition/collections.ts';
 import type { Infrastructure } from './composition/infrastructure.ts';
 import { composeIngest } from './composition/ingest.ts';
 import { composeRead } from './composition/read.ts';
+import { composeEmail } from './composition/email.ts';
 import { feedsHttp } from './composition/feeds.ts';
 import { composeSubscriptions } from './composition/subscriptions.ts';
 import { composeScrapers } from './composition/scrapers.ts';
@@ -123,9 +124,15 @@ export async function composeServices(
   const infra = processInfrastructure(config, boss, pool, metrics, overrides.clock);
 
   if (roles.workers) {
-    const { scrapers, ingest, accounts, subscriptions } = composeFeatures(infra, pool);
+    const { scrapers, ingest, accounts, email, subscriptions } = composeFeatures(infra, pool);
     // In this order the schedule manager runs their periodic tasks.
-    const workers = [scrapers.workers(), ingest.workers(), accounts.workers(), subscriptions.workers()];
+    const workers = [
+      scrapers.workers(),
+      ingest.workers(),
+      accounts.workers(),
+      email.workers(),
+      subscriptions.workers(),
+    ];
     for (const feature of workers) await feature.start();
     // The spec's one schedule-manager-job: one worker, one cron, every feature's periodic work.
     await startScheduleManager(
@@ -145,7 +152,7 @@ export async function composeServices(
     read = await composeRead(infra, databaseUrl, canceller);
     httpPool = roles.workers ? await createDatabasePool(databaseUrl, httpPoolOptions) : undefined;
     if (httpPool) metrics.watchPool('http', httpPool);
-    const { collections, site, accounts, ingest, scrapers, subscriptions } = composeFeatures(
+    const { collections, site, accounts, ingest, scrapers, email, subscriptions } = composeFeatures(
       infra,
       httpPool ?? pool,
     );
@@ -172,6 +179,7 @@ export async function composeServices(
           site.flagsHttp(),
           scrapers.http({ login, csrfSecret }),
           subscriptions.http(csrfSecret),
+          email.http({ csrfSecret }),
         ],
         queryScopes: canceller,
         metrics: { metrics, token: config.metricsToken, text: servedMetricsText(metrics.registry) },
@@ -261,8 +269,10 @@ export function composeFeatures(infra: Infrastructure, on: DatabasePool) {
     quotas: accounts.quotas,
     ingest: ingest.scraperImport,
   });
-  const subscriptions = composeSubscriptions(infra, on, { views: site.views });
-  return { collections, site, accounts, ingest, scrapers, subscriptions };
+  const email = composeEmail(infra, on);
+  // A subscription's e-mail channel queues its digests in the e-mail feature's outbox.
+  const subscriptions = composeSubscriptions(infra, on, { views: site.views, digests: email.digests });
+  return { collections, site, accounts, ingest, scrapers, email, subscriptions };
 }
 
 function describeCause(error: unknown): string {

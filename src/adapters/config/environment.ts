@@ -80,6 +80,8 @@ export type Config = {
   corsOrigins: string[] | null;
   /** lock_timeout of migration statements and attempts per file; unset: the migrator's defaults. */
   migrationLocks: { lockTimeoutMs: number | undefined; attempts: number | undefined };
+  /** Outgoing mail (SMTP_URL, smtp:// or smtps://; MAIL_FROM); unset: e-mail is off, nothing is queued. */
+  mail: { smtpUrl: string; from: string } | undefined;
 };
 
 /**
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
       lockTimeoutMs: read('MIGRATION_LOCK_TIMEOUT_MS', integerBetween(10, 600_000), undefined),
       attempts: read('MIGRATION_LOCK_ATTEMPTS', integerBetween(1, 1_000), undefined),
     },
+    mail: mailConfig(read('SMTP_URL', smtpUrl, undefined), read('MAIL_FROM', mailFrom, undefined)),
   };
 
   for (const variable of missingVariables(config)) {
@@ -305,6 +308,25 @@ const httpUrl = (raw: string) =>
   urlWith(['http:', 'https:'], 'an http:// or https:// URL')(raw).replace(/\/+$/, '');
 
 /** PUBLIC_BASE_URL: scheme, host, optional port and path prefix; no query or fragment; no trailing slash. */
+function smtpUrl(raw: string): string {
+  const url = new URL(raw);
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw new Error('must be an smtp:// or smtps:// URL');
+  return raw;
+}
+
+function mailFrom(raw: string): string {
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(raw))
+    throw new Error('must be one address such as chronomap@example.org');
+  return raw;
+}
+
+/** MAIL_FROM defaults to chronomap@<the SMTP host> so a bare SMTP_URL is enough in development. */
+function mailConfig(url: string | undefined, from: string | undefined): Config['mail'] {
+  if (url === undefined) return undefined;
+  return { smtpUrl: url, from: from ?? `chronomap@${new URL(url).hostname}` };
+}
+
 function publicBaseUrl(raw: string): string {
   const url = new URL(httpUrl(raw));
   if (url.search || url.hash || url.username || url.password) {

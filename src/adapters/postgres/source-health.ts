@@ -7,6 +7,7 @@ import {
   type SourceHealth,
 } from '../../domain/source-health.ts';
 import { Nullable, row, sql } from './database.ts';
+import { queueSourceHealthMails } from './email/email-store.ts';
 
 // Source health (issue 39 §3) kept on the source's row, in the transaction that records the run:
 // the row is locked, advanceHealth decides the new streak and whether this run tells the owner, and
@@ -53,11 +54,14 @@ export async function recordRunHealth(
     await tx.query(sql.unsafe`
       update account_notices set dismissed_at = now()
       where source_kind = ${source.kind} and source_id = ${source.id} and dismissed_at is null`);
-  if (alert && found.owner !== null)
+  if (alert && found.owner !== null) {
+    const message = healthNotice({ kind: source.kind, name: found.name }, next);
     await tx.query(sql.unsafe`
       insert into account_notices (user_id, kind, source_kind, source_id, message)
-      values (${found.owner}, 'source-health', ${source.kind}, ${source.id},
-              ${healthNotice({ kind: source.kind, name: found.name }, next)})`);
+      values (${found.owner}, 'source-health', ${source.kind}, ${source.id}, ${message})`);
+    // The same alert by e-mail, once per streak like the notice, queued in this transaction.
+    await queueSourceHealthMails(tx, found.owner, message);
+  }
   return next;
 }
 

@@ -20,6 +20,7 @@ import { subscriptionRows } from './route-authorization-subscriptions.ts';
 import { apiKeyRows } from './route-authorization-keys.ts';
 import { provenanceRows } from './route-authorization-provenance.ts';
 import { assetRows } from './route-authorization-assets.ts';
+import { emailRows } from './route-authorization-email.ts';
 
 // The route authorization matrix: for every route the app registers, what an anonymous caller, a
 // stranger (another logged-in user), the owner of the fixture's resources and an admin get. The
@@ -197,6 +198,7 @@ export const ROUTE_MATRIX: Record<string, MatrixRow> = {
     request: get('/api/account/deletion-summary'),
   },
   ...apiKeyRows,
+  ...emailRows,
   'GET /api/quotas': { expect: [401, 200, 200, 200], rule: USER, request: get('/api/quotas') },
   'GET /api/feature-flags': {
     expect: [200, 200, 200, 200],

@@ -95,6 +95,7 @@ function accountView(
       <p><b>${user.email}</b></p>
       <p class="muted">Role ${user.role} · trust level ${user.trustLevel}</p>
       <p><a href="/account/api-keys" id="account-api-keys">API keys</a> for scripts and programs</p>
+      <p><a href="/account/email" id="account-email">E-mail addresses</a> for alerts and digests</p>
     </div>
     ${quotasView(statuses)}
     <h2>Your data</h2>
