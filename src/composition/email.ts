@@ -1,3 +1,4 @@
+import { sha256EmailTokens } from '../adapters/security/email-tokens.ts';
 import type { HttpFeature } from '../adapters/http/http-feature.ts';
 import { kickEmailOutbox, startEmailWorker } from '../adapters/jobs/email-jobs.ts';
 import { emailPages } from '../adapters/pages/email/email-pages.ts';
@@ -16,7 +17,12 @@ import type { FeatureWorkers, Infrastructure } from './infrastructure.ts';
 export function composeEmail(infra: Infrastructure, pool: DatabasePool) {
   const mail = infra.config.mail;
   const store = createEmailStore(pool);
-  const email = createEmailAddresses({ store, clock: infra.clock, enabled: mail !== undefined });
+  const email = createEmailAddresses({
+    store,
+    clock: infra.clock,
+    tokens: sha256EmailTokens,
+    enabled: mail !== undefined,
+  });
   const kick = async () => {
     if (mail) await kickEmailOutbox(infra.boss);
   };

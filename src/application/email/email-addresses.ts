@@ -3,15 +3,11 @@ import {
   MAX_ADDRESSES_PER_ACCOUNT,
   parseEmailAddress,
 } from '../../domain/email/address.ts';
-import {
-  CONFIRMATION_TTL_MS,
-  hashEmailToken,
-  newEmailToken,
-  parseEmailToken,
-} from '../../domain/email/tokens.ts';
+import { CONFIRMATION_TTL_MS, parseEmailToken } from '../../domain/email/tokens.ts';
 import { DomainError, NotFoundError } from '../../domain/errors.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EmailAddressView, EmailStore } from '../../ports/email/email-store.ts';
+import type { EmailTokens } from '../../ports/email/email-tokens.ts';
 
 // A user's e-mail addresses (double opt-in) and the public token routes. The caller is the session's
 // user for the address routes (the account pages require one); the token is the authority for
@@ -41,20 +37,21 @@ function rateLimited(): DomainError {
   });
 }
 
-function tokenHash(token: unknown): Buffer {
+function tokenHash(tokens: EmailTokens, token: unknown): Buffer {
   const parsed = parseEmailToken(token);
   if (parsed === null) throw new NotFoundError('No such link');
-  return hashEmailToken(parsed);
+  return tokens.hash(parsed);
 }
 
 export function createEmailAddresses(deps: {
   store: EmailStore;
   clock: Clock;
+  tokens: EmailTokens;
   enabled: boolean;
 }): EmailAddresses {
-  const { store, clock, enabled } = deps;
+  const { store, clock, tokens, enabled } = deps;
   const confirmation = () => {
-    const { token, hash } = newEmailToken();
+    const { token, hash } = tokens.issue();
     return { token, hash, expiresAt: new Date(clock.now().getTime() + CONFIRMATION_TTL_MS) };
   };
   return {
@@ -89,17 +86,17 @@ export function createEmailAddresses(deps: {
       if (!(await store.remove(userId, addressId))) throw new NotFoundError('No such address');
     },
     async confirm(token) {
-      const confirmed = await store.confirm(tokenHash(token));
+      const confirmed = await store.confirm(tokenHash(tokens, token));
       if (!confirmed) throw new NotFoundError('This confirmation link is unknown, used or expired');
       return confirmed;
     },
     async unsubscribeInfo(token) {
-      const found = await store.findUnsubscribe(tokenHash(token));
+      const found = await store.findUnsubscribe(tokenHash(tokens, token));
       if (!found) throw new NotFoundError('No such link');
       return found;
     },
     async unsubscribe(token) {
-      if (!(await store.unsubscribe(tokenHash(token)))) throw new NotFoundError('No such link');
+      if (!(await store.unsubscribe(tokenHash(tokens, token)))) throw new NotFoundError('No such link');
     },
   };
 }

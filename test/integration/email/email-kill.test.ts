@@ -1,3 +1,4 @@
+import { sha256EmailTokens } from '../../../src/adapters/security/email-tokens.ts';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -25,7 +26,10 @@ t.test('a sending worker SIGKILLed mid-send loses no mail', async (t) => {
   const store = createEmailStore(db.pool);
   const userId = (await db.pool.oneFirst(sql.unsafe`
     insert into users (email, password_hash) values (${`${randomUUID()}@example.org`}, 'x') returning id`)) as number;
-  await createEmailAddresses({ store, clock: systemClock, enabled: true }).add(userId, 'kill@example.net');
+  await createEmailAddresses({ store, clock: systemClock, tokens: sha256EmailTokens, enabled: true }).add(
+    userId,
+    'kill@example.net',
+  );
 
   let inData!: () => void;
   const dataStarted = new Promise<void>((resolve) => (inData = resolve));

@@ -1,3 +1,4 @@
+import { sha256EmailTokens } from '../../../src/adapters/security/email-tokens.ts';
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { systemClock } from '../../../src/adapters/clock/system-clock.ts';
@@ -29,7 +30,12 @@ async function setup(t: Test) {
     await smtp.close();
   });
   const store = createEmailStore(db.pool);
-  const addresses = createEmailAddresses({ store, clock: systemClock, enabled: true });
+  const addresses = createEmailAddresses({
+    store,
+    clock: systemClock,
+    tokens: sha256EmailTokens,
+    enabled: true,
+  });
   const sender = createOutboxSender({ store, transport, clock: systemClock, baseUrl: BASE });
   const userId = (await db.pool.oneFirst(sql.unsafe`
     insert into users (email, password_hash) values (${`${randomUUID()}@example.org`}, 'x') returning id`)) as number;

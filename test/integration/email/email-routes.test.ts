@@ -1,6 +1,6 @@
 import t from 'tap';
 import { sql } from '../../../src/adapters/postgres/database.ts';
-import { newEmailToken } from '../../../src/domain/email/tokens.ts';
+import { sha256EmailTokens } from '../../../src/adapters/security/email-tokens.ts';
 import { accountsApp } from '../../helpers/accounts.ts';
 
 // The public token routes over HTTP: the RFC 8058 one-click POST works with no session, no cookie
@@ -15,7 +15,7 @@ t.test('one-click unsubscribe over HTTP, and the page without SMTP', async (t) =
   const addressId = (await db.pool.oneFirst(sql.unsafe`
     insert into email_addresses (user_id, address, confirmed_at) values (${user.id}, 'a@example.net', now())
     returning id::text`)) as string;
-  const tokens = [newEmailToken(), newEmailToken()];
+  const tokens = [sha256EmailTokens.issue(), sha256EmailTokens.issue()];
   for (const { hash } of tokens)
     await db.pool.query(sql.unsafe`
       insert into email_unsubscribe_tokens (token_hash, email_address_id, stream)

@@ -2,7 +2,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { Type } from 'typebox';
 import { SOURCE_HEALTH_STREAM } from '../../../domain/email/address.ts';
 import type { MailPayload } from '../../../domain/email/messages.ts';
-import { newEmailToken } from '../../../domain/email/tokens.ts';
+import { sha256EmailTokens } from '../../security/email-tokens.ts';
 import type { EmailStore, OutboxMail } from '../../../ports/email/email-store.ts';
 import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 
@@ -26,7 +26,7 @@ async function queueMail(tx: CommonQueryMethods, mail: Queued): Promise<void> {
 
 /** A fresh unsubscribe token for one mail of `stream` to the address; only its hash is kept. */
 async function unsubscribeToken(tx: CommonQueryMethods, addressId: string, stream: string): Promise<string> {
-  const { token, hash } = newEmailToken();
+  const { token, hash } = sha256EmailTokens.issue();
   await tx.query(sql.unsafe`
     insert into email_unsubscribe_tokens (token_hash, email_address_id, stream)
     values (${sql.binary(hash)}, ${addressId}, ${stream})`);
