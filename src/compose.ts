@@ -271,7 +271,14 @@ export function composeFeatures(infra: Infrastructure, on: DatabasePool) {
   });
   const email = composeEmail(infra, on);
   // A subscription's e-mail channel queues its digests in the e-mail feature's outbox.
-  const subscriptions = composeSubscriptions(infra, on, { views: site.views, digests: email.digests });
+  const subscriptions = composeSubscriptions(infra, on, {
+    views: site.views,
+    digests: email.digests,
+    confirmedAddresses: async (userId) =>
+      (await email.email.list(userId)).flatMap((a) =>
+        a.confirmed ? [{ id: a.id, address: a.address }] : [],
+      ),
+  });
   return { collections, site, accounts, ingest, scrapers, email, subscriptions };
 }
 

@@ -26,7 +26,12 @@ const LEASE_MS = 60_000;
 export function composeSubscriptions(
   infra: Pick<Infrastructure, 'config' | 'boss'>,
   on: DatabasePool,
-  needs: { views: SavedViewDeps; digests?: DigestSender | null },
+  needs: {
+    views: SavedViewDeps;
+    digests?: DigestSender | null;
+    /** The owner's confirmed e-mail addresses, offered by the page for the e-mail channel. */
+    confirmedAddresses?: (userId: number) => Promise<{ id: string; address: string }[]>;
+  },
 ) {
   const { config } = infra;
   const subscriptions = postgresSubscriptionStore(on);
@@ -39,7 +44,11 @@ export function composeSubscriptions(
     http: (csrfSecret: string): HttpFeature => ({
       routes: async (app) => subscriptionRoutes(app, { subscriptions: deps }),
       pages: async (app) => {
-        await app.register(subscriptionsPage, { subscriptions: deps, csrfSecret });
+        await app.register(subscriptionsPage, {
+          subscriptions: deps,
+          csrfSecret,
+          confirmedAddresses: needs.confirmedAddresses ?? (async () => []),
+        });
       },
     }),
     workers: (): FeatureWorkers => {

@@ -6,7 +6,7 @@ import {
   sendDueDeliveries,
 } from '../../../src/application/subscriptions/deliver-subscriptions.ts';
 import { GROUP, near, type Point, setUp } from '../../helpers/location-privacy.ts';
-import { deliveryDeps, webhookReceiver } from '../../helpers/webhook-receiver.ts';
+import { changesVisible, deliveryDeps, webhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 // Location privacy in webhook deliveries (issue 39 §2 with issue 38 §4): a subscriber who does not
 // write the dataset gets the generalised location (the cell's centre), exactly as /api/v1/changes
@@ -45,6 +45,7 @@ t.test('a privacy-generalised dataset delivers generalised locations to non-writ
            st_setsrid(st_makepoint(${exact[0]}, ${exact[1]}), 4326), '2025-06-01'
     from datasets where slug = 'sightings'`);
   const deps = deliveryDeps(db.pool);
+  await changesVisible(db.pool);
   await matchStoredChanges(deps);
   t.equal(await sendDueDeliveries(deps, 10), 2, 'one delivery each');
 

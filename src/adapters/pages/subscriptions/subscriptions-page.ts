@@ -26,7 +26,14 @@ import { flashFrom } from '../replies.ts';
 
 const HOME = '/account/subscriptions';
 
-type PageDeps = { subscriptions: SubscriptionDeps; csrfSecret: string };
+/** The owner's confirmed e-mail addresses (the e-mail feature's), for the e-mail digest channel. */
+type ConfirmedAddresses = (userId: number) => Promise<{ id: string; address: string }[]>;
+
+type PageDeps = {
+  subscriptions: SubscriptionDeps;
+  csrfSecret: string;
+  confirmedAddresses: ConfirmedAddresses;
+};
 
 const idOf = (reply: FastifyReply) => (reply.request.params as { id: string }).id;
 const when = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
@@ -89,20 +96,36 @@ function card(token: string, s: Subscription, log: DeliveryLogEntry[]): Html {
   </section>`;
 }
 
-function newForm(token: string, views: SavedView[], prefill: Record<string, string>): Html {
+function newForm(
+  token: string,
+  views: SavedView[],
+  addresses: { id: string; address: string }[],
+  prefill: Record<string, string>,
+): Html {
   const from = (name: string) => prefill[name] ?? '';
   return html`<section class="card" id="new-subscription">
-    <h2>New webhook subscription</h2>
+    <h2>New subscription</h2>
     <form method="post" action="${HOME}">
       ${csrfInput(token)}
       <label for="sub-name">Name</label>
       <input id="sub-name" name="name" required maxlength="200" value="${from('name')}" />
+      <label for="sub-deliver">Deliver by</label>
+      <select id="sub-deliver" name="deliver">
+        <option value="webhook">Webhook: signed POSTs to the URL below</option>
+        ${addresses.map((a) => html`<option value="email:${a.id}">E-mail digest to ${a.address}</option>`)}
+      </select>
+      ${
+        addresses.length === 0
+          ? html`<p class="muted">
+              For e-mail digests, add and confirm an address on <a href="/account/email">E-mail addresses</a>.
+            </p>`
+          : ''
+      }
       <label for="sub-url">Webhook URL (receives signed POSTs, Standard Webhooks)</label>
       <input
         id="sub-url"
         name="url"
         type="url"
-        required
         maxlength="2000"
         placeholder="https://hooks.example.org/chronomap"
       />
@@ -160,10 +183,13 @@ function bodyOf(form: Form) {
   }
   if (text('startDate')) filter.startDate = text('startDate');
   if (text('endDate')) filter.endDate = text('endDate');
+  const deliver = text('deliver');
+  const channel = deliver.startsWith('email:')
+    ? { channel: 'email', emailAddressId: deliver.slice('email:'.length) }
+    : { channel: 'webhook', url: text('url') };
   return {
     name: text('name'),
-    channel: 'webhook',
-    url: text('url'),
+    ...channel,
     ...(text('view')
       ? { view: text('view'), filter: filter.bounds ? { bounds: filter.bounds } : undefined }
       : { filter }),
@@ -181,14 +207,19 @@ export const subscriptionsPage: FastifyPluginAsync<PageDeps> = async (app, deps)
     top: Html,
     prefill: Record<string, string>,
   ) {
-    const [list, views] = await Promise.all([listSubscriptions(d, user), listMyViews(d, user)]);
+    const [list, views, addresses] = await Promise.all([
+      listSubscriptions(d, user),
+      listMyViews(d, user),
+      deps.confirmedAddresses(user.id),
+    ]);
     const logs = await Promise.all(list.map((s) => listDeliveries(d, user, String(s.id))));
     const body = html`<h1>Subscriptions</h1>
       <p class="muted">
         Changes to the events of a view — created, updated, deleted, back-dated too — delivered to your
-        webhook as signed POSTs within seconds, only those you may read.
+        webhook as signed POSTs within seconds, or as e-mail digests to a confirmed address; only those you
+        may read.
       </p>
-      ${top} ${list.map((s, i) => card(token, s, logs[i] ?? []))} ${newForm(token, views, prefill)}
+      ${top} ${list.map((s, i) => card(token, s, logs[i] ?? []))} ${newForm(token, views, addresses, prefill)}
       ${pageScript('copy-buttons.js')}`;
     return pages.render(reply, 200, 'Subscriptions', body, {
       user,
@@ -217,7 +248,13 @@ export const subscriptionsPage: FastifyPluginAsync<PageDeps> = async (app, deps)
     const form = verifiedForm(pages.csrf, request);
     const created = await createSubscription(d, user, bodyOf(form));
     const token = pages.csrf.token(request, reply);
-    return render(reply, user, token, secretView(created.subscription, created.secret ?? ''), {});
+    const top = created.secret
+      ? secretView(created.subscription, created.secret)
+      : html`<section class="card" id="new-secret">
+          <h2>Subscription “${created.subscription.name}” created</h2>
+          <p>Its digests go to the address you chose; its deliveries appear in its log below.</p>
+        </section>`;
+    return render(reply, user, token, top, {});
   });
 
   pages.action(`${HOME}/:id/test`, HOME, async (user, _id, _form, reply) => {

@@ -1,0 +1,125 @@
+import t from 'tap';
+import { systemClock } from '../../../src/adapters/clock/system-clock.ts';
+import { sql } from '../../../src/adapters/postgres/database.ts';
+import { createEmailStore } from '../../../src/adapters/postgres/email/email-store.ts';
+import { sha256EmailTokens } from '../../../src/adapters/security/email-tokens.ts';
+import { createSmtpTransport } from '../../../src/adapters/smtp/mail-transport.ts';
+import { createEmailAddresses } from '../../../src/application/email/email-addresses.ts';
+import { createDigestSender } from '../../../src/application/email/event-digest.ts';
+import { createOutboxSender } from '../../../src/application/email/send-outbox.ts';
+import {
+  matchStoredChanges,
+  sendDueDeliveries,
+} from '../../../src/application/subscriptions/deliver-subscriptions.ts';
+import { accountsApp, insertAccessFixture } from '../../helpers/accounts.ts';
+import { changesVisible, deliveryDeps } from '../../helpers/webhook-receiver.ts';
+import { decodedBody, header, htmlPart, smtpCapture } from '../email/smtp-capture.ts';
+
+// A subscription's e-mail channel end to end (issue 39 §2): the subscriptions' worker hands the
+// matched changes to the e-mail feature (the DigestSender port), whose outbox mails a digest to the
+// owner's confirmed address through a real SMTP server on loopback; an address that is not
+// confirmed gets nothing and the delivery log says why; the digest's one-click unsubscribe stops
+// that subscription's mails. The worker's steps are called directly: nothing waits on time.
+
+const BASE = 'https://chronomap.example';
+
+t.test('e-mail digests of a subscription', async (t) => {
+  const { db, createUser, login, as } = await accountsApp(t);
+  const owner = await createUser({ trustLevel: 3 });
+  await insertAccessFixture(db, owner.id);
+  const session = as(await login(owner));
+
+  const smtp = await smtpCapture();
+  const transport = createSmtpTransport(smtp.url, 'chronomap@example.org');
+  t.teardown(async () => {
+    transport.close();
+    await smtp.close();
+  });
+  const store = createEmailStore(db.pool);
+  const addresses = createEmailAddresses({
+    store,
+    clock: systemClock,
+    tokens: sha256EmailTokens,
+    enabled: true,
+  });
+  const mails = createOutboxSender({ store, transport, clock: systemClock, baseUrl: BASE });
+  const linkIn = (raw: string, path: string) => {
+    const match = new RegExp(`${BASE}${path}/([A-Za-z0-9_-]{43})`).exec(decodedBody(raw));
+    if (!match) throw new Error(`no ${path} link in the mail`);
+    return match[1]!;
+  };
+
+  await addresses.add(owner.id, 'confirmed@example.net');
+  await addresses.add(owner.id, 'unconfirmed@example.net');
+  await mails.drain();
+  const confirmation = smtp.messages.find((m) => m.to === 'confirmed@example.net')!;
+  await addresses.confirm(linkIn(confirmation.raw, '/email/confirm'));
+  const idOf = async (address: string) =>
+    (await addresses.list(owner.id)).find((a) => a.address === address)!.id;
+
+  const subscribe = async (name: string, address: string) => {
+    const created = await session('POST', '/api/subscriptions', {
+      name,
+      channel: 'email',
+      emailAddressId: await idOf(address),
+      filter: { catalog: 'open' },
+    });
+    t.equal(created.statusCode, 201, created.body);
+    return (created.json() as { subscription: { id: string } }).subscription.id;
+  };
+  const confirmedSub = await subscribe('Open data by mail', 'confirmed@example.net');
+  const unconfirmedSub = await subscribe('Never confirmed', 'unconfirmed@example.net');
+
+  const deps = { ...deliveryDeps(db.pool), digests: createDigestSender({ store, enabled: true }) };
+  const round = async () => {
+    await changesVisible(db.pool);
+    await matchStoredChanges(deps);
+    return sendDueDeliveries(deps, 100);
+  };
+  const addEvent = (title: string) =>
+    db.pool.query(sql.unsafe`
+      insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+      select id, catalog_id, ${title}, ${title}, '{}'::jsonb, st_setsrid(st_makepoint(13.4, 52.5), 4326),
+             '2026-01-01'::timestamptz
+      from datasets where slug = 'open-data'`);
+
+  const before = smtp.messages.length;
+  await addEvent('A <b>flood</b> downtown');
+  await addEvent('Another event');
+  t.equal(await round(), 2, 'one delivery per subscription for the batch');
+  await mails.drain();
+  const digests = smtp.messages.slice(before);
+  t.same(
+    digests.map((m) => m.to),
+    ['confirmed@example.net'],
+    'one digest, to the confirmed address only',
+  );
+  const digest = digests[0]!;
+  const text = decodedBody(digest.raw);
+  t.match(text, /Another event/, 'the digest lists the matched events');
+  t.notMatch(htmlPart(digest.raw), /<b>flood<\/b>/, 'titles are escaped in the HTML part');
+  t.ok(header(digest.raw, 'List-Unsubscribe'), 'with a one-click unsubscribe');
+
+  const logOf = async (id: string) =>
+    (
+      (await session('GET', `/api/subscriptions/${id}/deliveries`)).json() as {
+        docs: { error: string | null }[];
+      }
+    ).docs;
+  t.equal((await logOf(confirmedSub))[0]?.error, null, 'the delivery to the confirmed address succeeded');
+  t.match(
+    (await logOf(unconfirmedSub))[0]?.error,
+    /not confirmed/,
+    'the unconfirmed address: nothing sent, and the log says why',
+  );
+
+  // One-click unsubscribe from this subscription's mails: the next batch is not mailed.
+  const unsubscribe = /<([^>]+)>/.exec(header(digest.raw, 'List-Unsubscribe') ?? '')?.[1] ?? '';
+  await addresses.unsubscribe(unsubscribe.slice(-43));
+  const afterUnsubscribe = smtp.messages.length;
+  await addEvent('After unsubscribing');
+  await round();
+  await mails.drain();
+  t.equal(smtp.messages.length, afterUnsubscribe, 'no digest after the one-click unsubscribe');
+  t.match((await logOf(confirmedSub))[0]?.error, /not confirmed/, 'the log says the address left');
+});
