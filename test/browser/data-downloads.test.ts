@@ -29,7 +29,7 @@ t.test("My imports' data links and the account export download in the browser", 
   t.equal(await links.count(), 1, 'the completed import links its data');
   const slug = (await links.getAttribute('data-dataset-links')) as string;
   t.match(
-    await page.getAttribute('a[data-link=settings]', 'href'),
+    await page.getAttribute('a[data-settings-link]', 'href'),
     /^\/account\/datasets\/\d+\/settings$/,
     "and its dataset's privacy and provenance settings",
   );

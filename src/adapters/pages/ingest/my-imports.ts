@@ -241,7 +241,7 @@ function myImportsView(
                 const settings =
                   job.stage === 'completed' && job.datasetId
                     ? html`<p>
-                        <a href="/account/datasets/${String(job.datasetId)}/settings" data-link="settings"
+                        <a href="/account/datasets/${String(job.datasetId)}/settings" data-settings-link
                           >Privacy and provenance settings</a
                         >
                       </p>`
