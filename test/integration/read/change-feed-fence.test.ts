@@ -4,6 +4,7 @@ import { postgresChangeFeed } from '../../../src/adapters/postgres/read/changes.
 import { type ChangePosition, encodeChangeCursor } from '../../../src/domain/read/change-cursor.ts';
 import { parseEventFilter } from '../../../src/domain/read/read-query.ts';
 import type { Change, ChangeFeed } from '../../../src/ports/read/change-feed.ts';
+import { changesVisible } from '../../helpers/change-log.ts';
 import { testDatabase } from '../../helpers/database.ts';
 
 // The change feed's visibility fence (src/adapters/postgres/read/changes.ts): a transaction that
@@ -76,6 +77,9 @@ t.test('a transaction holding a lower id open holds the feed back; none is skipp
 
   release();
   await low;
+  // Transaction ids are the cluster's: another test file's open transaction may hold the fence a
+  // moment longer than this file's own.
+  await changesVisible(db.pool);
   const after = await readAll(feed, whileHeld.next, 100);
   t.same(
     after.changes.map((c) => c.kind),
@@ -125,6 +129,9 @@ t.test('concurrent imports and readers resuming from every cursor: each change e
       })(),
     ),
   );
+  // The reader's last pass must come after every write is below the fence, which another test file's
+  // open transaction (transaction ids are the cluster's) may hold back a moment after the writers end.
+  await changesVisible(db.pool);
   writing = false;
   await reader;
 

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { sql } from '../../../src/adapters/postgres/database.ts';
 import { accountsApp, insertAccessFixture, unlimitedAnonymousReads } from '../../helpers/accounts.ts';
+import { changesVisible } from '../../helpers/change-log.ts';
 
 // GET /api/v1/changes over HTTP: the one access rule, the read API's filters, updates and
 // deletions, hostile cursors (400) and a cursor past the retention (410), in the spec's bodies.
@@ -13,6 +14,8 @@ t.test('/api/v1/changes', async (t) => {
   const owner = await createUser({ trustLevel: 3 });
   const admin = await createUser({ role: 'admin', trustLevel: 5 });
   await insertAccessFixture(db, owner.id);
+  // The feed shows what is below the cluster-wide fence: wait (bounded) for these writes to pass it.
+  await changesVisible(db.pool);
   const tokens = { anonymous: null, owner: await login(owner), admin: await login(admin) };
   const read = async (token: string | null, query: string): Promise<Page> => {
     const response = await as(token)('GET', `/api/v1/changes?${query}`);
@@ -50,6 +53,7 @@ t.test('/api/v1/changes', async (t) => {
     insert into events (dataset_id, catalog_id, unique_id, title, event_timestamp)
     select id, catalog_id, 'old', 'back-dated', '1850-01-01' from datasets where slug = 'open-data'`);
   await db.pool.query(sql.unsafe`update events set title = 'hidden change' where unique_id = 'my-data-1'`);
+  await changesVisible(db.pool);
   const later = await read(tokens.anonymous, `cursor=${cursors.anonymous}`);
   t.same(
     later.changes.map((c) => [c.kind, c.event?.title ?? null]),

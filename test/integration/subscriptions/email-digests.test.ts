@@ -12,7 +12,8 @@ import {
   sendDueDeliveries,
 } from '../../../src/application/subscriptions/deliver-subscriptions.ts';
 import { accountsApp, insertAccessFixture } from '../../helpers/accounts.ts';
-import { changesVisible, deliveryDeps } from '../../helpers/webhook-receiver.ts';
+import { changesVisible } from '../../helpers/change-log.ts';
+import { deliveryDeps } from '../../helpers/webhook-receiver.ts';
 import { decodedBody, header, htmlPart, smtpCapture } from '../email/smtp-capture.ts';
 
 // A subscription's e-mail channel end to end (issue 39 §2): the subscriptions' worker hands the

@@ -8,7 +8,8 @@ import {
 } from '../../../src/application/subscriptions/deliver-subscriptions.ts';
 import { FAILURES_BEFORE_DISABLE } from '../../../src/domain/subscriptions/subscriptions.ts';
 import { accountsApp, insertAccessFixture } from '../../helpers/accounts.ts';
-import { changesVisible, deliveryDeps, webhookReceiver } from '../../helpers/webhook-receiver.ts';
+import { changesVisible } from '../../helpers/change-log.ts';
+import { deliveryDeps, webhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 // Webhook deliveries of subscriptions (issue 39 §2) to a real receiver on loopback that verifies
 // every signature with the `standardwebhooks` package: matching by box, catalog and dataset,

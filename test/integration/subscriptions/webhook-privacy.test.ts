@@ -6,7 +6,8 @@ import {
   sendDueDeliveries,
 } from '../../../src/application/subscriptions/deliver-subscriptions.ts';
 import { GROUP, near, type Point, setUp } from '../../helpers/location-privacy.ts';
-import { changesVisible, deliveryDeps, webhookReceiver } from '../../helpers/webhook-receiver.ts';
+import { changesVisible } from '../../helpers/change-log.ts';
+import { deliveryDeps, webhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 // Location privacy in webhook deliveries (issue 39 §2 with issue 38 §4): a subscriber who does not
 // write the dataset gets the generalised location (the cell's centre), exactly as /api/v1/changes
