@@ -1,18 +1,10 @@
-import { sha256EmailTokens } from '../../../src/adapters/security/email-tokens.ts';
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { systemClock } from '../../../src/adapters/clock/system-clock.ts';
 import { sql } from '../../../src/adapters/postgres/database.ts';
-import {
-  createEmailStore,
-  queueSourceHealthMails,
-} from '../../../src/adapters/postgres/email/email-store.ts';
-import { createSmtpTransport } from '../../../src/adapters/smtp/mail-transport.ts';
-import { createEmailAddresses } from '../../../src/application/email/email-addresses.ts';
+import { queueSourceHealthMails } from '../../../src/adapters/postgres/email/email-store.ts';
 import { createDigestSender } from '../../../src/application/email/event-digest.ts';
-import { createOutboxSender } from '../../../src/application/email/send-outbox.ts';
 import { type TestDatabase, testDatabase } from '../../helpers/database.ts';
-import { decodedBody, header, htmlPart, smtpCapture } from './smtp-capture.ts';
+import { decodedBody, emailOnLoopback, header, htmlPart } from './smtp-capture.ts';
 
 // E-mail end to end against a real SMTP server on loopback: double opt-in by following the link of
 // the captured mail, List-Unsubscribe headers (RFC 8058) and the one-click unsubscribe stopping the
@@ -23,20 +15,7 @@ const BASE = 'https://chronomap.example';
 
 async function setup(t: Test) {
   const db = await testDatabase(t);
-  const smtp = await smtpCapture();
-  const transport = createSmtpTransport(smtp.url, 'chronomap@example.org');
-  t.teardown(async () => {
-    transport.close();
-    await smtp.close();
-  });
-  const store = createEmailStore(db.pool);
-  const addresses = createEmailAddresses({
-    store,
-    clock: systemClock,
-    tokens: sha256EmailTokens,
-    enabled: true,
-  });
-  const sender = createOutboxSender({ store, transport, clock: systemClock, baseUrl: BASE });
+  const { smtp, store, addresses, sender } = await emailOnLoopback(t, db.pool, BASE);
   const userId = (await db.pool.oneFirst(sql.unsafe`
     insert into users (email, password_hash) values (${`${randomUUID()}@example.org`}, 'x') returning id`)) as number;
   return { db, smtp, store, addresses, sender, userId };

@@ -1,4 +1,12 @@
 import { SMTPServer } from 'smtp-server';
+import type { Test } from 'tap';
+import { systemClock } from '../../../src/adapters/clock/system-clock.ts';
+import type { DatabasePool } from '../../../src/adapters/postgres/database.ts';
+import { createEmailStore } from '../../../src/adapters/postgres/email/email-store.ts';
+import { sha256EmailTokens } from '../../../src/adapters/security/email-tokens.ts';
+import { createSmtpTransport } from '../../../src/adapters/smtp/mail-transport.ts';
+import { createEmailAddresses } from '../../../src/application/email/email-addresses.ts';
+import { createOutboxSender } from '../../../src/application/email/send-outbox.ts';
 
 // A real SMTP server on loopback for the e-mail tests: it keeps every message it accepts (raw, with
 // headers), and a test can make it refuse recipients for a while or hold a DATA phase open.
@@ -88,4 +96,26 @@ export function htmlPart(raw: string): string {
   const start = decoded.indexOf('Content-Type: text/html');
   if (start < 0) throw new Error('no HTML part');
   return decoded.slice(start, decoded.indexOf('\n----', start));
+}
+
+/**
+ * The e-mail feature on `pool` against a capturing SMTP server on loopback, as the composition root
+ * builds it (store, addresses with the real token adapter, the outbox sender), closed with the test.
+ */
+export async function emailOnLoopback(t: Test, pool: DatabasePool, baseUrl: string) {
+  const smtp = await smtpCapture();
+  const transport = createSmtpTransport(smtp.url, 'chronomap@example.org');
+  t.teardown(async () => {
+    transport.close();
+    await smtp.close();
+  });
+  const store = createEmailStore(pool);
+  const addresses = createEmailAddresses({
+    store,
+    clock: systemClock,
+    tokens: sha256EmailTokens,
+    enabled: true,
+  });
+  const sender = createOutboxSender({ store, transport, clock: systemClock, baseUrl });
+  return { smtp, store, addresses, sender };
 }

@@ -1,12 +1,6 @@
 import t from 'tap';
-import { systemClock } from '../../../src/adapters/clock/system-clock.ts';
 import { sql } from '../../../src/adapters/postgres/database.ts';
-import { createEmailStore } from '../../../src/adapters/postgres/email/email-store.ts';
-import { sha256EmailTokens } from '../../../src/adapters/security/email-tokens.ts';
-import { createSmtpTransport } from '../../../src/adapters/smtp/mail-transport.ts';
-import { createEmailAddresses } from '../../../src/application/email/email-addresses.ts';
 import { createDigestSender } from '../../../src/application/email/event-digest.ts';
-import { createOutboxSender } from '../../../src/application/email/send-outbox.ts';
 import {
   matchStoredChanges,
   sendDueDeliveries,
@@ -14,7 +8,7 @@ import {
 import { accountsApp, insertAccessFixture } from '../../helpers/accounts.ts';
 import { changesVisible } from '../../helpers/change-log.ts';
 import { deliveryDeps } from '../../helpers/webhook-receiver.ts';
-import { decodedBody, header, htmlPart, smtpCapture } from '../email/smtp-capture.ts';
+import { decodedBody, emailOnLoopback, header, htmlPart } from '../email/smtp-capture.ts';
 
 // A subscription's e-mail channel end to end (issue 39 §2): the subscriptions' worker hands the
 // matched changes to the e-mail feature (the DigestSender port), whose outbox mails a digest to the
@@ -30,20 +24,7 @@ t.test('e-mail digests of a subscription', async (t) => {
   await insertAccessFixture(db, owner.id);
   const session = as(await login(owner));
 
-  const smtp = await smtpCapture();
-  const transport = createSmtpTransport(smtp.url, 'chronomap@example.org');
-  t.teardown(async () => {
-    transport.close();
-    await smtp.close();
-  });
-  const store = createEmailStore(db.pool);
-  const addresses = createEmailAddresses({
-    store,
-    clock: systemClock,
-    tokens: sha256EmailTokens,
-    enabled: true,
-  });
-  const mails = createOutboxSender({ store, transport, clock: systemClock, baseUrl: BASE });
+  const { smtp, store, addresses, sender: mails } = await emailOnLoopback(t, db.pool, BASE);
   const linkIn = (raw: string, path: string) => {
     const match = new RegExp(`${BASE}${path}/([A-Za-z0-9_-]{43})`).exec(decodedBody(raw));
     if (!match) throw new Error(`no ${path} link in the mail`);
