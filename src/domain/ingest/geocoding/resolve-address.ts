@@ -103,6 +103,8 @@ const LOCALITY_FACTOR = 0.75;
 
 /** A place found under another spelling (spelling.ts): its confidence times this. */
 const SPELLING_FACTOR = 0.8;
+/** A place found only in the supplement (the newer extract): its confidence times this. */
+const SUPPLEMENT_FACTOR = 0.8;
 /** The spelling search reads every name of a country: not for an address that names many. */
 const MAX_SPELLING_COUNTRIES = 3;
 
@@ -170,6 +172,19 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
       border = BORDER_FACTOR;
     }
   }
+  // The supplement rule: a town the main gazetteer does not hold inside the constraints is looked
+  // for among the newer extract's places (gazetteer-lookup.ts), under its exact name only and
+  // inside the same constraints; known by one name and no population, each weighs the same, so two
+  // of the name more than NEAR_KM apart are ambiguous. For a name alone too (tuned on the tune half:
+  // recall of the city alone 78.5 → 84.3 %, far off 3.6 → 3.3 %).
+  let supplement = 1;
+  if (search.inside.length === 0 && !isStreetLike(first)) {
+    const retried = searchInside(lookup, first, lookup.supplementPlaces(first.key), constraints);
+    if (retried.inside.length > 0) {
+      search = { inside: retried.inside, candidates: [...retried.candidates, ...search.candidates] };
+      supplement = SUPPLEMENT_FACTOR;
+    }
+  }
   // The spelling rule (spelling.ts): a name with no place inside the named country is looked for
   // under other spellings among that country's places only, never world-wide nor for a street.
   let spelling = 1;
@@ -199,7 +214,7 @@ function resolveParts(lookup: GazetteerLookup, parts: AddressPart[]): Resolution
   const direct = first.near ? 0.75 : 0.95;
   const resolved = answer(
     search.inside,
-    direct * border * spelling * 0.95 ** unknownParts,
+    direct * border * spelling * supplement * 0.95 ** unknownParts,
     constraints.length > 0 ? DOMINANCE : WORLD_DOMINANCE,
   );
   // An edited spelling, or one found only among alternate names: a candidate, not placed by default.

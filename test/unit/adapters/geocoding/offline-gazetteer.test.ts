@@ -68,3 +68,11 @@ t.test('ambiguity is a low-confidence failure with what was matched', async (t) 
   const [explained] = await geocoder.explain('Springfield, US');
   t.ok((explained?.candidates.length ?? 0) > 3, 'every Springfield considered, with its score');
 });
+
+t.test('towns cities1000 lacks are found in the newer extract (the supplement)', async (t) => {
+  t.same(at('Glanmire, IE'), ['Glanmire', 'IE', 52, -8]);
+  t.same(at('Figuil, Cameroon'), ['Figuil', 'CM', 10, 14]);
+  t.same(at('Bibā, Banī Suwayf, Egypt'), ['Bibā', 'EG', 29, 31]);
+  t.match(at('Glanmire, France'), /not a known place|no matching place/);
+  t.ok(gazetteerIndex().stats.supplement > 10_000, 'tens of thousands of places added');
+});

@@ -53,6 +53,18 @@ const topolcany = place('Topoľčany', 'SK', '04', 26000, 48.56, 18.18, 'PPLA2')
 const kosice = place('Košice', 'SK', '03', 240000, 48.72, 21.26, 'PPLA');
 const oltinkolAn = place('Oltinko‘l', 'UZ', '01', 0, 40.8, 72.17, 'PPLA2');
 
+// The supplement (a newer extract's places the main gazetteer lacks): one name, no population.
+const glanmire = place('Glanmire', 'IE', 'M', 0, 51.92, -8.4, '');
+const supplement: Record<string, PlaceMatch[]> = {
+  glanmire: [{ place: glanmire, alternate: false }],
+  // A place of the supplement under a name the main gazetteer holds in that country.
+  helena: [{ place: place('Helena', 'US', 'MT', 0, 47.0, -110.0, ''), alternate: false }],
+  kain: [
+    { place: place('Kain', 'BE', 'WAL', 0, 50.64, 3.4, ''), alternate: false },
+    { place: place('Kain', 'BE', 'VLG', 0, 51.2, 5.0, ''), alternate: false },
+  ],
+};
+
 const names: Record<string, PlaceMatch[]> = {
   'la gomera': [{ place: laGomeraGt, alternate: false }],
   'san sebastian de la gomera': [{ place: sanSebastianGomera, alternate: false }],
@@ -108,6 +120,10 @@ const countries: Record<string, string[]> = {
   tw: ['TW'],
   uz: ['UZ'],
   slovakia: ['SK'],
+  ie: ['IE'],
+  ireland: ['IE'],
+  france: ['FR'],
+  be: ['BE'],
 };
 const regions: Record<string, RegionRef[]> = {
   es: [{ country: 'GT', admin1: 'ES' }],
@@ -127,6 +143,7 @@ const lookup: GazetteerLookup = {
       .flat()
       .map((m) => m.place)
       .filter((p) => p.country === country && p.admin1 === admin1),
+  supplementPlaces: (key) => (Object.hasOwn(supplement, key) ? (supplement[key] ?? []) : []),
 };
 const resolve = (address: string) => resolveAddress(lookup, address);
 
@@ -216,4 +233,21 @@ t.test('a place of the named country just across the border of the named region'
   t.equal(resolve('Košice, Nitra, Slovakia').best, null);
   // Without a named country a region is not widened.
   t.equal(resolve('Partizánske, Nitra').best, null);
+});
+
+t.test('a town only the supplement holds is found inside the constraints, never outside', async (t) => {
+  for (const address of ['Glanmire, IE', 'Glanmire, Ireland', 'Glanmire']) {
+    const best = resolveAddress(lookup, address).best;
+    t.equal(best?.matchedName, 'Glanmire', address);
+    t.ok((best?.confidence ?? 0) >= 0.5 && (best?.confidence ?? 1) < 0.95, `${address}: placed, lowered`);
+  }
+  t.equal(resolveAddress(lookup, 'Glanmire, France').best, null);
+  // The main gazetteer's place of the name comes first: the supplement is read only without one.
+  t.equal(resolveAddress(lookup, 'Helena, MT').best?.location.latitude, helena.latitude);
+  // Two places of the supplement, none with a population to compare: ambiguous.
+  const kain = resolveAddress(lookup, 'Kain, BE').best;
+  t.equal(kain?.confidence !== undefined && kain.confidence <= AMBIGUOUS_CONFIDENCE, true);
+  t.equal(kain?.candidateCount, 2);
+  // A street is never looked up among the supplement's names.
+  t.equal(resolveAddress(lookup, 'Glanmire Road 4, Glanmire, IE').best?.precision, 'locality');
 });

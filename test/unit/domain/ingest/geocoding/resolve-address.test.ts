@@ -79,6 +79,7 @@ const lookup: GazetteerLookup = {
   countryNameKeys: (country) =>
     Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country)),
   regionPlaces: () => [],
+  supplementPlaces: () => [],
 };
 
 const answer = (address: string) => resolveAddress(lookup, address).best;

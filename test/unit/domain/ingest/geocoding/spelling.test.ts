@@ -56,6 +56,7 @@ const lookup: GazetteerLookup = {
   regions: () => [],
   regionName: () => null,
   regionPlaces: () => [],
+  supplementPlaces: () => [],
   countryNameKeys: (country) =>
     Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country)),
 };
