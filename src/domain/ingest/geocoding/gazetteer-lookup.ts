@@ -13,6 +13,8 @@ export type GazetteerPlace = {
 /** A place the gazetteer holds under a name key; `alternate` when it is not the place's main name. */
 export type PlaceMatch = { place: GazetteerPlace; alternate: boolean };
 export type RegionRef = { country: string; admin1: string };
+/** A country's name keys and, at the same positions, their folded spellings (spelling.ts). */
+export type CountryNames = { keys: readonly string[]; folded: readonly string[] };
 
 /** What the resolver needs from a gazetteer: look-ups by normalised key (see placeKey). */
 export interface GazetteerLookup {
@@ -30,6 +32,6 @@ export interface GazetteerLookup {
   regionName(country: string, admin1: string): string | null;
   /** The places of a first-level region: where the gazetteer knows it to lie. */
   regionPlaces(country: string, admin1: string): readonly GazetteerPlace[];
-  /** Every name key of the places of a country (the same list each call: spelling.ts caches by it). */
-  countryNameKeys(country: string): readonly string[];
+  /** Every name key of the places of a country, folded too (the same object each call: spelling.ts caches by it). */
+  countryNames(country: string): CountryNames;
 }

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { countryNamesOf } from '../../../../../src/domain/ingest/geocoding/spelling.ts';
 import { isStreetLike } from '../../../../../src/domain/ingest/geocoding/address-constraints.ts';
 import { addressParts } from '../../../../../src/domain/ingest/geocoding/place-key.ts';
 import {
@@ -136,8 +137,8 @@ const lookup: GazetteerLookup = {
   countries: (key) => (Object.hasOwn(countries, key) ? (countries[key] ?? []) : []),
   regions: (key) => (Object.hasOwn(regions, key) ? (regions[key] ?? []) : []),
   regionName: (country, admin1) => `${country}.${admin1}`,
-  countryNameKeys: (country) =>
-    Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country)),
+  countryNames: (country) =>
+    countryNamesOf(Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country))),
   regionPlaces: (country, admin1) =>
     Object.values(names)
       .flat()

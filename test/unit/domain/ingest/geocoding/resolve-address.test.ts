@@ -1,4 +1,5 @@
 import t from 'tap';
+import { countryNamesOf } from '../../../../../src/domain/ingest/geocoding/spelling.ts';
 import { addressParts, placeKey } from '../../../../../src/domain/ingest/geocoding/place-key.ts';
 import {
   type GazetteerLookup,
@@ -76,8 +77,8 @@ const lookup: GazetteerLookup = {
   countries: (key) => (Object.hasOwn(countries, key) ? (countries[key] ?? []) : []),
   regions: (key) => (Object.hasOwn(regions, key) ? (regions[key] ?? []) : []),
   regionName: (country, admin1) => `${country}.${admin1}`,
-  countryNameKeys: (country) =>
-    Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country)),
+  countryNames: (country) =>
+    countryNamesOf(Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country))),
   regionPlaces: () => [],
   supplementPlaces: () => [],
 };

@@ -7,6 +7,7 @@ import type {
 import { resolveAddress } from '../../../../../src/domain/ingest/geocoding/resolve-address.ts';
 import {
   allowedDistance,
+  countryNamesOf,
   editDistance,
   spellingFold,
   spellingMatches,
@@ -57,8 +58,8 @@ const lookup: GazetteerLookup = {
   regionName: () => null,
   regionPlaces: () => [],
   supplementPlaces: () => [],
-  countryNameKeys: (country) =>
-    Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country)),
+  countryNames: (country) =>
+    countryNamesOf(Object.keys(names).filter((key) => names[key]?.some((m) => m.place.country === country))),
 };
 const resolve = (address: string) => resolveAddress(lookup, address);
 
