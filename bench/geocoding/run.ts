@@ -30,7 +30,7 @@ if (process.argv[2] === '--load') {
   else gazetteerIndex();
   const loadMs = Math.round(performance.now() - started);
   const rssMb = Math.round(process.memoryUsage().rss / 1e6);
-  // The spelling rule's per-country index is built by the first name not found in a named country.
+  // The first spelling search in a country (its index comes with the gazetteer, format 10).
   const spellingStarted = performance.now();
   if (process.argv[3] !== 'baseline') resolveAddress(gazetteerIndex(), 'Xqzzyvillex, US');
   const firstSpellingMs = Math.round(performance.now() - spellingStarted);
