@@ -31,6 +31,8 @@ export function composeEmail(infra: Infrastructure, pool: DatabasePool) {
   return {
     email,
     digests,
+    /** The outbox's figures for /api/health; undefined where e-mail is off. */
+    outboxStatus: mail ? store : undefined,
     http: (needs: { csrfSecret: string }): HttpFeature => ({
       pages: async (app) => {
         await app.register(emailPages, { email, csrfSecret: needs.csrfSecret, kick });
