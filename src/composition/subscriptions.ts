@@ -39,7 +39,13 @@ export function composeSubscriptions(
     timeoutMs: WEBHOOK_TIMEOUT_MS,
     allowPrivateAddresses: config.ingest.fetch.allowPrivateAddresses,
   });
-  const deps: SubscriptionDeps = { ...needs.views, subscriptions, webhooks, newSecret: newWebhookSecret };
+  const deps: SubscriptionDeps = {
+    ...needs.views,
+    subscriptions,
+    webhooks,
+    newSecret: newWebhookSecret,
+    confirmedAddresses: needs.confirmedAddresses ?? (async () => []),
+  };
   return {
     http: (csrfSecret: string): HttpFeature => ({
       routes: async (app) => subscriptionRoutes(app, { subscriptions: deps }),
@@ -47,7 +53,6 @@ export function composeSubscriptions(
         await app.register(subscriptionsPage, {
           subscriptions: deps,
           csrfSecret,
-          confirmedAddresses: needs.confirmedAddresses ?? (async () => []),
         });
       },
     }),

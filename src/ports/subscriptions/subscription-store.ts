@@ -38,7 +38,13 @@ export interface SubscriptionStore {
   listByOwner(ownerId: number): Promise<Subscription[]>;
   update(
     id: number,
-    changes: { name?: string; filter?: Subscription['filter']; url?: string; enabled?: boolean },
+    changes: {
+      name?: string;
+      filter?: Subscription['filter'];
+      url?: string;
+      emailAddressId?: string;
+      enabled?: boolean;
+    },
   ): Promise<Subscription | null>;
   remove(id: number): Promise<boolean>;
   /** Queues a test delivery (no changes) for the subscription: its id. */

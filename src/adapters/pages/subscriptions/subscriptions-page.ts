@@ -26,13 +26,9 @@ import { flashFrom } from '../replies.ts';
 
 const HOME = '/account/subscriptions';
 
-/** The owner's confirmed e-mail addresses (the e-mail feature's), for the e-mail digest channel. */
-type ConfirmedAddresses = (userId: number) => Promise<{ id: string; address: string }[]>;
-
 type PageDeps = {
   subscriptions: SubscriptionDeps;
   csrfSecret: string;
-  confirmedAddresses: ConfirmedAddresses;
 };
 
 const idOf = (reply: FastifyReply) => (reply.request.params as { id: string }).id;
@@ -210,7 +206,7 @@ export const subscriptionsPage: FastifyPluginAsync<PageDeps> = async (app, deps)
     const [list, views, addresses] = await Promise.all([
       listSubscriptions(d, user),
       listMyViews(d, user),
-      deps.confirmedAddresses(user.id),
+      d.confirmedAddresses(user.id),
     ]);
     const logs = await Promise.all(list.map((s) => listDeliveries(d, user, String(s.id))));
     const body = html`<h1>Subscriptions</h1>
