@@ -46,7 +46,14 @@ export function composeEmail(infra: Infrastructure, pool: DatabasePool) {
           infra.config.publicBaseUrl ?? `http://${infra.config.host}:${String(infra.config.port)}`;
         await startEmailWorker(
           infra.boss,
-          createOutboxSender({ store, transport, clock: infra.clock, baseUrl }),
+          createOutboxSender({
+            store,
+            transport,
+            clock: infra.clock,
+            baseUrl,
+            leaseMs: infra.config.outboxes.email.leaseMs,
+            retryBaseMs: infra.config.outboxes.email.retryBaseMs,
+          }),
         );
       },
       // Every minute: mails whose retry came due, and any whose job was lost with a killed worker.
