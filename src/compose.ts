@@ -165,7 +165,7 @@ export async function composeServices(
         // their hooks' order, which is that of the document's shared schemas): here, not inside
         // one feature's routes, is where the features' routes interleave.
         features: [
-          site.http({ replicas: read.replicas, csrfSecret }),
+          site.http({ replicas: read.replicas, csrfSecret, email: email.outboxStatus }),
           read.http(),
           feedsHttp({ views: site.views, events: read.events, pool: read.pool, clock: infra.clock }),
           ingest.http({ triggerScraperWebhook: scrapers.triggers.triggerWebhook, csrfSecret }),

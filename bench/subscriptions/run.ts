@@ -7,13 +7,21 @@
 // without and with subscriptions, and the delivery latency p50/p95 from the commit of a change's
 // batch to its arrival at the receiver, with the load average.
 //
-//   npx node bench/subscriptions/run.ts [--rows 100000] [--subscriptions 10000]
+//   npx node bench/subscriptions/run.ts [--rows 100000] [--subscriptions 10000] [--base DIR]
+//
+// --base DIR (a checkout, e.g. `git worktree add --detach /work/wt-base <commit>` with
+// node_modules linked in it): this file is copied into it and run there first, then here, on the
+// same server and database, and both results are printed together (the delivery code compared in
+// one run; each run prints its own load average).
 //
 // Matching runs after the commit (the change log is written by the same triggers either way), so
 // the import's added time is the worker's competition for the machine, not work in its
 // transactions.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { guardedWebhookPoster } from '../../src/adapters/fetch/webhook-poster.ts';
@@ -34,8 +42,28 @@ const { values } = parseArgs({
   options: {
     rows: { type: 'string', default: '100000' },
     subscriptions: { type: 'string', default: '10000' },
+    base: { type: 'string' },
   },
 });
+if (values.base) {
+  const here = import.meta.filename;
+  const root = path.resolve(path.dirname(here), '..', '..');
+  const copy = path.join(path.resolve(values.base), 'bench', 'subscriptions', 'run-compare.ts');
+  copyFileSync(here, copy);
+  const args = ['--rows', values.rows, '--subscriptions', values.subscriptions];
+  const once = (script: string, cwd: string) =>
+    execFileSync(process.execPath, [script, ...args], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+  const base = once(copy, path.resolve(values.base));
+  const current = once(here, root);
+  process.stdout.write(
+    `## base (${path.resolve(values.base)})\n${base}## this checkout (${root})\n${current}`,
+  );
+  process.exit(0);
+}
 const ROWS = Number(values.rows);
 const SUBSCRIPTIONS = Number(values.subscriptions);
 const BATCH = 1_000;

@@ -31,6 +31,8 @@ export function composeEmail(infra: Infrastructure, pool: DatabasePool) {
   return {
     email,
     digests,
+    /** The outbox's figures for /api/health; undefined where e-mail is off. */
+    outboxStatus: mail ? store : undefined,
     http: (needs: { csrfSecret: string }): HttpFeature => ({
       pages: async (app) => {
         await app.register(emailPages, { email, csrfSecret: needs.csrfSecret, kick });
@@ -44,7 +46,14 @@ export function composeEmail(infra: Infrastructure, pool: DatabasePool) {
           infra.config.publicBaseUrl ?? `http://${infra.config.host}:${String(infra.config.port)}`;
         await startEmailWorker(
           infra.boss,
-          createOutboxSender({ store, transport, clock: infra.clock, baseUrl }),
+          createOutboxSender({
+            store,
+            transport,
+            clock: infra.clock,
+            baseUrl,
+            leaseMs: infra.config.outboxes.email.leaseMs,
+            retryBaseMs: infra.config.outboxes.email.retryBaseMs,
+          }),
         );
       },
       // Every minute: mails whose retry came due, and any whose job was lost with a killed worker.

@@ -18,6 +18,7 @@ import type { AdminJobsDeps } from '../application/site/admin-jobs.ts';
 import { isFeatureEnabled } from '../application/site/feature-flags.ts';
 import type { SiteNoticeDeps } from '../application/site/site-notices.ts';
 import type { FeatureFlagCheck } from '../ports/site/feature-flag-store.ts';
+import type { EmailOutboxStatus } from '../ports/site/system-status.ts';
 import type { CollectionsFeature } from './collections.ts';
 import type { Infrastructure } from './infrastructure.ts';
 
@@ -62,7 +63,16 @@ export function composeSite(
     /** GET/PATCH /api/feature-flags (placed by src/compose.ts). */
     flagsHttp: (): HttpFeature => featureFlagsHttp({ flags }),
     /** `/`, saved views and their embeds, the scraper helper package and /api/health (with the replicas). */
-    http: ({ replicas, csrfSecret }: { replicas: ReplicaSet | undefined; csrfSecret: string }): HttpFeature =>
+    http: ({
+      replicas,
+      csrfSecret,
+      email,
+    }: {
+      replicas: ReplicaSet | undefined;
+      csrfSecret: string;
+      /** The e-mail outbox for the health report, where e-mail is configured. */
+      email?: EmailOutboxStatus | undefined;
+    }): HttpFeature =>
       siteHttp({
         version: infra.version,
         views,
@@ -75,6 +85,7 @@ export function composeSite(
           flags: flagCheck,
           runner: config.scraperRunnerUrl ? httpRunnerStatus(config.scraperRunnerUrl) : undefined,
           replicas,
+          email,
         },
         explore: {
           root: projectRoot,

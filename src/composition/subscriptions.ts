@@ -20,8 +20,6 @@ import { changeFeedOn } from './read.ts';
 // null until it is wired here.
 
 const WEBHOOK_TIMEOUT_MS = 10_000;
-const RETRY_BASE_MS = 5_000;
-const LEASE_MS = 60_000;
 
 export function composeSubscriptions(
   infra: Pick<Infrastructure, 'config' | 'boss'>,
@@ -39,7 +37,13 @@ export function composeSubscriptions(
     timeoutMs: WEBHOOK_TIMEOUT_MS,
     allowPrivateAddresses: config.ingest.fetch.allowPrivateAddresses,
   });
-  const deps: SubscriptionDeps = { ...needs.views, subscriptions, webhooks, newSecret: newWebhookSecret };
+  const deps: SubscriptionDeps = {
+    ...needs.views,
+    subscriptions,
+    webhooks,
+    newSecret: newWebhookSecret,
+    confirmedAddresses: needs.confirmedAddresses ?? (async () => []),
+  };
   return {
     http: (csrfSecret: string): HttpFeature => ({
       routes: async (app) => subscriptionRoutes(app, { subscriptions: deps }),
@@ -47,7 +51,6 @@ export function composeSubscriptions(
         await app.register(subscriptionsPage, {
           subscriptions: deps,
           csrfSecret,
-          confirmedAddresses: needs.confirmedAddresses ?? (async () => []),
         });
       },
     }),
@@ -60,8 +63,8 @@ export function composeSubscriptions(
         random: Math.random,
         now: Date.now,
         publicBaseUrl: config.publicBaseUrl ?? 'http://localhost',
-        retryBaseMs: RETRY_BASE_MS,
-        leaseMs: LEASE_MS,
+        retryBaseMs: config.outboxes.deliveries.retryBaseMs,
+        leaseMs: config.outboxes.deliveries.leaseMs,
       };
       return {
         start: () => startSubscriptionWorker(infra.boss, delivery),

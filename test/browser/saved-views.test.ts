@@ -1,17 +1,14 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { launchChromium, screenshots } from '../helpers/browser.ts';
-import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
+import { screenshots } from '../helpers/browser.ts';
+import { JAPAN_IN_JANUARY, signedInOverJapan } from '../helpers/japan-in-chromium.ts';
 
 // Saved views and embeds in Debian's Chromium (issue 38 §1–2, §6): a user saves the Explore page's
 // view, makes it public on /account/views and allows one site to embed it; a page of that site
 // frames the embed (map and timeline, no chrome) and a page of another origin is refused by the
 // browser itself (Content-Security-Policy frame-ancestors). With CHRONOMAP_SCREENSHOTS=1 the run
 // refreshes docs/screenshots/saved-views.png and embed.png.
-
-const CSV =
-  'time,latitude,longitude,title\n2026-01-01T00:00:00Z,35.68,139.69,Tokyo\n2026-01-02T00:00:00Z,34.69,135.50,Osaka\n';
 
 /** A web site of someone else's: one page that frames `embed`, at http://{host}:{port}/. */
 async function framingSite(t: Test, embed: () => string) {
@@ -28,26 +25,14 @@ async function framingSite(t: Test, embed: () => string) {
 }
 
 t.test('save a view, allow a site, and embed it there (and nowhere else)', async (t) => {
-  const { app, catalogId, user } = await ingestApp(t);
-  const doc = (
-    (await upload(app, catalogId, { name: 'japan.csv', content: CSV })).json() as { doc: UploadedDoc }
-  ).doc;
-  t.equal((await waitForFile(app, doc.id)).status, 'completed');
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const browser = await launchChromium(t, { webgl: true });
-  const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-  const shot = screenshots(t, page);
-
-  await page.goto(`${base}/account/views`);
-  await page.fill('input[name=email]', user.email);
-  await page.fill('input[name=password]', user.password);
-  await page.click('button[type=submit]');
-  t.equal(new URL(page.url()).pathname, '/account/views', 'the login comes back to the views page');
+  const { base, browser, page, shot } = await signedInOverJapan(t, {
+    path: '/account/views',
+    viewport: { width: 1280, height: 860 },
+  });
   t.match(await page.textContent('main'), /No saved views yet/);
 
   // The Explore page on Japan, saved with "Save this view".
-  await page.goto(`${base}/?lng=137.5&lat=35.5&zoom=4.5&startDate=2026-01-01&endDate=2026-01-31`);
+  await page.goto(`${base}${JAPAN_IN_JANUARY}`);
   await page.click('#save-view summary');
   await page.fill('#view-title', 'Japan, January');
   await page.click('#save-view-form button[type=submit]');

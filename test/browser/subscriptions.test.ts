@@ -1,9 +1,7 @@
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { sql } from '../../src/adapters/postgres/database.ts';
-import { launchChromium, screenshots } from '../helpers/browser.ts';
+import { JAPAN_IN_JANUARY, signedInOverJapan } from '../helpers/japan-in-chromium.ts';
 import { webhookReceiver } from '../helpers/webhook-receiver.ts';
-import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/ingest/client.ts';
 
 // Subscriptions in Debian's Chromium (issue 39 §4): from the Explore page's "Subscribe to this
 // view" to the Subscriptions page with the view filled in, the signing secret shown once with a
@@ -11,33 +9,17 @@ import { ingestApp, upload, type UploadedDoc, waitForFile } from '../fixtures/in
 // service's own worker (pg-boss), both in the delivery log. With CHRONOMAP_SCREENSHOTS=1 the run
 // refreshes docs/screenshots/subscriptions.png.
 
-const CSV =
-  'time,latitude,longitude,title\n2026-01-01T00:00:00Z,35.68,139.69,Tokyo\n2026-01-02T00:00:00Z,34.69,135.50,Osaka\n';
-
 t.test('subscribe to the Explore view, test the webhook, read the log', async (t) => {
-  const { app, db, catalogId, user } = await ingestApp(t, {
-    fetch: { maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateAddresses: true },
+  const { db, catalogId, base, page, shot } = await signedInOverJapan(t, {
+    path: '/account/subscriptions',
+    viewport: { width: 1280, height: 900 },
+    ingest: { fetch: { maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateAddresses: true } },
   });
-  const doc = (
-    (await upload(app, catalogId, { name: 'japan.csv', content: CSV })).json() as { doc: UploadedDoc }
-  ).doc;
-  t.equal((await waitForFile(app, doc.id)).status, 'completed');
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const receiver = await webhookReceiver(t);
-  const browser = await launchChromium(t, { webgl: true });
-  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  const shot = screenshots(t, page);
-
-  await page.goto(`${base}/account/subscriptions`);
-  await page.fill('input[name=email]', user.email);
-  await page.fill('input[name=password]', user.password);
-  await page.click('button[type=submit]');
-  t.equal(new URL(page.url()).pathname, '/account/subscriptions', 'the login comes back to the page');
   t.ok(await page.isVisible('nav a[href="/account/subscriptions"]'), 'in the account navigation');
 
   // The Explore page on Japan in January: "Subscribe to this view".
-  await page.goto(`${base}/?lng=137.5&lat=35.5&zoom=4.5&startDate=2026-01-01&endDate=2026-01-31`);
+  await page.goto(`${base}${JAPAN_IN_JANUARY}`);
   await page.waitForFunction(() =>
     Boolean((globalThis as unknown as { explore?: { map?: unknown } }).explore?.map),
   );

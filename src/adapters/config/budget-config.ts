@@ -40,9 +40,9 @@ export const DEFAULT_BUDGETS: BudgetConfig = {
   connectionTimeoutMs: 30_000,
 };
 
-type Read = <T>(variable: string, parse: (raw: string) => T, fallback: T) => T;
+export type Read = <T>(variable: string, parse: (raw: string) => T, fallback: T) => T;
 
-const milliseconds = (min: number, max: number) => (raw: string) => {
+export const milliseconds = (min: number, max: number) => (raw: string) => {
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || value < min || value > max)
     throw new Error(`must be a number of milliseconds from ${min} to ${max} (got "${raw}")`);

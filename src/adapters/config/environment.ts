@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { checkPmtilesArchive } from '../files/basemap-archive.ts';
 import { type BudgetConfig, loadBudgetConfig } from './budget-config.ts';
 import { type IngestConfig, loadIngestConfig } from './ingest-config.ts';
+import { loadOutboxConfig, type OutboxConfig } from './outbox-config.ts';
 
 // Configuration comes from environment variables only. Every variable is validated up front so that
 // a bad deployment fails at start-up with a message naming each offending variable.
@@ -82,6 +83,8 @@ export type Config = {
   migrationLocks: { lockTimeoutMs: number | undefined; attempts: number | undefined };
   /** Outgoing mail (SMTP_URL, smtp:// or smtps://; MAIL_FROM); unset: e-mail is off, nothing is queued. */
   mail: { smtpUrl: string; from: string } | undefined;
+  /** Retry and lease timing of the subscription deliveries and the e-mail outbox (outbox-config.ts). */
+  outboxes: OutboxConfig;
 };
 
 /**
@@ -174,6 +177,7 @@ export function loadConfig(env: Env = process.env): Config {
       attempts: read('MIGRATION_LOCK_ATTEMPTS', integerBetween(1, 1_000), undefined),
     },
     mail: mailConfig(read('SMTP_URL', smtpUrl, undefined), read('MAIL_FROM', mailFrom, undefined)),
+    outboxes: loadOutboxConfig(read),
   };
 
   for (const variable of missingVariables(config)) {

@@ -41,7 +41,7 @@ form.stack { display:grid; gap:.9rem; max-width:520px; }
 label { display:grid; gap:.3rem; font-weight:600; font-size:.92em; }
 label.check { display:flex; gap:.6rem; align-items:flex-start; font-weight:400; }
 label.check input { margin-top:.3rem; }
-input[type=text], input[type=email], input[type=password], textarea, select {
+input[type=text], input[type=email], input[type=password], input[type=url], textarea, select {
   font:inherit; font-weight:400; padding:.5rem .65rem; border:1px solid #bcccdc; border-radius:6px; background:#fff; width:100%; }
 select.small { width:auto; padding:.3rem .5rem; }
 textarea { min-height:5rem; }

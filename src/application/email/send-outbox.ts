@@ -19,6 +19,8 @@ export function createOutboxSender(deps: {
   clock: Clock;
   baseUrl: string;
   leaseMs?: number;
+  /** The first retry's wait (EMAIL_RETRY_BASE_MS); the domain's default without it. */
+  retryBaseMs?: number;
 }): OutboxSender {
   const { store, transport, clock, baseUrl } = deps;
   return {
@@ -49,7 +51,7 @@ export function createOutboxSender(deps: {
           const retryAt =
             mail.attempts >= MAX_SEND_ATTEMPTS
               ? null
-              : new Date(clock.now().getTime() + retryDelayMs(mail.attempts));
+              : new Date(clock.now().getTime() + retryDelayMs(mail.attempts, deps.retryBaseMs));
           await store.failed(mail.id, (error as Error).message || String(error), retryAt);
           failed += 1;
         }

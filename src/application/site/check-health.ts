@@ -1,5 +1,7 @@
 import {
   type DatabaseCheck,
+  type EmailCheck,
+  emailCheck,
   environmentCheck,
   type HealthReport,
   isHealthy,
@@ -9,6 +11,7 @@ import {
 } from '../../domain/site/health.ts';
 import type {
   DatabaseStatus,
+  EmailOutboxStatus,
   EnvironmentStatus,
   ReplicaStatus,
   RunnerStatus,
@@ -22,6 +25,8 @@ export type HealthDeps = {
   flags?: FeatureFlagCheck | undefined;
   runner?: RunnerStatus | undefined;
   replicas?: ReplicaStatus | undefined;
+  /** The e-mail outbox, where e-mail is configured (absent from the report otherwise). */
+  email?: EmailOutboxStatus | undefined;
   /**
    * How long the database's answers are waited for (default 2 s): past it the database is reported
    * as not answering (503), so a stalled primary is reported rather than hanging the check.
@@ -37,6 +42,7 @@ type DatabaseFacts = {
   postgis: PostgisCheck;
   migrations: MigrationsCheck;
   scrapersEnabled: boolean;
+  email: EmailCheck | undefined;
 };
 
 const DEFAULT_DATABASE_DEADLINE_MS = 2_000;
@@ -56,7 +62,7 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthResult> {
   }
   const deadlineMs = deps.databaseDeadlineMs ?? DEFAULT_DATABASE_DEADLINE_MS;
   const [facts, runner] = await Promise.all([within(asked, deadlineMs), deps.runner?.check()]);
-  const { database, migrations, postgis, scrapersEnabled } = facts ?? silent(deadlineMs);
+  const { database, migrations, postgis, scrapersEnabled, email } = facts ?? silent(deadlineMs, deps);
   const report: HealthReport = {
     database,
     migrations,
@@ -68,28 +74,34 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthResult> {
   };
   if (runner) report.runner = runner;
   if (deps.replicas) report.replicas = deps.replicas.status();
+  if (email) report.email = email;
   return { healthy: isHealthy(report), report };
 }
 
 async function askDatabase(deps: HealthDeps): Promise<DatabaseFacts> {
-  const [database, postgis, migrations, scrapersEnabled] = await Promise.all([
+  const [database, postgis, migrations, scrapersEnabled, email] = await Promise.all([
     deps.database.ping(),
     deps.database.postgis(),
     readMigrations(deps.database),
     // A database that cannot be read is reported as such above; the switch then counts as off.
     deps.flags?.isEnabled('enableScrapers').catch(() => false) ?? false,
+    deps.email?.recentStatus().then(emailCheck, (error: unknown): EmailCheck => ({
+      status: 'error',
+      message: error instanceof Error ? error.message : String(error),
+    })),
   ]);
-  return { database, postgis, migrations, scrapersEnabled };
+  return { database, postgis, migrations, scrapersEnabled, email };
 }
 
 /** The database did not answer in time: every check that asks it says so. */
-function silent(deadlineMs: number): DatabaseFacts {
+function silent(deadlineMs: number, deps: HealthDeps): DatabaseFacts {
   const message = `the database did not answer within ${deadlineMs} ms`;
   return {
     database: { status: 'error', message },
     postgis: { status: 'error', message },
     migrations: { status: 'error', message },
     scrapersEnabled: false,
+    email: deps.email ? { status: 'error', message } : undefined,
   };
 }
 

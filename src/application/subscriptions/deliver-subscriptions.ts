@@ -95,18 +95,14 @@ async function attempt(deps: DeliveryDeps, delivery: DueDelivery, changes: Chang
   });
 }
 
-/** Sends one claimed delivery and records the attempt. */
-async function deliver(deps: DeliveryDeps, delivery: DueDelivery): Promise<void> {
-  const record = deps.subscriptions.recordAttempt;
-  const dropped = { statusCode: null, durationMs: 0, error: null };
-  // The key it was made with was revoked: the owner's access through it is gone.
-  if (delivery.owner === null) return record(delivery, dropped, { kind: 'dropped' }, FAILURES_BEFORE_DISABLE);
-  const changes =
-    delivery.kind === 'test'
-      ? []
-      : await deps.changes.readChangesAt(delivery.owner, delivery.subscription.filter, delivery.changes);
+type AttemptRecord = Parameters<SubscriptionStore['recordAttempts']>[0][number];
+
+const DROPPED = { statusCode: null, durationMs: 0, error: null };
+
+/** Sends one claimed delivery with its changes (read already): the attempt to record. */
+async function deliver(deps: DeliveryDeps, delivery: DueDelivery, changes: Change[]): Promise<AttemptRecord> {
   if (delivery.kind === 'changes' && changes.length === 0)
-    return record(delivery, dropped, { kind: 'dropped' }, FAILURES_BEFORE_DISABLE);
+    return { delivery, outcome: DROPPED, next: { kind: 'dropped' } };
   const outcome = await attempt(deps, delivery, changes);
   const tries = delivery.attempts + 1;
   const next =
@@ -118,14 +114,60 @@ async function deliver(deps: DeliveryDeps, delivery: DueDelivery): Promise<void>
             kind: 'retry',
             at: new Date(deps.now() + retryDelayMs(tries, deps.random(), deps.retryBaseMs)),
           } as const);
-  await record(delivery, outcome, next, FAILURES_BEFORE_DISABLE);
+  return { delivery, outcome, next };
 }
 
-/** Sends up to `limit` due deliveries, a few at a time: how many were claimed. */
+/** The claimed deliveries' changes: one read per owner (the same viewer) for all of theirs. */
+async function changesOf(deps: DeliveryDeps, due: DueDelivery[]): Promise<Map<string, Change[]>> {
+  const byOwner = new Map<string, DueDelivery[]>();
+  for (const delivery of due) {
+    if (delivery.owner === null || delivery.kind === 'test') continue;
+    const key = JSON.stringify([delivery.subscription.ownerId, delivery.subscription.apiKeyId]);
+    byOwner.set(key, [...(byOwner.get(key) ?? []), delivery]);
+  }
+  const read = new Map<string, Change[]>();
+  await Promise.all(
+    [...byOwner.values()].map(async (deliveries) => {
+      const owner = deliveries[0]!.owner!;
+      const answers = await deps.changes.readChangesAtEach(
+        owner,
+        deliveries.map((d) => ({ filter: d.subscription.filter, positions: d.changes })),
+      );
+      deliveries.forEach((d, i) => read.set(d.id, answers[i] ?? []));
+    }),
+  );
+  return read;
+}
+
+const PARALLEL_RECEIVERS = 16;
+
+/**
+ * Sends up to `limit` due deliveries: claimed at once, their changes read once per owner, sent a
+ * few subscriptions at a time (each subscription's one after another, in the order they were
+ * queued), and every attempt recorded in one transaction at the end. A worker killed before that
+ * leaves them leased: they are sent again, under the same ids, when the lease ends. How many were
+ * claimed.
+ */
 export async function sendDueDeliveries(deps: DeliveryDeps, limit: number): Promise<number> {
   const due = await deps.subscriptions.claimDue(limit, deps.leaseMs);
-  const parallel = 8;
-  for (let i = 0; i < due.length; i += parallel)
-    await Promise.all(due.slice(i, i + parallel).map((delivery) => deliver(deps, delivery)));
+  if (due.length === 0) return 0;
+  const changes = await changesOf(deps, due);
+  const lanes = new Map<number, DueDelivery[]>();
+  for (const delivery of due)
+    lanes.set(delivery.subscription.id, [...(lanes.get(delivery.subscription.id) ?? []), delivery]);
+  const queue = [...lanes.values()];
+  const records: AttemptRecord[] = [];
+  const runner = async () => {
+    for (let lane = queue.shift(); lane; lane = queue.shift())
+      for (const delivery of lane)
+        records.push(
+          // The key it was made with was revoked: the owner's access through it is gone.
+          delivery.owner === null
+            ? { delivery, outcome: DROPPED, next: { kind: 'dropped' } }
+            : await deliver(deps, delivery, changes.get(delivery.id) ?? []),
+        );
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_RECEIVERS, queue.length) }, runner));
+  await deps.subscriptions.recordAttempts(records, FAILURES_BEFORE_DISABLE);
   return due.length;
 }

@@ -1,10 +1,11 @@
 import { isUnlimited, type Viewer } from '../../domain/access.ts';
-import { NotFoundError } from '../../domain/errors.ts';
+import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { ownsSubscription, requireSubscriber } from '../../domain/subscriptions/access.ts';
 import {
   filterOfView,
   parseSubscriptionChanges,
   parseSubscriptionFields,
+  requireConfirmedAddress,
   type Subscription,
   SUBSCRIPTIONS_BY_TRUST_LEVEL,
   subscriptionQuotaError,
@@ -22,6 +23,8 @@ export type SubscriptionDeps = SavedViewDeps & {
   webhooks: WebhookSender;
   /** A new webhook secret (whsec_…), drawn by the adapter. */
   newSecret: () => string;
+  /** The owner's confirmed e-mail addresses (the e-mail feature's), for the e-mail channel. */
+  confirmedAddresses: (userId: number) => Promise<{ id: string; address: string }[]>;
 };
 
 const notFound = () => new NotFoundError('no such subscription');
@@ -41,6 +44,7 @@ export async function createSubscription(
     view ? filterOfView(view, (input.filter as { bounds?: unknown } | undefined)?.bounds) : null,
   );
   if (fields.channel.kind === 'webhook') await deps.webhooks.checkDestination(fields.channel.url);
+  else requireConfirmedAddress(fields.channel.emailAddressId, await deps.confirmedAddresses(owner.id));
   const limit = isUnlimited(owner) ? Infinity : SUBSCRIPTIONS_BY_TRUST_LEVEL[owner.trustLevel];
   const secret = fields.channel.kind === 'webhook' ? deps.newSecret() : null;
   const created = await deps.subscriptions.create(
@@ -80,6 +84,14 @@ export async function changeSubscription(
   const found = await readSubscription(deps, viewer, id);
   const changes = parseSubscriptionChanges(body);
   if (changes.url !== undefined) await deps.webhooks.checkDestination(changes.url);
+  if (changes.emailAddressId !== undefined && found.channel.kind !== 'email')
+    throw new ValidationError('emailAddressId is for the email channel only', { field: 'emailAddressId' });
+  // A new address, or enabling again: the address it will mail must be confirmed now.
+  if (found.channel.kind === 'email' && (changes.emailAddressId !== undefined || changes.enabled === true))
+    requireConfirmedAddress(
+      changes.emailAddressId ?? found.channel.emailAddressId,
+      await deps.confirmedAddresses(found.ownerId),
+    );
   const changed = await deps.subscriptions.update(found.id, changes);
   if (!changed) throw notFound();
   return changed;

@@ -112,8 +112,11 @@ export function renderMail(payload: MailPayload, baseUrl: string): RenderedMail 
   };
 }
 
-/** Attempts before a mail is given up, and the wait before attempt n+1 (30 s doubling, at most 1 h). */
+/**
+ * Attempts before a mail is given up, and the wait before attempt n+1 (`baseMs`, by default 30 s,
+ * doubling, at most 1 h).
+ */
 export const MAX_SEND_ATTEMPTS = 8;
-export function retryDelayMs(attempts: number): number {
-  return Math.min(3_600_000, 30_000 * 2 ** Math.max(0, attempts - 1));
+export function retryDelayMs(attempts: number, baseMs = 30_000): number {
+  return Math.min(3_600_000, baseMs * 2 ** Math.max(0, attempts - 1));
 }

@@ -95,17 +95,29 @@ function parseWebhookUrl(value: unknown): string {
   return url.toString();
 }
 
+function emailAddressId(id: unknown): string {
+  if (typeof id !== 'string' || id === '' || id.length > 100)
+    throw new ValidationError('emailAddressId is required for the email channel', {
+      field: 'emailAddressId',
+    });
+  return id;
+}
+
+/**
+ * An e-mail subscription's address must be one of the owner's confirmed addresses (double
+ * opt-in): refused as bad input otherwise, whether the id is someone else's, unconfirmed or made up.
+ */
+export function requireConfirmedAddress(id: string, confirmed: readonly { id: string }[]): void {
+  if (!confirmed.some((address) => address.id === id))
+    throw new ValidationError('emailAddressId must be one of your confirmed e-mail addresses', {
+      field: 'emailAddressId',
+    });
+}
+
 function channel(raw: Record<string, unknown>): Channel {
   const kind = raw.channel ?? 'webhook';
   if (kind === 'webhook') return { kind, url: parseWebhookUrl(raw.url) };
-  if (kind === 'email') {
-    const id = raw.emailAddressId;
-    if (typeof id !== 'string' || id === '' || id.length > 100)
-      throw new ValidationError('emailAddressId is required for the email channel', {
-        field: 'emailAddressId',
-      });
-    return { kind, emailAddressId: id };
-  }
+  if (kind === 'email') return { kind, emailAddressId: emailAddressId(raw.emailAddressId) };
   throw new ValidationError('channel must be webhook or email', { field: 'channel' });
 }
 
@@ -155,6 +167,7 @@ export function parseSubscriptionChanges(body: unknown): {
   name?: string;
   filter?: EventFilter;
   url?: string;
+  emailAddressId?: string;
   enabled?: boolean;
 } {
   const input = record(body, 'body');
@@ -162,6 +175,7 @@ export function parseSubscriptionChanges(body: unknown): {
   if (input.name !== undefined) changes.name = name(input.name);
   if (input.filter !== undefined) changes.filter = parseSubscriptionFilter(input.filter);
   if (input.url !== undefined) changes.url = parseWebhookUrl(input.url);
+  if (input.emailAddressId !== undefined) changes.emailAddressId = emailAddressId(input.emailAddressId);
   if (input.enabled !== undefined) {
     if (typeof input.enabled !== 'boolean')
       throw new ValidationError('enabled must be true or false', { field: 'enabled' });

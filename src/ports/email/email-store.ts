@@ -1,3 +1,4 @@
+import type { OutboxFacts } from '../../domain/site/health.ts';
 import type { MailPayload } from '../../domain/email/messages.ts';
 
 // Where addresses, tokens and the outbox live (src/adapters/postgres/email/email-store.ts).
@@ -47,5 +48,5 @@ export interface EmailStore {
   /** A failed attempt: retried at retryAt, or given up when retryAt is null. */
   failed(id: string, error: string, retryAt: Date | null): Promise<void>;
   /** Mails in the last hour by status, for /api/health. */
-  recentStatus(): Promise<{ sent: number; failed: number; retrying: number }>;
+  recentStatus(): Promise<OutboxFacts>;
 }

@@ -40,4 +40,12 @@ export interface ChangeFeed {
    * subscription's delivery reads its matched changes through this (issue 39 §2).
    */
   readChangesAt(viewer: Viewer, filter: EventFilter, positions: ChangePosition[]): Promise<Change[]>;
+  /**
+   * readChangesAt for several filters and positions of one viewer at once (all the due deliveries
+   * of one owner, in one read): the answers in the requests' order.
+   */
+  readChangesAtEach(
+    viewer: Viewer,
+    requests: readonly { filter: EventFilter; positions: ChangePosition[] }[],
+  ): Promise<Change[][]>;
 }

@@ -1,4 +1,4 @@
-import type { DatabaseCheck, PostgisCheck, RunnerCheck } from '../../domain/site/health.ts';
+import type { DatabaseCheck, OutboxFacts, PostgisCheck, RunnerCheck } from '../../domain/site/health.ts';
 import type { ReplicaCheck } from '../../domain/read/replica-choice.ts';
 
 /** What the health use case asks of the database, in its own terms. */
@@ -22,4 +22,9 @@ export interface EnvironmentStatus {
 /** The read replicas as the last probe found them (no I/O: the probe runs in the background). */
 export interface ReplicaStatus {
   status(): ReplicaCheck[];
+}
+
+/** The e-mail outbox's figures (only where e-mail is configured). */
+export interface EmailOutboxStatus {
+  recentStatus(): Promise<OutboxFacts>;
 }

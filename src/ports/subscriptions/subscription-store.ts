@@ -38,7 +38,13 @@ export interface SubscriptionStore {
   listByOwner(ownerId: number): Promise<Subscription[]>;
   update(
     id: number,
-    changes: { name?: string; filter?: Subscription['filter']; url?: string; enabled?: boolean },
+    changes: {
+      name?: string;
+      filter?: Subscription['filter'];
+      url?: string;
+      emailAddressId?: string;
+      enabled?: boolean;
+    },
   ): Promise<Subscription | null>;
   remove(id: number): Promise<boolean>;
   /** Queues a test delivery (no changes) for the subscription: its id. */
@@ -54,13 +60,16 @@ export interface SubscriptionStore {
   /** Claims up to `limit` due deliveries for `leaseMs` (another worker skips them meanwhile). */
   claimDue(limit: number, leaseMs: number): Promise<DueDelivery[]>;
   /**
-   * Records an attempt: delivered, retried at `retryAt`, or given up (failed); a subscription whose
-   * failed deliveries reach `disableAfter` in a row is disabled with a notice to its owner.
+   * Records attempts, in one transaction: each delivered, retried at `retryAt`, given up (failed)
+   * or dropped; a subscription whose failed deliveries reach `disableAfter` in a row is disabled
+   * with a notice to its owner.
    */
-  recordAttempt(
-    delivery: DueDelivery,
-    outcome: { statusCode: number | null; durationMs: number; error: string | null },
-    next: { kind: 'delivered' } | { kind: 'retry'; at: Date } | { kind: 'failed' } | { kind: 'dropped' },
+  recordAttempts(
+    records: readonly {
+      delivery: DueDelivery;
+      outcome: { statusCode: number | null; durationMs: number; error: string | null };
+      next: { kind: 'delivered' } | { kind: 'retry'; at: Date } | { kind: 'failed' } | { kind: 'dropped' };
+    }[],
     disableAfter: number,
   ): Promise<void>;
 }

@@ -102,8 +102,14 @@ export function htmlPart(raw: string): string {
  * The e-mail feature on `pool` against a capturing SMTP server on loopback, as the composition root
  * builds it (store, addresses with the real token adapter, the outbox sender), closed with the test.
  */
-export async function emailOnLoopback(t: Test, pool: DatabasePool, baseUrl: string) {
-  const smtp = await smtpCapture();
+export async function emailOnLoopback(
+  t: Test,
+  pool: DatabasePool,
+  baseUrl: string,
+  /** A capture started already (one the service under test was configured with). */
+  started?: SmtpCapture,
+) {
+  const smtp = started ?? (await smtpCapture());
   const transport = createSmtpTransport(smtp.url, 'chronomap@example.org');
   t.teardown(async () => {
     transport.close();

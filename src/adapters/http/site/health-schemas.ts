@@ -56,6 +56,31 @@ export const HealthReportSchema = Type.Object(
         },
       ),
     ),
+    email: Type.Optional(
+      Type.Object(
+        {
+          status: Status(['ok', 'degraded', 'error']),
+          message: Type.Optional(Type.String()),
+          queued: Type.Optional(Type.Integer({ minimum: 0, description: 'Mails waiting to be sent.' })),
+          oldestQueuedSeconds: Type.Optional(
+            Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+              description: 'Seconds since the oldest waiting mail was queued (null: none waits).',
+            }),
+          ),
+          recentSent: Type.Optional(Type.Integer({ minimum: 0 })),
+          recentFailures: Type.Optional(
+            Type.Integer({
+              minimum: 0,
+              description: 'Mails of the last hour given up or waiting for a retry after a failed send.',
+            }),
+          ),
+        },
+        {
+          description:
+            'Present only when SMTP_URL is set: the outbox. Degraded (a warning) when a due mail waited more than 15 minutes, or every send of the last hour failed.',
+        },
+      ),
+    ),
   },
   { $id: 'HealthReport' },
 );

@@ -41,7 +41,13 @@ export const NewSubscription = Type.Object(
     filter: Type.Optional(FilterSchema),
     channel: Type.Optional(Type.Union([Type.Literal('webhook'), Type.Literal('email')])),
     url: Type.Optional(Type.String({ maxLength: 2000, examples: ['https://hooks.example.org/chronomap'] })),
-    emailAddressId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    emailAddressId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'For the email channel: one of your confirmed e-mail addresses (400 otherwise)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -51,6 +57,13 @@ export const SubscriptionChange = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     filter: Type.Optional(FilterSchema),
     url: Type.Optional(Type.String({ maxLength: 2000 })),
+    emailAddressId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'An e-mail subscription mails this confirmed address of yours from now on',
+      }),
+    ),
     enabled: Type.Optional(Type.Boolean({ description: 'true enables a disabled subscription again' })),
   },
   { additionalProperties: false },

@@ -26,25 +26,36 @@ import { flashFrom } from '../replies.ts';
 
 const HOME = '/account/subscriptions';
 
-/** The owner's confirmed e-mail addresses (the e-mail feature's), for the e-mail digest channel. */
-type ConfirmedAddresses = (userId: number) => Promise<{ id: string; address: string }[]>;
-
 type PageDeps = {
   subscriptions: SubscriptionDeps;
   csrfSecret: string;
-  confirmedAddresses: ConfirmedAddresses;
 };
 
 const idOf = (reply: FastifyReply) => (reply.request.params as { id: string }).id;
 const when = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
 
+const degrees = (value: number) => value.toFixed(2);
+
+/** A date as the form took it: the day; an end at midnight is exclusive, so its day is the one before. */
+function day(iso: string, end: boolean): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const midnight = at.getUTCHours() === 0 && at.getUTCMinutes() === 0 && at.getUTCSeconds() === 0;
+  return new Date(at.getTime() - (end && midnight ? 86_400_000 : 0)).toISOString().slice(0, 10);
+}
+
 function describeFilter(s: Subscription): string {
   const f = s.filter;
+  const b = f.bounds;
   const parts = [
     f.catalog ? `catalog ${f.catalog}` : 'all catalogs',
     f.datasets.length ? `datasets ${f.datasets.join(', ')}` : '',
-    f.bounds ? `box ${f.bounds.west},${f.bounds.south} – ${f.bounds.east},${f.bounds.north}` : '',
-    f.dates.from || f.dates.to ? `dates ${f.dates.from ?? '…'} to ${f.dates.to ?? '…'}` : '',
+    b
+      ? `area ${degrees(b.south)}° to ${degrees(b.north)}° N, ${degrees(b.west)}° to ${degrees(b.east)}° E`
+      : '',
+    f.dates.from || f.dates.to
+      ? `dates ${f.dates.from ? day(f.dates.from, false) : '…'} – ${f.dates.to ? day(f.dates.to, true) : '…'}`
+      : '',
   ];
   return parts.filter((p) => p !== '').join('; ');
 }
@@ -104,11 +115,11 @@ function newForm(
 ): Html {
   const from = (name: string) => prefill[name] ?? '';
   return html`<section class="card" id="new-subscription">
-    <h2>New subscription</h2>
-    <form method="post" action="${HOME}">
+    <h2 style="margin-top:0">New subscription</h2>
+    <form method="post" action="${HOME}" class="stack">
       ${csrfInput(token)}
       <label for="sub-name">Name</label>
-      <input id="sub-name" name="name" required maxlength="200" value="${from('name')}" />
+      <input id="sub-name" name="name" type="text" required maxlength="200" value="${from('name')}" />
       <label for="sub-deliver">Deliver by</label>
       <select id="sub-deliver" name="deliver">
         <option value="webhook">Webhook: signed POSTs to the URL below</option>
@@ -137,15 +148,15 @@ function newForm(
       <fieldset>
         <legend>View</legend>
         <label for="sub-catalog">Catalog</label>
-        <input id="sub-catalog" name="catalog" value="${from('catalog')}" />
+        <input id="sub-catalog" type="text" name="catalog" value="${from('catalog')}" />
         <label for="sub-datasets">Datasets (comma-separated)</label>
-        <input id="sub-datasets" name="datasets" value="${from('datasets')}" />
+        <input id="sub-datasets" type="text" name="datasets" value="${from('datasets')}" />
         <label for="sub-bounds">Area (JSON: north, south, east, west)</label>
-        <input id="sub-bounds" name="bounds" value="${from('bounds')}" />
-        <label for="sub-start">From</label>
-        <input id="sub-start" name="startDate" value="${from('startDate')}" />
-        <label for="sub-end">Until</label>
-        <input id="sub-end" name="endDate" value="${from('endDate')}" />
+        <input id="sub-bounds" type="text" name="bounds" value="${from('bounds')}" />
+        <label for="sub-start">From (YYYY-MM-DD)</label>
+        <input id="sub-start" type="text" name="startDate" value="${from('startDate')}" />
+        <label for="sub-end">Until (YYYY-MM-DD, included)</label>
+        <input id="sub-end" type="text" name="endDate" value="${from('endDate')}" />
       </fieldset>
       <button type="submit">Subscribe</button>
     </form>
@@ -210,7 +221,7 @@ export const subscriptionsPage: FastifyPluginAsync<PageDeps> = async (app, deps)
     const [list, views, addresses] = await Promise.all([
       listSubscriptions(d, user),
       listMyViews(d, user),
-      deps.confirmedAddresses(user.id),
+      d.confirmedAddresses(user.id),
     ]);
     const logs = await Promise.all(list.map((s) => listDeliveries(d, user, String(s.id))));
     const body = html`<h1>Subscriptions</h1>

@@ -238,13 +238,37 @@ export function createEmailStore(pool: DatabasePool): EmailStore {
     },
 
     async recentStatus() {
-      return pool.one(sql.type(
-        row(Type.Object({ sent: Type.Number(), failed: Type.Number(), retrying: Type.Number() })),
+      const Seconds = Type.Union([Type.Number(), Type.Null()]);
+      const facts = await pool.one(sql.type(
+        row(
+          Type.Object({
+            sent: Type.Number(),
+            failed: Type.Number(),
+            retrying: Type.Number(),
+            queued: Type.Number(),
+            oldest_queued: Seconds,
+            oldest_due: Seconds,
+          }),
+        ),
       )`
         select count(*) filter (where status = 'sent')::int as sent,
                count(*) filter (where status = 'failed')::int as failed,
-               count(*) filter (where status in ('queued', 'sending') and attempts > 0 and last_error is not null)::int as retrying
+               count(*) filter (where status in ('queued', 'sending') and attempts > 0 and last_error is not null)::int as retrying,
+               (select count(*)::int from email_outbox where status in ('queued', 'sending')) as queued,
+               (select extract(epoch from now() - min(created_at))::float8
+                  from email_outbox where status in ('queued', 'sending')) as oldest_queued,
+               -- A claimed mail's next_attempt_at is its lease's end: past it, it is due again.
+               (select extract(epoch from now() - min(next_attempt_at))::float8
+                  from email_outbox where status in ('queued', 'sending') and next_attempt_at <= now()) as oldest_due
         from email_outbox where created_at > now() - interval '1 hour'`);
+      return {
+        sent: facts.sent,
+        failed: facts.failed,
+        retrying: facts.retrying,
+        queued: facts.queued,
+        oldestQueuedSeconds: facts.oldest_queued,
+        oldestDueSeconds: facts.oldest_due,
+      };
     },
   };
 }

@@ -3,7 +3,7 @@ import { type ChangePosition, isBefore, prunedCursor } from '../../../domain/rea
 import type { EventFilter } from '../../../domain/read/read-query.ts';
 import type { Change, ChangeFeed } from '../../../ports/read/change-feed.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
-import { sqlText, typed } from '../sql-text.ts';
+import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { eventJson } from './page.ts';
 import { eventsFrom } from './private-locations.ts';
 import { rawConditions } from './rows.ts';
@@ -18,16 +18,17 @@ import { type Scope, scopeResolver } from './scope.ts';
 // may be older than what the primary has shown (hot_standby_feedback aside), and a reader switching
 // between them would see the fence move back.
 
-const ChangeRow = row(
-  Type.Object({
-    txid: Type.String(),
-    seq: Type.String(),
-    kind: Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('deleted')]),
-    event_id: Type.Number(),
-    stored_at: Type.String(),
-    event: Type.Union([Type.String(), Type.Null()]),
-  }),
-);
+const CHANGE_COLUMNS = {
+  txid: Type.String(),
+  seq: Type.String(),
+  kind: Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('deleted')]),
+  event_id: Type.Number(),
+  stored_at: Type.String(),
+  event: Type.Union([Type.String(), Type.Null()]),
+};
+const ChangeRow = row(Type.Object(CHANGE_COLUMNS));
+/** A change with the requests (their indexes) whose positions and conditions it is among. */
+const RequestedChangeRow = row(Type.Object({ ...CHANGE_COLUMNS, requests: Type.Array(Type.Number()) }));
 const TailRow = row(
   Type.Object({
     horizon_txid: Type.String(),
@@ -55,9 +56,9 @@ function changeConditions(scope: Scope, filter: EventFilter) {
 }
 
 /** The projection of a page of changes: each change with the event as the scope shows it now. */
-function projectedChanges(scope: Scope) {
+function projectedChanges(scope: Scope, extra: Sql = sqlText``) {
   return sqlText`
-    select p.txid::text as txid, p.seq::text as seq, p.kind, p.event_id,
+    select p.txid::text as txid, p.seq::text as seq, p.kind, p.event_id${extra},
            to_char(p.stored_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as stored_at,
            (select ${eventJson()}
             from ${eventsFrom(scope)} e
@@ -85,23 +86,51 @@ const changeOf = (r: {
 
 export function postgresChangeFeed(pool: DatabasePool): ChangeFeed {
   const scopes = scopeResolver(pool, {});
-  return {
-    // The same conditions and projection as readChanges, on the changes at the given positions
-    // (a subscription's delivery, issue 39 §2): what /api/v1/changes would show this viewer of them.
-    async readChangesAt(viewer, filter, positions) {
-      if (positions.length === 0) return [];
-      const scope = await scopes.scopeOf(viewer, filter);
-      const txids = positions.map((p) => p.txid.toString());
-      const seqs = positions.map((p) => p.seq.toString());
-      const rows = await pool.any(typed(ChangeRow)`
-        with page as materialized (
-          select ch.txid, ch.seq, ch.kind, ch.event_id, ch.stored_at
+
+  // The same conditions and projection as readChanges, on the changes at the given positions
+  // (a subscription's deliveries, issue 39 §2): what /api/v1/changes would show this viewer of
+  // them, for several filters in one statement (all the due deliveries of one owner). Each request
+  // is tested with its own scope and conditions; the events are projected once, through the scope
+  // of the viewer's whole access: its generalised datasets are the union of every request's, and
+  // each request only keeps changes of datasets its own scope allows.
+  const readChangesAtEach: ChangeFeed['readChangesAtEach'] = async (viewer, requests) => {
+    const asked = requests.map((r, i) => ({ ...r, i })).filter((r) => r.positions.length > 0);
+    if (asked.length === 0) return requests.map(() => []);
+    const everything = { ...asked[0]!.filter, catalog: null, datasets: [] };
+    const [projection, ...scoped] = await Promise.all([
+      scopes.scopeOf(viewer, everything),
+      ...asked.map((r) => scopes.scopeOf(viewer, r.filter)),
+    ]);
+    const hits = joinSql(
+      asked.map((r, k) => {
+        const txids = r.positions.map((p) => p.txid.toString());
+        const seqs = r.positions.map((p) => p.seq.toString());
+        return sqlText`select ${r.i}::int as request, ch.txid, ch.seq, ch.kind, ch.event_id, ch.stored_at
           from unnest(${sql.array(txids, 'text')}::xid8[], ${sql.array(seqs, 'text')}::int8[]) at(txid, seq)
           join event_changes ch on ch.txid = at.txid and ch.seq = at.seq
-          where ${changeConditions(scope, filter)})
-        ${projectedChanges(scope)}`);
-      return rows.map(changeOf);
+          where ${changeConditions(scoped[k]!, r.filter)}`;
+      }),
+      ' union all ',
+    );
+    const rows = await pool.any(typed(RequestedChangeRow)`
+      with hits as materialized (${hits}),
+      page as materialized (
+        select h.txid, h.seq, h.kind, h.event_id, h.stored_at, array_agg(h.request) as requests
+        from hits h group by h.txid, h.seq, h.kind, h.event_id, h.stored_at)
+      ${projectedChanges(projection!, sqlText`, p.requests`)}`);
+    const answers: Change[][] = requests.map(() => []);
+    for (const r of rows) {
+      const change = changeOf(r);
+      for (const i of r.requests) answers[i]?.push(change);
+    }
+    return answers;
+  };
+  return {
+    async readChangesAt(viewer, filter, positions) {
+      const [changes] = await readChangesAtEach(viewer, [{ filter, positions }]);
+      return changes ?? [];
     },
+    readChangesAtEach,
     async readChanges(viewer, filter, after, limit) {
       const scope = await scopes.scopeOf(viewer, filter);
       // One transaction, one snapshot: the horizon, the page and the tail are read at one fence.

@@ -1,3 +1,4 @@
+import type { DatabaseTransactionConnection as DatabaseTransaction } from 'slonik';
 import { Type } from 'typebox';
 import type { Role, TrustLevel } from '../../../domain/accounts/users.ts';
 import { DELIVERY_LOG_SIZE } from '../../../domain/subscriptions/subscriptions.ts';
@@ -51,7 +52,7 @@ const MATCH_CONDITIONS = sql.fragment`
 
 export function postgresDeliveryQueue(
   pool: DatabasePool,
-): Pick<SubscriptionStore, 'matchNextBatch' | 'claimDue' | 'recordAttempt'> {
+): Pick<SubscriptionStore, 'matchNextBatch' | 'claimDue' | 'recordAttempts'> {
   return {
     async matchNextBatch(batchSize, deliveryBatch) {
       return pool.transaction(async (tx) => {
@@ -116,7 +117,7 @@ export function postgresDeliveryQueue(
           join subscriptions s on s.id = d.subscription_id and (s.enabled or d.kind = 'test')
           where d.status = 'pending' and d.next_attempt_at <= now()
             and (d.leased_until is null or d.leased_until < now())
-          order by d.next_attempt_at limit ${limit} for update of d skip locked),
+          order by d.next_attempt_at, d.created_at limit ${limit} for update of d skip locked),
         leased as (
           update subscription_deliveries d set leased_until = now() + ${leaseMs} * interval '1 millisecond'
           from due where d.id = due.id
@@ -165,56 +166,133 @@ export function postgresDeliveryQueue(
       });
     },
 
-    async recordAttempt(delivery, outcome, next, disableAfter) {
-      const subscriptionId = delivery.subscription.id;
+    async recordAttempts(records, disableAfter) {
+      if (records.length === 0) return;
       await pool.transaction(async (tx) => {
-        const attempt = delivery.attempts + 1;
-        if (next.kind !== 'dropped')
+        const tried = records.filter((r) => r.next.kind !== 'dropped');
+        const column = <T>(list: typeof records, pick: (r: (typeof records)[number]) => T) => list.map(pick);
+        if (tried.length > 0)
           await tx.query(sql.unsafe`
             insert into subscription_attempts (subscription_id, delivery_id, attempt, status_code, duration_ms, error)
-            values (${subscriptionId}, ${delivery.id}, ${attempt}, ${outcome.statusCode}, ${outcome.durationMs},
-                    ${outcome.error})`);
-        const status = next.kind === 'retry' ? 'pending' : next.kind;
-        const retryAt = next.kind === 'retry' ? next.at.toISOString() : null;
+            select * from unnest(${sql.array(
+              column(tried, (r) => r.delivery.subscription.id),
+              'int8',
+            )},
+                                 ${sql.array(
+                                   column(tried, (r) => r.delivery.id),
+                                   'text',
+                                 )},
+                                 ${sql.array(
+                                   column(tried, (r) => r.delivery.attempts + 1),
+                                   'int4',
+                                 )},
+                                 ${sql.array(
+                                   column(tried, (r) => r.outcome.statusCode),
+                                   'int4',
+                                 )},
+                                 ${sql.array(
+                                   column(tried, (r) => r.outcome.durationMs),
+                                   'int4',
+                                 )},
+                                 ${sql.array(
+                                   column(tried, (r) => r.outcome.error),
+                                   'text',
+                                 )})`);
         await tx.query(sql.unsafe`
-          update subscription_deliveries
-          set status = ${status}, attempts = ${attempt}, leased_until = null,
-              next_attempt_at = coalesce(${retryAt}::timestamptz, next_attempt_at),
-              finished_at = case when ${status} = 'pending' then null else now() end
-          where id = ${delivery.id}`);
-        // A test delivery tells the owner whether the receiver works; it does not count for or against it.
-        if (delivery.kind === 'changes' && next.kind === 'delivered')
-          await tx.query(
-            sql.unsafe`update subscriptions set consecutive_failures = 0 where id = ${subscriptionId}`,
+          update subscription_deliveries d
+          set status = r.status, attempts = r.attempts, leased_until = null,
+              next_attempt_at = coalesce(r.retry_at, d.next_attempt_at),
+              finished_at = case when r.status = 'pending' then null else now() end
+          from unnest(${sql.array(
+            column(records, (r) => r.delivery.id),
+            'text',
+          )},
+                      ${sql.array(column(records, statusOf), 'text')},
+                      ${sql.array(
+                        column(records, (r) => r.delivery.attempts + 1),
+                        'int4',
+                      )},
+                      ${sql.array(column(records, retryAtOf), 'timestamptz')}) r(id, status, attempts, retry_at)
+          where d.id = r.id`);
+        // A test delivery tells the owner whether the receiver works; it does not count for or
+        // against it. A subscription with a failure among these is counted attempt by attempt, in
+        // order; the others that delivered start their count again, in one statement.
+        const counted = records.filter((r) => r.delivery.kind === 'changes' && r.next.kind !== 'dropped');
+        const failing = new Set(
+          counted.filter((r) => r.next.kind !== 'delivered').map((r) => r.delivery.subscription.id),
+        );
+        const reset = [...new Set(counted.map((r) => r.delivery.subscription.id))].filter(
+          (id) => !failing.has(id),
+        );
+        if (reset.length > 0)
+          await tx.query(sql.unsafe`
+            update subscriptions set consecutive_failures = 0
+            where id = any(${sql.array(reset, 'int8')}) and consecutive_failures <> 0`);
+        for (const r of counted.filter((c) => failing.has(c.delivery.subscription.id)))
+          await countAttempt(
+            tx,
+            r.delivery.subscription.id,
+            r.outcome.error,
+            r.next.kind === 'delivered',
+            disableAfter,
           );
-        if (delivery.kind === 'changes' && (next.kind === 'failed' || next.kind === 'retry')) {
-          const reason = `${disableAfter} delivery attempts in a row failed (last: ${outcome.error ?? 'no answer'})`;
-          const after = await tx.one(sql.type(row(DisableRow))`
-            update subscriptions s
-            set consecutive_failures = s.consecutive_failures + 1,
-                enabled = s.enabled and s.consecutive_failures + 1 < ${disableAfter},
-                disabled_reason = case when s.enabled and s.consecutive_failures + 1 >= ${disableAfter}
-                                       then ${reason.slice(0, 600)} else s.disabled_reason end
-            from (select enabled from subscriptions where id = ${subscriptionId} for update) old
-            where s.id = ${subscriptionId}
-            returning s.owner_id, s.name, (old.enabled and not s.enabled) as just_disabled`);
-          if (after.just_disabled)
-            await tx.query(sql.unsafe`
-              insert into account_notices (user_id, kind, subscription_id, message)
-              values (${after.owner_id}, 'subscription', ${subscriptionId},
-                      ${`Your subscription “${after.name}” was disabled after ${disableAfter} failed delivery attempts in a row. Fix the receiver and enable it again on the Subscriptions page: the delivery that failed is sent again; what is stored while it is disabled is not delivered.`})`);
-        }
         // The log stays bounded: the last DELIVERY_LOG_SIZE attempts, and as many finished deliveries.
+        const ids = sql.array([...new Set(records.map((r) => r.delivery.subscription.id))], 'int8');
         await tx.query(sql.unsafe`
-          delete from subscription_attempts where subscription_id = ${subscriptionId} and id <= (
-            select id from subscription_attempts where subscription_id = ${subscriptionId}
-            order by id desc offset ${DELIVERY_LOG_SIZE} limit 1)`);
+          delete from subscription_attempts a using (
+            select s.id, (select id from subscription_attempts where subscription_id = s.id
+                          order by id desc offset ${DELIVERY_LOG_SIZE} limit 1) as cut
+            from unnest(${ids}) s(id)) c
+          where a.subscription_id = c.id and a.id <= c.cut`);
         await tx.query(sql.unsafe`
-          delete from subscription_deliveries where subscription_id = ${subscriptionId} and status <> 'pending'
-            and created_at <= (select created_at from subscription_deliveries
-                               where subscription_id = ${subscriptionId} and status <> 'pending'
-                               order by created_at desc offset ${DELIVERY_LOG_SIZE} limit 1)`);
+          delete from subscription_deliveries d using (
+            select s.id, (select created_at from subscription_deliveries
+                          where subscription_id = s.id and status <> 'pending'
+                          order by created_at desc offset ${DELIVERY_LOG_SIZE} limit 1) as cut
+            from unnest(${ids}) s(id)) c
+          where d.subscription_id = c.id and d.status <> 'pending' and d.created_at <= c.cut`);
       });
     },
   };
+}
+
+type AttemptRecord = Parameters<SubscriptionStore['recordAttempts']>[0][number];
+
+const statusOf = (r: AttemptRecord): string => (r.next.kind === 'retry' ? 'pending' : r.next.kind);
+const retryAtOf = (r: AttemptRecord): string | null =>
+  r.next.kind === 'retry' ? r.next.at.toISOString() : null;
+
+/**
+ * One counted attempt of a subscription's changes: a delivery starts the count of failures in a row
+ * again; a failure adds one, and the one that reaches `disableAfter` disables the subscription with
+ * a notice to its owner.
+ */
+async function countAttempt(
+  tx: DatabaseTransaction,
+  subscriptionId: number,
+  error: string | null,
+  delivered: boolean,
+  disableAfter: number,
+): Promise<void> {
+  if (delivered) {
+    await tx.query(
+      sql.unsafe`update subscriptions set consecutive_failures = 0 where id = ${subscriptionId}`,
+    );
+    return;
+  }
+  const reason = `${disableAfter} delivery attempts in a row failed (last: ${error ?? 'no answer'})`;
+  const after = await tx.one(sql.type(row(DisableRow))`
+    update subscriptions s
+    set consecutive_failures = s.consecutive_failures + 1,
+        enabled = s.enabled and s.consecutive_failures + 1 < ${disableAfter},
+        disabled_reason = case when s.enabled and s.consecutive_failures + 1 >= ${disableAfter}
+                               then ${reason.slice(0, 600)} else s.disabled_reason end
+    from (select enabled from subscriptions where id = ${subscriptionId} for update) old
+    where s.id = ${subscriptionId}
+    returning s.owner_id, s.name, (old.enabled and not s.enabled) as just_disabled`);
+  if (after.just_disabled)
+    await tx.query(sql.unsafe`
+      insert into account_notices (user_id, kind, subscription_id, message)
+      values (${after.owner_id}, 'subscription', ${subscriptionId},
+              ${`Your subscription “${after.name}” was disabled after ${disableAfter} failed delivery attempts in a row. Fix the receiver and enable it again on the Subscriptions page: the delivery that failed is sent again; what is stored while it is disabled is not delivered.`})`);
 }

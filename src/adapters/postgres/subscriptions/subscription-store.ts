@@ -72,6 +72,8 @@ export function postgresSubscriptionStore(pool: DatabasePool): SubscriptionStore
       const sets = [sql.fragment`updated_at = now()`];
       if (changes.name !== undefined) sets.push(sql.fragment`name = ${changes.name}`);
       if (changes.url !== undefined) sets.push(sql.fragment`url = ${changes.url}`);
+      if (changes.emailAddressId !== undefined)
+        sets.push(sql.fragment`email_address_id = ${changes.emailAddressId}`);
       if (changes.filter !== undefined)
         sets.push(sql.fragment`(${FILTER_COLUMN_NAMES}) = (select ${filterValues(changes.filter)})`);
       // Re-enabling starts the count of failures again.
