@@ -2,7 +2,8 @@
 // /api/v1/events/temporal with a brush, filters from /api/v1/data-sources and the list of the events
 // in view from /api/v1/events. Everything it knows comes from the public API; its state is the URL.
 
-import { followBackgroundExports, getJson, isAbort, query, Requests, setDownloadLinks } from './api.js';
+import { getJson, isAbort, Requests } from './api.js';
+import { followBackgroundExports, pointDownloadLinks } from './downloads.js';
 import { formatCount } from './format.js';
 import { apiBounds, apiZoom, readState, writeState } from './state.js';
 import { Timeline } from './timeline.js';
@@ -25,9 +26,7 @@ const settings = JSON.parse(byId('explore-settings').textContent ?? '{}');
 const initialQuery = settings.view ?? window.location.search; // an embed: its saved view's state
 const state = readState(initialQuery);
 const hadView = new URLSearchParams(initialQuery).has('zoom');
-// A large first export of a kept-file format is a background job: the menu follows it (api.js).
-const downloadProgress = document.getElementById('download-progress');
-if (downloadProgress) followBackgroundExports(downloadProgress);
+followBackgroundExports(document.getElementById('download-progress'));
 /** MapLibre GL JS, served by this service from its npm package (versioned URL, cached for good). */
 const maplibregl = await import(`${settings.maplibre}/maplibre-gl.mjs`);
 
@@ -274,19 +273,9 @@ async function refreshTimeline() {
 
 // ---- the list and the event details -----------------------------------------------------------------
 
-/**
- * The export links follow the view (issue 28 §6): the list's filters, dates and box, and the same
- * without the box, for the whole of what the filters select (a data set the map cannot show at once).
- */
-function updateDownloads() {
-  const inView = query({ ...filters(), ...dates(), bounds: view().bounds });
-  const all = query({ ...filters(), ...dates() });
-  setDownloadLinks(inView, all);
-}
-
 const listRequests = new Requests();
 async function refreshList() {
-  updateDownloads();
+  pointDownloadLinks({ ...filters(), ...dates() }, view().bounds);
   const signal = listRequests.next();
   try {
     const body = await getJson(

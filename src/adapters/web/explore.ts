@@ -76,6 +76,7 @@ export type ExploreOptions = {
 const PAGE_FILES: Record<string, string> = {
   'app.js': JAVASCRIPT,
   'api.js': JAVASCRIPT,
+  'downloads.js': JAVASCRIPT,
   'state.js': JAVASCRIPT,
   'timeline.js': JAVASCRIPT,
   'format.js': JAVASCRIPT,

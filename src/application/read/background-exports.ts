@@ -11,11 +11,17 @@ import type { ExportJob, ExportJobQueue, ExportJobStore } from '../../ports/read
 // follows it at /api/v1/exports/{id}; when done, the status answers 303 to the download URL, which
 // then finds the kept file.
 //
-// A running job renews a lease every HEARTBEAT_MS; a status read that finds the lease older than
-// EXPORT_LEASE_SECONDS knows its worker stopped (killed, crashed) and sends the job again, up to
-// EXPORT_MAX_ATTEMPTS times, then says failed: a job is never left "running" by a dead worker.
+// A running job renews a lease every HEARTBEAT_MS. A status read, or a request that joins the job,
+// that finds the lease older than EXPORT_LEASE_SECONDS knows its worker stopped (killed, crashed)
+// and sends the job again, up to EXPORT_MAX_ATTEMPTS times, then says failed; one that finds a job
+// queued and not taken for EXPORT_RESEND_SECONDS sends it again (its queue message may be lost: the
+// process stopped between the job's insert and the send). So a job someone follows is never left
+// queued or running by a dead worker; one nobody follows keeps its row until it is read or joined.
+// A worker takes a job only while it is queued or its lease ran out (the store's claim), so a job
+// sent twice still runs once at a time.
 
 const EXPORT_LEASE_SECONDS = 10;
+const EXPORT_RESEND_SECONDS = 60;
 const EXPORT_HEARTBEAT_MS = 2_000;
 export const EXPORT_MAX_ATTEMPTS = 3;
 
@@ -36,17 +42,49 @@ export async function startBackgroundExport(
   const estimated = await background.count(request.viewer, request.filter);
   if (estimated <= background.syncMaxEvents) return null;
   const { job, created } = await background.jobs.startOrJoin({
-    exportKey: request.exportKey,
+    exportKey: joinKey(request.exportKey, request.viewer),
     format: request.format,
     query: request.query,
     viewer: request.viewer,
     estimated,
   });
-  if (created) await background.queue.enqueue(job.id);
-  return job;
+  if (created) {
+    await background.queue.enqueue(job.id);
+    return job;
+  }
+  return reviveIfStalled(background, job);
 }
 
-/** What GET /api/v1/exports/{id} answers: the job (its lease checked), for its requester only. */
+/**
+ * The key a request joins a job by: the export's key and the requester's credential (a session, or
+ * one API key), as canFollowExport reads them; so a request is never handed a job whose status its
+ * own credential may not read (a session's job is not joined by the same account's key).
+ */
+function joinKey(exportKey: string, viewer: Viewer): string {
+  return `${exportKey}\n${viewer?.key ? `key ${viewer.key.id}` : 'session'}`;
+}
+
+/** A job whose worker stopped, or whose queue message was lost, sent again (or failed at the cap). */
+async function reviveIfStalled(
+  background: Pick<BackgroundExports, 'jobs' | 'queue'>,
+  job: ExportJob,
+): Promise<ExportJob> {
+  const bound = job.state === 'running' ? EXPORT_LEASE_SECONDS : EXPORT_RESEND_SECONDS;
+  const stalled =
+    (job.state === 'running' || job.state === 'queued') &&
+    job.idleSeconds !== null &&
+    job.idleSeconds > bound;
+  if (!stalled) return job;
+  if (job.state === 'running' && job.attempts >= EXPORT_MAX_ATTEMPTS) {
+    const reason = `the export's worker stopped ${job.attempts} times (${EXPORT_LEASE_SECONDS} s without a heartbeat)`;
+    await background.jobs.finish(job.id, { state: 'failed', reason });
+    return { ...job, state: 'failed', reason, idleSeconds: null };
+  }
+  if (await background.jobs.requeueStalled(job.id, bound)) await background.queue.enqueue(job.id);
+  return (await background.jobs.find(job.id)) ?? job;
+}
+
+/** What GET /api/v1/exports/{id} answers: the job (stalled ones revived), for its requester only. */
 export async function exportStatus(
   background: Pick<BackgroundExports, 'jobs' | 'queue'>,
   viewer: Viewer,
@@ -61,19 +99,7 @@ export async function exportStatus(
     })
   )
     throw new NotFoundError('No such export', { code: 'EXPORT_NOT_FOUND' });
-  const stalled =
-    job.state === 'running' &&
-    job.heartbeatAgeSeconds !== null &&
-    job.heartbeatAgeSeconds > EXPORT_LEASE_SECONDS;
-  if (!stalled) return job;
-  if (job.attempts >= EXPORT_MAX_ATTEMPTS) {
-    const reason = `the export's worker stopped ${job.attempts} times (${EXPORT_LEASE_SECONDS} s without a heartbeat)`;
-    await background.jobs.finish(job.id, { state: 'failed', reason });
-    return { ...job, state: 'failed', reason, heartbeatAgeSeconds: null };
-  }
-  if (await background.jobs.requeueStalled(job.id, EXPORT_LEASE_SECONDS))
-    await background.queue.enqueue(job.id);
-  return (await background.jobs.find(id)) ?? job;
+  return reviveIfStalled(background, job);
 }
 
 /** Why a job failed, as its requester may read it: a domain error's message, else a generic one. */
@@ -94,7 +120,7 @@ export async function runExportJob(
 ): Promise<void> {
   const job = await jobs.find(id);
   if (!job || job.state === 'done' || job.state === 'failed') return;
-  if (!(await jobs.claim(id))) return;
+  if (!(await jobs.claim(id, EXPORT_LEASE_SECONDS))) return;
   let written = 0;
   const lease = setInterval(() => {
     jobs.heartbeat(id, written).catch(() => {});

@@ -18,8 +18,11 @@ export type ExportJob = {
   written: number;
   estimated: number;
   attempts: number;
-  /** Seconds since the running worker last renewed its lease (null when not running). */
-  heartbeatAgeSeconds: number | null;
+  /**
+   * Running: seconds since its worker last renewed the lease; queued: since it was queued or last
+   * sent again; null when finished.
+   */
+  idleSeconds: number | null;
 };
 
 export interface ExportJobStore {
@@ -35,16 +38,24 @@ export interface ExportJobStore {
     estimated: number;
   }): Promise<{ job: ExportJob; created: boolean }>;
   find(id: string): Promise<ExportJob | null>;
-  /** Marks the job running for one more attempt (lease renewed); false when it is finished already. */
-  claim(id: string): Promise<boolean>;
+  /**
+   * Marks the job running for one more attempt (lease renewed) when it is queued, or running with a
+   * lease older than `leaseSeconds` (its worker stopped); false otherwise: finished, or another
+   * worker holds it.
+   */
+  claim(id: string, leaseSeconds: number): Promise<boolean>;
   /** Renews the lease and records the progress. */
   heartbeat(id: string, written: number): Promise<void>;
   finish(
     id: string,
     outcome: { state: 'done'; written: number } | { state: 'failed'; reason: string },
   ): Promise<void>;
-  /** A running job whose lease ran out goes back to queued (true), to be sent again. */
-  requeueStalled(id: string, leaseSeconds: number): Promise<boolean>;
+  /**
+   * A running job whose lease is older than `idleSeconds`, or a queued one not sent for that long,
+   * is (again) queued and marked sent now (true), to be sent again; false when another caller did it
+   * first or it moved on.
+   */
+  requeueStalled(id: string, idleSeconds: number): Promise<boolean>;
 }
 
 export interface ExportJobQueue {

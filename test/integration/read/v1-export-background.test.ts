@@ -4,7 +4,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { exportStatus, EXPORT_MAX_ATTEMPTS } from '../../../src/application/read/background-exports.ts';
+import {
+  exportStatus,
+  EXPORT_MAX_ATTEMPTS,
+  startBackgroundExport,
+} from '../../../src/application/read/background-exports.ts';
+import type { Viewer } from '../../../src/domain/access.ts';
 import { sql } from '../../../src/adapters/postgres/database.ts';
 import { postgresExportJobStore } from '../../../src/adapters/postgres/read/export-jobs.ts';
 import {
@@ -21,6 +26,8 @@ import {
 // says failed with its reason; a job whose worker stopped is sent again, then failed: never stuck.
 
 const run = promisify(execFile);
+/** The lease a worker's claim respects (the application's EXPORT_LEASE_SECONDS). */
+const LEASE = 10;
 
 type Status = {
   id: string;
@@ -144,7 +151,11 @@ t.test('a running job whose worker stopped is sent again, and failed after its l
     viewer: null,
     estimated: 9,
   });
-  t.ok(await jobs.claim(job.id));
+  t.ok(await jobs.claim(job.id, LEASE));
+  t.notOk(
+    await jobs.claim(job.id, LEASE),
+    'a second delivery of the job does not take it from its live worker',
+  );
   t.match(await exportStatus(background, null, job.id), { state: 'running' }, 'a fresh lease: running');
   t.same(sent, []);
 
@@ -157,13 +168,92 @@ t.test('a running job whose worker stopped is sent again, and failed after its l
   t.match(await exportStatus(background, null, job.id), { state: 'queued' }, 'queued again');
   t.same(sent, [job.id], 'and sent again');
 
-  for (let attempt = 2; attempt <= EXPORT_MAX_ATTEMPTS; attempt += 1) t.ok(await jobs.claim(job.id));
-  await expire();
+  for (let attempt = 2; attempt <= EXPORT_MAX_ATTEMPTS; attempt += 1) {
+    t.ok(await jobs.claim(job.id, LEASE), `attempt ${attempt} taken`);
+    await expire();
+    if (attempt < EXPORT_MAX_ATTEMPTS) await exportStatus(background, null, job.id);
+  }
   t.match(
     await exportStatus(background, null, job.id),
     { state: 'failed', reason: /stopped 3 times/ },
     'after its last attempt: failed, not running',
   );
   t.match(await jobs.find(job.id), { state: 'failed' }, 'as recorded');
-  t.notOk(await jobs.claim(job.id), 'a finished job is not claimed again');
+  t.notOk(await jobs.claim(job.id, LEASE), 'a finished job is not claimed again');
+});
+
+t.test('a queued job whose queue message was lost is sent again when followed or joined', async (t) => {
+  const { db } = await accountsApp(t, { policy: unlimitedAnonymousReads });
+  const jobs = postgresExportJobStore(db.pool);
+  const sent: string[] = [];
+  const background = {
+    jobs,
+    queue: { enqueue: async (id: string) => void sent.push(id) },
+    syncMaxEvents: 1,
+    count: async () => 9,
+  };
+  // The process stopped between the job's insert and its send: a queued row and no message.
+  const { job } = await jobs.startOrJoin({
+    exportKey: 'k\nsession',
+    format: 'fgb',
+    query: {},
+    viewer: null,
+    estimated: 9,
+  });
+  t.match(await exportStatus(background, null, job.id), { state: 'queued' });
+  t.same(sent, [], 'a job queued moments ago is waiting for its worker, not lost');
+
+  const age = () =>
+    db.pool.query(
+      sql.unsafe`update view_export_jobs set created_at = now() - interval '10 minutes',
+        heartbeat_at = null where id = ${job.id}`,
+    );
+  await age();
+  t.match(await exportStatus(background, null, job.id), { state: 'queued' });
+  t.same(sent, [job.id], 'a status read sends it again');
+  await exportStatus(background, null, job.id);
+  t.same(sent, [job.id], 'once per resend period, not on every read');
+
+  await age();
+  const joined = await startBackgroundExport(background, {
+    viewer: null,
+    filter: {} as never,
+    query: {},
+    format: 'fgb',
+    exportKey: 'k',
+  });
+  t.equal(joined?.id, job.id, 'the same view again joins it');
+  t.same(sent, [job.id, job.id], 'and the join sends it again');
+  t.ok(await jobs.claim(job.id, LEASE), 'its worker takes it');
+});
+
+t.test('a job is joined only by requests whose credential may follow it', async (t) => {
+  const { db } = await accountsApp(t, { policy: unlimitedAnonymousReads });
+  const jobs = postgresExportJobStore(db.pool);
+  const background = {
+    jobs,
+    queue: { enqueue: async () => {} },
+    syncMaxEvents: 1,
+    count: async () => 9,
+  };
+  const session: Viewer = { id: 7, email: 'a@example.test', role: 'user', trustLevel: 1 };
+  const withKey: Viewer = { ...session, key: { id: 3, scope: 'read', catalogIds: null } };
+  const request = (viewer: Viewer) =>
+    startBackgroundExport(background, {
+      viewer,
+      filter: {} as never,
+      query: {},
+      format: 'fgb',
+      exportKey: 'same view',
+    });
+  const bySession = await request(session);
+  const byKey = await request(withKey);
+  t.ok(bySession && byKey);
+  t.not(byKey?.id, bySession?.id, "the key does not join the session's job");
+  t.match(
+    await exportStatus(background, withKey, byKey?.id as string),
+    { state: 'queued' },
+    'and follows its own',
+  );
+  t.equal((await request(session))?.id, bySession?.id, 'the session again joins its own');
 });

@@ -37,6 +37,7 @@ export const assetRows: Record<string, MatrixRow> = {
   'GET /explore/basemap.js': publicRead('/explore/basemap.js'),
   'GET /explore/app.js': publicRead('/explore/app.js'),
   'GET /explore/detail.js': publicRead('/explore/detail.js'),
+  'GET /explore/downloads.js': publicRead('/explore/downloads.js'),
   'GET /explore/filters.js': publicRead('/explore/filters.js'),
   'GET /explore/fit.js': publicRead('/explore/fit.js'),
   'GET /explore/markers.js': publicRead('/explore/markers.js'),

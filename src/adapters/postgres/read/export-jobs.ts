@@ -7,7 +7,7 @@ import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 
 // Background exports of a view (migration 0921_view_export_jobs.sql; ports/read/export-jobs.ts).
 // The lease is the database's clock (heartbeat_at against now()), so API processes whose clocks
-// differ agree on which job stopped.
+// differ agree on which job stopped. A queued job's heartbeat_at is when it was last sent again.
 
 const JobRow = row(
   Type.Object({
@@ -21,12 +21,13 @@ const JobRow = row(
     written: Type.Number(),
     estimated: Type.Number(),
     attempts: Type.Number(),
-    heartbeat_age: Nullable(Type.Number()),
+    idle_seconds: Nullable(Type.Number()),
   }),
 );
 const columns = sql.fragment`id::text, export_key, format, query, viewer, state, reason, written::float8 as written,
   estimated::float8 as estimated, attempts,
-  case when state = 'running' then extract(epoch from now() - heartbeat_at)::float8 end as heartbeat_age`;
+  case when state in ('queued', 'running') then extract(epoch from now() - coalesce(heartbeat_at, created_at))::float8
+  end as idle_seconds`;
 
 function toJob(r: {
   id: string;
@@ -39,7 +40,7 @@ function toJob(r: {
   written: number;
   estimated: number;
   attempts: number;
-  heartbeat_age: number | null;
+  idle_seconds: number | null;
 }): ExportJob {
   return {
     id: r.id,
@@ -52,7 +53,7 @@ function toJob(r: {
     written: r.written,
     estimated: r.estimated,
     attempts: r.attempts,
-    heartbeatAgeSeconds: r.heartbeat_age,
+    idleSeconds: r.idle_seconds,
   };
 }
 
@@ -84,10 +85,12 @@ export function postgresExportJobStore(pool: DatabasePool): ExportJobStore {
       }
     },
     find,
-    async claim(id) {
+    async claim(id, leaseSeconds) {
       const claimed = await pool.maybeOne(sql.type(row(Type.Object({ id: Type.String() })))`
         update view_export_jobs set state = 'running', attempts = attempts + 1, heartbeat_at = now(), written = 0
-        where id = ${id} and state in ('queued', 'running') returning id::text`);
+        where id = ${id} and (state = 'queued'
+          or (state = 'running' and heartbeat_at < now() - make_interval(secs => ${leaseSeconds})))
+        returning id::text`);
       return claimed !== null;
     },
     async heartbeat(id, written) {
@@ -101,10 +104,11 @@ export function postgresExportJobStore(pool: DatabasePool): ExportJobStore {
           written = ${outcome.state === 'done' ? outcome.written : sql.fragment`written`}
         where id = ${id} and state in ('queued', 'running')`);
     },
-    async requeueStalled(id, leaseSeconds) {
+    async requeueStalled(id, idleSeconds) {
       const moved = await pool.maybeOne(sql.type(row(Type.Object({ id: Type.String() })))`
-        update view_export_jobs set state = 'queued', heartbeat_at = null
-        where id = ${id} and state = 'running' and heartbeat_at < now() - make_interval(secs => ${leaseSeconds})
+        update view_export_jobs set state = 'queued', heartbeat_at = now()
+        where id = ${id} and state in ('queued', 'running')
+          and coalesce(heartbeat_at, created_at) < now() - make_interval(secs => ${idleSeconds})
         returning id::text`);
       return moved !== null;
     },
