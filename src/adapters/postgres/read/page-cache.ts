@@ -1,19 +1,14 @@
-import type { FragmentSqlToken } from 'slonik';
 import { Type } from 'typebox';
 import { type DatabasePool, row, sql } from '../database.ts';
+import { dataSignature } from './data-version.ts';
 
 // A verified answer cache for /api/v1/events pages, per API process. An answer is stored with its
-// data signature: the scope version (migration 0230: every change to datasets or catalogs, which
-// decide visibility, titles and slugs) and the sum of the data versions (migration 0240: every
-// change to a dataset's events) of the datasets the answer read, both taken in the answer's own
+// data signature (data-version.ts) of the datasets the answer read, taken in the answer's own
 // statement, so in its snapshot. A later request for the same page by the same viewer reads the
 // current signature of those datasets (one small round trip) and gets the stored answer only when
 // it is unchanged: no write committed since touched what the answer depends on, so the statement
 // would give the same answer now. A write committed before a request is always seen (versions are
 // raised in the writing transaction); nothing is ever served from a snapshot older than the request.
-//
-// Versions only grow and their rows are never deleted, and the set of datasets is fixed while the
-// scope version holds, so the sum changes whenever one of the versions does.
 
 /** The answer of a page: the events as JSON text and the filter's total. */
 export type CachedPage = { eventsJson: string; totalDocs: number };
@@ -34,19 +29,6 @@ export type PageCache = {
   /** Entries, their approximate bytes, and lookups answered (hits) or not (misses). */
   usage(): { entries: number; bytes: number; hits: number; misses: number };
 };
-
-/**
- * The data signature of a set of datasets (null: all of them), as SQL text to select in the
- * answer's statement and in the check.
- */
-export function dataSignature(datasetIds: number[] | null): FragmentSqlToken {
-  const versions =
-    datasetIds === null
-      ? sql.fragment`select coalesce(sum(version), 0) from dataset_data_versions`
-      : sql.fragment`select coalesce(sum(version), 0) from dataset_data_versions
-                     where dataset_id = any(${sql.array(datasetIds, 'int8')})`;
-  return sql.fragment`((select version from chronomap_read_scope_version)::text || ':' || (${versions})::text)`;
-}
 
 const SignatureRow = row(Type.Object({ signature: Type.String() }));
 

@@ -6,7 +6,8 @@ import type { EventReader, EventsPage } from '../../../ports/read/event-reader.t
 import { type DatabasePool, prepared, row } from '../database.ts';
 import { type Sql, sqlText, typed } from '../sql-text.ts';
 import { eventsFrom } from './private-locations.ts';
-import { type CachedPage, dataSignature, type PageCache } from './page-cache.ts';
+import { type CachedPage, type PageCache } from './page-cache.ts';
+import { dataSignature } from './data-version.ts';
 import { countParts } from './parts.ts';
 import { keysetCondition, orderBy, rawConditions, unionParts } from './rows.ts';
 import { provenanceJson } from './provenance-sql.ts';

@@ -8,6 +8,7 @@ import { type DatabasePool, row, sql } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { visibleDatasetCondition, writableDatasetCondition } from '../visibility.ts';
 import { sharedWork } from '../query-cancellation.ts';
+import { dataSignature, SCOPE_VERSION } from './data-version.ts';
 
 // Which datasets a read may see: the scope row resolved in the database, remembered per viewer and
 // filter, and the facts of it that choose the answer path (src/adapters/postgres/read/answer-path.ts).
@@ -66,7 +67,7 @@ const ScopeRecord = Type.Object({
 type ScopeRecord = Static<typeof ScopeRecord>;
 const ScopeRow = row(ScopeRecord);
 
-const SCOPE_VERSION = sqlText`(select version::text from chronomap_read_scope_version)`;
+const SCOPE_VERSION_SQL: Fragment = sqlText`${SCOPE_VERSION}`;
 
 function scopeKey(viewer: Viewer, filter: ScopeFilter): string {
   return JSON.stringify([viewerCacheIdentity(viewer), filter.catalog, filter.datasets]);
@@ -90,7 +91,7 @@ function scopeQuery(viewer: Viewer, filter: ScopeFilter): Fragment {
   if (seesEverything(viewer, filter))
     return sqlText`
       select '{}'::int8[] as ids, 0::int8 as hidden, null::int8 as catalog_id,
-             exists (select 1 from datasets where counts_pending) as pending, ${SCOPE_VERSION} as signature,
+             exists (select 1 from datasets where counts_pending) as pending, ${SCOPE_VERSION_SQL} as signature,
              1::float8 as share, '{}'::int8[] as generalised`;
   const conditions = [sqlText`true`];
   if (filter.catalog) conditions.push(sqlText`c.slug = ${filter.catalog}`);
@@ -105,7 +106,7 @@ function scopeQuery(viewer: Viewer, filter: ScopeFilter): Fragment {
       ? sqlText`${years(sqlText`-r.catalog_id`)} / greatest(${years(sqlText`0`)}, 1)`
       : sqlText`0::float8`;
   return sqlText`
-    select ids, hidden, catalog_id, pending, ${SCOPE_VERSION} as signature, ${share} as share, generalised
+    select ids, hidden, catalog_id, pending, ${SCOPE_VERSION_SQL} as signature, ${share} as share, generalised
     from (select coalesce(array_agg(d.id order by d.id) filter (where ${allowed}), '{}')::int8[] as ids,
                  coalesce(array_agg(d.id order by d.id) filter (where ${allowed} and d.privacy_cell_metres is not null
                                                               and not ${exact}), '{}')::int8[] as generalised,
@@ -120,12 +121,11 @@ const VersionRow = row(Type.Object({ version: Type.String() }));
 
 /**
  * The data version of what a viewer may read with a filter's catalog and datasets, as one text: the
- * scope version (any change to datasets or catalogs), the sum of the readable datasets' data
- * versions (any change to their events) and their ids, prefixed by the database's identity (its oid
- * and name), so that files kept for one database are never taken for another's in a shared
- * directory. Two reads with the same version and the same filter give the same events; the
- * materialised exports are keyed by it (export.ts). A database restored to an earlier point reuses
- * versions: its export directory is emptied with it (docs/operations.md).
+ * data signature (data-version.ts) of the readable datasets and their ids, prefixed by the
+ * database's identity (its oid and name), so that files kept for one database are never taken for
+ * another's in a shared directory. Two reads with the same version and the same filter give the
+ * same events; the materialised exports are keyed by it (export.ts). A database restored to an
+ * earlier point reuses versions: its export directory is emptied with it (docs/operations.md).
  */
 export function readDataVersion(
   connection: Pick<CommonQueryMethods, 'one'>,
@@ -133,13 +133,10 @@ export function readDataVersion(
   filter: ScopeFilter,
 ): Promise<string> {
   const everything = seesEverything(viewer, filter);
-  const versions = everything
-    ? sqlText`select coalesce(sum(v.version), 0) from dataset_data_versions v`
-    : sqlText`select coalesce(sum(v.version), 0) from dataset_data_versions v where v.dataset_id = any(s.ids)`;
   return connection
     .one(
       typed(VersionRow)`select (select oid::text from pg_database where datname = current_database())
-        || '/' || current_database() || '/' || s.signature || ':' || (${versions})::text || ':'
+        || '/' || current_database() || '/' || ${dataSignature(everything ? null : sql.fragment`s.ids`)} || ':'
         || ${everything ? sqlText`'*'` : sqlText`array_to_string(s.ids, ',')`}
         || case when cardinality(s.generalised) > 0 then ':g' || array_to_string(s.generalised, ',') else '' end as version
       from (${scopeQuery(viewer, filter)}) s`,
@@ -232,7 +229,7 @@ export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity
     }
     return {
       scope: await toScope(known, filter),
-      verify: SCOPE_VERSION,
+      verify: SCOPE_VERSION_SQL,
       signature: known.signature,
       // The page cache's datasets: null for a viewer who sees every dataset unfiltered (whose scope
       // row lists none), so that a write to any dataset is a change.

@@ -16,7 +16,7 @@ import { type DatabasePool, row, sql } from '../database.ts';
 import { type Sql, sqlText, typed } from '../sql-text.ts';
 import { cellGroups, locationGroups } from './clusters.ts';
 import type { Scope, ScopeResolver } from './scope.ts';
-import { dataSignature } from './page-cache.ts';
+import { dataSignature, urlVersion } from './data-version.ts';
 
 // Vector tiles: the clusters /api/v1/events/geo gives at the tile's zoom (the same groups, built by
 // the same answer paths: precomputed cell counts at low zoom, rows where they must), kept when their
@@ -52,9 +52,8 @@ export function tileReads(
     async dataVersion() {
       // Every dataset's: a tile's visibility depends on the viewer and its filter, and one version
       // for all keeps the check one small read (a change anywhere gives every tile a new URL).
-      // `scope-data` (the signature's `scope:data`, without a character a URL must escape).
       const signature = await pool.oneFirst(sql.type(VersionRow)`select ${dataSignature(null)} as version`);
-      return signature.replace(':', '-');
+      return urlVersion(signature);
     },
   };
 }
