@@ -89,10 +89,14 @@ export async function exportEvents(
   // A tile archive does not depend on the sort: one key for every sort.
   const sortKey = format === 'pmtiles' ? 'tiles' : sort.text;
   let current: string | null = null;
+  // The streamed formats' claim on their key while this export is written (released when its file
+  // is committed or dropped); the kept-file formats are written whole before they answer.
+  let release = () => {};
   if (files) {
     current = exportKey(format, sortKey, filter, await exporter.versionOf(viewer, filter));
-    const kept = await files.find(current);
-    if (kept) return { kind: 'file', file: kept, version: current };
+    const found = await keptOrClaimed(files, current, format !== 'pmtiles' && !isFileFormat(format));
+    if ('file' in found) return { kind: 'file', file: found.file, version: current };
+    release = found.release;
   }
   // The kept-file formats answer only once the whole file is written: a large one is a job.
   if (
@@ -113,16 +117,77 @@ export async function exportEvents(
       });
     return encodeFile(deps.exporter, files, deps.encoder, viewer, filter, sort, format, options.progress);
   }
-  const text = await exporter.exportEvents(viewer, filter, sort, format);
+  const text = await exporter.exportEvents(viewer, filter, sort, format).catch((error: unknown) => {
+    release();
+    throw error;
+  });
   // The key of what this export's snapshot holds (a write since the lookup above gives a newer one).
   const version = exportKey(format, sort.text, filter, text.version);
   if (!files) return { kind: 'stream', text, keep: null, version };
-  const keep = await files.create(version).catch(async (error: unknown) => {
+  const created = await files.create(version).catch(async (error: unknown) => {
+    release();
     await text.batches[Symbol.asyncIterator]().return?.();
     throw error;
   });
+  const keep = releasing(created, release);
   if (!options.whole) return { kind: 'stream', text, keep, version };
   return { kind: 'file', file: await writeWhole(text, keep), version };
+}
+
+/**
+ * The streamed exports being written by this process, per store, by key: a promise settled when the
+ * export's file is committed or dropped. Issue 37 §3: a download right after a fresh one of the same
+ * view (a gzip one, then identity) came while the first's file was still being written (it is
+ * committed after the answer's last byte) and exported the same bytes again; now it waits for that
+ * file and reads it. One export per key at a time in a process; several processes sharing the
+ * directory may still write one key twice (the store allows it: the last commit wins, same bytes).
+ */
+const writing = new WeakMap<ExportFileStore, Map<string, Promise<void>>>();
+
+/**
+ * The file kept under `key`; else, after waiting for an export of `key` in flight here to end, the
+ * file it kept; else (when `claim`) a claim on `key`, taken in the same turn as the last lookup so
+ * that two requests never both export it, whose `release` lets the waiters look again.
+ */
+async function keptOrClaimed(
+  files: ExportFileStore,
+  key: string,
+  claim: boolean,
+): Promise<{ file: ExportFile } | { release: () => void }> {
+  let inFlight = writing.get(files);
+  if (!inFlight) {
+    inFlight = new Map();
+    writing.set(files, inFlight);
+  }
+  for (;;) {
+    const file = await files.find(key);
+    if (file) return { file };
+    const other = inFlight.get(key);
+    if (other === undefined) break;
+    await other;
+  }
+  if (!claim) return { release: () => {} };
+  const claims = inFlight;
+  let settle = () => {};
+  const settled = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  claims.set(key, settled);
+  return {
+    release() {
+      if (claims.get(key) === settled) claims.delete(key);
+      settle();
+    },
+  };
+}
+
+/** `keep` that calls `release` once it is committed or aborted, however that ends. */
+function releasing(keep: ExportFileWriter, release: () => void): ExportFileWriter {
+  return {
+    write: (chunk) => keep.write(chunk),
+    commit: () => keep.commit().finally(release),
+    abort: () => keep.abort().finally(release),
+  };
 }
 
 const FILE_FORMATS: readonly string[] = ['gpkg', 'fgb', 'parquet'] satisfies FileFormat[];

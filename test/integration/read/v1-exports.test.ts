@@ -226,7 +226,7 @@ t.test('a client that disconnects mid-export leaves no statement running', async
     select ${fixture.datasetIds.fires ?? 0}, ${fixture.catalogIds.news ?? 0}, 'bulk-' || i, 'bulk',
            jsonb_build_object('pad', repeat('x', 2000)), timestamptz '2020-01-01' + i * interval '1 minute'
     from generate_series(1, ${EXPORT_BATCH_SIZE * 5 + 100}) i`);
-  const { running, waitFor } = runningStatements(db.pool, 'export_line');
+  const { running, waitFor } = runningStatements(db.pool, 'export_range');
   // While this client does not read, the datasets table is locked; then it reads, so the next
   // range's statement (which joins datasets) starts and waits for the lock, running, until the
   // cancel ends it.

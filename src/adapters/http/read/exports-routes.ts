@@ -171,7 +171,7 @@ async function pump(
 ): Promise<void> {
   // A file that cannot be written (a full disk) is dropped; the download goes on without it.
   let keeping = keep;
-  const keepWrite = async (chunk: string) => {
+  const keepWrite = async (chunk: string | Buffer) => {
     if (!keeping) return;
     try {
       await keeping.write(chunk);
@@ -181,7 +181,9 @@ async function pump(
       await dropped.abort().catch(() => {});
     }
   };
-  const write = async (chunk: string) => {
+  const write = async (text: string) => {
+    // Encoded once for both the file and the answer (each would encode the string itself).
+    const chunk = Buffer.from(text, 'utf8');
     const kept = keepWrite(chunk);
     if (!body.write(chunk))
       await new Promise<void>((resolve) => {

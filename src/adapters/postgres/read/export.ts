@@ -23,8 +23,8 @@ import { readDataVersion, type Scope, scopeResolver } from './scope.ts';
 
 // The exports of /api/v1 (docs/api-v1.md, "Exports"): the filtered events of ONE snapshot of the
 // database, in ranges of about EXPORT_BATCH_SIZE events, each range read by one statement (with the
-// pool's statement budget) that returns it already written as GeoJSON features or CSV lines, so
-// Node only passes text on.
+// pool's statement budget) that returns each event already written as a GeoJSON feature or a CSV
+// line, so Node only joins text and passes it on.
 //
 // One snapshot (issue 30 §4): an export first opens a REPEATABLE READ READ ONLY transaction that
 // exports its snapshot (pg_export_snapshot) and then holds it, idle, until the export ends: the
@@ -89,7 +89,7 @@ const CSV_FIXED_COLUMNS = [
   ...PROVENANCE_CSV_COLUMNS,
 ];
 
-const ChunkRow = row(Type.Object({ chunk: Type.String() }));
+const LineRow = row(Type.Object({ chunk: Type.String() }));
 const BoundsRow = row(Type.Object({ positions: Type.Array(Type.String()) }));
 
 const TIMESTAMP = sqlText`to_char(e.event_timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -215,7 +215,7 @@ function csvHeader(keys: string[]): string {
 }
 
 /** How a batch's rows become text: each row's text, what joins them, and the lateral it reads. */
-type RowText = { line: Sql; separator: Sql; lateral: Sql };
+type RowText = { line: Sql; separator: string; lateral: Sql };
 
 function csvLine(keys: string[]): RowText {
   const fixed = sqlText`e.id || ',' || ${csvText(sqlText`e.title`)} || ',' || ${TIMESTAMP} || ',' || d.slug || ',' || c.slug || ','
@@ -226,7 +226,7 @@ function csvLine(keys: string[]): RowText {
   const columns = keys.map((key, index) => sqlText`e.data ->> ${key} as ${raw(`t${index}`)}`);
   const lateral =
     keys.length === 0 ? sqlText`` : sqlText`cross join lateral (select ${joinSql(columns, ', ')} offset 0) v`;
-  return { line: sqlText`${fixed} ${joinSql(cells, ' ')} || E'\r\n'`, separator: sqlText`''`, lateral };
+  return { line: sqlText`${fixed} ${joinSql(cells, ' ')} || E'\r\n'`, separator: '', lateral };
 }
 
 /** The sort's column besides `e.id` (null when the sort is by id). */
@@ -340,20 +340,31 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
       });
     };
 
-    /** One read of a range: its events as text, in the sort's order, in pieces of EXPORT_CHUNK_EVENTS. */
+    /**
+     * One read of a range: its events as text, in the sort's order, joined here in pieces of
+     * EXPORT_CHUNK_EVENTS. One row per event, not pieces aggregated by PostgreSQL: `string_agg(...
+     * order by ordinal)` over groups of a window's row numbers sorted every range's text again and
+     * took about half of a fresh export's statement time (docs/performance.md, "Exports").
+     */
     const read = async (range: Range): Promise<string[]> => {
       const rows = await snapshot.read((connection) =>
-        connection.any(typed(ChunkRow)`
-        select string_agg(e.export_line, ${text.separator} order by e.ordinal) as chunk
-        from (select ${text.line} as export_line, row_number() over (order by ${orderBy(sort)}) as ordinal
-              from ${eventsFrom(scope)} e join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
-              ${text.lateral}
-              where ${conditions} ${after(range.from)} ${upTo(range.to)}
-              order by ${orderBy(sort)}) e
-        group by (e.ordinal - 1) / ${EXPORT_CHUNK_EVENTS}
-        order by min(e.ordinal) /* export_range */`),
+        // The marker first: pg_stat_activity keeps only the first 1 kB of a statement's text.
+        connection.any(typed(LineRow)`/* export_range */
+        select ${text.line} as chunk
+        from ${eventsFrom(scope)} e join datasets d on d.id = e.dataset_id join catalogs c on c.id = e.catalog_id
+        ${text.lateral}
+        where ${conditions} ${after(range.from)} ${upTo(range.to)}
+        order by ${orderBy(sort)}`),
       );
-      return rows.map((found) => found.chunk);
+      const chunks: string[] = [];
+      for (let at = 0; at < rows.length; at += EXPORT_CHUNK_EVENTS)
+        chunks.push(
+          rows
+            .slice(at, at + EXPORT_CHUNK_EVENTS)
+            .map((found) => found.chunk)
+            .join(text.separator),
+        );
+      return chunks;
     };
 
     /** The ranges from `start` to `end`, as far as one boundaries statement sees, and where the rest begins. */
@@ -443,7 +454,7 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
             ? []
             : propertyFields((await fieldsOf(viewer, filter.datasets[0] as string)) ?? []);
         if (format === 'kml') {
-          const records = { line: placemark(fields), separator: sqlText`''`, lateral: sqlText`` };
+          const records = { line: placemark(fields), separator: '', lateral: sqlText`` };
           const text = holding(batches(snapshot, scope, filter, sort, records), snapshot);
           return {
             head: KML_HEAD + kmlSchema(fields),
@@ -456,7 +467,7 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
         if (format === 'geojson' || format === 'geojsonseq') {
           const line = feature(typedPropertiesJson(fields));
           if (format === 'geojsonseq') {
-            const records = { line: sequenceRecord(line), separator: sqlText`''`, lateral: sqlText`` };
+            const records = { line: sequenceRecord(line), separator: '', lateral: sqlText`` };
             const text = holding(batches(snapshot, scope, filter, sort, records), snapshot);
             return {
               head: '',
@@ -468,7 +479,7 @@ export function postgresEventExporter(pool: DatabasePool, options: ExporterOptio
             } satisfies EventExport;
           }
           // Features joined by `,\n` within a batch, and between batches (geojsonExport's separator).
-          const features = { line, separator: sqlText`E',\n'`, lateral: sqlText`` };
+          const features = { line, separator: ',\n', lateral: sqlText`` };
           return geojsonExport(holding(batches(snapshot, scope, filter, sort, features), snapshot), version);
         }
         // Read after the snapshot was taken, so the columns hold every key of the events it sees
