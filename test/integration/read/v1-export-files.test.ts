@@ -32,7 +32,10 @@ async function setUp(t: Test) {
   });
   const fixture = await loadReadFixture(db.pool);
   const kept = () => readdirSync(directory).filter((name) => name.endsWith('.export'));
-  return { app, db, fixture, kept };
+  // No file half written: an export's file is committed after the answer's last byte, so a test
+  // that ends on a fresh download waits for it before its directory is removed.
+  const settled = () => readdirSync(directory).every((name) => !name.startsWith('.part-'));
+  return { app, db, fixture, kept, settled };
 }
 
 t.test('a HEAD writes the export once; GETs read the file, whole or by range', async (t) => {
@@ -156,8 +159,12 @@ t.test('GDAL reads an export through /vsicurl/ (HEAD, then ranges)', async (t) =
 // Content-Length. Inflated, every answer is exactly the identity export.
 
 /** Until the companion's commit (after the answer's last byte) has renamed it into place. */
+/** Waits for `condition`, checked every 10 ms, at most 60 s (then fails the test). */
 async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let tries = 0; !condition(); tries += 1) {
+    if (tries > 6000) throw new Error('the kept files never reached the expected state');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 t.test('a fresh gzip export is kept compressed, and read from that file next time', async (t) => {
@@ -191,7 +198,7 @@ t.test('a fresh gzip export is kept compressed, and read from that file next tim
 });
 
 t.test('a kept export deflated for its first gzip download; ranges and brotli untouched', async (t) => {
-  const { app, db, fixture, kept } = await setUp(t);
+  const { app, db, fixture, kept, settled } = await setUp(t);
   const url = '/api/v1/events.csv?catalog=news';
   const identity = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'identity' } });
   await until(() => kept().length === 1);
@@ -223,4 +230,5 @@ t.test('a kept export deflated for its first gzip download; ranges and brotli un
   const changed = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip' } });
   t.not(changed.headers.etag, first.headers.etag);
   t.match(gunzipSync(changed.rawPayload).toString(), /Added for gzip/);
+  await until(() => kept().length === 4 && settled());
 });
