@@ -8,7 +8,7 @@ import type { MailTransport } from '../../ports/email/mail-transport.ts';
 // MAX_SEND_ATTEMPTS with the SMTP error. A claim is a lease: if this process dies mid-send the mail
 // is claimed again when the lease ends, so a mail may go twice but is never lost.
 
-/** Longer than any SMTP exchange nodemailer allows (its socket timeout is 10 minutes at most). */
+/** Longer than any SMTP exchange the transport allows (src/adapters/smtp/mail-transport.ts bounds each wait). */
 const SEND_LEASE_MS = 5 * 60_000;
 
 export type OutboxSender = { drain(options?: { max?: number }): Promise<{ sent: number; failed: number }> };
