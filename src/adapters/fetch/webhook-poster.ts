@@ -15,6 +15,25 @@ import { guardedLookup, isForbiddenAddress } from './guarded-url-fetcher.ts';
 type WebhookLimits = { timeoutMs: number; allowPrivateAddresses: boolean; now?: () => number };
 
 const MAX_ERROR_LENGTH = 500;
+/** How long saving a subscription waits for its host's addresses. */
+const DESTINATION_LOOKUP_MS = 3_000;
+
+/** The host's addresses, or none when it does not resolve within `ms`. */
+async function resolveWithin(host: string, ms: number): Promise<string[]> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<string[]>((resolve) => {
+    timer = setTimeout(() => resolve([]), ms);
+  });
+  const lookedUp = dns.lookup(host, { all: true }).then(
+    (found) => found.map((a) => a.address),
+    () => [] as string[],
+  );
+  try {
+    return await Promise.race([lookedUp, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export function guardedWebhookPoster(limits: WebhookLimits): WebhookSender {
   const now = limits.now ?? Date.now;
@@ -22,12 +41,9 @@ export function guardedWebhookPoster(limits: WebhookLimits): WebhookSender {
     async checkDestination(raw) {
       if (limits.allowPrivateAddresses) return;
       const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
-      const addresses = isIP(host)
-        ? [host]
-        : await dns.lookup(host, { all: true }).then(
-            (found) => found.map((a) => a.address),
-            () => [] as string[],
-          );
+      // A name that does not resolve (now, or within the bound) is accepted: every send checks the
+      // addresses it connects to again (guardedLookup), so the bound only keeps the request short.
+      const addresses = isIP(host) ? [host] : await resolveWithin(host, DESTINATION_LOOKUP_MS);
       const bad = addresses.find((address) => isForbiddenAddress(address));
       if (bad)
         throw new ValidationError(`${host} resolves to ${bad}, a private or reserved address`, {

@@ -1,3 +1,5 @@
+import { escapeHtml } from '../../domain/html-escape.ts';
+
 // A tiny HTML template tag: every interpolated value is escaped unless it is already Html (built by
 // this tag or marked with `trusted`). Arrays are joined, null/undefined/false render nothing.
 
@@ -14,18 +16,6 @@ export class Html {
 }
 
 export type Renderable = Html | string | number | boolean | null | undefined | Renderable[];
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
-}
 
 function render(value: unknown): string {
   if (value === null || value === undefined || value === false) return '';

@@ -1,3 +1,6 @@
+import { backoffMs } from '../backoff.ts';
+import { escapeHtml } from '../html-escape.ts';
+
 // The mails Chronomap sends, rendered at send time from what the outbox row holds (so the links use
 // the base URL of the process that sends). Everything from users (titles, names) is hostile: HTML is
 // escaped, and the subject loses control characters so a name cannot add a header line.
@@ -23,10 +26,6 @@ export type MailPayload =
     };
 
 type RenderedMail = { subject: string; text: string; html: string; unsubscribeUrl: string | null };
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 function oneLine(text: string, max = 150): string {
   // eslint-disable-next-line no-control-regex
@@ -118,5 +117,5 @@ export function renderMail(payload: MailPayload, baseUrl: string): RenderedMail 
  */
 export const MAX_SEND_ATTEMPTS = 8;
 export function retryDelayMs(attempts: number, baseMs = 30_000): number {
-  return Math.min(3_600_000, baseMs * 2 ** Math.max(0, attempts - 1));
+  return backoffMs(attempts, baseMs);
 }

@@ -1,3 +1,4 @@
+import { backoffMs } from '../backoff.ts';
 import type { TrustLevel } from '../accounts/users.ts';
 import { DomainError, ValidationError } from '../errors.ts';
 import { parseEventFilter, type EventFilter } from '../read/read-query.ts';
@@ -62,8 +63,7 @@ export const DELIVERY_LOG_SIZE = 100;
  * failed together are not all retried at the same moment.
  */
 export function retryDelayMs(attempt: number, random: number, baseMs = 5_000): number {
-  const ceiling = Math.min(3_600_000, baseMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + (ceiling / 2) * random);
+  return backoffMs(attempt, baseMs, random);
 }
 
 function record(value: unknown, field: string): Record<string, unknown> {

@@ -141,6 +141,19 @@ t.test('webhook subscriptions', async (t) => {
     'enabled again, the delivery given up is sent (what was stored while disabled is not)',
   );
 
+  // Enabling an enabled subscription replays nothing: a delivery given up before a later delivered
+  // one (here the first, marked failed) stays failed.
+  const [oldest] = await db.pool.any(sql.type(row(Type.Object({ id: Type.String() })))`
+    update subscription_deliveries set status = 'failed', finished_at = now() - interval '1 day'
+    where id = (select id from subscription_deliveries where subscription_id = ${subscription.id}
+                and kind = 'changes' order by created_at limit 1)
+    returning id`);
+  const again = await session('PATCH', `/api/subscriptions/${subscription.id}`, { enabled: true });
+  t.equal(again.statusCode, 200);
+  const [kept] = await db.pool.any(sql.type(row(Type.Object({ status: Type.String() })))`
+    select status from subscription_deliveries where id = ${oldest?.id ?? ''}`);
+  t.equal(kept?.status, 'failed', 'enabling an enabled subscription sends nothing again');
+
   // Access lost: the dataset made private (not the owner's) is no longer delivered.
   const sent = receiver.received.length;
   await addEvent('open-data', 'before privacy', 13.4014);

@@ -81,21 +81,28 @@ export function postgresSubscriptionStore(pool: DatabasePool): SubscriptionStore
         sets.push(sql.fragment`enabled = true, consecutive_failures = 0, disabled_reason = null`);
       if (changes.enabled === false)
         sets.push(sql.fragment`enabled = false, disabled_reason = 'disabled by its owner'`);
-      const done = await pool.query(
-        sql.unsafe`update subscriptions set ${sql.join(sets, sql.fragment`, `)} where id = ${id}`,
-      );
-      // Enabled again: its notice goes, and the deliveries given up while it failed are sent again
-      // (what was stored while it was disabled was not matched to it).
-      if (changes.enabled === true && done.rowCount > 0) {
-        await pool.query(sql.unsafe`
+      // One transaction: the update, and when it enables a disabled subscription, its notice dismissed
+      // and the deliveries of the failure streak that disabled it (given up after its last delivered
+      // one) sent again; what was stored while it was disabled was never matched to it. Enabling an
+      // enabled subscription replays nothing.
+      const updated = await pool.transaction(async (connection) => {
+        const found = await connection.maybeOne(sql.type(row(Type.Object({ was_enabled: Type.Boolean() })))`
+          with before as (select id, enabled from subscriptions where id = ${id} for update)
+          update subscriptions s set ${sql.join(sets, sql.fragment`, `)}
+          from before where s.id = before.id returning before.enabled as was_enabled`);
+        if (!found || changes.enabled !== true || found.was_enabled) return found !== null;
+        await connection.query(sql.unsafe`
           update account_notices set dismissed_at = now()
           where subscription_id = ${id} and dismissed_at is null`);
-        await pool.query(sql.unsafe`
+        await connection.query(sql.unsafe`
           update subscription_deliveries
           set status = 'pending', attempts = 0, next_attempt_at = now(), leased_until = null, finished_at = null
-          where subscription_id = ${id} and status = 'failed' and kind = 'changes'`);
-      }
-      return done.rowCount === 0 ? null : find(id);
+          where subscription_id = ${id} and status = 'failed' and kind = 'changes'
+            and finished_at > coalesce((select max(d.finished_at) from subscription_deliveries d
+                                        where d.subscription_id = ${id} and d.status = 'delivered'), '-infinity')`);
+        return true;
+      });
+      return updated ? find(id) : null;
     },
     async remove(id) {
       const done = await pool.query(sql.unsafe`delete from subscriptions where id = ${id}`);
