@@ -21,6 +21,7 @@ import { V1_SHARED_SCHEMAS } from './read/events-schemas.ts';
 import { INGEST_SHARED_SCHEMAS } from './ingest/ingest-schemas.ts';
 import { WIZARD_SCHEMAS } from './ingest/wizard-docs.ts';
 import { installPublicBaseUrl } from './public-url.ts';
+import { buildResponseSerializers } from './response-serializers.ts';
 
 // The HTTP adapter: builds a Fastify instance (error handling, input guards, public-web headers,
 // the OpenAPI document) and registers what each feature hands over (http-feature.ts), in the
@@ -131,6 +132,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpOptions): Promis
     // An idle keep-alive connection is closed by Node's keepAliveTimeout, not by the socket timeout
     // above (Fastify's default, 72 s, let idle connections live 73.8 s against the documented 30 s).
     keepAliveTimeout: timeouts.connectionTimeoutMs,
+    // Each route's serializer is built with only the shared schemas it refers to (why: there).
+    schemaController: { compilersFactory: { buildSerializer: buildResponseSerializers } },
     ajv: {
       // Unknown parameters are an error (400), not silently dropped.
       customOptions: {
