@@ -60,6 +60,8 @@ const supplement: Record<string, PlaceMatch[]> = {
   glanmire: [{ place: glanmire, alternate: false }],
   // A place of the supplement under a name the main gazetteer holds in that country.
   helena: [{ place: place('Helena', 'US', 'MT', 0, 47.0, -110.0, ''), alternate: false }],
+  // A Montana town only the supplement holds ("MT" is first Malta's code).
+  zortman: [{ place: place('Zortman', 'US', 'MT', 0, 47.92, -108.53, ''), alternate: false }],
   kain: [
     { place: place('Kain', 'BE', 'WAL', 0, 50.64, 3.4, ''), alternate: false },
     { place: place('Kain', 'BE', 'VLG', 0, 51.2, 5.0, ''), alternate: false },
@@ -249,6 +251,11 @@ t.test('a town only the supplement holds is found inside the constraints, never 
   const kain = resolveAddress(lookup, 'Kain, BE').best;
   t.equal(kain?.confidence !== undefined && kain.confidence <= AMBIGUOUS_CONFIDENCE, true);
   t.equal(kain?.candidateCount, 2);
+  // The US state rule reaches the supplement's places too, lowered as any supplement answer.
+  const zortman = resolveAddress(lookup, 'Zortman, MT').best;
+  t.match(zortman, { matchedName: 'Zortman', matchedRegion: 'US.MT' });
+  t.ok((zortman?.confidence ?? 0) >= 0.5 && (zortman?.confidence ?? 1) < 0.95, 'placed, lowered');
+  t.equal(resolveAddress(lookup, 'Zortman, NT').best, null, 'not in another state');
   // A street is never looked up among the supplement's names.
   t.equal(resolveAddress(lookup, 'Glanmire Road 4, Glanmire, IE').best?.precision, 'locality');
 });
