@@ -34,7 +34,16 @@ export function openChromium(options: { webgl?: boolean } = {}): Promise<Browser
 /** Headless Chromium, closed when the test ends. */
 export async function launchChromium(t: Test, options: { webgl?: boolean } = {}): Promise<Browser> {
   const browser = await openChromium(options);
-  t.teardown(() => browser.close());
+  t.teardown(async () => {
+    // A failed browser test says where its pages were (a wait that timed out says only what it
+    // waited for): each page's address and the start of its text, on stderr.
+    if (!t.passing())
+      for (const page of browser.contexts().flatMap((c) => c.pages())) {
+        const text = await page.innerText('body', { timeout: 2000 }).catch(() => '(unreadable)');
+        console.error(`page at failure: ${page.url()}\n${text.slice(0, 500)}`);
+      }
+    await browser.close();
+  });
   return browser;
 }
 
