@@ -40,7 +40,7 @@ export async function launchChromium(t: Test, options: { webgl?: boolean } = {})
     if (!t.passing())
       for (const page of browser.contexts().flatMap((c) => c.pages())) {
         const text = await page.innerText('body', { timeout: 2000 }).catch(() => '(unreadable)');
-        console.error(`page at failure: ${page.url()}\n${text.slice(0, 500)}`);
+        process.stderr.write(`page at failure: ${page.url()}\n${text.slice(0, 500)}\n`);
       }
     await browser.close();
   });
