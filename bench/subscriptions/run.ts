@@ -67,6 +67,7 @@ if (values.base) {
 const ROWS = Number(values.rows);
 const SUBSCRIPTIONS = Number(values.subscriptions);
 const BATCH = 1_000;
+const SEND_TIMEOUT_MS = 10_000;
 
 const base = new URL(await benchDatabaseUrl());
 const url = new URL(base);
@@ -144,13 +145,14 @@ await client.query(
 const deps: DeliveryDeps = {
   subscriptions: postgresSubscriptionStore(pool),
   changes: changeFeedOn(pool),
-  webhooks: guardedWebhookPoster({ timeoutMs: 10_000, allowPrivateAddresses: true }),
+  webhooks: guardedWebhookPoster({ timeoutMs: SEND_TIMEOUT_MS, allowPrivateAddresses: true }),
   digests: null,
   random: Math.random,
   now: Date.now,
   publicBaseUrl: 'http://localhost',
   retryBaseMs: 1_000,
   leaseMs: 60_000,
+  sendTimeoutMs: SEND_TIMEOUT_MS,
 };
 let importing = true;
 let matchMs = 0;

@@ -65,6 +65,7 @@ export function composeSubscriptions(
         publicBaseUrl: config.publicBaseUrl ?? 'http://localhost',
         retryBaseMs: config.outboxes.deliveries.retryBaseMs,
         leaseMs: config.outboxes.deliveries.leaseMs,
+        sendTimeoutMs: WEBHOOK_TIMEOUT_MS,
       };
       return {
         start: () => startSubscriptionWorker(infra.boss, delivery),

@@ -10,7 +10,9 @@ import { deliveryDeps } from './webhook-receiver.ts';
 // (LEASE_MS) so that a delivery claimed by a killed worker is due again soon.
 
 const pool = await createDatabasePool(process.env.DATABASE_URL ?? '', { maximumPoolSize: 3 });
-const deps = deliveryDeps(pool, { leaseMs: Number(process.env.LEASE_MS ?? 1000) });
+// A send is bounded under the lease (a claim starts a send only while its lease outlasts it).
+const leaseMs = Number(process.env.LEASE_MS ?? 1000);
+const deps = deliveryDeps(pool, { leaseMs, sendTimeoutMs: Math.floor(leaseMs / 2) });
 process.stdout.write('ready\n');
 for (;;) {
   await matchStoredChanges(deps);

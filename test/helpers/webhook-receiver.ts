@@ -76,16 +76,21 @@ export async function webhookReceiver(t: Test) {
 }
 
 /** The worker's dependencies on a test database: loopback allowed, retries at once. */
-export function deliveryDeps(pool: DatabasePool, options: { leaseMs?: number } = {}): DeliveryDeps {
+export function deliveryDeps(
+  pool: DatabasePool,
+  options: { leaseMs?: number; sendTimeoutMs?: number; now?: () => number } = {},
+): DeliveryDeps {
+  const sendTimeoutMs = options.sendTimeoutMs ?? 5_000;
   return {
     subscriptions: postgresSubscriptionStore(pool),
     changes: changeFeedOn(pool),
-    webhooks: guardedWebhookPoster({ timeoutMs: 5_000, allowPrivateAddresses: true }),
+    webhooks: guardedWebhookPoster({ timeoutMs: sendTimeoutMs, allowPrivateAddresses: true }),
     digests: null,
     random: () => 0.5,
-    now: Date.now,
+    now: options.now ?? Date.now,
     publicBaseUrl: 'http://localhost',
     retryBaseMs: 0,
     leaseMs: options.leaseMs ?? 60_000,
+    sendTimeoutMs,
   };
 }

@@ -1,13 +1,12 @@
 import { createSigner, createVerifier } from 'fast-jwt';
 import type { TokenCheck, TokenClaims, TokenSigner } from '../../ports/accounts/token-signer.ts';
+import { isUuid } from '../../domain/uuid.ts';
 
 // Login tokens are JWTs (HS256) so that Payload-style clients can read `exp`. fast-jwt signs and
 // checks them (synchronously, so the TokenSigner port stays synchronous; jose is async only); only
 // HS256 is accepted (no `alg: none`, no public-key confusion). The header and payload it writes are
 // byte for byte those of the earlier hand-written signer, so tokens issued before still verify.
 // Expiry is checked here against the injected clock rather than by the library's Date.now().
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function hmacTokenSigner(secret: string): TokenSigner {
   const signToken = createSigner({ key: secret, algorithm: 'HS256' });
@@ -37,7 +36,7 @@ export function hmacTokenSigner(secret: string): TokenSigner {
         typeof claims.sid !== 'string' ||
         typeof claims.exp !== 'number' ||
         // Sessions are keyed by UUID: anything else signed with the secret is not ours to look up.
-        !UUID.test(claims.sid) ||
+        !isUuid(claims.sid) ||
         !Number.isSafeInteger(claims.sub)
       ) {
         return { ok: false, reason: 'invalid' };

@@ -6,7 +6,8 @@ import type { MailTransport } from '../../ports/email/mail-transport.ts';
 // The outbox's sender (run by the e-mail worker, src/adapters/jobs/email-jobs.ts): claims due mails
 // one at a time, renders and sends each, and records sent, a retry with backoff, or failed after
 // MAX_SEND_ATTEMPTS with the SMTP error. A claim is a lease: if this process dies mid-send the mail
-// is claimed again when the lease ends, so a mail may go twice but is never lost.
+// is claimed again when the lease ends, so a mail may go twice but is never lost; its outcome is
+// recorded only while the claim still holds the lease (EmailStore.sent and failed).
 
 /** Longer than any SMTP exchange the transport allows (src/adapters/smtp/mail-transport.ts bounds each wait). */
 const SEND_LEASE_MS = 5 * 60_000;
@@ -45,14 +46,14 @@ export function createOutboxSender(deps: {
             html: rendered.html,
             headers,
           });
-          await store.sent(mail.id);
+          await store.sent(mail);
           sent += 1;
         } catch (error) {
           const retryAt =
             mail.attempts >= MAX_SEND_ATTEMPTS
               ? null
               : new Date(clock.now().getTime() + retryDelayMs(mail.attempts, deps.retryBaseMs));
-          await store.failed(mail.id, (error as Error).message || String(error), retryAt);
+          await store.failed(mail, (error as Error).message || String(error), retryAt);
           failed += 1;
         }
       }

@@ -30,6 +30,8 @@ export type DeliveryDeps = {
   retryBaseMs: number;
   /** How long a claimed delivery is another worker's to leave alone (a killed worker's comes back after it). */
   leaseMs: number;
+  /** The longest one send can take (the webhook POST's timeout); less than leaseMs (outbox-config.ts). */
+  sendTimeoutMs: number;
 };
 
 const MATCH_BATCH = 5_000;
@@ -98,6 +100,7 @@ async function attempt(deps: DeliveryDeps, delivery: DueDelivery, changes: Chang
 type AttemptRecord = Parameters<SubscriptionStore['recordAttempts']>[0][number];
 
 const DROPPED = { statusCode: null, durationMs: 0, error: null };
+const UNSENT = DROPPED;
 
 /** Sends one claimed delivery with its changes (read already): the attempt to record. */
 async function deliver(deps: DeliveryDeps, delivery: DueDelivery, changes: Change[]): Promise<AttemptRecord> {
@@ -147,8 +150,16 @@ const PARALLEL_RECEIVERS = 16;
  * queued), and every attempt recorded in one transaction at the end. A worker killed before that
  * leaves them leased: they are sent again, under the same ids, when the lease ends. How many were
  * claimed.
+ *
+ * The claim's lease bounds its sends (the rule "a send starts only while the lease outlasts it",
+ * docs/rules.md): a send that could still be running when the lease ends would go out twice once
+ * another worker claims the delivery again. Behind a slow receiver a subscription's later
+ * deliveries are therefore released unsent, in order, for the next claim; and an attempt is
+ * recorded only while its delivery still holds this claim's lease (recordAttempts).
  */
 export async function sendDueDeliveries(deps: DeliveryDeps, limit: number): Promise<number> {
+  // Measured before the claim, so the store's lease (from its own clock, later) ends after this one.
+  const lastStart = deps.now() + deps.leaseMs - deps.sendTimeoutMs;
   const due = await deps.subscriptions.claimDue(limit, deps.leaseMs);
   if (due.length === 0) return 0;
   const changes = await changesOf(deps, due);
@@ -161,10 +172,12 @@ export async function sendDueDeliveries(deps: DeliveryDeps, limit: number): Prom
     for (let lane = queue.shift(); lane; lane = queue.shift())
       for (const delivery of lane)
         records.push(
-          // The key it was made with was revoked: the owner's access through it is gone.
-          delivery.owner === null
-            ? { delivery, outcome: DROPPED, next: { kind: 'dropped' } }
-            : await deliver(deps, delivery, changes.get(delivery.id) ?? []),
+          deps.now() > lastStart
+            ? { delivery, outcome: UNSENT, next: { kind: 'released' } }
+            : // The key it was made with was revoked: the owner's access through it is gone.
+              delivery.owner === null
+              ? { delivery, outcome: DROPPED, next: { kind: 'dropped' } }
+              : await deliver(deps, delivery, changes.get(delivery.id) ?? []),
         );
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL_RECEIVERS, queue.length) }, runner));

@@ -11,7 +11,12 @@ export type EmailAddressView = {
   lastMail: { status: 'queued' | 'sending' | 'sent' | 'failed'; error: string | null } | null;
 };
 
-export type OutboxMail = { id: string; to: string; attempts: number; payload: MailPayload };
+/**
+ * A claimed mail. `lease` is the claim's own (the lease's end as the store wrote it): sent and failed
+ * are recorded only while the mail still holds it, so a sender that outlived its lease, the mail
+ * claimed again by another, cannot overwrite the newer claim's outcome.
+ */
+export type OutboxMail = { id: string; to: string; attempts: number; payload: MailPayload; lease: string };
 
 export interface EmailStore {
   list(userId: number): Promise<EmailAddressView[]>;
@@ -44,9 +49,9 @@ export interface EmailStore {
   ): Promise<'queued' | 'address-not-confirmed'>;
   /** Claims the next due mail for leaseMs (a worker that dies leaves it to the next after the lease). */
   claim(leaseMs: number): Promise<OutboxMail | null>;
-  sent(id: string): Promise<void>;
+  sent(mail: Pick<OutboxMail, 'id' | 'lease'>): Promise<void>;
   /** A failed attempt: retried at retryAt, or given up when retryAt is null. */
-  failed(id: string, error: string, retryAt: Date | null): Promise<void>;
+  failed(mail: Pick<OutboxMail, 'id' | 'lease'>, error: string, retryAt: Date | null): Promise<void>;
   /** Mails in the last hour by status, for /api/health. */
   recentStatus(): Promise<OutboxFacts>;
 }

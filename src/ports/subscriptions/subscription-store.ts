@@ -23,6 +23,12 @@ export type DueDelivery = {
   /** The owner with the key the subscription was made with; null when the key was revoked. */
   owner: Viewer;
   changes: ChangePosition[];
+  /**
+   * The claim's lease (its end, as the store wrote it): an attempt is recorded only while the
+   * delivery still holds it, so a claim that outlived its lease (the delivery claimed again by
+   * another worker) cannot overwrite the newer claim's outcome.
+   */
+  lease: string;
 };
 
 export interface SubscriptionStore {
@@ -60,16 +66,23 @@ export interface SubscriptionStore {
   /** Claims up to `limit` due deliveries for `leaseMs` (another worker skips them meanwhile). */
   claimDue(limit: number, leaseMs: number): Promise<DueDelivery[]>;
   /**
-   * Records attempts, in one transaction: each delivered, retried at `retryAt`, given up (failed)
-   * or dropped; a subscription whose failed deliveries reach `disableAfter` in a row is disabled
-   * with a notice to its owner.
+   * Records attempts, in one transaction: each delivered, retried at `retryAt`, given up (failed),
+   * dropped, or released unsent (due again at once, for the next claim); a subscription whose failed
+   * deliveries reach `disableAfter` in a row is disabled with a notice to its owner. Only the
+   * deliveries that still hold their claim's lease are recorded: how many did not (claimed again
+   * meanwhile).
    */
   recordAttempts(
     records: readonly {
       delivery: DueDelivery;
       outcome: { statusCode: number | null; durationMs: number; error: string | null };
-      next: { kind: 'delivered' } | { kind: 'retry'; at: Date } | { kind: 'failed' } | { kind: 'dropped' };
+      next:
+        | { kind: 'delivered' }
+        | { kind: 'retry'; at: Date }
+        | { kind: 'failed' }
+        | { kind: 'dropped' }
+        | { kind: 'released' };
     }[],
     disableAfter: number,
-  ): Promise<void>;
+  ): Promise<number>;
 }

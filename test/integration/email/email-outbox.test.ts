@@ -219,3 +219,29 @@ t.test('attempts are bounded: a mail refused every time ends failed with the SMT
   t.same(await s.sender.drain(), { sent: 0, failed: 0 });
   t.match(await s.store.recentStatus(), { failed: 1, sent: 0 });
 });
+
+t.test('a sender whose lease was taken over records nothing: the newer claim’s outcome stands', async (t) => {
+  const s = await setup(t);
+  await s.addresses.add(s.userId, 'slow@example.net');
+  const first = await s.store.claim(60_000);
+  t.ok(first, 'claimed');
+  // Its lease ended and another sender claimed the mail again (as claim does past the lease).
+  await s.db.pool.query(sql.unsafe`update email_outbox set next_attempt_at = now() - interval '1 second'`);
+  const second = await s.store.claim(60_000);
+  t.equal(second?.id, first!.id, 'the same mail, claimed again');
+  t.not(second?.lease, first!.lease, 'under a lease of its own');
+  await s.store.sent(second!);
+  // The first sender ends late with an SMTP failure: it cannot queue the sent mail again.
+  await s.store.failed(first!, '451 too late', new Date());
+  t.match(await outbox(s.db), [{ status: 'sent', attempts: 2, last_error: null }]);
+  // Nor can a late success of a taken-over claim overwrite a retry the newer claim recorded.
+  await s.addresses.add(s.userId, 'other@example.net');
+  const third = await s.store.claim(60_000);
+  await s.db.pool.query(
+    sql.unsafe`update email_outbox set next_attempt_at = now() - interval '1 second' where id = ${third!.id}`,
+  );
+  const fourth = await s.store.claim(60_000);
+  await s.store.failed(fourth!, '450 busy', new Date(Date.now() + 60_000));
+  await s.store.sent(third!);
+  t.match((await outbox(s.db))[1], { status: 'queued', last_error: '450 busy' });
+});

@@ -5,6 +5,7 @@ import type { MailPayload } from '../../../domain/email/messages.ts';
 import { sha256EmailTokens } from '../../security/email-tokens.ts';
 import type { EmailStore, OutboxMail } from '../../../ports/email/email-store.ts';
 import { type DatabasePool, Nullable, row, sql } from '../database.ts';
+import { isUuid } from '../../../domain/uuid.ts';
 
 // Addresses, tokens and the outbox (migration 0950). A mail is queued in the caller's transaction;
 // only a confirmed address that has not left the mail's stream gets a row.
@@ -66,7 +67,6 @@ export async function queueSourceHealthMails(
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const Count = Type.Object({ n: Type.Number() });
 
 async function confirmationsInLastHour(tx: CommonQueryMethods, userId: number): Promise<number> {
@@ -95,6 +95,7 @@ const OutboxRow = Type.Object({
   to: Type.String(),
   attempts: Type.Number(),
   payload: Type.Unknown(),
+  lease: Type.String(),
 });
 const Found = Type.Object({ address: Type.String(), stream: Type.String() });
 
@@ -145,7 +146,7 @@ export function createEmailStore(pool: DatabasePool): EmailStore {
     },
 
     async resend(userId, addressId, confirmation, confirmationsPerHour) {
-      if (!UUID.test(addressId)) return 'not-found';
+      if (!isUuid(addressId)) return 'not-found';
       return pool.transaction(async (tx) => {
         await tx.query(
           sql.unsafe`select pg_advisory_xact_lock(hashtextextended('email:' || ${userId}::text, 0))`,
@@ -172,7 +173,7 @@ export function createEmailStore(pool: DatabasePool): EmailStore {
     },
 
     async remove(userId, addressId) {
-      if (!UUID.test(addressId)) return false;
+      if (!isUuid(addressId)) return false;
       const result = await pool.query(sql.unsafe`
         delete from email_addresses where id = ${addressId} and user_id = ${userId}`);
       return result.rowCount > 0;
@@ -204,7 +205,7 @@ export function createEmailStore(pool: DatabasePool): EmailStore {
     },
 
     async queueDigest(userId, addressId, stream, payload) {
-      if (!UUID.test(addressId)) return 'address-not-confirmed';
+      if (!isUuid(addressId)) return 'address-not-confirmed';
       return pool.transaction(async (tx) => {
         const [to] = await recipients(tx, userId, stream, addressId);
         if (!to) return 'address-not-confirmed' as const;
@@ -220,21 +221,24 @@ export function createEmailStore(pool: DatabasePool): EmailStore {
                next_attempt_at = now() + ${leaseMs} * interval '1 millisecond'
         where o.id = (select id from email_outbox where status in ('queued', 'sending') and next_attempt_at <= now()
                       order by next_attempt_at, id for update skip locked limit 1)
-        returning o.id::text as id, o.to_address as "to", o.attempts, o.payload`);
+        returning o.id::text as id, o.to_address as "to", o.attempts, o.payload, o.next_attempt_at::text as lease`);
       return claimed as OutboxMail | null;
     },
 
-    async sent(id) {
+    // Only while the claim still holds the mail (its lease, next_attempt_at, unchanged): a claim
+    // taken over by another sender after its lease ended records nothing.
+    async sent({ id, lease }) {
       await pool.query(sql.unsafe`
-        update email_outbox set status = 'sent', sent_at = now(), payload = null, last_error = null where id = ${id}`);
+        update email_outbox set status = 'sent', sent_at = now(), payload = null, last_error = null
+        where id = ${id} and status = 'sending' and next_attempt_at = ${lease}::timestamptz`);
     },
 
-    async failed(id, error, retryAt) {
+    async failed({ id, lease }, error, retryAt) {
       await pool.query(sql.unsafe`
         update email_outbox set status = ${retryAt === null ? 'failed' : 'queued'}, last_error = ${error.slice(0, 2000)},
                next_attempt_at = ${(retryAt ?? new Date()).toISOString()},
                payload = ${retryAt === null ? null : sql.fragment`payload`}
-        where id = ${id}`);
+        where id = ${id} and status = 'sending' and next_attempt_at = ${lease}::timestamptz`);
     },
 
     async recentStatus() {

@@ -4,6 +4,7 @@ import type { Viewer } from '../../../domain/access.ts';
 import type { RawQuery } from '../../../domain/read/read-query.ts';
 import type { ExportJob, ExportJobState, ExportJobStore } from '../../../ports/read/export-jobs.ts';
 import { type DatabasePool, Nullable, row, sql } from '../database.ts';
+import { isUuid } from '../../../domain/uuid.ts';
 
 // Background exports of a view (migration 0921_view_export_jobs.sql; ports/read/export-jobs.ts).
 // The lease is the database's clock (heartbeat_at against now()), so API processes whose clocks
@@ -60,7 +61,7 @@ function toJob(r: {
 export function postgresExportJobStore(pool: DatabasePool): ExportJobStore {
   const find = async (id: string) => {
     // Not a uuid: no such job (the route's 404), never a 500.
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+    if (!isUuid(id)) return null;
     const found = await pool.maybeOne(
       sql.type(JobRow)`select ${columns} from view_export_jobs where id = ${id}`,
     );

@@ -35,6 +35,7 @@ const ClaimRow = Type.Object({
   key_scope: Nullable(Type.Union([Type.Literal('read'), Type.Literal('write')])),
   key_catalogs: Nullable(Type.Array(Type.Number())),
   key_revoked: Nullable(Type.Boolean()),
+  lease: Type.String(),
 });
 
 const DisableRow = Type.Object({
@@ -117,12 +118,15 @@ export function postgresDeliveryQueue(
           join subscriptions s on s.id = d.subscription_id and (s.enabled or d.kind = 'test')
           where d.status = 'pending' and d.next_attempt_at <= now()
             and (d.leased_until is null or d.leased_until < now())
-          order by d.next_attempt_at, d.created_at limit ${limit} for update of d skip locked),
+          -- A subscription's deliveries of one matched batch share their times: their first
+          -- change's position in the feed keeps them in the order they were queued.
+          order by d.next_attempt_at, d.created_at, (d.changes->0->>0)::numeric, (d.changes->0->>1)::numeric
+          limit ${limit} for update of d skip locked),
         leased as (
           update subscription_deliveries d set leased_until = now() + ${leaseMs} * interval '1 millisecond'
           from due where d.id = due.id
-          returning d.id, d.kind, d.attempts, d.changes, d.subscription_id)
-        select l.id as delivery_id, l.kind, l.attempts, l.changes,
+          returning d.id, d.kind, d.attempts, d.changes, d.subscription_id, d.leased_until)
+        select l.id as delivery_id, l.kind, l.attempts, l.changes, l.leased_until::text as lease,
                u.email as user_email, u.role as user_role, u.trust_level::int as user_trust,
                k.scope as key_scope, k.catalog_ids as key_catalogs, (k.revoked_at is not null) as key_revoked
         from leased l
@@ -161,14 +165,38 @@ export function postgresDeliveryQueue(
             subscription,
             owner,
             changes: c.changes.map(([txid, seq]) => ({ txid: BigInt(txid), seq: BigInt(seq) })),
+            lease: c.lease,
           },
         ];
       });
     },
 
-    async recordAttempts(records, disableAfter) {
-      if (records.length === 0) return;
-      await pool.transaction(async (tx) => {
+    async recordAttempts(claimed, disableAfter) {
+      if (claimed.length === 0) return 0;
+      return pool.transaction(async (tx) => {
+        // Only the deliveries that still hold their claim's lease (locked until the end): one whose
+        // lease ended and that another worker claimed again is that claim's to record.
+        const held = new Set(
+          await tx.anyFirst(sql.type(row(Type.Object({ id: Type.String() })))`
+            select d.id from subscription_deliveries d
+            join unnest(${sql.array(
+              claimed.map((r) => r.delivery.id),
+              'text',
+            )}, ${sql.array(
+              claimed.map((r) => r.delivery.lease),
+              'text',
+            )}) r(id, lease) on d.id = r.id
+            where d.leased_until = r.lease::timestamptz
+            for update of d`),
+        );
+        const kept = claimed.filter((r) => held.has(r.delivery.id));
+        // Released unsent (the claim's time ran out before their turn): due again for the next claim.
+        const released = kept.filter((r) => r.next.kind === 'released').map((r) => r.delivery.id);
+        if (released.length > 0)
+          await tx.query(sql.unsafe`
+            update subscription_deliveries set leased_until = null where id = any(${sql.array(released, 'text')})`);
+        const records = kept.filter((r) => r.next.kind !== 'released');
+        if (records.length === 0) return claimed.length - kept.length;
         const tried = records.filter((r) => r.next.kind !== 'dropped');
         const column = <T>(list: typeof records, pick: (r: (typeof records)[number]) => T) => list.map(pick);
         if (tried.length > 0)
@@ -251,6 +279,7 @@ export function postgresDeliveryQueue(
                           order by created_at desc offset ${DELIVERY_LOG_SIZE} limit 1) as cut
             from unnest(${ids}) s(id)) c
           where d.subscription_id = c.id and d.status <> 'pending' and d.created_at <= c.cut`);
+        return claimed.length - kept.length;
       });
     },
   };
