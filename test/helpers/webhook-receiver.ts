@@ -3,10 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { guardedWebhookPoster } from '../../src/adapters/fetch/webhook-poster.ts';
-import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
+import { Type } from 'typebox';
+import { type DatabasePool, row, sql } from '../../src/adapters/postgres/database.ts';
 import { postgresSubscriptionStore } from '../../src/adapters/postgres/subscriptions/subscription-store.ts';
 import type { DeliveryDeps } from '../../src/application/subscriptions/deliver-subscriptions.ts';
 import { changeFeedOn } from '../../src/composition/read.ts';
+import { insertAccessFixture } from './accounts.ts';
+import { testDatabase } from './database.ts';
 
 // A webhook receiver on loopback for the subscription tests: it verifies every delivery's
 // signature with the `standardwebhooks` package (the signer under test is our own), counts them
@@ -93,4 +96,40 @@ export function deliveryDeps(
     leaseMs: options.leaseMs ?? 60_000,
     sendTimeoutMs,
   };
+}
+
+/**
+ * A test database with the access fixture, an owner (trust level 3) subscribed by webhook to the
+ * whole `open` catalog, the receiver verifying with the subscription's secret, and `events` events
+ * stored in the `open-data` dataset after the subscription (titles `${prefix} n`).
+ */
+export async function subscribedReceiver(t: Test, options: { name: string; events: number }) {
+  const db = await testDatabase(t);
+  const owner = await db.pool.oneFirst(sql.type(row(Type.Object({ id: Type.Number() })))`
+    insert into users (email, password_hash, trust_level) values (${`${options.name}@example.org`}, 'x', 3) returning id`);
+  await insertAccessFixture(db, owner);
+  const receiver = await webhookReceiver(t);
+  const secret = `whsec_${Buffer.from('a secret of 24 bytes!!!!').toString('base64')}`;
+  receiver.useSecret(secret);
+  const store = postgresSubscriptionStore(db.pool);
+  const filter = {
+    catalog: 'open',
+    datasets: [],
+    bounds: null,
+    dates: { from: null, to: null },
+    dateField: { kind: 'eventTimestamp' as const },
+  };
+  await store.create(
+    owner,
+    null,
+    { name: options.name, filter, channel: { kind: 'webhook', url: receiver.url }, viewCode: null },
+    secret,
+    10,
+  );
+  await db.pool.query(sql.unsafe`
+    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
+    select d.id, d.catalog_id, ${options.name} || n, ${options.name} || ' ' || n, '{}'::jsonb,
+           st_setsrid(st_makepoint(13.4, 52.5), 4326), '2026-01-01'
+    from datasets d cross join generate_series(1, ${options.events}) n where d.slug = 'open-data'`);
+  return { db, receiver, store };
 }

@@ -3,11 +3,8 @@ import path from 'node:path';
 import t from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
-import { postgresSubscriptionStore } from '../../../src/adapters/postgres/subscriptions/subscription-store.ts';
-import { insertAccessFixture } from '../../helpers/accounts.ts';
-import { testDatabase } from '../../helpers/database.ts';
 import { stopProcess } from '../../helpers/processes.ts';
-import { webhookReceiver } from '../../helpers/webhook-receiver.ts';
+import { subscribedReceiver } from '../../helpers/webhook-receiver.ts';
 
 // At least once across kill -9 (issue 39 §2): a worker process is SIGKILLed while its webhook POST
 // is in flight (the receiver holds it unanswered); a second worker sends that delivery again when
@@ -17,31 +14,7 @@ import { webhookReceiver } from '../../helpers/webhook-receiver.ts';
 const EVENTS = 150;
 
 t.test('kill -9 of the worker mid-delivery loses nothing', async (t) => {
-  const db = await testDatabase(t);
-  const owner = await db.pool.oneFirst(sql.type(row(Type.Object({ id: Type.Number() })))`
-    insert into users (email, password_hash, trust_level) values ('hooks@example.org', 'x', 3) returning id`);
-  await insertAccessFixture(db, owner);
-  const receiver = await webhookReceiver(t);
-  const secret = `whsec_${Buffer.from('a secret of 24 bytes!!!!').toString('base64')}`;
-  receiver.useSecret(secret);
-  const filter = {
-    catalog: 'open',
-    datasets: [],
-    bounds: null,
-    dates: { from: null, to: null },
-    dateField: { kind: 'eventTimestamp' as const },
-  };
-  await postgresSubscriptionStore(db.pool).create(
-    owner,
-    null,
-    { name: 'kill', filter, channel: { kind: 'webhook', url: receiver.url }, viewCode: null },
-    secret,
-    10,
-  );
-  await db.pool.query(sql.unsafe`
-    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
-    select d.id, d.catalog_id, 'k' || n, 'killed ' || n, '{}'::jsonb, st_setsrid(st_makepoint(13.4, 52.5), 4326), '2026-01-01'
-    from datasets d cross join generate_series(1, ${EVENTS}) n where d.slug = 'open-data'`);
+  const { db, receiver } = await subscribedReceiver(t, { name: 'killed', events: EVENTS });
 
   const worker = () => {
     const child = spawn(

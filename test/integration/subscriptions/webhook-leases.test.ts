@@ -1,16 +1,13 @@
 import t, { type Test } from 'tap';
 import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
-import { postgresSubscriptionStore } from '../../../src/adapters/postgres/subscriptions/subscription-store.ts';
 import {
   matchStoredChanges,
   sendDueDeliveries,
 } from '../../../src/application/subscriptions/deliver-subscriptions.ts';
 import { DELIVERY_BATCH_SIZE } from '../../../src/domain/subscriptions/subscriptions.ts';
-import { insertAccessFixture } from '../../helpers/accounts.ts';
 import { changesVisible } from '../../helpers/change-log.ts';
-import { testDatabase } from '../../helpers/database.ts';
-import { deliveryDeps, webhookReceiver } from '../../helpers/webhook-receiver.ts';
+import { deliveryDeps, subscribedReceiver } from '../../helpers/webhook-receiver.ts';
 
 // A claim's lease bounds what it does (issue 39, at least once without needless duplicates): a send
 // starts only while the lease outlasts it, so behind a slow receiver a subscription's later
@@ -22,33 +19,11 @@ const LEASE_MS = 60_000;
 const SEND_TIMEOUT_MS = 5_000;
 
 async function setup(t: Test, deliveries: number) {
-  const db = await testDatabase(t);
-  const owner = await db.pool.oneFirst(sql.type(row(Type.Object({ id: Type.Number() })))`
-    insert into users (email, password_hash, trust_level) values ('leases@example.org', 'x', 3) returning id`);
-  await insertAccessFixture(db, owner);
-  const receiver = await webhookReceiver(t);
-  const secret = `whsec_${Buffer.from('a secret of 24 bytes!!!!').toString('base64')}`;
-  receiver.useSecret(secret);
-  const store = postgresSubscriptionStore(db.pool);
-  const filter = {
-    catalog: 'open',
-    datasets: [],
-    bounds: null,
-    dates: { from: null, to: null },
-    dateField: { kind: 'eventTimestamp' as const },
-  };
-  await store.create(
-    owner,
-    null,
-    { name: 'leases', filter, channel: { kind: 'webhook', url: receiver.url }, viewCode: null },
-    secret,
-    10,
-  );
   // Enough events for `deliveries` deliveries of the one subscription, matched in one batch.
-  await db.pool.query(sql.unsafe`
-    insert into events (dataset_id, catalog_id, unique_id, title, data, location, event_timestamp)
-    select d.id, d.catalog_id, 'l' || n, 'lease ' || n, '{}'::jsonb, st_setsrid(st_makepoint(13.4, 52.5), 4326), '2026-01-01'
-    from datasets d cross join generate_series(1, ${deliveries * DELIVERY_BATCH_SIZE}) n where d.slug = 'open-data'`);
+  const { db, receiver, store } = await subscribedReceiver(t, {
+    name: 'leases',
+    events: deliveries * DELIVERY_BATCH_SIZE,
+  });
   await changesVisible(db.pool);
   const statuses = () =>
     db.pool.anyFirst(sql.type(row(Type.Object({ s: Type.String() })))`
