@@ -1,5 +1,6 @@
 import t from 'tap';
-import { sql } from '../../src/adapters/postgres/database.ts';
+import { Type } from 'typebox';
+import { row, sql } from '../../src/adapters/postgres/database.ts';
 import { JAPAN_IN_JANUARY, signedInOverJapan } from '../helpers/japan-in-chromium.ts';
 import { webhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -59,6 +60,13 @@ t.test('subscribe to the Explore view, test the webhook, read the log', async (t
   );
   t.equal(receiver.received.find((r) => r.body.type === 'changes')?.body.changes[0]?.event?.title, 'Kyoto');
 
+  // The worker records a claim's attempts after its sends: the receiver can have both before the
+  // log does. Wait (bounded) for both attempts to be recorded before reading the page.
+  const recorded = () =>
+    db.pool.oneFirst(sql.type(row(Type.Object({ n: Type.Number() })))`
+      select count(*)::int as n from subscription_attempts`);
+  for (let i = 0; i < 600 && (await recorded()) < 2; i += 1)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   await page.goto(`${base}/account/subscriptions`);
   const log = await page.textContent('.delivery-log');
   t.match(log, /\(test\)/, 'the test delivery in the log');
