@@ -99,13 +99,14 @@ async function attempt(deps: DeliveryDeps, delivery: DueDelivery, changes: Chang
 
 type AttemptRecord = Parameters<SubscriptionStore['recordAttempts']>[0][number];
 
-const DROPPED = { statusCode: null, durationMs: 0, error: null };
-const UNSENT = DROPPED;
+/** The outcome of a delivery not attempted (dropped, or released unsent). */
+const NOT_ATTEMPTED = { statusCode: null, durationMs: 0, error: null };
 
 /** Sends one claimed delivery with its changes (read already): the attempt to record. */
 async function deliver(deps: DeliveryDeps, delivery: DueDelivery, changes: Change[]): Promise<AttemptRecord> {
-  if (delivery.kind === 'changes' && changes.length === 0)
-    return { delivery, outcome: DROPPED, next: { kind: 'dropped' } };
+  // The key it was made with was revoked (owner null): the owner's access through it is gone.
+  if (delivery.owner === null || (delivery.kind === 'changes' && changes.length === 0))
+    return { delivery, outcome: NOT_ATTEMPTED, next: { kind: 'dropped' } };
   const outcome = await attempt(deps, delivery, changes);
   const tries = delivery.attempts + 1;
   const next =
@@ -173,11 +174,8 @@ export async function sendDueDeliveries(deps: DeliveryDeps, limit: number): Prom
       for (const delivery of lane)
         records.push(
           deps.now() > lastStart
-            ? { delivery, outcome: UNSENT, next: { kind: 'released' } }
-            : // The key it was made with was revoked: the owner's access through it is gone.
-              delivery.owner === null
-              ? { delivery, outcome: DROPPED, next: { kind: 'dropped' } }
-              : await deliver(deps, delivery, changes.get(delivery.id) ?? []),
+            ? { delivery, outcome: NOT_ATTEMPTED, next: { kind: 'released' } }
+            : await deliver(deps, delivery, changes.get(delivery.id) ?? []),
         );
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL_RECEIVERS, queue.length) }, runner));
