@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { tapFiles, testOf } from './tap-results.ts';
 
 // The failed assertions of the last tap run, one block per failing file: each `not ok` line with the
 // lines of its diagnostic that follow (message, found/wanted, stack's first frame). Printed by
@@ -7,22 +7,7 @@ import path from 'node:path';
 // tap reporter's own list of failures scrolls out of it on a long run. By hand:
 //   npx node scripts/failed-tests.ts [lines-per-failure]   (default 16)
 
-const results = path.join(import.meta.dirname, '..', '.tap', 'test-results');
 const linesPerFailure = Number(process.argv[2] ?? 16);
-
-function tapFiles(dir: string): string[] {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries.flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return tapFiles(full);
-    return entry.name.endsWith('.tap') ? [full] : [];
-  });
-}
 
 // Only the innermost failures: a failing subtest also makes each enclosing test `not ok`, and those
 // lines carry no diagnostic of their own. A `not ok` is a leaf when the next line is its YAML block
@@ -44,9 +29,9 @@ function failures(text: string): string[][] {
   return found;
 }
 
-const failed = tapFiles(results).flatMap((file) => {
+const failed = tapFiles().flatMap((file) => {
   const found = failures(readFileSync(file, 'utf8'));
-  return found.length === 0 ? [] : [{ test: path.relative(results, file).replace(/\.tap$/, ''), found }];
+  return found.length === 0 ? [] : [{ test: testOf(file), found }];
 });
 
 if (failed.length === 0) {

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { tapFiles, testOf } from './tap-results.ts';
 
 // The slowest test files of the last tap run, over every test folder (unit, integration and its
 // feature folders, browser, ...): tap keeps each file's last output in .tap/test-results/<file>.tap,
@@ -7,29 +8,14 @@ import path from 'node:path';
 //   npx node scripts/slowest-tests.ts [count]   (default 20)
 // with each folder's total, so a slow folder shows even when no single file of it is near the top.
 
-const results = path.join(import.meta.dirname, '..', '.tap', 'test-results');
 const count = Number(process.argv[2] ?? 20);
 
-function tapFiles(dir: string): string[] {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries.flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return tapFiles(full);
-    return entry.name.endsWith('.tap') ? [full] : [];
-  });
-}
-
-const timed = tapFiles(results).flatMap((file) => {
+const timed = tapFiles().flatMap((file) => {
   // The file's own time is its last top-level `# time=` line (subtests' are indented).
   const times = [...readFileSync(file, 'utf8').matchAll(/^# time=([0-9.]+)ms$/gm)];
   const ms = Number(times.at(-1)?.[1]);
   if (!Number.isFinite(ms)) return [];
-  return [{ test: path.relative(results, file).replace(/\.tap$/, ''), ms }];
+  return [{ test: testOf(file), ms }];
 });
 
 if (timed.length === 0) {
