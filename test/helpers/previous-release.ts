@@ -6,12 +6,16 @@ import type { Test } from 'tap';
 import { projectRoot } from '../../src/adapters/config/environment.ts';
 
 // The previous release, checked out beside this one (docs/upgrading.md, "The compatibility test"):
-// the newest tag v0.* that is an ancestor of HEAD (not HEAD's own), or, until the first tag exists,
-// the commit named below. Its processes run with this checkout's node_modules, so every package its
+// the newest tag v0.* that is an ancestor of HEAD (not HEAD's own), or, in a clone without tags, the
+// commit named below. Its processes run with this checkout's node_modules, so every package its
 // lockfile pins must be installed here at the same version.
 
-/** The last commit landed before releases were tagged (issue 32); used while no v0.* tag exists. */
-export const UNTAGGED_PREVIOUS = '1db579147a5ba54bee16c93879453a22f1ada333';
+/**
+ * The newest release's commit (v0.1, the landed main of 2026-11-28), used when the clone holds no
+ * v0.* tag: a clone of `main` alone may come without tags, and the test must still check the same
+ * release. Moved with each new tag (docs/upgrading.md, "Releases").
+ */
+export const UNTAGGED_PREVIOUS = 'f6436a1336225d06833439de3d3f350e24a5901b';
 
 const git = (args: string[]) =>
   execFileSync('git', args, { cwd: projectRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
