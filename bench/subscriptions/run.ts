@@ -153,6 +153,7 @@ const deps: DeliveryDeps = {
   retryBaseMs: 1_000,
   leaseMs: 60_000,
   sendTimeoutMs: SEND_TIMEOUT_MS,
+  log: () => {},
 };
 let importing = true;
 let matchMs = 0;

@@ -22,7 +22,7 @@ import { changeFeedOn } from './read.ts';
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
 export function composeSubscriptions(
-  infra: Pick<Infrastructure, 'config' | 'boss'>,
+  infra: Pick<Infrastructure, 'config' | 'boss' | 'log'>,
   on: DatabasePool,
   needs: {
     views: SavedViewDeps;
@@ -66,6 +66,7 @@ export function composeSubscriptions(
         retryBaseMs: config.outboxes.deliveries.retryBaseMs,
         leaseMs: config.outboxes.deliveries.leaseMs,
         sendTimeoutMs: WEBHOOK_TIMEOUT_MS,
+        log: infra.log,
       };
       return {
         start: () => startSubscriptionWorker(infra.boss, delivery),

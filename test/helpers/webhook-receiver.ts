@@ -81,7 +81,12 @@ export async function webhookReceiver(t: Test) {
 /** The worker's dependencies on a test database: loopback allowed, retries at once. */
 export function deliveryDeps(
   pool: DatabasePool,
-  options: { leaseMs?: number; sendTimeoutMs?: number; now?: () => number } = {},
+  options: {
+    leaseMs?: number;
+    sendTimeoutMs?: number;
+    now?: () => number;
+    log?: (line: string) => void;
+  } = {},
 ): DeliveryDeps {
   const sendTimeoutMs = options.sendTimeoutMs ?? 5_000;
   return {
@@ -95,6 +100,7 @@ export function deliveryDeps(
     retryBaseMs: 0,
     leaseMs: options.leaseMs ?? 60_000,
     sendTimeoutMs,
+    log: options.log ?? (() => {}),
   };
 }
 

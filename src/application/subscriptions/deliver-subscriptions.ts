@@ -32,6 +32,8 @@ export type DeliveryDeps = {
   leaseMs: number;
   /** The longest one send can take (the webhook POST's timeout); less than leaseMs (outbox-config.ts). */
   sendTimeoutMs: number;
+  /** The worker's log lines: attempts not recorded because their claim was taken over. */
+  log: (line: string) => void;
 };
 
 const MATCH_BATCH = 5_000;
@@ -179,6 +181,14 @@ export async function sendDueDeliveries(deps: DeliveryDeps, limit: number): Prom
         );
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL_RECEIVERS, queue.length) }, runner));
-  await deps.subscriptions.recordAttempts(records, FAILURES_BEFORE_DISABLE);
+  const lost = await deps.subscriptions.recordAttempts(records, FAILURES_BEFORE_DISABLE);
+  // Each lost attempt was sent while another worker may have sent it too (a duplicate under the
+  // same id): a lease too short for the sends, or a worker stalled past it (docs/operations.md,
+  // "Outbox timing").
+  if (lost > 0)
+    deps.log(
+      `subscription deliveries: ${lost} of ${records.length} attempts not recorded, their lease ` +
+        `(${deps.leaseMs} ms) ran out and another worker claimed them`,
+    );
   return due.length;
 }

@@ -85,3 +85,28 @@ t.test('a claim whose deliveries were claimed again records nothing over the new
   t.equal(await store.recordAttempts([{ delivery: newer!, outcome: ok, next: { kind: 'delivered' } }], 5), 0);
   t.same(await statuses(), ['delivered'], 'the newer claim records its own');
 });
+
+t.test('attempts a claim could not record are logged by the worker', async (t) => {
+  const { db, receiver, store, statuses } = await setup(t, 1);
+  const lines: string[] = [];
+  const deps = deliveryDeps(db.pool, {
+    leaseMs: LEASE_MS,
+    sendTimeoutMs: SEND_TIMEOUT_MS,
+    log: (line) => lines.push(line),
+  });
+  await matchStoredChanges(deps);
+  receiver.hold();
+  const sending = sendDueDeliveries(deps, 10);
+  // While the send waits for its answer, the claim's lease is taken over by another worker's claim.
+  for (let tries = 0; receiver.waiting() === 0; tries += 1) {
+    if (tries > 600) throw new Error('the delivery never reached the receiver');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await db.pool.query(sql.unsafe`update subscription_deliveries set leased_until = null`);
+  t.equal((await store.claimDue(10, LEASE_MS)).length, 1, 'claimed again');
+  receiver.release();
+  t.equal(await sending, 1, 'the first claim sent its delivery');
+  t.same(await statuses(), ['pending (leased)'], 'its attempt is not recorded over the newer claim');
+  t.equal(lines.length, 1, 'one line');
+  t.match(lines[0], /1 of 1 attempts not recorded/);
+});
