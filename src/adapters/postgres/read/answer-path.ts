@@ -18,9 +18,8 @@ import type { Grain } from '../../../domain/read/time-ranges.ts';
 // The answer-path policy of the read model: which precomputed counts (or which plan) answer a view.
 // The tables are those of migrations/0200_read_api.sql and later: event_counts (per dataset, catalog
 // and in total, per UTC year/month/day), event_cell_counts (level-10 cells per year/month),
-// event_fine_cell_counts (level-16 cells, totals only). event_cell_day_counts is no longer read
-// (it stays written for the previous release's processes until the release after this one drops
-// it, docs/upgrading.md). Whatever a path reads, the adapter adds the raw rows of what the counts do
+// event_cell_day_counts (level-10 cells per day, totals only), event_fine_cell_counts (level-16
+// cells, totals only). Whatever a path reads, the adapter adds the raw rows of what the counts do
 // not cover (partial periods, edge cells), so every path gives the same answer: the choice is
 // only about speed. Pure: the adapter (src/adapters/postgres/read/) resolves the facts and
 // turns the chosen path into SQL.
@@ -123,13 +122,13 @@ export function scopeFacts(
 /**
  * What a count is asked for: `level`, cells of that grid level; `histogram`, a time column fine
  * enough for the bins ('day' when each bin is made of whole UTC days, 'month' when of whole
- * months, null when only rows will do); `cutMonths`, with histogram 'day', that the months a bin
- * boundary falls inside are known. A breakdown by dataset takes the same path (the adapter reads
- * the per-dataset rows of the same tables).
+ * months, null when only rows will do); `perDataset`, a breakdown by dataset; `cutMonths`, with
+ * histogram 'day', that the months a bin boundary falls inside are known.
  */
 export type CountNeed = {
   level?: number;
   histogram?: 'day' | 'month' | null;
+  perDataset?: boolean;
   cutMonths?: boolean;
 };
 
@@ -142,11 +141,11 @@ type CountAnswer =
   /** Most of the world: the count without bounds minus the events outside the box. */
   | { kind: 'world-minus-outside' }
   /**
-   * Bounds: the level-10 cells wholly inside the box from event_cell_counts in these grains; the
-   * edge cells, the partial months at the ends of the range and (with `cutMonths`) the months a
-   * histogram bin boundary cuts from the rows.
+   * Bounds: the level-10 cells wholly inside the box from event_cell_counts in these grains, with
+   * `dayCells` the whole days at the ends of the range (and with `cutMonths` the months a histogram
+   * bin boundary cuts) from event_cell_day_counts; the edge cells from the rows.
    */
-  | { kind: 'level-10-cells'; grains: Grain[]; cutMonths: boolean }
+  | { kind: 'level-10-cells'; grains: Grain[]; dayCells: boolean; cutMonths: boolean }
   /** A map view at zoom 9-13: the level-16 cells wholly inside from event_fine_cell_counts. */
   | { kind: 'level-16-cells'; level: number };
 
@@ -159,6 +158,11 @@ const MOSTLY_WORLD = 0.5;
 
 export function coversMostOfWorld(bounds: Bounds | null): boolean {
   return bounds !== null && mercatorShare(bounds) >= MOSTLY_WORLD;
+}
+
+/** event_cell_day_counts holds the totals over all datasets only. */
+export function readsDayCells(scope: ScopeFacts, perDataset: boolean): boolean {
+  return scope.allDatasets && !perDataset;
 }
 
 /**
@@ -180,6 +184,7 @@ export function readsFineCells(scope: ScopeFacts, filter: EventFilter, level: nu
 /** The counting path of a view (counts, map cells, histograms, extents). */
 export function countAnswer(scope: ScopeFacts, filter: EventFilter, need: CountNeed = {}): CountAnswer {
   const level = need.level ?? null;
+  const perDataset = need.perDataset ?? false;
   // A custom date field is not in any count table; pending counts hold nothing yet.
   if (scope.countsPending || filter.dateField.kind !== 'eventTimestamp' || need.histogram === null)
     return { kind: 'rows' };
@@ -194,17 +199,20 @@ export function countAnswer(scope: ScopeFacts, filter: EventFilter, need: CountN
     return { kind: 'period-counts', grains };
   }
   if (level === null && coversMostOfWorld(filter.bounds)) return { kind: 'world-minus-outside' };
+  const dayCells = readsDayCells(scope, perDataset);
   // Calendar months: whole months of the inner cells from their month counts. Finer bins: the
-  // months no bin boundary cuts from the month counts, the others from the rows. No count is finer
-  // than a month in a box: day cells stored the events again (98 % of their keys held one event on
-  // real-shaped data, docs/scaling.md), so the rows of a cut month cost what its day cells did.
-  if (need.histogram === 'month') return { kind: 'level-10-cells', grains: ['month'], cutMonths: false };
+  // months no bin boundary cuts from the month counts, the others from the day counts (unfiltered
+  // views only); else the rows.
+  if (need.histogram === 'month')
+    return { kind: 'level-10-cells', grains: ['month'], dayCells, cutMonths: false };
   if (need.histogram) {
-    return need.cutMonths ? { kind: 'level-10-cells', grains: ['month'], cutMonths: true } : { kind: 'rows' };
+    return need.cutMonths && dayCells
+      ? { kind: 'level-10-cells', grains: ['month'], dayCells, cutMonths: true }
+      : { kind: 'rows' };
   }
   if (level !== null && level > ROLLUP_LEVEL)
     return readsFineCells(scope, filter, level) ? { kind: 'level-16-cells', level } : { kind: 'rows' };
-  return { kind: 'level-10-cells', grains: ['year', 'month'], cutMonths: false };
+  return { kind: 'level-10-cells', grains: ['year', 'month'], dayCells, cutMonths: false };
 }
 
 /**
@@ -223,15 +231,16 @@ export function histogramGrain(
 /** How the first and last instants of a view are found. */
 type TimeRangeAnswer =
   | { kind: 'rows' }
-  /** A box (not most of the world): first and last months of its inner level-10 cells. */
-  | { kind: 'box-cell-months' }
+  /** A box (not most of the world): first and last periods of its inner level-10 cells. */
+  | { kind: 'box-cell-periods'; grain: Grain }
   /** No bounds: the first and last days from event_counts, the instants from those days' rows. */
   | { kind: 'day-counts' };
 
 export function timeRangeAnswer(scope: ScopeFacts, filter: EventFilter): TimeRangeAnswer {
   if (scope.countsPending) return { kind: 'rows' };
   if (filter.dateField.kind !== 'eventTimestamp') return { kind: 'rows' };
-  if (filter.bounds && !coversMostOfWorld(filter.bounds)) return { kind: 'box-cell-months' };
+  if (filter.bounds && !coversMostOfWorld(filter.bounds))
+    return { kind: 'box-cell-periods', grain: readsDayCells(scope, false) ? 'day' : 'month' };
   if (filter.bounds !== null) return { kind: 'rows' };
   return { kind: 'day-counts' };
 }

@@ -1,7 +1,13 @@
 import { countAnswer, type CountNeed } from './answer-path.ts';
 import { GRID_LEVEL, innerCellRange, mercatorCell, ROLLUP_LEVEL } from '../../../domain/read/clustering.ts';
 import { type EventFilter, longitudeRanges } from '../../../domain/read/read-query.ts';
-import { type Grain, type PeriodSpan, periodStarts, splitRange } from '../../../domain/read/time-ranges.ts';
+import {
+  floorPeriod,
+  type Grain,
+  type PeriodSpan,
+  periodStarts,
+  splitRange,
+} from '../../../domain/read/time-ranges.ts';
 import { sql } from '../database.ts';
 import { type Sql, sqlText } from '../sql-text.ts';
 import { eventsFrom } from './private-locations.ts';
@@ -22,12 +28,8 @@ import type { Scope } from './scope.ts';
 
 type Fragment = Sql;
 
-/**
- * What a count asks for (CountNeed), with `perDataset`, a breakdown by dataset, and the SQL of the
- * months a histogram bin boundary cuts.
- */
+/** What a count asks for (CountNeed), with the SQL of the months a histogram bin boundary cuts. */
 type Need = Omit<CountNeed, 'cutMonths'> & {
-  perDataset?: boolean;
   /** With histogram 'day': the month starts (a query's rows `m`) a bin boundary falls inside. */
   cutMonths?: Fragment;
 };
@@ -44,6 +46,7 @@ export function countParts(scope: Scope, filter: EventFilter, need: Need = {}): 
   const answer = countAnswer(scope, filter, {
     level: need.level,
     histogram: need.histogram,
+    perDataset,
     cutMonths: cutMonths !== null,
   });
   switch (answer.kind) {
@@ -58,6 +61,7 @@ export function countParts(scope: Scope, filter: EventFilter, need: Need = {}): 
     case 'level-10-cells':
       return cellParts(scope, filter, level, perDataset, {
         grains: answer.grains,
+        dayCells: answer.dayCells,
         cutMonths: answer.cutMonths ? cutMonths : null,
       });
   }
@@ -120,21 +124,21 @@ function periodParts(scope: Scope, filter: EventFilter, grains: Grain[], perData
 
 /**
  * Bounds: per longitude range, the whole years and months in the level-10 cells wholly inside the
- * box come from event_cell_counts, except the months in `cutMonths` (a histogram bin boundary falls
- * inside them); the rows supply the edge cells, the partial months at the ends of a date range and
- * the inner cells' cut months.
+ * box come from event_cell_counts, and for unfiltered views the whole days at the ends of a date
+ * range (and the months in `cutMonths`) from event_cell_day_counts; the rows supply the edge cells
+ * and the partial days (or months).
  */
 function cellParts(
   scope: Scope,
   filter: EventFilter,
   level: number | null,
   perDataset: boolean,
-  counts: { grains: Grain[]; cutMonths: Fragment | null },
+  counts: { grains: Grain[]; dayCells: boolean; cutMonths: Fragment | null },
 ): Fragment[] {
   const bounds = filter.bounds;
   if (!bounds) throw new Error('cellParts needs bounds');
   const { grains, cutMonths } = counts;
-  const split = splitRange(filter.dates, grains);
+  const split = splitRange(filter.dates, counts.dayCells ? [...grains, 'day'] : grains);
   const parts: Fragment[] = [];
   for (const range of longitudeRanges(bounds)) {
     const box = { north: bounds.north, south: bounds.south, west: range.west, east: range.east };
@@ -149,7 +153,14 @@ function cellParts(
     const cy = level === null ? sqlText`null::int4` : sqlText`cell_y >> ${shift}`;
     const cells = sqlText`cell_x between ${inner.x0} and ${inner.x1} and cell_y between ${inner.y0} and ${inner.y1}`;
     for (const span of split.periods) {
-      const cut = cutMonths !== null && span.grain === 'month';
+      if (span.grain === 'day') {
+        // A day span lies within one month (the ends of a date range).
+        if (span.from === null || span.to === null) throw new Error('a day span is never open');
+        const month = sqlText`m.period = ${floorPeriod(span.from, 'month')}::timestamptz`;
+        parts.push(dayCellPart(inner, level, month, span));
+        continue;
+      }
+      const cut = cutMonths && span.grain === 'month';
       parts.push(sqlText`
         select dataset_id, catalog_id, period as t, ${cx} as cx, ${cy} as cy, null::int8 as id,
                event_count::int8 as n, sum_lon as slon, sum_lat as slat
@@ -157,16 +168,10 @@ function cellParts(
         where ${periodConditions(scope, span, perDataset, true)} and ${cells}
           ${cut ? sqlText`and period not in (select m from (${cutMonths}) k)` : sqlText``}`);
       if (cut) {
-        const month = sqlText`date_trunc('month', e.event_timestamp, 'UTC')`;
-        parts.push(
-          rawPart(
-            scope,
-            boxFilter,
-            span,
-            level,
-            sqlText`${innerCells(inner)} and ${month} in (select m from (${cutMonths}) k)`,
-          ),
-        );
+        const months = [sqlText`m.period in (select m from (${cutMonths}) k)`];
+        if (span.from !== null) months.push(sqlText`m.period >= ${span.from}::timestamptz`);
+        if (span.to !== null) months.push(sqlText`m.period < ${span.to}::timestamptz`);
+        parts.push(dayCellPart(inner, level, allOf(months), null));
       }
     }
     // The whole periods form one contiguous range; its rows in the edge cells are read strip by
@@ -184,11 +189,36 @@ function cellParts(
   return parts;
 }
 
-/** The rows in the level-10 cells x0..x1 × y0..y1, as a range of their level-24 cell indices. */
-function innerCells(inner: { x0: number; x1: number; y0: number; y1: number }): Fragment {
-  const s = GRID_LEVEL - ROLLUP_LEVEL;
-  return sqlText`e.grid_x >= ${inner.x0 << s} and e.grid_x < ${(inner.x1 + 1) << s}
-    and e.grid_y >= ${inner.y0 << s} and e.grid_y < ${(inner.y1 + 1) << s}`;
+/**
+ * Day counts of the inner cells in the months `months` (a condition on `m.period`), within `span`
+ * when given. Driven by those months' cell rows (the cells that hold events then), each reading its
+ * days through the table's key (`offset 0` keeps the planner from joining every day of those cells
+ * and filtering them afterwards).
+ */
+function dayCellPart(
+  inner: { x0: number; x1: number; y0: number; y1: number },
+  level: number | null,
+  months: Fragment,
+  span: { from: string | null; to: string | null } | null,
+): Fragment {
+  const shift = level === null ? 0 : ROLLUP_LEVEL - level;
+  const cx = level === null ? sqlText`null::int4` : sqlText`m.cell_x >> ${shift}`;
+  const cy = level === null ? sqlText`null::int4` : sqlText`m.cell_y >> ${shift}`;
+  const from =
+    span === null || span.from === null
+      ? sqlText`m.period`
+      : sqlText`greatest(m.period, ${span.from}::timestamptz)`;
+  const end = sqlText`m.period + interval '1 month'`;
+  const to = span === null || span.to === null ? end : sqlText`least(${end}, ${span.to}::timestamptz)`;
+  return sqlText`
+    select 0::int8 as dataset_id, 0::int8 as catalog_id, d.day as t, ${cx} as cx, ${cy} as cy, null::int8 as id,
+           d.event_count::int8 as n, d.sum_lon as slon, d.sum_lat as slat
+    from event_cell_counts m
+    cross join lateral (select d.day, d.event_count, d.sum_lon, d.sum_lat from event_cell_day_counts d
+                        where d.cell_x = m.cell_x and d.cell_y = m.cell_y and d.day >= ${from} and d.day < ${to}
+                        offset 0) d
+    where m.grain = 'm' and m.dataset_id = 0 and ${months}
+      and m.cell_x between ${inner.x0} and ${inner.x1} and m.cell_y between ${inner.y0} and ${inner.y1}`;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   GENERIC_PAGE_MIN_SHARE,
   histogramGrain,
   pageAnswer,
+  readsDayCells,
   readsFineCells,
   type ScopeFacts,
   scopeFacts,
@@ -112,37 +113,46 @@ t.test('counts of most of the world: everything minus the events outside the box
   });
   t.same(
     countAnswer(everything, view({ bounds: WORLD }), { level: 2 }),
-    { kind: 'level-10-cells', grains: ['year', 'month'], cutMonths: false },
+    { kind: 'level-10-cells', grains: ['year', 'month'], dayCells: true, cutMonths: false },
     'map cells: the cells, as for any box',
   );
 });
 
-t.test('counts in a box: the level-10 cells inside, whatever the datasets', async (t) => {
+t.test('counts in a box: the level-10 cells inside, the day cells for unfiltered views', async (t) => {
   const box = view({ bounds: EUROPE });
   t.same(countAnswer(everything, box), {
     kind: 'level-10-cells',
     grains: ['year', 'month'],
+    dayCells: true,
     cutMonths: false,
   });
+  t.same(
+    countAnswer(everything, box, { perDataset: true }),
+    { kind: 'level-10-cells', grains: ['year', 'month'], dayCells: false, cutMonths: false },
+    'the day cells hold totals only',
+  );
   t.same(countAnswer(someDatasets, box, { level: 6 }), {
     kind: 'level-10-cells',
     grains: ['year', 'month'],
+    dayCells: false,
     cutMonths: false,
   });
   t.same(countAnswer(everything, box, { histogram: 'month' }), {
     kind: 'level-10-cells',
     grains: ['month'],
+    dayCells: true,
     cutMonths: false,
   });
   t.same(countAnswer(everything, box, { histogram: 'day', cutMonths: true }), {
     kind: 'level-10-cells',
     grains: ['month'],
+    dayCells: true,
     cutMonths: true,
   });
   t.same(
     countAnswer(someDatasets, box, { histogram: 'day', cutMonths: true }),
-    { kind: 'level-10-cells', grains: ['month'], cutMonths: true },
-    'day bins of some datasets: their month cells, the cut months from the rows',
+    { kind: 'rows' },
+    'day bins of some datasets: no day cells for them',
   );
   t.same(countAnswer(everything, box, { histogram: 'day' }), { kind: 'rows' }, 'cut months unknown');
   t.same(countAnswer(pending, box), { kind: 'rows' });
@@ -155,6 +165,7 @@ t.test('map cells finer than level 10: the level-16 cells for unfiltered views, 
   t.same(countAnswer(everything, city, { level: 10 }), {
     kind: 'level-10-cells',
     grains: ['year', 'month'],
+    dayCells: true,
     cutMonths: false,
   });
   t.same(countAnswer(someDatasets, city, { level: 12 }), { kind: 'rows' }, 'datasets: not in the table');
@@ -169,6 +180,8 @@ t.test('map cells finer than level 10: the level-16 cells for unfiltered views, 
   t.equal(readsFineCells(everything, city, 10), false, 'the level-10 counts answer');
   t.equal(readsFineCells(everything, view(), 12), false, 'no bounds');
   t.equal(readsFineCells(everything, view({ bounds: PARIS, dateField: customDate }), 12), false);
+  t.equal(readsDayCells(everything, false), true);
+  t.equal(readsDayCells(someDatasets, false), false);
 });
 
 t.test('histogram bins: period counts only when every bin is whole periods', async (t) => {
@@ -181,8 +194,11 @@ t.test('histogram bins: period counts only when every bin is whole periods', asy
 
 t.test('time range: day counts, the box cells, or the rows', async (t) => {
   t.same(timeRangeAnswer(everything, view()), { kind: 'day-counts' });
-  t.same(timeRangeAnswer(everything, view({ bounds: EUROPE })), { kind: 'box-cell-months' });
-  t.same(timeRangeAnswer(someDatasets, view({ bounds: EUROPE })), { kind: 'box-cell-months' });
+  t.same(timeRangeAnswer(everything, view({ bounds: EUROPE })), { kind: 'box-cell-periods', grain: 'day' });
+  t.same(timeRangeAnswer(someDatasets, view({ bounds: EUROPE })), {
+    kind: 'box-cell-periods',
+    grain: 'month',
+  });
   t.same(timeRangeAnswer(everything, view({ bounds: WORLD })), { kind: 'rows' }, 'the rows in time order');
   t.same(timeRangeAnswer(everything, view({ dateField: customDate })), { kind: 'rows' });
   t.same(timeRangeAnswer(pending, view()), { kind: 'rows' });
