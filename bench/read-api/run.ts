@@ -223,6 +223,13 @@ async function main(): Promise<void> {
       times(() => url(base, '/api/v1/events/temporal', { bounds: cityView(8), granularity: 'month' })),
       'p50 <= 50',
     );
+    // A catalog's view of a box has no day cells: its bins' cut months come from the box's rows.
+    await scenario(
+      '/events/temporal',
+      'catalog + city bounds (zoom 8)',
+      times(() => url(base, '/api/v1/events/temporal', { bounds: cityView(8), catalog: pick(catalogs) })),
+      'p50 <= 50',
+    );
     // The Explore page's first view is most of the world but not all of it.
     await scenario(
       '/events/temporal',
