@@ -223,7 +223,7 @@ async function main(): Promise<void> {
       times(() => url(base, '/api/v1/events/temporal', { bounds: cityView(8), granularity: 'month' })),
       'p50 <= 50',
     );
-    // A catalog's view of a box has no day cells: its bins' cut months come from the box's rows.
+    // A catalog's view of a box has no day cells: its histogram is read from the box's rows.
     await scenario(
       '/events/temporal',
       'catalog + city bounds (zoom 8)',

@@ -9,7 +9,7 @@ import { expectedEvents, getJson, loadReadFixture, SAME_SPOT } from '../../helpe
 // of a date range and the months a histogram bin boundary cuts, for unfiltered views with bounds:
 // kept exact by the triggers through inserts, updates (in time and in space) and deletes, and
 // answers through them agree with the events after each change. A catalog's or datasets' view has
-// no day cells: its cut months come from the rows of the inner cells, checked the same way.
+// no day cells: its histogram in a box comes from the rows, checked the same way.
 
 const EUROPE = { north: 60, south: 40, east: 20, west: -5 };
 
@@ -95,7 +95,7 @@ t.test('day cell counts', async (t) => {
         0,
       );
       t.equal(sum, expected.length, `${when}: zoom 4 features of ${JSON.stringify(scope.query)}`);
-      // Bins of about 26 days cut most months: the month cells of the uncut ones, the rows of the rest.
+      // Bins of about 26 days, which cut most months.
       const histogram = await getJson(app, '/api/v1/events/temporal', {
         bounds: EUROPE,
         ...window,

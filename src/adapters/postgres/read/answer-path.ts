@@ -142,9 +142,8 @@ type CountAnswer =
   | { kind: 'world-minus-outside' }
   /**
    * Bounds: the level-10 cells wholly inside the box from event_cell_counts in these grains, with
-   * `dayCells` the whole days at the ends of the range from event_cell_day_counts; with `cutMonths`
-   * the months a histogram bin boundary cuts from the day cells (`dayCells`) or else the rows of
-   * the inner cells; the edge cells from the rows.
+   * `dayCells` the whole days at the ends of the range (and with `cutMonths` the months a histogram
+   * bin boundary cuts) from event_cell_day_counts; the edge cells from the rows.
    */
   | { kind: 'level-10-cells'; grains: Grain[]; dayCells: boolean; cutMonths: boolean }
   /** A map view at zoom 9-13: the level-16 cells wholly inside from event_fine_cell_counts. */
@@ -203,11 +202,11 @@ export function countAnswer(scope: ScopeFacts, filter: EventFilter, need: CountN
   const dayCells = readsDayCells(scope, perDataset);
   // Calendar months: whole months of the inner cells from their month counts. Finer bins: the
   // months no bin boundary cuts from the month counts, the others from the day counts (unfiltered
-  // views) or the inner cells' rows of those months; else the rows.
+  // views only); else the rows.
   if (need.histogram === 'month')
     return { kind: 'level-10-cells', grains: ['month'], dayCells, cutMonths: false };
   if (need.histogram) {
-    return need.cutMonths
+    return need.cutMonths && dayCells
       ? { kind: 'level-10-cells', grains: ['month'], dayCells, cutMonths: true }
       : { kind: 'rows' };
   }
