@@ -301,15 +301,40 @@ t.test('read API on the fixture', async (t) => {
   });
 
   t.test('/events/bounds: the box around the located matching events', async (t) => {
-    const { status, body } = await getJson(app, '/api/v1/events/bounds', { catalog: 'science' });
-    t.equal(status, 200);
-    const expected = expectedEvents(fixture, { catalog: 'science' });
-    const located = expected.filter((event) => event.longitude !== null);
-    t.equal(body.count, expected.length);
-    t.equal(body.located, located.length);
-    t.equal(body.bounds.west, Math.min(...located.map((event) => event.longitude ?? 0)));
-    t.equal(body.bounds.north, Math.max(...located.map((event) => event.latitude ?? 0)));
-    for (const side of ['north', 'south', 'east', 'west']) t.type(body.bounds[side], 'number');
+    // Everything and each catalog (the large ones' edges come from the spatial index, answer-path.ts
+    // extentAnswer), a dataset and a dated view (from the rows): each side exact.
+    const views: Array<{ query: Record<string, string>; expected: Parameters<typeof expectedEvents>[1] }> = [
+      { query: {}, expected: {} },
+      ...Object.keys(fixture.catalogIds).map((catalog) => ({ query: { catalog }, expected: { catalog } })),
+      { query: { datasets: 'protests' }, expected: { datasets: ['protests'] } },
+      {
+        query: { startDate: '2023-02-10T10:00:00Z', endDate: '2024-07-20T18:30:00Z' },
+        expected: { from: '2023-02-10T10:00:00Z', to: '2024-07-20T18:30:00.001Z' },
+      },
+    ];
+    for (const view of views) {
+      const { status, body } = await getJson(app, '/api/v1/events/bounds', view.query);
+      const label = JSON.stringify(view.query);
+      t.equal(status, 200, label);
+      const expected = expectedEvents(fixture, view.expected);
+      const located = expected.filter((event) => event.longitude !== null && event.latitude !== null);
+      const longitudes = located.map((event) => event.longitude ?? 0);
+      const latitudes = located.map((event) => event.latitude ?? 0);
+      if (Object.keys(view.query).length === 0)
+        t.ok(located.length < expected.length, 'the fixture has unlocated events: located is not the count');
+      t.equal(body.count, expected.length, `${label}: count`);
+      t.equal(body.located, located.length, `${label}: located`);
+      t.same(
+        body.bounds,
+        {
+          west: Math.min(...longitudes),
+          east: Math.max(...longitudes),
+          south: Math.min(...latitudes),
+          north: Math.max(...latitudes),
+        },
+        `${label}: each side`,
+      );
+    }
     const none = await getJson(app, '/api/v1/events/bounds', { catalog: 'nope' });
     t.same(none.body, { bounds: null, count: 0, located: 0 });
   });

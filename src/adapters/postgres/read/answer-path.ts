@@ -39,10 +39,13 @@ export type ScopeFacts = {
    */
   fineCells: boolean;
   /**
-   * The /events page statement's generic plan is as good as a custom one whatever the values: the
-   * whole table or a whole catalog holding at least GENERIC_PAGE_MIN_SHARE of all events.
+   * The scope holds a large share of all events (everything, or a whole catalog holding at least
+   * GENERIC_PAGE_MIN_SHARE of them; counts not pending), so an index walked in its own order meets
+   * the scope's events early: the /events page statement's generic plan is as good as a custom one
+   * whatever the values (pageAnswer), and an extent's edges are the first events from each side of
+   * the spatial index (extentAnswer).
    */
-  genericPage: boolean;
+  largeShare: boolean;
 };
 
 /**
@@ -103,7 +106,7 @@ export function scopeFacts(
       wholeCatalog: false,
       fineCells: !countsPending,
       countsPending,
-      genericPage: !countsPending,
+      largeShare: !countsPending,
     };
   const wholeCatalog =
     resolved.hidden === 0 &&
@@ -115,7 +118,7 @@ export function scopeFacts(
     wholeCatalog,
     fineCells: false,
     countsPending,
-    genericPage: wholeCatalog && !countsPending && resolved.share >= GENERIC_PAGE_MIN_SHARE,
+    largeShare: wholeCatalog && !countsPending && resolved.share >= GENERIC_PAGE_MIN_SHARE,
   };
 }
 
@@ -245,6 +248,24 @@ export function timeRangeAnswer(scope: ScopeFacts, filter: EventFilter): TimeRan
   return { kind: 'day-counts' };
 }
 
+/** How the bounding box of a view's located events is found. */
+type ExtentAnswer =
+  /** The view's rows. */
+  | { kind: 'rows' }
+  /**
+   * Everything or a large catalog, without bounds or dates: each edge from the located events
+   * nearest to a line beyond that side of the map (a nearest-neighbour scan of the spatial index,
+   * which meets the scope's events early), the located count as the count less the unlocated
+   * events (their partial index).
+   */
+  | { kind: 'nearest-to-edges' };
+
+export function extentAnswer(scope: ScopeFacts, filter: EventFilter): ExtentAnswer {
+  const undated = filter.dates.from === null && filter.dates.to === null;
+  if (scope.countsPending || filter.bounds !== null || !undated) return { kind: 'rows' };
+  return scope.largeShare ? { kind: 'nearest-to-edges' } : { kind: 'rows' };
+}
+
 /** How an /events page and its total are read. */
 type PageAnswer =
   /** A small box: one pass over the box's entries of the covering index gives total and page. */
@@ -266,7 +287,7 @@ export function pageAnswer(scope: ScopeFacts, filter: EventFilter, sort: Sort): 
 
 /**
  * Whether the /events page statement (without bounds) may run with its generic plan: sorted by time
- * (the time index gives the order), over everything or a large catalog (ScopeFacts.genericPage), so
+ * (the time index gives the order), over everything or a large catalog (ScopeFacts.largeShare), so
  * that whatever the window and page the generic plan reads what a custom one would: the newest
  * entries of the time index within the window, and the counts and partial days of the total through
  * their keys. Other filters (datasets, what a viewer may not see, small catalogs) and sorts keep
@@ -274,7 +295,7 @@ export function pageAnswer(scope: ScopeFacts, filter: EventFilter, sort: Sort): 
  */
 function genericPlanPage(scope: ScopeFacts, filter: EventFilter, sort: Sort): boolean {
   return (
-    scope.genericPage && filter.dateField.kind === 'eventTimestamp' && sort.key.field === 'eventTimestamp'
+    scope.largeShare && filter.dateField.kind === 'eventTimestamp' && sort.key.field === 'eventTimestamp'
   );
 }
 

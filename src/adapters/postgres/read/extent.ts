@@ -1,37 +1,92 @@
 import { Type } from 'typebox';
+import { extentAnswer } from './answer-path.ts';
 import type { EventReader } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row } from '../database.ts';
-import { typed } from '../sql-text.ts';
+import { type Sql, sqlText, typed } from '../sql-text.ts';
 import { eventsFrom } from './private-locations.ts';
 import { CountRow } from './counts.ts';
 import { countParts } from './parts.ts';
 import { rawConditions, unionParts } from './rows.ts';
-import type { ScopeResolver } from './scope.ts';
+import type { Scope, ScopeResolver } from './scope.ts';
 
-// The extent of a view: its count (from the parts) and the bounding box of its located events.
+// The extent of a view: its count (from the parts) and the bounding box of its located events, from
+// the rows or, for everything and large catalogs, from the spatial index (extentAnswer in
+// answer-path.ts).
 
-const ExtentRow = row(
-  Type.Object({
-    located: Type.Number(),
-    west: Type.Union([Type.Number(), Type.Null()]),
-    east: Type.Union([Type.Number(), Type.Null()]),
-    south: Type.Union([Type.Number(), Type.Null()]),
-    north: Type.Union([Type.Number(), Type.Null()]),
-  }),
-);
+const side = Type.Union([Type.Number(), Type.Null()]);
+const ExtentFields = { located: Type.Number(), west: side, east: side, south: side, north: side };
+const ExtentRow = row(Type.Object(ExtentFields));
+
+/**
+ * One edge of the scope's located events (`e.location` as `st_x` or `st_y`, its `min` or `max`).
+ * The spatial index's nearest-neighbour scan from a line beyond that side of the map (the planar
+ * distance to it orders the events by that coordinate) finds the scope's outermost event after a
+ * few index entries: everything, or a catalog whose events are a large share of all. The distance
+ * is computed in floating point, so two events less than an ulp apart could come out in either
+ * order: the edge is then the extreme coordinate among the events in a thin strip (1e-9 degrees)
+ * inward of the one found, through the same index.
+ */
+function edge(scope: Scope, where: Sql, side: 'west' | 'east' | 'south' | 'north'): Sql {
+  const events = eventsFrom(scope);
+  const nearest = (line: Sql, coordinate: Sql) => sqlText`(select ${coordinate} from ${events} e
+    where e.location is not null and ${where}
+    order by e.location <-> ${line} limit 1)`;
+  const within = (strip: Sql, extreme: Sql) => sqlText`(select ${extreme} from ${events} e
+    where e.location && ${strip} and ${where})`;
+  const x = sqlText`st_x(e.location)`;
+  const y = sqlText`st_y(e.location)`;
+  const line = (x0: number, y0: number, x1: number, y1: number) =>
+    sqlText`st_setsrid(st_makeline(st_makepoint(${x0}, ${y0}), st_makepoint(${x1}, ${y1})), 4326)`;
+  switch (side) {
+    case 'west':
+      return within(
+        sqlText`st_makeenvelope(-1000, -1000, ${nearest(line(-1000, -1000, -1000, 1000), x)} + 1e-9, 1000, 4326)`,
+        sqlText`min(${x})`,
+      );
+    case 'east':
+      return within(
+        sqlText`st_makeenvelope(${nearest(line(1000, -1000, 1000, 1000), x)} - 1e-9, -1000, 1000, 1000, 4326)`,
+        sqlText`max(${x})`,
+      );
+    case 'south':
+      return within(
+        sqlText`st_makeenvelope(-1000, -1000, 1000, ${nearest(line(-1000, -1000, 1000, -1000), y)} + 1e-9, 4326)`,
+        sqlText`min(${y})`,
+      );
+    case 'north':
+      return within(
+        sqlText`st_makeenvelope(-1000, ${nearest(line(-1000, 1000, 1000, 1000), y)} - 1e-9, 1000, 1000, 4326)`,
+        sqlText`max(${y})`,
+      );
+  }
+}
+
+const NearestExtentRow = row(Type.Object({ count: Type.Number(), ...ExtentFields }));
 
 export function extentReads(pool: DatabasePool, scopes: ScopeResolver): Pick<EventReader, 'extent'> {
   return {
     async extent(viewer, filter) {
       const scope = await scopes.scopeOf(viewer, filter);
-      const count = await pool.oneFirst(typed(CountRow)`
-        select coalesce(sum(n), 0)::int8 as count from (${unionParts(countParts(scope, filter))}) p`);
+      const parts = unionParts(countParts(scope, filter));
       const where = rawConditions(scope, filter, filter.dates);
-      const extent = await pool.one(typed(ExtentRow)`
-        select count(e.location)::int8 as located,
-               min(st_x(e.location)) as west, max(st_x(e.location)) as east,
-               min(st_y(e.location)) as south, max(st_y(e.location)) as north
-        from ${eventsFrom(scope)} e where ${where}`);
+      const { count, ...extent } =
+        extentAnswer(scope, filter).kind === 'nearest-to-edges'
+          ? // One statement: the located count is the count less the unlocated events of the same snapshot.
+            await pool.one(typed(NearestExtentRow)`
+              select c.count, c.count - (select count(*) from ${eventsFrom(scope)} e
+                                         where e.location is null and ${where})::int8 as located,
+                     ${edge(scope, where, 'west')} as west, ${edge(scope, where, 'east')} as east,
+                     ${edge(scope, where, 'south')} as south, ${edge(scope, where, 'north')} as north
+              from (select coalesce(sum(n), 0)::int8 as count from (${parts}) p) c`)
+          : {
+              count: await pool.oneFirst(typed(CountRow)`
+                select coalesce(sum(n), 0)::int8 as count from (${parts}) p`),
+              ...(await pool.one(typed(ExtentRow)`
+                select count(e.location)::int8 as located,
+                       min(st_x(e.location)) as west, max(st_x(e.location)) as east,
+                       min(st_y(e.location)) as south, max(st_y(e.location)) as north
+                from ${eventsFrom(scope)} e where ${where}`)),
+            };
       const { west, east, south, north } = extent;
       return {
         count,

@@ -25,7 +25,7 @@ export function fineCellParts(filter: EventFilter, level: number): { cells: Frag
     catalogId: null,
     fineCells: true,
     countsPending: false,
-    genericPage: false,
+    largeShare: false,
     generalised: null,
   };
   for (const range of longitudeRanges(bounds)) {

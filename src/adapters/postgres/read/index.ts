@@ -48,7 +48,7 @@ type EventReaderOptions = {
   pageCache?: PageCache;
   /**
    * A pool whose sessions always use generic plans (createDatabasePool's `genericPlans`), for the
-   * /events page statements whose generic plan is as good as a custom one (ScopeFacts.genericPage):
+   * /events page statements whose generic plan is as good as a custom one (ScopeFacts.largeShare):
    * planned once per connection instead of once per page. Unset: every page on `pool`.
    */
   genericPlanPool?: DatabasePool;

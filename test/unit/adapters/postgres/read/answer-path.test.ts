@@ -1,6 +1,7 @@
 import t from 'tap';
 import {
   countAnswer,
+  extentAnswer,
   coversMostOfWorld,
   fineCellsPayOff,
   GENERIC_PAGE_MIN_SHARE,
@@ -21,15 +22,15 @@ const everything: ScopeFacts = {
   allDatasets: true,
   countsPending: false,
   fineCells: true,
-  genericPage: true,
+  largeShare: true,
 };
 const someDatasets: ScopeFacts = {
   allDatasets: false,
   countsPending: false,
   fineCells: false,
-  genericPage: false,
+  largeShare: false,
 };
-const pending: ScopeFacts = { ...everything, countsPending: true, fineCells: false, genericPage: false };
+const pending: ScopeFacts = { ...everything, countsPending: true, fineCells: false, largeShare: false };
 
 const PARIS = { north: 48.9, south: 48.8, east: 2.4, west: 2.3 }; // a city at zoom 12
 const EUROPE = { north: 55, south: 47, east: 15, west: 5 }; // a country or two at zoom 5
@@ -61,22 +62,22 @@ t.test('scope facts: the table statistics and the scope row decide what the coun
     wholeCatalog: false,
     fineCells: true,
     countsPending: false,
-    genericPage: true,
+    largeShare: true,
   });
   t.same(
     scopeFacts({ ...row, pending: true }, unfiltered),
-    { allDatasets: true, wholeCatalog: false, fineCells: false, countsPending: true, genericPage: false },
+    { allDatasets: true, wholeCatalog: false, fineCells: false, countsPending: true, largeShare: false },
     'pending counts: no count table, no generic plan',
   );
   t.same(
     scopeFacts({ ...row, hidden: 1 }, unfiltered),
-    { allDatasets: false, wholeCatalog: false, fineCells: false, countsPending: false, genericPage: false },
+    { allDatasets: false, wholeCatalog: false, fineCells: false, countsPending: false, largeShare: false },
     'something hidden from the viewer: the visible datasets one by one',
   );
   const large = scopeFacts({ ...row, share: GENERIC_PAGE_MIN_SHARE }, catalog);
   t.equal(large.wholeCatalog, true);
-  t.equal(large.genericPage, true, 'a large whole catalog: the generic plan');
-  t.equal(scopeFacts({ ...row, share: 0.05 }, catalog).genericPage, false, 'a small catalog: custom plans');
+  t.equal(large.largeShare, true, 'a large whole catalog: the generic plan');
+  t.equal(scopeFacts({ ...row, share: 0.05 }, catalog).largeShare, false, 'a small catalog: custom plans');
   t.equal(scopeFacts({ ...row, hidden: 1 }, catalog).wholeCatalog, false, 'part of a catalog hidden');
   t.equal(scopeFacts(row, { catalog: 'culture', datasets: ['a'] }).wholeCatalog, false, 'datasets named');
   t.equal(scopeFacts({ ...row, catalogId: null }, catalog).wholeCatalog, false, 'an unknown catalog');
@@ -220,3 +221,19 @@ t.test('the /events page: box rows, one statement (generic plan or not), or page
     kind: 'page-beside-total',
   });
 });
+
+t.test(
+  'extent: the spatial index from the edges for large scopes without bounds or dates, else rows',
+  async (t) => {
+    t.same(extentAnswer(everything, view()), { kind: 'nearest-to-edges' });
+    t.same(
+      extentAnswer({ ...someDatasets, largeShare: true }, view()),
+      { kind: 'nearest-to-edges' },
+      'a large catalog',
+    );
+    t.same(extentAnswer(someDatasets, view()), { kind: 'rows' }, 'datasets or a small catalog: their rows');
+    t.same(extentAnswer(everything, view({ bounds: EUROPE })), { kind: 'rows' }, 'a box');
+    t.same(extentAnswer(everything, view({ dates: someDates })), { kind: 'rows' }, 'a date range');
+    t.same(extentAnswer(pending, view()), { kind: 'rows' }, 'counts pending or generalised locations');
+  },
+);
