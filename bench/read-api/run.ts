@@ -276,6 +276,11 @@ async function main(): Promise<void> {
       times(() => url(base, '/api/v1/events/bounds', { catalog: pick(catalogs) })),
     );
     await scenario(
+      '/events/bounds',
+      'no filter',
+      times(() => url(base, '/api/v1/events/bounds', {})),
+    );
+    await scenario(
       '/sources/stats',
       '-',
       times(() => url(base, '/api/v1/sources/stats', {})),
