@@ -29,9 +29,23 @@ function failures(text: string): string[][] {
   return found;
 }
 
+// A file can also fail without a failed assertion: it crashed, timed out or exited non-zero, so its
+// output lacks the top-level plan (`1..N`) or ends in a top-level `not ok` without a diagnostic.
+// Then its last lines say what happened.
+const TAIL_LINES = 15;
+function failedWithoutAssertion(text: string): string[] | null {
+  const complete = /^1\.\.\d+/m.test(text) && !/^not ok /m.test(text);
+  return complete ? null : text.trimEnd().split('\n').slice(-TAIL_LINES);
+}
+
 const failed = tapFiles().flatMap((file) => {
-  const found = failures(readFileSync(file, 'utf8'));
-  return found.length === 0 ? [] : [{ test: testOf(file), found }];
+  const text = readFileSync(file, 'utf8');
+  const found = failures(text);
+  if (found.length > 0) return [{ test: testOf(file), found }];
+  const tail = failedWithoutAssertion(text);
+  return tail === null
+    ? []
+    : [{ test: `${testOf(file)} (no failed assertion: the end of its output)`, found: [tail] }];
 });
 
 if (failed.length === 0) {
