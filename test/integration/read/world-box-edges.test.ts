@@ -5,10 +5,10 @@ import { testApp } from '../../helpers/app.ts';
 import { policyFile, unlimitedAnonymousReads } from '../../helpers/accounts.ts';
 import { expectedEvents, getJson, loadReadFixture } from '../../helpers/v1-fixture.ts';
 
-// A box covering most of the world is counted as everything less what lies outside it; the strips
-// beside it (its latitudes, beyond its longitudes) are boxes of their own, counted from their cells
-// and edge rows (parts.ts, worldParts). An event exactly on the box's west or east edge is inside
-// the box (`between` is inclusive) and must not be taken away with a strip; one a hair beyond is.
+// A box covering most of the world is counted as everything less what lies outside it (parts.ts,
+// worldParts): the unlocated, the bands beyond its latitudes and the strips beside it. An event
+// exactly on the box's west or east edge is inside the box (`between` is inclusive) and must not be
+// taken away with a strip; one a hair beyond is.
 
 const MOST = { north: 80, south: -70, east: 170, west: -170 };
 const ACROSS = { north: 85, south: -85, east: 100, west: 120 };

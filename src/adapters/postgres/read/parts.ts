@@ -1,4 +1,4 @@
-import { countAnswer, type CountNeed, coversMostOfWorld } from './answer-path.ts';
+import { countAnswer, type CountNeed } from './answer-path.ts';
 import { GRID_LEVEL, innerCellRange, mercatorCell, ROLLUP_LEVEL } from '../../../domain/read/clustering.ts';
 import { type EventFilter, longitudeRanges } from '../../../domain/read/read-query.ts';
 import {
@@ -231,31 +231,13 @@ function worldParts(scope: Scope, filter: EventFilter, need: Need): Fragment[] {
   const { north, south, west, east } = bounds;
   const everywhere = { ...filter, bounds: null };
   const outside = (condition: Fragment) => rawPart(scope, everywhere, filter.dates, null, condition, -1);
-  // Beside the box (its latitudes, beyond its longitudes): a box of its own, counted as any box is
-  // (the level-10 cells wholly inside it from the counts, its edges from the rows) and subtracted.
-  // A city may lie there, Auckland beyond 170° E: its rows were a sixtieth of the 60-city set, read
-  // for every view of the Explore page's first box. Its longitudes stop one float short of the
-  // box's, which are the box's own (`between` is inclusive on both sides).
+  // Beside the box (its latitudes, beyond its longitudes): a range of the level-24 cell index
+  // (widened by one cell), which the covering index on grid_x reads without the rows (a city lies
+  // there, Auckland beyond 170° E: through the spatial index, its rows cost 30 times more).
   const x = (longitude: number) => mercatorCell(longitude, 0, GRID_LEVEL).x;
-  const beside = (from: number, to: number, condition: Fragment): Fragment[] => {
-    const strip = {
-      north,
-      south,
-      west: from === -180 ? from : nextUp(from),
-      east: to === 180 ? to : nextDown(to),
-    };
-    // A strip as wide as the box's complement can itself cover half the map (a box of exactly half
-    // the world): then its rows, as a range of the level-24 cell index (widened by one cell), which
-    // the covering index on grid_x reads without the rows, instead of going round in circles.
-    if (coversMostOfWorld(strip))
-      return [
-        outside(sqlText`e.grid_x between ${Math.max(0, x(from) - 1)} and ${x(to) + 1}
-          and st_y(e.location) between ${south} and ${north} and ${condition}`),
-      ];
-    return countParts(scope, { ...filter, bounds: strip }, need).map(
-      (part) => sqlText`select dataset_id, catalog_id, t, cx, cy, id, -n as n, slon, slat from (${part}) b`,
-    );
-  };
+  const beside = (from: number, to: number, condition: Fragment) =>
+    outside(sqlText`e.grid_x between ${Math.max(0, x(from) - 1)} and ${x(to) + 1}
+      and st_y(e.location) between ${south} and ${north} and ${condition}`);
   // The unlocated without their (null) coordinates: an index-only scan of the partial index of
   // migration 0220 (asked for st_x(e.location), the planner took a bitmap scan of the spatial index
   // and the rows instead, 30 times slower).
@@ -274,26 +256,10 @@ function worldParts(scope: Scope, filter: EventFilter, need: Need): Fragment[] {
     ),
   ];
   if (west > east)
-    parts.push(...beside(east, west, sqlText`st_x(e.location) > ${east} and st_x(e.location) < ${west}`));
+    parts.push(beside(east, west, sqlText`st_x(e.location) > ${east} and st_x(e.location) < ${west}`));
   else {
-    if (west > -180) parts.push(...beside(-180, west, sqlText`st_x(e.location) < ${west}`));
-    if (east < 180) parts.push(...beside(east, 180, sqlText`st_x(e.location) > ${east}`));
+    if (west > -180) parts.push(beside(-180, west, sqlText`st_x(e.location) < ${west}`));
+    if (east < 180) parts.push(beside(east, 180, sqlText`st_x(e.location) > ${east}`));
   }
   return parts;
-}
-
-/** The next float8 above and below a longitude (a strip beside a box, without the box's own edge). */
-function nextUp(value: number): number {
-  return nextFloat(value, 1);
-}
-function nextDown(value: number): number {
-  return nextFloat(value, -1);
-}
-function nextFloat(value: number, direction: 1 | -1): number {
-  if (value === 0) return direction * Number.MIN_VALUE;
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, value);
-  const bits = view.getBigUint64(0);
-  view.setBigUint64(0, value > 0 === direction > 0 ? bits + 1n : bits - 1n);
-  return view.getFloat64(0);
 }
