@@ -43,7 +43,15 @@ t.test('API keys are created, shown once and revoked on /account/api-keys', asyn
     'with the catalog ticked, by its title',
   );
   await page.click('button[data-copy=api-key-secret]');
-  t.equal(await page.textContent('button[data-copy=api-key-secret]'), 'Copied', 'the Copy button says so');
+  // The button changes once the clipboard's write resolves (after the click returns) and changes back
+  // 2 s later: wait, bounded, for the change rather than read the text at once (failed in CI so).
+  const copied = await page
+    .waitForSelector('button[data-copy=api-key-secret]:text-is("Copied")', { timeout: 10_000 })
+    .then(
+      () => true,
+      () => false,
+    );
+  t.ok(copied, 'the Copy button says so');
   t.equal(
     await page.evaluate<string>('navigator.clipboard.readText()'),
     secret,
