@@ -17,48 +17,46 @@ const side = Type.Union([Type.Number(), Type.Null()]);
 const ExtentFields = { located: Type.Number(), west: side, east: side, south: side, north: side };
 const ExtentRow = row(Type.Object(ExtentFields));
 
+/** A side of the map: the axis its coordinate is on, and whether it is that axis' low or high end. */
+const SIDES = {
+  west: { axis: 'x', toward: -1 },
+  east: { axis: 'x', toward: 1 },
+  south: { axis: 'y', toward: -1 },
+  north: { axis: 'y', toward: 1 },
+} as const;
+
+/** Far beyond any coordinate of the map, in degrees. */
+const FAR = 1000;
+
 /**
- * One edge of the scope's located events (`e.location` as `st_x` or `st_y`, its `min` or `max`).
- * The spatial index's nearest-neighbour scan from a line beyond that side of the map (the planar
- * distance to it orders the events by that coordinate) finds the scope's outermost event after a
- * few index entries: everything, or a catalog whose events are a large share of all. The distance
- * is computed in floating point, so two events less than an ulp apart could come out in either
- * order: the edge is then the extreme coordinate among the events in a thin strip (1e-9 degrees)
- * inward of the one found, through the same index.
+ * One edge of the scope's located events. The spatial index's nearest-neighbour scan from a line
+ * beyond that side of the map (the planar distance to it orders the events by that coordinate)
+ * finds the scope's outermost event after a few index entries: everything, or a catalog whose
+ * events are a large share of all. The distance is computed in floating point, so two events less
+ * than an ulp apart could come out in either order: the edge is then the extreme coordinate among
+ * the events from 1e-9 degrees inward of the one found out to the line, through the same index.
  */
-function edge(scope: Scope, where: Sql, side: 'west' | 'east' | 'south' | 'north'): Sql {
+function edge(scope: Scope, where: Sql, side: keyof typeof SIDES): Sql {
+  const { axis, toward } = SIDES[side];
   const events = eventsFrom(scope);
-  const nearest = (line: Sql, coordinate: Sql) => sqlText`(select ${coordinate} from ${events} e
-    where e.location is not null and ${where}
-    order by e.location <-> ${line} limit 1)`;
-  const within = (strip: Sql, extreme: Sql) => sqlText`(select ${extreme} from ${events} e
-    where e.location && ${strip} and ${where})`;
-  const x = sqlText`st_x(e.location)`;
-  const y = sqlText`st_y(e.location)`;
-  const line = (x0: number, y0: number, x1: number, y1: number) =>
-    sqlText`st_setsrid(st_makeline(st_makepoint(${x0}, ${y0}), st_makepoint(${x1}, ${y1})), 4326)`;
-  switch (side) {
-    case 'west':
-      return within(
-        sqlText`st_makeenvelope(-1000, -1000, ${nearest(line(-1000, -1000, -1000, 1000), x)} + 1e-9, 1000, 4326)`,
-        sqlText`min(${x})`,
-      );
-    case 'east':
-      return within(
-        sqlText`st_makeenvelope(${nearest(line(1000, -1000, 1000, 1000), x)} - 1e-9, -1000, 1000, 1000, 4326)`,
-        sqlText`max(${x})`,
-      );
-    case 'south':
-      return within(
-        sqlText`st_makeenvelope(-1000, -1000, 1000, ${nearest(line(-1000, -1000, 1000, -1000), y)} + 1e-9, 4326)`,
-        sqlText`min(${y})`,
-      );
-    case 'north':
-      return within(
-        sqlText`st_makeenvelope(-1000, ${nearest(line(-1000, 1000, 1000, 1000), y)} - 1e-9, 1000, 1000, 4326)`,
-        sqlText`max(${y})`,
-      );
-  }
+  const coordinate = axis === 'x' ? sqlText`st_x(e.location)` : sqlText`st_y(e.location)`;
+  const end = toward * FAR;
+  // The line beyond the side: across the other axis at `end` on this one.
+  const line =
+    axis === 'x'
+      ? sqlText`st_setsrid(st_makeline(st_makepoint(${end}, ${-FAR}), st_makepoint(${end}, ${FAR})), 4326)`
+      : sqlText`st_setsrid(st_makeline(st_makepoint(${-FAR}, ${end}), st_makepoint(${FAR}, ${end})), 4326)`;
+  const nearest = sqlText`(select ${coordinate} from ${events} e
+    where e.location is not null and ${where} order by e.location <-> ${line} limit 1)`;
+  // The strip from just inward of the event found to the line: [low, high] on this axis.
+  const inner = sqlText`${nearest} - ${toward} * 1e-9`;
+  const [low, high] = toward < 0 ? [sqlText`${-FAR}`, inner] : [inner, sqlText`${FAR}`];
+  const strip =
+    axis === 'x'
+      ? sqlText`st_makeenvelope(${low}, ${-FAR}, ${high}, ${FAR}, 4326)`
+      : sqlText`st_makeenvelope(${-FAR}, ${low}, ${FAR}, ${high}, 4326)`;
+  const extreme = toward < 0 ? sqlText`min(${coordinate})` : sqlText`max(${coordinate})`;
+  return sqlText`(select ${extreme} from ${events} e where e.location && ${strip} and ${where})`;
 }
 
 const NearestExtentRow = row(Type.Object({ count: Type.Number(), ...ExtentFields }));
