@@ -3,8 +3,9 @@ import { Type } from 'typebox';
 import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 
-// Every count table of the read API (event_counts, event_cell_counts of migration 0200,
-// event_fine_cell_counts of 0210, event_cell_day_counts of 0235) against a recount from `events`, as
+// Every count table of the read API (event_counts, event_cell_counts of migration 0200 with its
+// all-time rows of 0963, event_fine_cell_counts of 0210, event_cell_day_counts of 0235,
+// event_coarse_cell_counts of 0963) against a recount from `events`, as
 // the migrations' "Events stored before this migration" backfills compute it. Coordinate sums agree
 // to 1e-6 (they are added in other orders); a level-16 cell of ten or fewer events lists exactly its
 // ids, a larger one none.
@@ -41,8 +42,39 @@ const CHECKS = [
                               (p.grain, p.period, e.grid_x >> 14, e.grid_y >> 14)))
     select format('event_cell_counts %s %s %s %s:%s: stored %s, recounted %s', grain, period, dataset_id,
                   cell_x, cell_y, s.event_count, r.n) as mismatch
-    from event_cell_counts s full join r using (grain, period, dataset_id, cell_x, cell_y)
+    from (select * from event_cell_counts where grain <> 'a') s full join r using (grain, period, dataset_id, cell_x, cell_y)
     where s.event_count is distinct from r.n or ${sumsDiffer}`,
+  // The all-time cells (grain 'a', migration 0963): the totals and each catalog, not the datasets.
+  sql.fragment`
+    with r as (
+      select case when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end as dataset_id,
+             e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y,
+             count(*)::int as n, sum(st_x(e.location)) as sum_lon, sum(st_y(e.location)) as sum_lat
+      from events e
+      where e.location is not null
+      group by grouping sets ((e.catalog_id, e.grid_x >> 14, e.grid_y >> 14), (e.grid_x >> 14, e.grid_y >> 14)))
+    select format('event_cell_counts a %s %s:%s: stored %s, recounted %s', dataset_id, cell_x, cell_y,
+                  s.event_count, r.n) as mismatch
+    from (select * from event_cell_counts where grain = 'a') s full join r using (dataset_id, cell_x, cell_y)
+    where s.event_count is distinct from r.n or ${sumsDiffer}
+       or s.period <> '-infinity' or s.catalog_id <> greatest(-s.dataset_id, 0)`,
+  // The level-6 cells (migration 0963): years, months and all time, the totals and each catalog.
+  sql.fragment`
+    with r as (
+      select p.grain, p.period, case when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end as dataset_id,
+             e.grid_x >> 18 as cell_x, e.grid_y >> 18 as cell_y,
+             count(*)::int as n, sum(st_x(e.location)) as sum_lon, sum(st_y(e.location)) as sum_lat
+      from events e cross join lateral (values
+        ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
+        ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC')),
+        ('a'::"char", '-infinity'::timestamptz)) as p(grain, period)
+      where e.location is not null
+      group by grouping sets ((p.grain, p.period, e.catalog_id, e.grid_x >> 18, e.grid_y >> 18),
+                              (p.grain, p.period, e.grid_x >> 18, e.grid_y >> 18)))
+    select format('event_coarse_cell_counts %s %s %s %s:%s: stored %s, recounted %s', grain, period, dataset_id,
+                  cell_x, cell_y, s.event_count, r.n) as mismatch
+    from event_coarse_cell_counts s full join r using (grain, period, dataset_id, cell_x, cell_y)
+    where s.event_count is distinct from r.n or ${sumsDiffer} or s.catalog_id <> greatest(-s.dataset_id, 0)`,
   sql.fragment`
     with r as (
       select grid_x >> 8 as cell_x, grid_y >> 8 as cell_y, count(*)::int as n,

@@ -9,6 +9,12 @@ export const GRID_LEVEL = 24;
 /** Level of the precomputed per-month cell counts (about 39 km cells); usable for levels <= this. */
 export const ROLLUP_LEVEL = 10;
 /**
+ * Level of the coarse cell counts (about 625 km at the equator; migration 0963): the level-10 counts
+ * of the totals and of each catalog summed per level-6 cell, for map views at levels <= this (zoom
+ * 0-4), whose boxes hold many level-10 cells.
+ */
+export const COARSE_LEVEL = 6;
+/**
  * Level of the precomputed all-time, all-dataset cell counts (about 600 m cells at the equator),
  * for unfiltered views at levels ROLLUP_LEVEL+1 .. FINE_LEVEL (zoom 9 to 13).
  */

@@ -21,6 +21,7 @@ export function fineCellParts(filter: EventFilter, level: number): { cells: Frag
   const rows: Fragment[] = [];
   const none: Scope = {
     allDatasets: true,
+    wholeCatalog: false,
     datasetIds: null,
     catalogId: null,
     fineCells: true,

@@ -270,7 +270,7 @@ export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity
    * ones. The table statistics are read only when the scope allows the level-16 cells.
    */
   async function toScope(resolved: ScopeRecord, filter: ScopeFilter): Promise<Scope> {
-    const { wholeCatalog, ...facts } = scopeFacts(
+    const facts = scopeFacts(
       {
         hidden: resolved.hidden,
         catalogId: resolved.catalog_id,
@@ -290,7 +290,7 @@ export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity
       generalised,
       fineCells,
       datasetIds: sqlText`${sql.array(resolved.ids, 'int8')}`,
-      catalogId: wholeCatalog ? sqlText`${resolved.catalog_id}::int8` : null,
+      catalogId: facts.wholeCatalog ? sqlText`${resolved.catalog_id}::int8` : null,
     };
   }
 

@@ -95,8 +95,8 @@ export function timeRangeReads(pool: DatabasePool, scopes: ScopeResolver): Pick<
         ? // Per cell that holds events, its first and last day through the key: a few index probes.
           await pool.one(typed(RangeRow)`
             select min(f.day) as min, max(l.day) as max
-            from (select distinct cell_x as x, cell_y as y from event_cell_counts
-                  where grain = 'y' and dataset_id = 0 and ${inCells}) c
+            from (select cell_x as x, cell_y as y from event_cell_counts
+                  where grain = 'a' and dataset_id = 0 and ${inCells}) c
             cross join lateral (select day from event_cell_day_counts d
                                 where d.cell_x = c.x and d.cell_y = c.y ${inWindow}
                                 order by day limit 1) f

@@ -7,6 +7,8 @@ import {
   GENERIC_PAGE_MIN_SHARE,
   histogramGrain,
   pageAnswer,
+  readsAllTimeCells,
+  readsCoarseCells,
   readsDayCells,
   readsFineCells,
   type ScopeFacts,
@@ -20,17 +22,37 @@ import type { DateField, EventFilter, Sort } from '../../../../../src/domain/rea
 
 const everything: ScopeFacts = {
   allDatasets: true,
+  wholeCatalog: false,
   countsPending: false,
   fineCells: true,
   largeShare: true,
 };
 const someDatasets: ScopeFacts = {
   allDatasets: false,
+  wholeCatalog: false,
   countsPending: false,
   fineCells: false,
   largeShare: false,
 };
 const pending: ScopeFacts = { ...everything, countsPending: true, fineCells: false, largeShare: false };
+const wholeCatalog: ScopeFacts = { ...someDatasets, wholeCatalog: true };
+
+/** The level-10-cells answer: years and months, nothing else unless said. */
+function cells(
+  overrides: Partial<Record<'dayCells' | 'cutMonths' | 'allTime' | 'coarse', boolean>> & {
+    grains?: string[];
+  } = {},
+) {
+  return {
+    kind: 'level-10-cells',
+    grains: ['year', 'month'],
+    dayCells: false,
+    cutMonths: false,
+    allTime: false,
+    coarse: false,
+    ...overrides,
+  };
+}
 
 const PARIS = { north: 48.9, south: 48.8, east: 2.4, west: 2.3 }; // a city at zoom 12
 const EUROPE = { north: 55, south: 47, east: 15, west: 5 }; // a country or two at zoom 5
@@ -114,42 +136,25 @@ t.test('counts of most of the world: everything minus the events outside the box
   });
   t.same(
     countAnswer(everything, view({ bounds: WORLD }), { level: 2 }),
-    { kind: 'level-10-cells', grains: ['year', 'month'], dayCells: true, cutMonths: false },
+    cells({ dayCells: true, allTime: true, coarse: true }),
     'map cells: the cells, as for any box',
   );
 });
 
 t.test('counts in a box: the level-10 cells inside, the day cells for unfiltered views', async (t) => {
   const box = view({ bounds: EUROPE });
-  t.same(countAnswer(everything, box), {
-    kind: 'level-10-cells',
-    grains: ['year', 'month'],
-    dayCells: true,
-    cutMonths: false,
-  });
+  t.same(countAnswer(everything, box), cells({ dayCells: true, allTime: true }));
   t.same(
     countAnswer(everything, box, { perDataset: true }),
-    { kind: 'level-10-cells', grains: ['year', 'month'], dayCells: false, cutMonths: false },
-    'the day cells hold totals only',
+    cells(),
+    'the day cells and the all-time cells hold totals and catalogs only',
   );
-  t.same(countAnswer(someDatasets, box, { level: 6 }), {
-    kind: 'level-10-cells',
-    grains: ['year', 'month'],
-    dayCells: false,
-    cutMonths: false,
-  });
-  t.same(countAnswer(everything, box, { histogram: 'month' }), {
-    kind: 'level-10-cells',
-    grains: ['month'],
-    dayCells: true,
-    cutMonths: false,
-  });
-  t.same(countAnswer(everything, box, { histogram: 'day', cutMonths: true }), {
-    kind: 'level-10-cells',
-    grains: ['month'],
-    dayCells: true,
-    cutMonths: true,
-  });
+  t.same(countAnswer(someDatasets, box, { level: 6 }), cells());
+  t.same(countAnswer(everything, box, { histogram: 'month' }), cells({ grains: ['month'], dayCells: true }));
+  t.same(
+    countAnswer(everything, box, { histogram: 'day', cutMonths: true }),
+    cells({ grains: ['month'], dayCells: true, cutMonths: true }),
+  );
   t.same(
     countAnswer(someDatasets, box, { histogram: 'day', cutMonths: true }),
     { kind: 'rows' },
@@ -159,16 +164,47 @@ t.test('counts in a box: the level-10 cells inside, the day cells for unfiltered
   t.same(countAnswer(pending, box), { kind: 'rows' });
 });
 
+t.test('undated boxes of everything or a whole catalog: the all-time cells', async (t) => {
+  const box = view({ bounds: EUROPE });
+  t.equal(readsAllTimeCells(everything, box, false), true, 'everything');
+  t.equal(readsAllTimeCells(wholeCatalog, box, false), true, 'a whole catalog');
+  t.equal(readsAllTimeCells(someDatasets, box, false), false, 'datasets: not kept per dataset');
+  t.equal(readsAllTimeCells(everything, box, true), false, 'a breakdown by dataset');
+  t.equal(
+    readsAllTimeCells(everything, view({ bounds: EUROPE, dates: someDates }), false),
+    false,
+    'a date range',
+  );
+  t.equal(
+    readsAllTimeCells(everything, view({ bounds: EUROPE, dates: { from: someDates.from, to: null } }), false),
+    false,
+    'from a date on',
+  );
+  const catalogCells = countAnswer(wholeCatalog, box, { level: 6 });
+  t.same(catalogCells, cells({ allTime: true, coarse: true }));
+  t.same(
+    countAnswer(everything, view({ bounds: EUROPE, dates: someDates }), { level: 6 }),
+    cells({ dayCells: true, coarse: true }),
+    'dated: years and months',
+  );
+});
+
+t.test('map cells at zoom 0-4 of everything or a whole catalog: the level-6 cells inside', async (t) => {
+  t.equal(readsCoarseCells(everything, 2, false), true, 'zoom 0');
+  t.equal(readsCoarseCells(everything, 6, false), true, 'zoom 4: the level-6 cells are the clusters');
+  t.equal(readsCoarseCells(everything, 7, false), false, 'finer than level 6: they do not nest');
+  t.equal(readsCoarseCells(wholeCatalog, 4, false), true, 'a whole catalog');
+  t.equal(readsCoarseCells(someDatasets, 4, false), false, 'datasets: not kept per dataset');
+  t.equal(readsCoarseCells(everything, 4, true), false, 'a breakdown by dataset');
+  t.equal(readsCoarseCells(everything, null, false), false, 'a count without cells');
+  t.equal(countAnswer(everything, view({ bounds: EUROPE }), { level: 8 }).kind, 'level-10-cells');
+});
+
 t.test('map cells finer than level 10: the level-16 cells for unfiltered views, else rows', async (t) => {
   const city = view({ bounds: PARIS });
   t.same(countAnswer(everything, city, { level: 12 }), { kind: 'level-16-cells', level: 12 });
   t.same(countAnswer(everything, city, { level: 16 }), { kind: 'level-16-cells', level: 16 });
-  t.same(countAnswer(everything, city, { level: 10 }), {
-    kind: 'level-10-cells',
-    grains: ['year', 'month'],
-    dayCells: true,
-    cutMonths: false,
-  });
+  t.same(countAnswer(everything, city, { level: 10 }), cells({ dayCells: true, allTime: true }));
   t.same(countAnswer(someDatasets, city, { level: 12 }), { kind: 'rows' }, 'datasets: not in the table');
   t.same(
     countAnswer({ ...everything, fineCells: false }, city, { level: 12 }),
