@@ -172,6 +172,24 @@ async function main(): Promise<void> {
         geoRows.set(name, row);
       }
     }
+    // A whole catalog's map, undated (its all-time cells, migration 0963) and with a window.
+    for (const zoom of [4, 6]) {
+      for (const dated of [false, true]) {
+        await scenario(
+          '/events/geo',
+          `zoom ${zoom}, catalog${dated ? ' + 1-year window' : ''}`,
+          times(() =>
+            url(base, '/api/v1/events/geo', {
+              bounds: cityView(zoom),
+              zoom,
+              catalog: pick(catalogs),
+              ...(dated ? yearWindow() : {}),
+            }),
+          ),
+          'p50 <= 50, p95 <= 150',
+        );
+      }
+    }
 
     // /events/temporal
     const temporalNoFilter = await scenario(
