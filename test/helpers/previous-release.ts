@@ -11,11 +11,11 @@ import { projectRoot } from '../../src/adapters/config/environment.ts';
 // lockfile pins must be installed here at the same version.
 
 /**
- * The newest release's commit (v0.2, the landed main of 2026-11-29), used when the clone holds no
+ * The newest release's commit (v0.3, the landed main of 2026-11-29, stop 49), used when the clone holds no
  * v0.* tag: a clone of `main` alone may come without tags, and the test must still check the same
  * release. Moved with each new tag (docs/upgrading.md, "Releases").
  */
-export const UNTAGGED_PREVIOUS = '46268d8e0c53c6218ebe4cddcba2b6969e348bb0';
+export const UNTAGGED_PREVIOUS = '758fcc914f08a57bf690adabf43f4776a51ba98a';
 
 const git = (args: string[]) =>
   execFileSync('git', args, { cwd: projectRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
