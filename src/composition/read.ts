@@ -47,8 +47,12 @@ export async function composeRead(
 ) {
   const { config, metrics } = infra;
   const { readStatementTimeoutMs, databaseTimeoutMarginMs } = config.budgets;
+  // Short reads: no parallel workers unless READ_PARALLEL_WORKERS asks for them (their start
+  // costs more than these statements; docs/performance.md, "Parallel workers").
+  const parallelWorkers = config.readParallelWorkers;
   const readPoolOptions = {
     statementTimeoutMs: readStatementTimeoutMs,
+    parallelWorkers,
     interceptors: canceller ? [canceller.interceptor] : [],
     timeBounds: primaryBounds(readStatementTimeoutMs, databaseTimeoutMarginMs),
   };
@@ -88,6 +92,7 @@ export async function composeRead(
           urls: config.databaseReadUrls,
           maxLagSeconds: config.replicaMaxLagSeconds,
           timeoutMs: config.replicaTimeoutMs,
+          parallelWorkers,
           statementTimeoutMs: readStatementTimeoutMs,
           longestStatementMs: LONGEST_READ_STATEMENT_MS,
           log: infra.log,
@@ -107,6 +112,7 @@ export async function composeRead(
   const snapshotPool = await createDatabasePool(databaseUrl, {
     statementTimeoutMs: readStatementTimeoutMs,
     maximumPoolSize: EXPORT_SNAPSHOTS,
+    parallelWorkers,
     timeBounds: primaryBounds(readStatementTimeoutMs, databaseTimeoutMarginMs),
   });
   metrics.watchPool('export-snapshots', snapshotPool);

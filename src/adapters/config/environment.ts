@@ -62,6 +62,12 @@ export type Config = {
   /** Bytes of verified /api/v1/events answers each HTTP process keeps (READ_CACHE_MB; 0: none). */
   readCacheBytes: number;
   /**
+   * PostgreSQL's parallel workers per statement on the read API's pools (READ_PARALLEL_WORKERS,
+   * max_parallel_workers_per_gather; default 0): starting them cost 45-90 ms per statement on a
+   * 2-core machine, against reads of 2-50 ms (docs/performance.md, "Parallel workers").
+   */
+  readParallelWorkers: number;
+  /**
    * Where materialised exports are kept (EXPORT_CACHE_DIR, default <dataDir>/exports; shared by the
    * API processes of one host), and their total size (EXPORT_CACHE_MB; 0 turns materialisation off).
    */
@@ -163,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     mapBasemapPmtiles: read('MAP_BASEMAP_PMTILES', checkPmtilesArchive, undefined),
     apiProcesses: read('API_PROCESSES', integerBetween(1, 64), defaultApiProcesses(nodeEnv)),
     readCacheBytes: read('READ_CACHE_MB', integerBetween(0, 65536), 32) * 1024 * 1024,
+    readParallelWorkers: read('READ_PARALLEL_WORKERS', integerBetween(0, 64), 0),
     exportCache: {
       directory: read('EXPORT_CACHE_DIR', (raw) => path.resolve(raw), path.join(dataDir, 'exports')),
       maxBytes: read('EXPORT_CACHE_MB', integerBetween(0, 1_048_576), 2048) * 1024 * 1024,

@@ -43,6 +43,11 @@ export async function createDatabasePool(
      * each with their parameters unknown too, so nothing else may run on such a pool.
      */
     genericPlans?: boolean;
+    /**
+     * PostgreSQL's parallel workers per statement (`max_parallel_workers_per_gather`) in every
+     * session; unset: the server's own. The read API's pools set READ_PARALLEL_WORKERS.
+     */
+    parallelWorkers?: number;
     /** E.g. query-cancellation.ts's, on the pools that serve HTTP requests. */
     interceptors?: Interceptor[];
     /**
@@ -56,7 +61,12 @@ export async function createDatabasePool(
     timeBounds?: { connectMs: number; queryMs?: number; retryConnect?: boolean };
   } = {},
 ): Promise<DatabasePool> {
-  const always = options.genericPlans ? ['plan_cache_mode=force_generic_plan'] : [];
+  const always = [
+    ...(options.genericPlans ? ['plan_cache_mode=force_generic_plan'] : []),
+    ...(options.parallelWorkers === undefined
+      ? []
+      : [`max_parallel_workers_per_gather=${options.parallelWorkers}`]),
+  ];
   const bounds = options.timeBounds;
   return createPool(withSettings(connectionString, always), {
     typeParsers,

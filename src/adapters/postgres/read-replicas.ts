@@ -55,6 +55,8 @@ export async function openReplicaSet(options: {
   statementTimeoutMs: number;
   /** The longest statement_timeout a read sets for itself (an export's pass over the data keys). */
   longestStatementMs: number;
+  /** The standbys' read pools' parallel workers per statement (READ_PARALLEL_WORKERS). */
+  parallelWorkers?: number;
   log: (line: string) => void;
 }): Promise<ReplicaSet> {
   const pools = new Map<string, ReplicaPools>();
@@ -68,7 +70,11 @@ export async function openReplicaSet(options: {
   };
   for (const [index, url] of options.urls.entries()) {
     const name = `replica-${index + 1}`;
-    const poolOptions = { statementTimeoutMs: options.statementTimeoutMs, timeBounds: readBounds };
+    const poolOptions = {
+      statementTimeoutMs: options.statementTimeoutMs,
+      timeBounds: readBounds,
+      ...(options.parallelWorkers === undefined ? {} : { parallelWorkers: options.parallelWorkers }),
+    };
     pools.set(name, {
       pool: await createDatabasePool(url, { ...poolOptions, maximumPoolSize: 8 }),
       genericPlanPool: await createDatabasePool(url, {

@@ -53,6 +53,17 @@ t.test('a runner URL needs the shared key of at least 16 characters', async (t) 
   t.same(missingVariables({ ...ok, scraperApiKey: undefined }), ['SCRAPER_API_KEY']);
 });
 
+t.test('READ_PARALLEL_WORKERS: none by default, a small integer when set', async (t) => {
+  t.equal(loadConfig({}).readParallelWorkers, 0, 'the read pools start no parallel workers by default');
+  t.equal(loadConfig({ READ_PARALLEL_WORKERS: '4' }).readParallelWorkers, 4);
+  for (const bad of ['-1', '65', '1.5', 'two'])
+    t.throws(
+      () => loadConfig({ READ_PARALLEL_WORKERS: bad }),
+      /READ_PARALLEL_WORKERS: must be an integer from 0 to 64/,
+      `${bad} is refused`,
+    );
+});
+
 t.test('TRUST_PROXY is an explicit true or false', async (t) => {
   t.equal(loadConfig({}).trustProxy, false);
   t.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
