@@ -73,7 +73,7 @@ export async function openReplicaSet(options: {
     const poolOptions = {
       statementTimeoutMs: options.statementTimeoutMs,
       timeBounds: readBounds,
-      ...(options.parallelWorkers === undefined ? {} : { parallelWorkers: options.parallelWorkers }),
+      parallelWorkers: options.parallelWorkers,
     };
     pools.set(name, {
       pool: await createDatabasePool(url, { ...poolOptions, maximumPoolSize: 8 }),
