@@ -9,6 +9,7 @@ import type { Quotas } from '../../ports/accounts/quotas.ts';
 import type { ScheduleQueue } from '../../ports/ingest/schedule-queue.ts';
 import type { ScheduleStore, ScheduledIngest, ScheduledRun } from '../../ports/ingest/schedule-store.ts';
 import type { CronSchedule } from '../../ports/cron-schedule.ts';
+import { dueTime } from '../../domain/schedule-due.ts';
 import type { WebhookTokens } from '../../ports/webhook-tokens.ts';
 import { authorizeImportTarget, type ImportAccessDeps } from './import-access.ts';
 import { changeWebhookToken } from './webhook-token-change.ts';
@@ -221,16 +222,20 @@ export async function triggerByWebhook(deps: ScheduleDeps, token: string): Promi
 
 /**
  * The schedule manager (every 60 s, `schedule-manager-job`): queues a run for each schedule whose
- * next run time has come and moves the next run time on. A run row per (schedule, due time) is
- * claimed first, so any number of managers running at once queue each due time once.
+ * next run time has come, for the latest due time (the one rule of src/domain/schedule-due.ts), and
+ * moves the next run time on. A run row per (schedule, due time) is claimed first, so any number of
+ * managers running at once queue each due time once.
  */
 export async function runScheduleManager(deps: ScheduleDeps): Promise<{ queued: number }> {
   const now = deps.clock.now();
   let queued = 0;
   for (const schedule of await deps.schedules.due(now)) {
     if (!schedule.nextRunAt || !schedule.schedule) continue;
-    if (await startRun(deps, schedule, new Date(schedule.nextRunAt), 'schedule')) queued += 1;
-    // A run that was missed while no manager ran is queued once; the next time is after now.
+    const due = dueTime({ schedule: schedule.schedule, from: new Date(schedule.nextRunAt) }, now, (e, at) =>
+      deps.cron.previous(e, at),
+    );
+    if (due && (await startRun(deps, schedule, due, 'schedule'))) queued += 1;
+    // Missed due times are run once, as the latest; the next time is after now.
     await deps.schedules.update(schedule.id, {
       nextRunAt: deps.cron.nextAfter(schedule.schedule, now)?.toISOString() ?? null,
     });

@@ -1,4 +1,4 @@
-import { dueTime } from '../../domain/scrapers/schedule.ts';
+import { dueTime } from '../../domain/schedule-due.ts';
 import type { ScraperDeps } from './scraper-deps.ts';
 
 /**
@@ -17,8 +17,11 @@ export async function scheduleDueScrapers(
     const due = dueTime(
       {
         schedule: scraper.schedule,
-        scheduleSince: new Date(scraper.scheduleSince),
-        lastScheduledFor: scraper.lastScheduledFor ? new Date(scraper.lastScheduledFor) : null,
+        // Never a due time from before the current schedule took effect, nor one run already.
+        after: [
+          new Date(scraper.scheduleSince),
+          scraper.lastScheduledFor ? new Date(scraper.lastScheduledFor) : null,
+        ],
       },
       now,
       (expression, at) => deps.cron.previous(expression, at),

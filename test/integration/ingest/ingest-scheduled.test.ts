@@ -5,7 +5,8 @@ import { Type } from 'typebox';
 import { systemClock } from '../../../src/adapters/clock/system-clock.ts';
 import { cronerSchedule } from '../../../src/adapters/jobs/croner-schedule.ts';
 import { pgBossScheduleQueue } from '../../../src/adapters/jobs/schedule-workers.ts';
-import { row, sql } from '../../../src/adapters/postgres/database.ts';
+import { row, sql, type DatabasePool } from '../../../src/adapters/postgres/database.ts';
+import type { PgBoss } from 'pg-boss';
 import { postgresCollectionRepository } from '../../../src/adapters/postgres/collections/collection-repository.ts';
 import { postgresIngestStore } from '../../../src/adapters/postgres/ingest/ingest-store.ts';
 import { postgresScheduleStore } from '../../../src/adapters/postgres/ingest/schedule-store.ts';
@@ -44,16 +45,30 @@ async function feed(t: Test) {
 const setupApp = (t: Test) =>
   ingestApp(t, { fetch: { maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateAddresses: true } });
 
-/** A feed server, the service, and an unscheduled (webhook and manual) import of the feed. */
-async function withSchedule(t: Test, name: string) {
+function managerDeps(pool: DatabasePool, boss: PgBoss) {
+  return {
+    schedules: postgresScheduleStore(pool),
+    store: postgresIngestStore(pool),
+    cron: cronerSchedule,
+    tokens: webhookTokens,
+    queue: pgBossScheduleQueue(boss),
+    quotas: unlimitedQuotas,
+    clock: systemClock,
+    hierarchy: postgresCollectionRepository(pool),
+  };
+}
+
+/** A feed server, the service, and an import of the feed: by cron, or else by webhook and by hand only. */
+async function withSchedule(t: Test, name: string, schedule?: string) {
   const source = await feed(t);
   const setup = await setupApp(t);
   const response = await setup.app.inject({
     method: 'POST',
     url: '/api/scheduled-ingests',
-    payload: { name, url: source.url, catalog: setup.catalogId },
+    payload: { name, url: source.url, catalog: setup.catalogId, ...(schedule ? { schedule } : {}) },
     headers: authHeaders(setup.app),
   });
+  t.equal(response.statusCode, 201, response.body);
   return { ...setup, source, saved: response.json() as Saved };
 }
 
@@ -70,34 +85,17 @@ const Runs = row(
 t.test(
   'a due schedule is queued exactly once by concurrent managers and imported as an automated file',
   async (t) => {
-    const source = await feed(t);
-    const { app, db, services, catalogId } = await setupApp(t);
-    const created = await app.inject({
-      method: 'POST',
-      url: '/api/scheduled-ingests',
-      payload: { name: 'Feed', url: source.url, schedule: '*/5 * * * *', catalog: catalogId },
-      headers: authHeaders(app),
-    });
-    t.equal(created.statusCode, 201, created.body);
-    const saved = created.json() as Saved;
+    const { source, app, db, services, saved } = await withSchedule(t, 'Feed', '*/5 * * * *');
     t.match(saved.webhookToken, /^[0-9a-f]{64}$/);
     const next = Date.parse(saved.doc.nextRunAt ?? '');
     t.equal(new Date(next).getUTCMinutes() % 5, 0, 'the next run is on a five-minute boundary (UTC)');
     t.ok(next > Date.now());
 
+    // As if the schedule had been created before its latest occurrence: that occurrence is due.
     const schedules = postgresScheduleStore(db.pool);
-    const due = new Date(Date.now() - 60_000);
+    const due = cronerSchedule.previous('*/5 * * * *', new Date()) as Date;
     await schedules.update(saved.doc.id, { nextRunAt: due.toISOString() });
-    const deps = {
-      schedules,
-      store: postgresIngestStore(db.pool),
-      cron: cronerSchedule,
-      tokens: webhookTokens,
-      queue: pgBossScheduleQueue(services.boss),
-      quotas: unlimitedQuotas,
-      clock: systemClock,
-      hierarchy: postgresCollectionRepository(db.pool),
-    };
+    const deps = managerDeps(db.pool, services.boss);
     const results = await Promise.all([1, 2, 3, 4].map(() => runScheduleManager(deps)));
     t.equal(
       results.reduce((sum, r) => sum + r.queued, 0),
@@ -192,6 +190,36 @@ t.test(
       (await app.inject({ method: 'POST', url: `/api/webhooks/trigger/${enabled.webhookToken}` })).statusCode,
       200,
     );
+  },
+);
+
+t.test(
+  'a manager that died between claiming a run and moving the next run time on: the next pass runs the minute now due',
+  async (t) => {
+    const { db, services, saved } = await withSchedule(t, 'Every minute', '* * * * *');
+    const id = saved.doc.id;
+    // The dead manager's pass: it claimed the run of the minute before and never moved next_run_at.
+    const deps = managerDeps(db.pool, services.boss);
+    const current = cronerSchedule.previous('* * * * *', new Date()) as Date;
+    const before = new Date(current.getTime() - 60_000);
+    t.ok(await deps.schedules.claimRun(id, before, 'schedule'), 'the dead pass claimed the minute before');
+    await deps.schedules.update(id, { nextRunAt: before.toISOString() });
+
+    const { queued } = await runScheduleManager(deps);
+    t.equal(queued, 1, 'the next pass queues a run');
+    const DueAt = row(Type.Object({ due_at: Type.String() }));
+    const dueTimes = (
+      await db.pool.any(
+        sql.type(DueAt)`select due_at::text as due_at from scheduled_ingest_runs
+          where scheduled_ingest_id = ${id} order by due_at`,
+      )
+    ).map((r) => Date.parse(r.due_at));
+    t.equal(dueTimes.length, 2);
+    t.equal(dueTimes[0], before.getTime(), 'the claimed minute was not run twice');
+    // The minute now due when the pass ran (the clock may have moved on to the next one meanwhile).
+    t.ok((dueTimes[1] ?? 0) >= current.getTime(), 'the pass ran the minute due now, not skipped it');
+    const after = await deps.schedules.get(id);
+    t.ok(Date.parse(after?.nextRunAt ?? '') > (dueTimes[1] ?? 0), 'the next run time moved past it');
   },
 );
 

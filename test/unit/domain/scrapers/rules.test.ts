@@ -1,10 +1,8 @@
 import t from 'tap';
-import { cronerSchedule } from '../../../../src/adapters/jobs/croner-schedule.ts';
 import { webhookTokens } from '../../../../src/adapters/security/webhook-tokens.ts';
 import { ValidationError } from '../../../../src/domain/errors.ts';
 import { sourceChanged, validateCodeMap, validateGitSource } from '../../../../src/domain/scrapers/repos.ts';
 import { isStuck, STUCK_MARGIN_SECS } from '../../../../src/domain/scrapers/runs.ts';
-import { dueTime } from '../../../../src/domain/scrapers/schedule.ts';
 import { webhookChange } from '../../../../src/domain/ingest/webhook-tokens.ts';
 import { isWebhookTokenFormat, tokenFromBytes } from '../../../../src/domain/ingest/webhook-tokens.ts';
 
@@ -98,43 +96,6 @@ t.test('webhook tokens: 64 hex from 32 bytes, hashed, rotated by disable + enabl
   t.same(webhookChange(true, true), { action: 'none' });
   t.same(webhookChange(true, true, true), { action: 'issue' });
   t.same(webhookChange(false, false), { action: 'none' });
-});
-
-t.test('cron due-ness in UTC: the latest occurrence, once, never before the schedule began', async (t) => {
-  const cron = cronerSchedule;
-  const at = (iso: string) => new Date(iso);
-  const state = {
-    schedule: '*/5 * * * *',
-    scheduleSince: at('2026-01-01T09:00:00Z'),
-    lastScheduledFor: null,
-  };
-  t.same(dueTime(state, at('2026-01-01T10:07:30Z'), cron.previous), at('2026-01-01T10:05:00Z'));
-  t.same(
-    dueTime(state, at('2026-01-01T10:05:00Z'), cron.previous),
-    at('2026-01-01T10:05:00Z'),
-    'due at its exact minute',
-  );
-  const ran = { ...state, lastScheduledFor: at('2026-01-01T10:05:00Z') };
-  t.equal(dueTime(ran, at('2026-01-01T10:09:59Z'), cron.previous), null, 'that due time ran already');
-  t.same(dueTime(ran, at('2026-01-01T10:10:01Z'), cron.previous), at('2026-01-01T10:10:00Z'));
-  t.same(
-    dueTime(ran, at('2026-01-02T10:10:01Z'), cron.previous),
-    at('2026-01-02T10:10:00Z'),
-    'a day of missed minutes runs once, for the latest',
-  );
-  const fresh = { ...state, scheduleSince: at('2026-01-01T10:06:00Z') };
-  t.equal(
-    dueTime(fresh, at('2026-01-01T10:07:00Z'), cron.previous),
-    null,
-    'no due time before the schedule began',
-  );
-  const daily = { schedule: '0 3 * * *', scheduleSince: at('2026-01-01T00:00:00Z'), lastScheduledFor: null };
-  t.same(
-    dueTime(daily, at('2026-01-01T03:00:30Z'), cron.previous),
-    at('2026-01-01T03:00:00Z'),
-    'UTC, not local time',
-  );
-  t.equal(dueTime(daily, at('2026-01-01T02:59:59Z'), cron.previous), null);
 });
 
 t.test('a run is stuck once it has run longer than its timeout plus the margin', async (t) => {
