@@ -11,11 +11,11 @@ import { projectRoot } from '../../src/adapters/config/environment.ts';
 // lockfile pins must be installed here at the same version.
 
 /**
- * The newest release's commit (v0.3, the landed main of 2026-11-29, stop 49), used when the clone holds no
+ * The newest release's commit (v0.4, the landed main of 2026-11-29, stop 50), used when the clone holds no
  * v0.* tag: a clone of `main` alone may come without tags, and the test must still check the same
  * release. Moved with each new tag (docs/upgrading.md, "Releases").
  */
-export const UNTAGGED_PREVIOUS = '758fcc914f08a57bf690adabf43f4776a51ba98a';
+export const UNTAGGED_PREVIOUS = 'c6a39c76b8ed6096d1c1762725f802a15fc8e146';
 
 const git = (args: string[]) =>
   execFileSync('git', args, { cwd: projectRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
