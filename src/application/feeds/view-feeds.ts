@@ -88,7 +88,7 @@ export async function readViewFeed(
     limit,
     ...(after ? { after } : {}),
   });
-  const events = JSON.parse(eventsJson) as EventView[];
+  const events = JSON.parse(eventsJson.toString('utf8')) as EventView[];
   const last = events.length === limit ? events.at(-1) : undefined;
   const position = last ? positionAfter(STORED_ORDER, last) : null;
   return {
@@ -120,5 +120,5 @@ export async function readViewCalendar(
     parseEventSort('eventTimestamp'),
     { page: 1, limit: CALENDAR_LIMIT },
   );
-  return { view, entries: await withTimes(deps, JSON.parse(eventsJson) as EventView[]) };
+  return { view, entries: await withTimes(deps, JSON.parse(eventsJson.toString('utf8')) as EventView[]) };
 }

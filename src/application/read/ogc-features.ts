@@ -24,7 +24,7 @@ import { parseEventSort } from '../../domain/read/sort.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventReader, Viewer } from '../../ports/read/event-reader.ts';
 import type { EventView } from '../../domain/read/events.ts';
-import { checkPageText } from '../../domain/read/page-bytes.ts';
+import { checkPageSize } from '../../domain/read/page-bytes.ts';
 import { eventCount } from './list-events.ts';
 import type { EventFeature } from '../../domain/read/event-feature.ts';
 import { jsonProperties, type PropertyField, propertyFields } from '../../domain/read/typed-properties.ts';
@@ -177,8 +177,8 @@ export async function listItems(
     ? await deps.events.filteredItemsPage(viewer, collectionId, withPlace(cql, bounds, dates), page)
     : await deps.events.listEventsPage(viewer, collectionFilter(collectionId, dates, bounds), sort, page);
   // Refused before it is parsed or sent: the byte bound of every page (page-bytes.ts).
-  checkPageText(eventsJson, eventCount(eventsJson), page.limit);
-  const events = JSON.parse(eventsJson) as EventView[];
+  checkPageSize(eventsJson.length, () => eventCount(eventsJson), page.limit);
+  const events = JSON.parse(eventsJson.toString('utf8')) as EventView[];
   // The page is read with the viewer's visibility: an event in it proves the collection is theirs
   // to read (and names its title), so only an empty page costs the lookup that tells 404 from empty.
   const first = events[0];

@@ -33,25 +33,16 @@ export function checkPageBytes(docs: readonly unknown[], limit: number, maxBytes
   refuseOverBudget(bytes, counted, limit, maxBytes);
 }
 
-/** UTF-8 length of a string without encoding it (a refused page may be tens of MB). */
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff) {
-      // A surrogate pair is one 4-byte character.
-      bytes += 4;
-      i += 1;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-/** The same bound on a page already written as JSON text: `count` documents in `json`. */
-export function checkPageText(json: string, count: number, limit: number, maxBytes = PAGE_MAX_BYTES): void {
-  // At most 3 bytes per UTF-16 unit: a page that short fits without counting.
-  if (json.length * 3 <= maxBytes) return;
-  refuseOverBudget(utf8Length(json), count, limit, maxBytes);
+/**
+ * The same bound on a page already encoded: `bytes` of JSON text holding `count()` documents
+ * (counted only when the page is refused, for the limit the refusal names).
+ */
+export function checkPageSize(
+  bytes: number,
+  count: () => number,
+  limit: number,
+  maxBytes = PAGE_MAX_BYTES,
+): void {
+  if (bytes <= maxBytes) return;
+  refuseOverBudget(bytes, count(), limit, maxBytes);
 }

@@ -44,16 +44,20 @@ export type DataSource = {
 type DatasetSummary = { id: number; slug: string; title: string; dateFields: string[] };
 
 /**
- * A page of /events: the events as JSON text, the filter's total, and the data signature the answer
- * was read at (scope version and data versions of the datasets it read: equal signatures mean equal
- * answers; null when its statements saw different ones). HTTP derives the page's ETag from it.
+ * A page of /events: the events as the UTF-8 bytes of their JSON text, the filter's total, and the
+ * data signature the answer was read at (scope version and data versions of the datasets it read:
+ * equal signatures mean equal answers; null when its statements saw different ones). HTTP derives
+ * the page's ETag from it. Bytes, not a string: a page's text holds characters beyond Latin-1 (place
+ * names), and a stored answer sent as a string was encoded again on every request, a third of the
+ * API's CPU for an answer-cache hit (docs/performance.md, "The page as bytes").
  */
-export type EventsPage = { eventsJson: string; totalDocs: number; signature: string | null };
+export type EventsPage = { eventsJson: Buffer; totalDocs: number; signature: string | null };
 
 export interface EventReader {
   /**
    * One page of events (each an EventView) as the JSON text of an array, built by the database so
-   * that the hot /events path neither parses nor re-serialises rows, with the filter's total.
+   * that the hot /events path neither parses nor re-serialises rows (nor encodes them again: bytes),
+   * with the filter's total.
    */
   listEventsPage(
     viewer: Viewer,
@@ -126,14 +130,14 @@ export interface EventReader {
   collectionFields(viewer: Viewer, datasetSlug: string): Promise<StoredField[] | null>;
   /**
    * A page of a dataset's events in id order under a checked CQL2 filter (OGC API – Features Part 3),
-   * as listEventsPage's JSON text, with the filter's total; empty when the viewer may not read it.
+   * as listEventsPage's JSON bytes, with the filter's total; empty when the viewer may not read it.
    */
   filteredItemsPage(
     viewer: Viewer,
     datasetSlug: string,
     filter: CheckedFilter,
     page: Page,
-  ): Promise<{ eventsJson: string; totalDocs: number }>;
+  ): Promise<{ eventsJson: Buffer; totalDocs: number }>;
   /** The `data` of the dataset's newest events; null when the dataset does not exist or the viewer may not see it. */
   sampleData(
     viewer: Viewer,

@@ -18,7 +18,7 @@ async function page(reader: ModelledReads, query: RawQuery): Promise<{ events: P
     parseEventSort(query.sort),
     parsePage(query),
   );
-  return { events: JSON.parse(answer.eventsJson) as PageEvent[], total: answer.totalDocs };
+  return { events: JSON.parse(answer.eventsJson.toString('utf8')) as PageEvent[], total: answer.totalDocs };
 }
 
 const titles = async (reader: ModelledReads, query: RawQuery) =>

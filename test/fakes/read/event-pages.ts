@@ -75,7 +75,7 @@ export function pageOf(world: ReadWorld, events: WorldEvent[], sort: Sort, page:
   );
   const shown = sorted.slice((page.page - 1) * page.limit, page.page * page.limit);
   return {
-    eventsJson: `[${shown.map((event) => eventJson(world, event)).join(',')}]`,
+    eventsJson: Buffer.from(`[${shown.map((event) => eventJson(world, event)).join(',')}]`),
     totalDocs: events.length,
     signature: 'in-memory',
   };

@@ -3,9 +3,9 @@ import t from 'tap';
 import { sql } from '../../../src/adapters/postgres/database.ts';
 import { postgresEventReader } from '../../../src/adapters/postgres/read/index.ts';
 import { type PageCache, pageCache } from '../../../src/adapters/postgres/read/page-cache.ts';
-import { parseEventFilter, parsePage, type RawQuery } from '../../../src/domain/read/read-query.ts';
-import { parseEventSort } from '../../../src/domain/read/sort.ts';
-import type { EventReader, Viewer } from '../../../src/ports/read/event-reader.ts';
+import type { RawQuery } from '../../../src/domain/read/read-query.ts';
+import type { Viewer } from '../../../src/ports/read/event-reader.ts';
+import { readTextPage } from '../../helpers/event-pages.ts';
 import { accountsApp, insertAccessFixture, unlimitedAnonymousReads } from '../../helpers/accounts.ts';
 import { testApp } from '../../helpers/app.ts';
 import { testDatabase } from '../../helpers/database.ts';
@@ -16,11 +16,7 @@ import { loadReadFixture } from '../../helpers/v1-fixture.ts';
 // database gives at that moment, writes are seen by the next request, viewers never share pages,
 // `Cache-Control: no-cache` bypasses it, and it holds at most its budget of bytes.
 
-type Page = { eventsJson: string; totalDocs: number };
-
-function ask(reader: EventReader, query: RawQuery, viewer: Viewer = null): Promise<Page> {
-  return reader.listEventsPage(viewer, parseEventFilter(query), parseEventSort(query.sort), parsePage(query));
-}
+const ask = readTextPage;
 
 const BERLIN = JSON.stringify({ north: 54.2, south: 50.9, east: 15.1, west: 11.8 });
 const QUERIES: Record<string, RawQuery> = {

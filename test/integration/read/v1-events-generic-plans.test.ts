@@ -2,9 +2,9 @@ import t from 'tap';
 import { Type } from 'typebox';
 import { createDatabasePool, row, sql } from '../../../src/adapters/postgres/database.ts';
 import { postgresEventReader } from '../../../src/adapters/postgres/read/index.ts';
-import { parseEventFilter, parsePage, type RawQuery } from '../../../src/domain/read/read-query.ts';
-import { parseEventSort } from '../../../src/domain/read/sort.ts';
+import type { RawQuery } from '../../../src/domain/read/read-query.ts';
 import type { EventReader, Viewer } from '../../../src/ports/read/event-reader.ts';
+import { readTextPage, type TextPage } from '../../helpers/event-pages.ts';
 import { testDatabase } from '../../helpers/database.ts';
 import { expectedEvents, loadReadFixture } from '../../helpers/v1-fixture.ts';
 
@@ -13,19 +13,9 @@ import { expectedEvents, loadReadFixture } from '../../helpers/v1-fixture.ts';
 // once per connection. Their answers must be exactly those of custom plans and of the fixture, and
 // every other page (datasets, small catalogs, other sorts) must stay on the custom-plan pool.
 
-type Page = { eventsJson: string; totalDocs: number };
-
-function ask(reader: EventReader, query: RawQuery, viewer: Viewer = null): Promise<Page> {
-  return reader.listEventsPage(
-    viewer,
-    parseEventFilter(query),
-    parseEventSort(query.sort),
-    parsePage(query),
-    {
-      fresh: true,
-    },
-  );
-}
+/** A page read from the database, as text. */
+const ask = (reader: EventReader, query: RawQuery, viewer: Viewer = null): Promise<TextPage> =>
+  readTextPage(reader, query, viewer, { fresh: true });
 
 const Statement = row(
   Type.Object({ name: Type.String(), generic_plans: Type.Number(), custom_plans: Type.Number() }),

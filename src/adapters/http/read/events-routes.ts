@@ -70,10 +70,10 @@ export type ReadApiDeps = {
 };
 
 /**
- * A body the database built as JSON text: sent as is, without the response serializer (the route's
- * response schema still documents it, and the integration tests check it).
+ * A body the database built as JSON text (or its UTF-8 bytes): sent as is, without the response
+ * serializer (the route's response schema still documents it, and the integration tests check it).
  */
-function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
+function sendJsonText(reply: FastifyReply, body: string | Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(body);
 }
 
@@ -122,9 +122,9 @@ function readRoutes(deps: ReadApiDeps): ReadRoute[] {
       // The ETag comes from the data signature the page was read at (http-caching.ts): a cache hit
       // revalidates with no query beyond the cache's own check.
       answer: async (viewer, query, request, reply) => {
-        const { json, signature } = await listEvents(deps, viewer, query, { fresh: asksNoCache(request) });
+        const { body, signature } = await listEvents(deps, viewer, query, { fresh: asksNoCache(request) });
         if (signature !== null) setVersionTag(reply, signature);
-        return json;
+        return body;
       },
     },
     {
@@ -262,7 +262,7 @@ export const v1EventRoutes: FastifyPluginAsync<ReadApiDeps> = async (app, deps) 
       },
       async (request, reply) => {
         const body = await route.answer(viewerOf(request), request.query as RawQuery, request, reply);
-        return typeof body === 'string' ? sendJsonText(reply, body) : body;
+        return typeof body === 'string' || Buffer.isBuffer(body) ? sendJsonText(reply, body) : body;
       },
     );
   }

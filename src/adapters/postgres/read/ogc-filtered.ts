@@ -58,7 +58,7 @@ export function ogcFilteredReads(
         )
         select (${pageJson(parseEventSort('id'), scope)}) as events,
                (select count(*) from ${eventsFrom(scope)} e where e.dataset_id = ${dataset} and ${condition})::int8 as total`);
-      return { eventsJson: result.events, totalDocs: result.total };
+      return { eventsJson: Buffer.from(result.events), totalDocs: result.total };
     },
   };
 }

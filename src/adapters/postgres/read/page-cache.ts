@@ -10,8 +10,8 @@ import { dataSignature } from './data-version.ts';
 // would give the same answer now. A write committed before a request is always seen (versions are
 // raised in the writing transaction); nothing is ever served from a snapshot older than the request.
 
-/** The answer of a page: the events as JSON text and the filter's total. */
-export type CachedPage = { eventsJson: string; totalDocs: number };
+/** The answer of a page: the events as their JSON text's UTF-8 bytes and the filter's total. */
+export type CachedPage = { eventsJson: Buffer; totalDocs: number };
 
 type Entry = {
   page: CachedPage;
@@ -90,7 +90,8 @@ export function pageCache(pool: DatabasePool, maxBytes: number): PageCache {
 
     store(key, page, datasetIds, signature) {
       const size =
-        2 * (key.length + page.eventsJson.length + signature.length) +
+        2 * (key.length + signature.length) +
+        page.eventsJson.length +
         8 * (datasetIds?.length ?? 0) +
         ENTRY_OVERHEAD;
       remove(key);

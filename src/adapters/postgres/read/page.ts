@@ -78,7 +78,7 @@ export function pageReads(
             )
             select (${pageJson(sort, scope)}) as events, (select count(*) from box)::int8 as total,
                    ${verify} as scope, ${data} as data`);
-          return answered({ eventsJson: result.events, totalDocs: result.total }, [result]);
+          return answered({ eventsJson: Buffer.from(result.events), totalDocs: result.total }, [result]);
         }
         // The page's ids first, from the covering indexes where the sort allows it (id, time, place,
         // dataset are all in them); then only the page's rows, with their data, turned into the
@@ -105,14 +105,14 @@ export function pageReads(
             prepared(typed(PageRow)`select (${events}) as events, (${total}) as total, ${verify} as scope,
                                      ${data} as data`),
           );
-          return answered({ eventsJson: result.events, totalDocs: result.total }, [result]);
+          return answered({ eventsJson: Buffer.from(result.events), totalDocs: result.total }, [result]);
         }
         const [page, count] = await Promise.all([
           pool.one(typed(EventsRow)`select (${events}) as events, ${verify} as scope, ${data} as data`),
           pool.one(typed(CheckedCountRow)`select (${total}) as count, ${verify} as scope, ${data} as data`),
         ]);
         // Two statements, two snapshots: equal data versions in both mean no write in between.
-        return answered({ eventsJson: page.events, totalDocs: count.count }, [page, count]);
+        return answered({ eventsJson: Buffer.from(page.events), totalDocs: count.count }, [page, count]);
       });
     },
   };

@@ -1,6 +1,10 @@
 import t, { type Test } from 'tap';
 import { buildHistogram } from '../../../../src/application/read/build-histogram.ts';
 import { clusterEvents } from '../../../../src/application/read/cluster-events.ts';
+import { eventCount, listEvents } from '../../../../src/application/read/list-events.ts';
+import { parseCursor } from '../../../../src/domain/read/event-cursor.ts';
+import { parseEventSort } from '../../../../src/domain/read/sort.ts';
+import type { EventReader } from '../../../../src/ports/read/event-reader.ts';
 import { exportEvents } from '../../../../src/application/read/export-events.ts';
 import { findEventExtent } from '../../../../src/application/read/find-event-extent.ts';
 import { renderTile } from '../../../../src/application/read/render-tile.ts';
@@ -228,3 +232,51 @@ t.test('the extent of the filtered events, from the read model', async (t) => {
   });
   await t.rejects(findEventExtent(readModel, viewer, { startDate: 'soon' }), ValidationError);
 });
+
+t.test(
+  'listEvents: the page answered as bytes around the reader bytes, its last event found in them',
+  async (t) => {
+    // Titles beyond Latin-1, and the boundary's characters inside a string (escaped, so not a boundary).
+    const titles = ['Zürich', '東京 "},{"id": 東京', 'São Paulo 😀'];
+    const events = titles.map((title, index) => ({
+      id: index + 1,
+      title,
+      dataset: { id: 1, title: 'Städte', catalog: 'welt' },
+      data: { note: '},{"id":', n: index },
+      location: null,
+      eventTimestamp: `2024-0${index + 1}-01T00:00:00.000Z`,
+      isValid: true,
+    }));
+    const pages: Array<{ sort?: string; page?: unknown }> = [];
+    const reader = {
+      async listEventsPage(_viewer: unknown, _filter: unknown, sort: { text: string }, page: unknown) {
+        pages.push({ sort: sort.text, page });
+        return { eventsJson: Buffer.from(JSON.stringify(events)), totalDocs: 7, signature: 'v1' };
+      },
+    } as unknown as EventReader;
+
+    const first = await listEvents({ events: reader }, null, { limit: '3', sort: 'id' });
+    const answer = JSON.parse(first.body.toString('utf8')) as {
+      events: typeof events;
+      pagination: { totalDocs: number; hasNextPage: boolean };
+      nextCursor: string | null;
+    };
+    t.same(answer.events, events, 'the events as the reader wrote them');
+    t.equal(answer.pagination.totalDocs, 7);
+    t.equal(answer.pagination.hasNextPage, true);
+    t.equal(first.signature, 'v1');
+    const after = parseCursor(answer.nextCursor, parseEventSort('id'));
+    t.same(after, { id: 3, value: null }, 'the next page starts after the last event');
+
+    // A keyset page counts its events in the bytes: three of a limit of three, so there is a next one.
+    const keyset = await listEvents({ events: reader }, null, {
+      limit: '3',
+      sort: 'id',
+      cursor: answer.nextCursor ?? '',
+    });
+    const next = JSON.parse(keyset.body.toString('utf8')) as { nextCursor: string | null };
+    t.not(next.nextCursor, null, 'a full keyset page has a page after it');
+    t.equal(eventCount(Buffer.from(JSON.stringify(events))), 3);
+    t.equal(eventCount(Buffer.from('[]')), 0);
+  },
+);
