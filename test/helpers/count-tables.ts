@@ -4,8 +4,8 @@ import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 
 // Every count table of the read API (event_counts, event_cell_counts of migration 0200 with its
-// all-time rows of 0963, event_fine_cell_counts of 0210, event_cell_day_counts of 0235,
-// event_coarse_cell_counts of 0963) against a recount from `events`, as
+// all-time rows of 0963 and 0966, event_fine_cell_counts of 0210, event_cell_day_counts of 0235,
+// event_coarse_cell_counts of 0963, dataset_cell_margins of 0966) against a recount from `events`, as
 // the migrations' "Events stored before this migration" backfills compute it. Coordinate sums agree
 // to 1e-6 (they are added in other orders); a level-16 cell of ten or fewer events lists exactly its
 // ids, a larger one none.
@@ -44,20 +44,22 @@ const CHECKS = [
                   cell_x, cell_y, s.event_count, r.n) as mismatch
     from (select * from event_cell_counts where grain <> 'a') s full join r using (grain, period, dataset_id, cell_x, cell_y)
     where s.event_count is distinct from r.n or ${sumsDiffer}`,
-  // The all-time cells (grain 'a', migration 0963): the totals and each catalog, not the datasets.
+  // The all-time cells (grain 'a'): the totals and each catalog (migration 0963), each dataset (0966).
   sql.fragment`
     with r as (
-      select case when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end as dataset_id,
-             e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y,
-             count(*)::int as n, sum(st_x(e.location)) as sum_lon, sum(st_y(e.location)) as sum_lat
+      select ${LEVELS} as dataset_id, e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y,
+             count(*)::int as n, sum(st_x(e.location)) as sum_lon, sum(st_y(e.location)) as sum_lat,
+             min(e.catalog_id) as catalog_id
       from events e
       where e.location is not null
-      group by grouping sets ((e.catalog_id, e.grid_x >> 14, e.grid_y >> 14), (e.grid_x >> 14, e.grid_y >> 14)))
+      group by grouping sets ((e.dataset_id, e.grid_x >> 14, e.grid_y >> 14),
+                              (e.catalog_id, e.grid_x >> 14, e.grid_y >> 14), (e.grid_x >> 14, e.grid_y >> 14)))
     select format('event_cell_counts a %s %s:%s: stored %s, recounted %s', dataset_id, cell_x, cell_y,
                   s.event_count, r.n) as mismatch
     from (select * from event_cell_counts where grain = 'a') s full join r using (dataset_id, cell_x, cell_y)
     where s.event_count is distinct from r.n or ${sumsDiffer}
-       or s.period <> '-infinity' or s.catalog_id <> greatest(-s.dataset_id, 0)`,
+       or s.period <> '-infinity'
+       or s.catalog_id <> case when s.dataset_id > 0 then r.catalog_id else greatest(-s.dataset_id, 0) end`,
   // The level-6 cells (migration 0963): years, months and all time, the totals and each catalog.
   sql.fragment`
     with r as (
@@ -94,6 +96,17 @@ const CHECKS = [
                   s.event_count, r.n) as mismatch
     from event_cell_day_counts s full join r using (cell_x, cell_y, day)
     where s.event_count is distinct from r.n or ${sumsDiffer}`,
+  // The datasets' cell margins (migration 0966): located events per dataset and column or row of level-10 cells.
+  sql.fragment`
+    with r as (
+      select e.dataset_id, a.axis, a.cell, count(*)::int as n
+      from events e cross join lateral (values ('x'::"char", e.grid_x >> 14), ('y'::"char", e.grid_y >> 14)) a(axis, cell)
+      where e.location is not null
+      group by 1, 2, 3)
+    select format('dataset_cell_margins %s %s %s: stored %s, recounted %s', dataset_id, axis, cell,
+                  s.event_count, r.n) as mismatch
+    from dataset_cell_margins s full join r using (dataset_id, axis, cell)
+    where s.event_count is distinct from r.n`,
 ];
 
 export async function assertCountTablesExact(t: Test, pool: DatabasePool, when: string): Promise<void> {

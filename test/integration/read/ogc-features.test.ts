@@ -2,6 +2,7 @@ import t from 'tap';
 import { sql } from '../../../src/adapters/postgres/database.ts';
 import { policyFile, unlimitedAnonymousReads } from '../../helpers/accounts.ts';
 import { testApp } from '../../helpers/app.ts';
+import { assertCountTablesExact } from '../../helpers/count-tables.ts';
 import {
   type ExpectedFilter,
   expectedEvents,
@@ -348,5 +349,38 @@ t.test('OGC API – Features', async (t) => {
     t.equal(twice.statusCode, 400, 'a parameter given twice');
     // Parameters are checked before the collection is looked up.
     t.equal((await getJson(app, itemsOf('nothing-here'), { bbox: '1,2,3' })).status, 400);
+  });
+  t.test('an extent follows its events: a delete at the edge narrows it, a move widens it', async (t) => {
+    const bbox = async () => {
+      const { body } = await getJson(app, '/ogc/collections/exhibitions');
+      return body.extent.spatial.bbox[0] as [number, number, number, number];
+    };
+    const lons = fixture.events
+      .filter((event) => event.datasetSlug === 'exhibitions' && event.longitude !== null)
+      .map((event) => event.longitude as number)
+      .sort((a, b) => a - b);
+    const cut = (lons[0] ?? 0) + 1;
+    const remaining = lons.filter((lon) => lon >= cut);
+    t.ok(
+      remaining.length > 1 && (remaining[0] ?? 0) - (lons[0] ?? 0) > 0.72,
+      'the fixture has a west edge to cut',
+    );
+    t.ok((await bbox())[0] <= (lons[0] ?? 0), 'before: the west edge holds the westernmost event');
+    await db.pool.query(sql.unsafe`
+      delete from events e using datasets d
+      where d.id = e.dataset_id and d.slug = 'exhibitions' and st_x(e.location) < ${cut}`);
+    const [west] = await bbox();
+    const first = remaining[0] ?? 0;
+    t.ok(
+      west <= first && west > first - 0.36,
+      `after the delete: west ${west} is the new westernmost event's cell`,
+    );
+    await db.pool.query(sql.unsafe`
+      update events e set location = st_setsrid(st_makepoint(179.5, 10), 4326)
+      where e.id = (select min(x.id) from events x join datasets d on d.id = x.dataset_id
+                    where d.slug = 'exhibitions' and x.location is not null)`);
+    const [, , east] = await bbox();
+    t.ok(east >= 179.5, `after the move: east ${east} holds the moved event`);
+    await assertCountTablesExact(t, db.pool, 'after the delete and the move');
   });
 });

@@ -8,7 +8,7 @@ import { assertCountTablesExact } from '../../helpers/count-tables.ts';
 import { testDatabase } from '../../helpers/database.ts';
 import { loadReadFixture, type Params } from '../../helpers/v1-fixture.ts';
 
-// The all-time level-10 cells (migration 0963) and the level-6 cells (also 0963), kept from the level-10
+// The all-time level-10 cells (migrations 0963 and 0966) and the level-6 cells (0963), kept from the level-10
 // counts by triggers on event_cell_counts: exact against a recount after inserts, deletes, updates
 // in time and space and a dataset moved to another catalog, and the map views that read them (zoom
 // 0-4 through the level-6 cells, undated views through the all-time cells) give the same features
@@ -35,6 +35,8 @@ const SCOPES: Array<{ name: string; params: Params }> = [
   { name: 'everything', params: {} },
   { name: 'catalog news', params: { catalog: 'news' } },
   { name: 'catalog science', params: { catalog: 'science' } },
+  // Datasets read their own all-time and month cells (migration 0966), never the level-6 cells.
+  { name: 'datasets fires and exhibitions', params: { datasets: 'fires,exhibitions' } },
 ];
 
 type Feature = {

@@ -151,7 +151,7 @@ type CountAnswer =
    * Bounds: the level-10 cells wholly inside the box from event_cell_counts in these grains, with
    * `dayCells` the whole days at the ends of the range (and with `cutMonths` the months a histogram
    * bin boundary cuts) from event_cell_day_counts; the edge cells from the rows. `allTime`: an
-   * undated count of the totals or a catalog, whose inner cells are their all-time rows (readsAllTimeCells).
+   * undated count, whose inner cells are its scope's all-time rows (readsAllTimeCells).
    * `coarse`: the inner level-6 cells from event_coarse_cell_counts, the level-10 cells around them
    * from event_cell_counts (readsCoarseCells).
    */
@@ -183,17 +183,26 @@ export function readsDayCells(scope: ScopeFacts, perDataset: boolean): boolean {
 }
 
 /**
- * Whether an undated count with bounds reads the all-time cells (grain 'a' of event_cell_counts,
- * migration 0963), kept for the totals and each catalog only: one row per cell where the year rows
- * are one per cell and year (a Europe box of real-shaped data: 7,034 rows against 30,813).
+ * Whether a count with bounds reads whole years from the level-10 year rows of event_cell_counts:
+ * only the totals' (a view of everything), which the count model keeps. Any other scope sums its
+ * datasets' month rows for whole years too (cellPeriodConditions in parts.ts): the catalogs' and
+ * datasets' year rows are to stop being written (docs/scaling.md, "The count model that does not
+ * outgrow the events", step 2). So a dated view of a whole catalog at zoom 0-4 reads its level-6
+ * months (readsCoarseCells), not its level-6 years.
  */
-export function readsAllTimeCells(scope: ScopeFacts, filter: EventFilter, perDataset: boolean): boolean {
-  return (
-    (scope.allDatasets || scope.wholeCatalog) &&
-    !perDataset &&
-    filter.dates.from === null &&
-    filter.dates.to === null
-  );
+export function readsYearCells(scope: ScopeFacts, perDataset: boolean): boolean {
+  return scope.allDatasets && !perDataset;
+}
+
+/**
+ * Whether a count with bounds reads the all-time cells (grain 'a' of event_cell_counts): undated,
+ * whatever the scope. Migration 0963 keeps them for the totals and each catalog, 0966 for each
+ * dataset: one row per cell where the year rows are one per cell and year (a Europe box of
+ * real-shaped data: 7,034 rows of the totals against 30,813; 301,886 dataset cells against 636,215
+ * dataset year rows on 1M real-shaped events in 20 datasets).
+ */
+export function readsAllTimeCells(filter: EventFilter): boolean {
+  return filter.dates.from === null && filter.dates.to === null;
 }
 
 /**
@@ -270,10 +279,10 @@ export function countAnswer(scope: ScopeFacts, filter: EventFilter, need: CountN
     return readsFineCells(scope, filter, level) ? { kind: 'level-16-cells', level } : { kind: 'rows' };
   return {
     kind: 'level-10-cells',
-    grains: ['year', 'month'],
+    grains: readsYearCells(scope, perDataset) ? ['year', 'month'] : ['month'],
     dayCells,
     cutMonths: false,
-    allTime: readsAllTimeCells(scope, filter, perDataset),
+    allTime: readsAllTimeCells(filter),
     coarse: readsCoarseCells(scope, level, perDataset),
   };
 }

@@ -7,8 +7,10 @@ import { visibility } from './scope.ts';
 
 // The extents of every readable dataset at once, for OGC API – Features' /collections (clients such
 // as GDAL and QGIS take a layer's extent from that list, and page through the whole collection to
-// compute it when it is missing). Exact boxes would read every row; the level-10 cell counts give
-// the box rounded outward to whole cells, and the dataset's time index its first and last instants.
+// compute it when it is missing). Exact boxes would read every row; the dataset's cell margins
+// (migration 0966: its located events per column and row of level-10 cells, kept by the rollups)
+// give the box rounded outward to whole cells, four probes of their key per dataset, and the
+// dataset's time index its first and last instants.
 
 const Cell = Type.Union([Type.Number(), Type.Null()]);
 const Instant = Type.Union([Type.String(), Type.Null()]);
@@ -27,6 +29,12 @@ const ExtentRow = row(
 
 const ISO = sqlText`'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
+/** The first (asc) or last (desc) column or row of level-10 cells holding events of dataset `d`. */
+function edge(axis: 'x' | 'y', order: 'asc' | 'desc') {
+  return sqlText`(select m.cell from dataset_cell_margins m where m.dataset_id = d.id and m.axis = ${axis}
+                  order by m.cell ${order === 'asc' ? sqlText`asc` : sqlText`desc`} limit 1)`;
+}
+
 export function datasetExtentReads(pool: DatabasePool): Pick<EventReader, 'datasetExtents'> {
   return {
     async datasetExtents(viewer) {
@@ -37,8 +45,8 @@ export function datasetExtentReads(pool: DatabasePool): Pick<EventReader, 'datas
                to_char((select max(e.event_timestamp) from events e where e.dataset_id = d.id) at time zone 'UTC', ${ISO}) as last
         from datasets d join catalogs c on c.id = d.catalog_id
         left join lateral (
-          select min(k.cell_x) as x0, max(k.cell_x) as x1, min(k.cell_y) as y0, max(k.cell_y) as y1
-          from event_cell_counts k where k.grain = 'y' and k.dataset_id = d.id and not d.counts_pending
+          select ${edge('x', 'asc')} as x0, ${edge('x', 'desc')} as x1, ${edge('y', 'asc')} as y0, ${edge('y', 'desc')} as y1
+          where not d.counts_pending
         ) cells on true
         where ${visible}`);
       return rows.map((r) => ({

@@ -89,9 +89,8 @@ const GRAIN_CODE: Record<Grain, string> = { year: 'y', month: 'm', day: 'd' };
 const MAX_LISTED_PERIODS = 240;
 
 /**
- * Conditions on event_counts / event_cell_counts. Rows with dataset_id 0 are the totals over all
- * datasets, rows with -<catalog id> a catalog's: read when that is the scope and no per-dataset
- * breakdown is asked for.
+ * Conditions on event_counts. Rows with dataset_id 0 are the totals over all datasets, rows with
+ * -<catalog id> a catalog's: read when that is the scope and no per-dataset breakdown is asked for.
  */
 export function periodConditions(
   scope: Scope,
@@ -99,6 +98,33 @@ export function periodConditions(
   perDataset: boolean,
   listed: boolean = false,
 ): Fragment {
+  return allOf([periodCondition(span, listed), levelCondition(scope, perDataset)]);
+}
+
+/**
+ * Conditions on the level-10 rows of event_cell_counts in a span of years or months. The totals
+ * (dataset_id 0) answer a view of everything; any other scope sums its datasets' month rows (a
+ * catalog's view included): the count model keeps no catalog month or year rows and no dataset
+ * year rows in the end (docs/scaling.md, "The count model that does not outgrow the events", step
+ * 2), so no reader asks for them (countAnswer asks the others for months only).
+ */
+export function cellPeriodConditions(
+  scope: Scope,
+  span: PeriodSpan,
+  perDataset: boolean,
+  listed: boolean,
+): Fragment {
+  const level =
+    scope.datasetIds !== null
+      ? sqlText`dataset_id = any(${scope.datasetIds})`
+      : perDataset
+        ? sqlText`dataset_id > 0`
+        : sqlText`dataset_id = 0`;
+  return allOf([periodCondition(span, listed), level]);
+}
+
+/** A span's grain and periods, listed (`listed`, MAX_LISTED_PERIODS) or as a range. */
+function periodCondition(span: PeriodSpan, listed: boolean): Fragment {
   const conditions: Fragment[] = [sqlText`grain = ${GRAIN_CODE[span.grain]}`];
   const starts = listed ? periodStarts(span, MAX_LISTED_PERIODS) : null;
   if (starts) conditions.push(sqlText`period = any(${sql.array(starts, 'timestamptz')})`);
@@ -106,11 +132,13 @@ export function periodConditions(
     if (span.from !== null) conditions.push(sqlText`period >= ${span.from}::timestamptz`);
     if (span.to !== null) conditions.push(sqlText`period < ${span.to}::timestamptz`);
   }
-  conditions.push(levelCondition(scope, perDataset));
   return allOf(conditions);
 }
 
-/** Which level's rows of event_counts / event_cell_counts a scope reads: totals, a catalog's, or datasets'. */
+/**
+ * Which level's rows of event_counts, and of the derived cells (the all-time rows and
+ * event_coarse_cell_counts, migration 0963), a scope reads: totals, a catalog's, or datasets'.
+ */
 function levelCondition(scope: Scope, perDataset: boolean): Fragment {
   // `<= 0`, redundant, lets a generic plan (the /events page's, pageAnswer's genericPlan) prove that the
   // partial index of the total rows (migration 0250) applies: without it, it read the primary key's
@@ -168,9 +196,12 @@ function cellParts(
       parts.push(rawPart(scope, boxFilter, filter.dates, level));
       continue;
     }
-    const cellRows = (rows: Fragment) => innerCellCounts(box, inner, level, counts.coarse, rows);
-    // One open span (no dates): the cells' all-time rows, at the scope's level (totals or catalog).
-    if (counts.allTime) parts.push(...cellRows(sqlText`grain = 'a' and ${levelCondition(scope, false)}`));
+    const cellRows = (rows: CountRows) => innerCellCounts(box, inner, level, counts.coarse, rows);
+    // One open span (no dates): the cells' all-time rows, at the scope's level (totals, a catalog, datasets).
+    if (counts.allTime) {
+      const allTime = sqlText`grain = 'a' and ${levelCondition(scope, perDataset)}`;
+      parts.push(...cellRows({ level10: allTime, level6: allTime }));
+    }
     for (const span of counts.allTime ? [] : split.periods) {
       if (span.grain === 'day') {
         // A day span lies within one month (the ends of a date range).
@@ -185,9 +216,14 @@ function cellParts(
         continue;
       }
       const cut = cutMonths && span.grain === 'month';
-      const rows = periodConditions(scope, span, perDataset, true);
+      const uncut = (rows: Fragment) =>
+        cut ? sqlText`${rows} and period not in (select m from (${cutMonths}) k)` : rows;
       parts.push(
-        ...cellRows(cut ? sqlText`${rows} and period not in (select m from (${cutMonths}) k)` : rows),
+        ...cellRows({
+          level10: uncut(cellPeriodConditions(scope, span, perDataset, true)),
+          // The level-6 cells keep the totals and each catalog (readsCoarseCells).
+          level6: uncut(periodConditions(scope, span, perDataset, true)),
+        }),
       );
       if (cut) {
         const months = [sqlText`m.period in (select m from (${cutMonths}) k)`];
@@ -213,13 +249,16 @@ function cellParts(
 
 type CellRange = { x0: number; x1: number; y0: number; y1: number };
 
+/** The count rows a part reads, as a condition on each count table's grain, period and level. */
+type CountRows = { level10: Fragment; level6: Fragment };
+
 const COUNT_TABLES = {
   [ROLLUP_LEVEL]: sqlText`event_cell_counts`,
   [COARSE_LEVEL]: sqlText`event_coarse_cell_counts`,
 };
 
 /**
- * The count rows matching `rows` (a condition on grain, period and level) of the level-10 cells
+ * The count rows matching `rows` (conditions on grain, period and level, per table) of the level-10 cells
  * `inner`, as cells of `level`. With `coarse` (readsCoarseCells), the level-6 cells wholly inside the
  * box come from event_coarse_cell_counts and only the level-10 cells around them from
  * event_cell_counts: every level-10 cell of a level-6 cell inside the box is inside it too, so the
@@ -230,10 +269,10 @@ function innerCellCounts(
   inner: CellRange,
   level: number | null,
   coarse: boolean,
-  rows: Fragment,
+  rows: CountRows,
 ): Fragment[] {
   const big = coarse ? innerCellRange(box, COARSE_LEVEL) : null;
-  if (!big) return [countRows(ROLLUP_LEVEL, inner, level, rows)];
+  if (!big) return [countRows(ROLLUP_LEVEL, inner, level, rows.level10)];
   const scale = 2 ** (ROLLUP_LEVEL - COARSE_LEVEL);
   const covered = {
     x0: big.x0 * scale,
@@ -248,8 +287,8 @@ function innerCellCounts(
     { x0: covered.x0, x1: covered.x1, y0: covered.y1 + 1, y1: inner.y1 },
   ].filter((range) => range.x0 <= range.x1 && range.y0 <= range.y1);
   return [
-    countRows(COARSE_LEVEL, big, level, rows),
-    ...ring.map((range) => countRows(ROLLUP_LEVEL, range, level, rows)),
+    countRows(COARSE_LEVEL, big, level, rows.level6),
+    ...ring.map((range) => countRows(ROLLUP_LEVEL, range, level, rows.level10)),
   ];
 }
 

@@ -7,7 +7,7 @@ import type { EventReader } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, row } from '../database.ts';
 import { joinSql, sqlText, typed } from '../sql-text.ts';
 import { eventsFrom } from './private-locations.ts';
-import { periodConditions } from './parts.ts';
+import { cellPeriodConditions, periodConditions } from './parts.ts';
 import { dateExpr, earlier, later, rawConditions } from './rows.ts';
 import type { Scope, ScopeResolver } from './scope.ts';
 
@@ -105,7 +105,7 @@ export function timeRangeReads(pool: DatabasePool, scopes: ScopeResolver): Pick<
                                 order by day desc limit 1) l`)
         : await pool.one(typed(RangeRow)`
             select min(period) as min, max(period) as max from event_cell_counts
-            where ${periodConditions(scope, { grain, from, to }, false)} and ${inCells}`);
+            where ${cellPeriodConditions(scope, { grain, from, to }, false, false)} and ${inCells}`);
     if (!periods.min || !periods.max) return null;
     const range = await pool.one(typed(RangeRow)`
       select (select min(e.event_timestamp) from ${eventsFrom(scope)} e

@@ -11,6 +11,7 @@ import {
   readsCoarseCells,
   readsDayCells,
   readsFineCells,
+  readsYearCells,
   type ScopeFacts,
   scopeFacts,
   timeRangeAnswer,
@@ -145,11 +146,11 @@ t.test('counts in a box: the level-10 cells inside, the day cells for unfiltered
   const box = view({ bounds: EUROPE });
   t.same(countAnswer(everything, box), cells({ dayCells: true, allTime: true }));
   t.same(
-    countAnswer(everything, box, { perDataset: true }),
-    cells(),
-    'the day cells and the all-time cells hold totals and catalogs only',
+    countAnswer(everything, view({ bounds: EUROPE, dates: someDates }), { perDataset: true }),
+    cells({ grains: ['month'] }),
+    'the day cells hold the totals only, the year cells too',
   );
-  t.same(countAnswer(someDatasets, box, { level: 6 }), cells());
+  t.same(countAnswer(someDatasets, box, { level: 6 }), cells({ grains: ['month'], allTime: true }));
   t.same(countAnswer(everything, box, { histogram: 'month' }), cells({ grains: ['month'], dayCells: true }));
   t.same(
     countAnswer(everything, box, { histogram: 'day', cutMonths: true }),
@@ -164,29 +165,38 @@ t.test('counts in a box: the level-10 cells inside, the day cells for unfiltered
   t.same(countAnswer(pending, box), { kind: 'rows' });
 });
 
-t.test('undated boxes of everything or a whole catalog: the all-time cells', async (t) => {
+t.test('undated boxes, whatever the scope: the all-time cells', async (t) => {
   const box = view({ bounds: EUROPE });
-  t.equal(readsAllTimeCells(everything, box, false), true, 'everything');
-  t.equal(readsAllTimeCells(wholeCatalog, box, false), true, 'a whole catalog');
-  t.equal(readsAllTimeCells(someDatasets, box, false), false, 'datasets: not kept per dataset');
-  t.equal(readsAllTimeCells(everything, box, true), false, 'a breakdown by dataset');
+  t.equal(readsAllTimeCells(box), true, 'undated');
+  t.equal(readsAllTimeCells(view({ bounds: EUROPE, dates: someDates })), false, 'a date range');
   t.equal(
-    readsAllTimeCells(everything, view({ bounds: EUROPE, dates: someDates }), false),
-    false,
-    'a date range',
-  );
-  t.equal(
-    readsAllTimeCells(everything, view({ bounds: EUROPE, dates: { from: someDates.from, to: null } }), false),
+    readsAllTimeCells(view({ bounds: EUROPE, dates: { from: someDates.from, to: null } })),
     false,
     'from a date on',
   );
+  t.same(countAnswer(someDatasets, box), cells({ grains: ['month'], allTime: true }), 'datasets: their own');
+  t.same(
+    countAnswer(everything, box, { perDataset: true }),
+    cells({ grains: ['month'], allTime: true }),
+    "a breakdown by dataset: the datasets' all-time cells",
+  );
   const catalogCells = countAnswer(wholeCatalog, box, { level: 6 });
-  t.same(catalogCells, cells({ allTime: true, coarse: true }));
+  t.same(catalogCells, cells({ grains: ['month'], allTime: true, coarse: true }));
   t.same(
     countAnswer(everything, view({ bounds: EUROPE, dates: someDates }), { level: 6 }),
     cells({ dayCells: true, coarse: true }),
     'dated: years and months',
   );
+});
+
+t.test('whole years in a box: the year cells of the totals only, other scopes sum months', async (t) => {
+  t.equal(readsYearCells(everything, false), true, 'everything');
+  t.equal(readsYearCells(everything, true), false, 'a breakdown by dataset: the datasets have no year cells');
+  t.equal(readsYearCells(wholeCatalog, false), false, "a whole catalog: its datasets' months");
+  t.equal(readsYearCells(someDatasets, false), false, 'datasets: their months');
+  const dated = view({ bounds: EUROPE, dates: someDates });
+  t.same(countAnswer(wholeCatalog, dated, { level: 6 }), cells({ grains: ['month'], coarse: true }));
+  t.same(countAnswer(someDatasets, dated), cells({ grains: ['month'] }));
 });
 
 t.test('map cells at zoom 0-4 of everything or a whole catalog: the level-6 cells inside', async (t) => {
