@@ -62,12 +62,15 @@ begin
     return null;
   end if;
 
+  -- Columns and rows summed apart (two small groupings of the changes, 0.44-0.55 s for 317,094
+  -- month rows, against 0.77-1.09 s for one grouping of both, sorted, in the same transaction).
   execute format($q$
     insert into dataset_cell_margins as r (dataset_id, axis, cell, event_count)
-    select c.dataset_id, a.axis, a.cell, sum(c.n)
-    from (%s) c cross join lateral (values ('x'::"char", c.cell_x), ('y'::"char", c.cell_y)) a(axis, cell)
-    group by c.dataset_id, a.axis, a.cell
-    having sum(c.n) <> 0
+    select * from (
+      select c.dataset_id, 'x'::"char", c.cell_x, sum(c.n) as n from (%1$s) c group by c.dataset_id, c.cell_x
+      union all
+      select c.dataset_id, 'y'::"char", c.cell_y, sum(c.n) from (%1$s) c group by c.dataset_id, c.cell_y) k
+    where k.n <> 0
     order by 1, 2, 3
     on conflict (dataset_id, axis, cell) do update set event_count = r.event_count + excluded.event_count
   $q$, changes);
