@@ -114,13 +114,8 @@ export function cellPeriodConditions(
   perDataset: boolean,
   listed: boolean,
 ): Fragment {
-  const level =
-    scope.datasetIds !== null
-      ? sqlText`dataset_id = any(${scope.datasetIds})`
-      : perDataset
-        ? sqlText`dataset_id > 0`
-        : sqlText`dataset_id = 0`;
-  return allOf([periodCondition(span, listed), level]);
+  // The scope's level with no catalog rows: a catalog's scope reads its datasets (datasetIds).
+  return allOf([periodCondition(span, listed), levelCondition({ ...scope, catalogId: null }, perDataset)]);
 }
 
 /** A span's grain and periods, listed (`listed`, MAX_LISTED_PERIODS) or as a range. */
