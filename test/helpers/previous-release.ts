@@ -11,11 +11,11 @@ import { projectRoot } from '../../src/adapters/config/environment.ts';
 // lockfile pins must be installed here at the same version.
 
 /**
- * The newest release's commit (v0.5, the landed main of 2026-11-29, stop 51), used when the clone holds no
+ * The newest release's commit (v0.6, the landed main of 2026-11-29, stop 52), used when the clone holds no
  * v0.* tag: a clone of `main` alone may come without tags, and the test must still check the same
  * release. Moved with each new tag (docs/upgrading.md, "Releases").
  */
-export const UNTAGGED_PREVIOUS = '5dcef638e2b518adc8f6c61203ab9eaa1387cd04';
+export const UNTAGGED_PREVIOUS = '888a29e72fb287c1dc2adb86fe48b813c4be2a27';
 
 const git = (args: string[]) =>
   execFileSync('git', args, { cwd: projectRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
