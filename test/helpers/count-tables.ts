@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
 
-// Every count table of the read API (event_counts, event_cell_counts of migration 0200 with its
-// all-time rows of 0963 and 0966, event_fine_cell_counts of 0210, event_cell_day_counts of 0235,
+// Every count table of the read API (event_counts, event_cell_counts of migration 0200 as 0967
+// keeps it, with its all-time rows of 0963 and 0966, event_fine_cell_counts of 0210, event_cell_day_counts of 0235,
 // event_coarse_cell_counts of 0963, dataset_cell_margins of 0966) against a recount from `events`, as
 // the migrations' "Events stored before this migration" backfills compute it. Coordinate sums agree
 // to 1e-6 (they are added in other orders); a level-16 cell of ten or fewer events lists exactly its
@@ -29,21 +29,25 @@ const CHECKS = [
     select format('event_counts %s %s %s: stored %s, recounted %s', grain, period, dataset_id, s.event_count, r.n) as mismatch
     from event_counts s full join r using (grain, period, dataset_id)
     where s.event_count is distinct from r.n`,
+  // The level-10 months of each dataset (with its catalog, from which its catalog's derived rows
+  // are summed) and the totals' months and years (migration 0967).
   sql.fragment`
     with r as (
-      select p.grain, p.period, ${LEVELS} as dataset_id, e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y,
+      select p.grain, p.period, case when grouping(e.dataset_id) = 0 then e.dataset_id else 0 end as dataset_id,
+             e.grid_x >> 14 as cell_x, e.grid_y >> 14 as cell_y, min(e.catalog_id) as catalog_id,
              count(*)::int as n, sum(st_x(e.location)) as sum_lon, sum(st_y(e.location)) as sum_lat
       from events e cross join lateral (values
         ('y'::"char", date_trunc('year', e.event_timestamp, 'UTC')),
         ('m'::"char", date_trunc('month', e.event_timestamp, 'UTC'))) as p(grain, period)
       where e.location is not null
       group by grouping sets ((p.grain, p.period, e.dataset_id, e.grid_x >> 14, e.grid_y >> 14),
-                              (p.grain, p.period, e.catalog_id, e.grid_x >> 14, e.grid_y >> 14),
-                              (p.grain, p.period, e.grid_x >> 14, e.grid_y >> 14)))
+                              (p.grain, p.period, e.grid_x >> 14, e.grid_y >> 14))
+      having grouping(e.dataset_id) = 1 or p.grain = 'm')
     select format('event_cell_counts %s %s %s %s:%s: stored %s, recounted %s', grain, period, dataset_id,
                   cell_x, cell_y, s.event_count, r.n) as mismatch
     from (select * from event_cell_counts where grain <> 'a') s full join r using (grain, period, dataset_id, cell_x, cell_y)
-    where s.event_count is distinct from r.n or ${sumsDiffer}`,
+    where s.event_count is distinct from r.n or ${sumsDiffer}
+       or s.catalog_id <> case when s.dataset_id > 0 then r.catalog_id else 0 end`,
   // The all-time cells (grain 'a'): the totals and each catalog (migration 0963), each dataset (0966).
   sql.fragment`
     with r as (
@@ -60,7 +64,8 @@ const CHECKS = [
     where s.event_count is distinct from r.n or ${sumsDiffer}
        or s.period <> '-infinity'
        or s.catalog_id <> case when s.dataset_id > 0 then r.catalog_id else greatest(-s.dataset_id, 0) end`,
-  // The level-6 cells (migration 0963): years, months and all time, the totals and each catalog.
+  // The level-6 cells (migration 0963): months and all time of the totals and each catalog, and the
+  // totals' years (0967).
   sql.fragment`
     with r as (
       select p.grain, p.period, case when grouping(e.catalog_id) = 0 then -e.catalog_id else 0 end as dataset_id,
@@ -72,7 +77,8 @@ const CHECKS = [
         ('a'::"char", '-infinity'::timestamptz)) as p(grain, period)
       where e.location is not null
       group by grouping sets ((p.grain, p.period, e.catalog_id, e.grid_x >> 18, e.grid_y >> 18),
-                              (p.grain, p.period, e.grid_x >> 18, e.grid_y >> 18)))
+                              (p.grain, p.period, e.grid_x >> 18, e.grid_y >> 18))
+      having grouping(e.catalog_id) = 1 or p.grain <> 'y')
     select format('event_coarse_cell_counts %s %s %s %s:%s: stored %s, recounted %s', grain, period, dataset_id,
                   cell_x, cell_y, s.event_count, r.n) as mismatch
     from event_coarse_cell_counts s full join r using (grain, period, dataset_id, cell_x, cell_y)
