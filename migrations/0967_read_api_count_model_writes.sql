@@ -280,11 +280,16 @@ begin
     order by 1, 2, 3, 5, 6
     %s
   $q$, changes, add_to_existing);
+  -- A cell whose last event went goes too (as the month rows do, 0330). Only a derived row whose
+  -- amount this statement did not raise can have reached zero (every stored row holds events), so
+  -- only those keys are probed: an update that only adds, as the deferred refresh's upsert of the
+  -- totals, probes none (it probed all 338,000 keys of a 300,000-event refresh, 2.1 s of 43 s).
   if tg_op <> 'INSERT' then
     execute format($q$
       delete from event_coarse_cell_counts r
-      using (select distinct grain, period, level, cell_x >> 4 as cell_x, cell_y >> 4 as cell_y
-             from (%s) c where not (c.from_dataset and c.grain = 'a')) k
+      using (select grain, period, level, cell_x >> 4 as cell_x, cell_y >> 4 as cell_y
+             from (%s) c where not (c.from_dataset and c.grain = 'a')
+             group by 1, 2, 3, 4, 5 having sum(c.n) <= 0) k
       where r.grain = k.grain and r.period = k.period and r.dataset_id = k.level
         and r.cell_x = k.cell_x and r.cell_y = k.cell_y and r.event_count <= 0
     $q$, changes);
@@ -309,12 +314,13 @@ begin
     order by c.level, c.cell_x, c.cell_y
     %s
   $q$, changes, add_to_existing);
-  -- A cell whose last event went: its all-time row goes too (as the month rows do, 0330).
+  -- Likewise the all-time cells whose last event went.
   if tg_op <> 'INSERT' then
     execute format($q$
       delete from event_cell_counts r
-      using (select distinct level, cell_x, cell_y from (%s) c
-             where (c.grain = 'y' and c.level = 0) or (c.grain = 'a' and c.from_dataset)) k
+      using (select level, cell_x, cell_y from (%s) c
+             where (c.grain = 'y' and c.level = 0) or (c.grain = 'a' and c.from_dataset)
+             group by 1, 2, 3 having sum(c.n) <= 0) k
       where r.grain = 'a' and r.period = '-infinity' and r.dataset_id = k.level
         and r.cell_x = k.cell_x and r.cell_y = k.cell_y and r.event_count <= 0
     $q$, changes);
