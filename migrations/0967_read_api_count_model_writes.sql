@@ -136,8 +136,9 @@ end $$;
 
 -- 0961's deferred refresh. The dataset's month rows are a plain insert: a pending dataset has no
 -- count rows (0330's invariant), so a conflict would be a broken invariant, and it fails the refresh
--- rather than adding twice. Both inserts are one statement, so the triggers on event_cell_counts
--- run once for the dataset's rows and the totals' together.
+-- rather than adding twice. Both inserts are one statement, so each statement trigger on
+-- event_cell_counts runs once for it: the insert triggers with the dataset's rows and the totals'
+-- new rows together, the update triggers with the totals' rows that were there.
 create or replace function chronomap_refresh_dataset_counts(target bigint) returns boolean
   language plpgsql
   set work_mem = '256MB'
