@@ -237,7 +237,12 @@ create or replace function chronomap_derived_cell_counts_trigger() returns trigg
 declare
   changes text;
   feeds_all_time boolean;
-  picked constant text := $p$(dataset_id = 0 or (dataset_id < 0 and grain = 'a') or (dataset_id > 0 and grain in ('m', 'a')))$p$;
+  -- One transition table's picked rows with their amounts signed (the old rows taken away).
+  rows_of constant text := $t$select grain, period, case when dataset_id > 0 then -catalog_id else dataset_id end as level,
+                                     dataset_id > 0 as from_dataset, catalog_id, cell_x, cell_y,
+                                     %2$s * event_count::int8 as n, %2$s * sum_lon as lon, %2$s * sum_lat as lat
+                              from %1$s
+                              where dataset_id = 0 or (dataset_id < 0 and grain = 'a') or (dataset_id > 0 and grain in ('m', 'a'))$t$;
   -- Both upserts add the amounts to a row already there (same key in both tables).
   add_to_existing constant text := $m$
     on conflict (grain, period, dataset_id, cell_x, cell_y) do update
@@ -248,27 +253,11 @@ declare
 begin
   -- level: where the row's amounts are summed (the totals and a catalog into themselves, a
   -- dataset into its catalog); from_dataset: whether the row is a dataset's.
-  changes := format(case tg_op
-    when 'INSERT' then
-      $t$select grain, period, case when dataset_id > 0 then -catalog_id else dataset_id end as level,
-                dataset_id > 0 as from_dataset, catalog_id, cell_x, cell_y,
-                event_count::int8 as n, sum_lon as lon, sum_lat as lat
-         from new_rows where %1$s$t$
-    when 'DELETE' then
-      $t$select grain, period, case when dataset_id > 0 then -catalog_id else dataset_id end as level,
-                dataset_id > 0 as from_dataset, catalog_id, cell_x, cell_y,
-                -event_count::int8 as n, -sum_lon as lon, -sum_lat as lat
-         from old_rows where %1$s$t$
-    else
-      $t$select grain, period, case when dataset_id > 0 then -catalog_id else dataset_id end as level,
-                dataset_id > 0 as from_dataset, catalog_id, cell_x, cell_y,
-                event_count::int8 as n, sum_lon as lon, sum_lat as lat
-         from new_rows where %1$s
-         union all
-         select grain, period, case when dataset_id > 0 then -catalog_id else dataset_id end,
-                dataset_id > 0, catalog_id, cell_x, cell_y, -event_count::int8, -sum_lon, -sum_lat
-         from old_rows where %1$s$t$
-    end, picked);
+  changes := case tg_op
+    when 'INSERT' then format(rows_of, 'new_rows', 1)
+    when 'DELETE' then format(rows_of, 'old_rows', -1)
+    else format(rows_of, 'new_rows', 1) || ' union all ' || format(rows_of, 'old_rows', -1)
+    end;
 
   -- Level 6: the totals' rows of every grain, the catalogs' all-time cells, and the datasets'
   -- months into their catalog's (a dataset's all-time cells reach level 6 through its catalog's).
