@@ -11,11 +11,11 @@ import { projectRoot } from '../../src/adapters/config/environment.ts';
 // lockfile pins must be installed here at the same version.
 
 /**
- * The newest release's commit (v0.6, the landed main of 2026-11-29, stop 52), used when the clone holds no
+ * The newest release's commit (v0.7, the landed main of 2026-11-29, stop 53), used when the clone holds no
  * v0.* tag: a clone of `main` alone may come without tags, and the test must still check the same
  * release. Moved with each new tag (docs/upgrading.md, "Releases").
  */
-export const UNTAGGED_PREVIOUS = '888a29e72fb287c1dc2adb86fe48b813c4be2a27';
+export const UNTAGGED_PREVIOUS = '782d0156d67871d8df3ff0c2e493e22f2199ccc0';
 
 const git = (args: string[]) =>
   execFileSync('git', args, { cwd: projectRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
