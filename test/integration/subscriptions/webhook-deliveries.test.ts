@@ -189,6 +189,24 @@ t.test('webhook subscriptions', async (t) => {
   await round();
   t.equal(viaKey().length, count, 'nothing after the key was revoked');
 
+  // No filter: every dataset of every catalog is watched (the matcher reads the events of the
+  // datasets some subscription names, here all of them), and what the owner may read is delivered.
+  const everything = await session('POST', '/api/subscriptions', { name: 'everything', url: receiver.url });
+  t.equal(everything.statusCode, 201, everything.body);
+  receiver.useSecret(everything.json().secret);
+  const everythingId = (everything.json() as { subscription: { id: string } }).subscription.id;
+  await addEvent('open-data', 'open, unfiltered', 20);
+  await addEvent('hidden-in-open', 'private, unfiltered', 20);
+  await addEvent('my-data', 'mine, unfiltered', 20);
+  await round();
+  t.same(
+    receiver.received
+      .filter((r) => String(r.body.subscription.id) === everythingId)
+      .flatMap((r) => r.body.changes.map((c) => c.event?.title)),
+    ['open, unfiltered', 'mine, unfiltered'],
+    'both catalogs, not a private dataset of someone else',
+  );
+
   // Who may: anonymous 401, a read key 403, someone else's subscription 404.
   t.equal((await as(null)('GET', '/api/subscriptions')).statusCode, 401);
   const reader = await session('POST', '/api/api-keys', { name: 'reader', scope: 'read' });
