@@ -69,9 +69,12 @@ export const GENERIC_PAGE_MIN_SHARE = 0.1;
  */
 export const FINE_CELLS_MIN_DENSITY = 1.5;
 
-/** Whether the level-16 cell counts pay at this density (events per row); minimum 0: always. */
-export function fineCellsPayOff(density: number, minDensity: number): boolean {
-  return minDensity <= 0 || density >= minDensity;
+/**
+ * Whether the level-16 cell counts pay at this density (events per row; null while the table is not
+ * kept, migration 0969: never); minimum 0: whenever kept.
+ */
+export function fineCellsPayOff(density: number | null, minDensity: number): boolean {
+  return density !== null && (minDensity <= 0 || density >= minDensity);
 }
 
 /** The scope row as the database resolved it (see scope.ts in the adapter). */

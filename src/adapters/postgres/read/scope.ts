@@ -4,7 +4,7 @@ import { datasetVisibility, viewerCacheIdentity } from '../../../domain/access.t
 import { FINE_CELLS_MIN_DENSITY, fineCellsPayOff, type ScopeFacts, scopeFacts } from './answer-path.ts';
 import type { EventFilter } from '../../../domain/read/read-query.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
-import { type DatabasePool, row, sql } from '../database.ts';
+import { type DatabasePool, Nullable, row, sql } from '../database.ts';
 import { joinSql, type Sql, sqlText, typed } from '../sql-text.ts';
 import { visibleDatasetCondition, writableDatasetCondition } from '../visibility.ts';
 import { sharedWork } from '../query-cancellation.ts';
@@ -33,7 +33,7 @@ export type Scope = ScopeFacts & {
   generalised: Fragment | null;
 };
 
-const DensityRow = row(Type.Object({ density: Type.Number() }));
+const DensityRow = row(Type.Object({ density: Nullable(Type.Number()) }));
 
 /**
  * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
@@ -168,15 +168,20 @@ type ScopedStatement<T> = (
 
 export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity?: number }): ScopeResolver {
   const minDensity = options.fineCellsMinDensity ?? FINE_CELLS_MIN_DENSITY;
-  let density = { value: 0, readAt: Number.NEGATIVE_INFINITY };
-  /** Events per level-16 cell row, from the table statistics, read at most once a minute. */
-  async function fineCellDensity(): Promise<number> {
+  /**
+   * Events per level-16 cell row, from the table statistics, read at most once a minute; null unless
+   * the table's mode is 'kept' (migration 0969: a draining table is still whole but about to be
+   * emptied, an 'off' one is empty), so the rows answer.
+   */
+  let density: { value: number | null; readAt: number } = { value: null, readAt: Number.NEGATIVE_INFINITY };
+  async function fineCellDensity(): Promise<number | null> {
     if (performance.now() - density.readAt > 60_000) {
       // reltuples is -1 until a table is first analysed: then no density, the rows answer.
       const value = await pool.oneFirst(typed(DensityRow)`
-        select coalesce((select reltuples from pg_class where oid = 'events'::regclass)
-                        / nullif((select reltuples from pg_class where oid = 'event_fine_cell_counts'::regclass), 0), 0)::float8
-               as density`);
+        select case when (select mode from count_table_modes where count_table = 'event_fine_cell_counts') = 'kept'
+                    then coalesce((select reltuples from pg_class where oid = 'events'::regclass)
+                                  / nullif((select reltuples from pg_class where oid = 'event_fine_cell_counts'::regclass), 0), 0)
+                    end::float8 as density`);
       density = { value, readAt: performance.now() };
     }
     return density.value;
@@ -280,8 +285,7 @@ export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity
       },
       filter,
     );
-    const fineCells =
-      facts.fineCells && (minDensity <= 0 || fineCellsPayOff(await fineCellDensity(), minDensity));
+    const fineCells = facts.fineCells && fineCellsPayOff(await fineCellDensity(), minDensity);
     const generalised =
       resolved.generalised.length > 0 ? sqlText`${sql.array(resolved.generalised, 'int8')}` : null;
     if (facts.allDatasets) return { ...facts, fineCells, datasetIds: null, catalogId: null, generalised };

@@ -107,7 +107,9 @@ t.test('scope facts: the table statistics and the scope row decide what the coun
 
   t.equal(fineCellsPayOff(2, 1.5), true, 'two events per level-16 row pay');
   t.equal(fineCellsPayOff(1.2, 1.5), false, 'about one per row: the rows are as cheap');
-  t.equal(fineCellsPayOff(0, 0), true, 'minimum 0: always');
+  t.equal(fineCellsPayOff(0, 0), true, 'minimum 0: whenever kept');
+  t.equal(fineCellsPayOff(null, 0), false, 'not kept (draining or off): never, minimum 0 too');
+  t.equal(fineCellsPayOff(null, 1.5), false);
 });
 
 t.test('counts without bounds: whole periods from event_counts, unless only rows will do', async (t) => {
