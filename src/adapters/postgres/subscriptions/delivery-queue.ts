@@ -13,10 +13,11 @@ import { SUBSCRIPTION_COLUMNS, SubscriptionRow, subscriptionOf } from './subscri
 // batch is matched against every enabled subscription in one statement: the boxed ones through
 // the GiST index on their box (one index probe per changed event), the others by catalog and
 // dataset; changes in datasets that no enabled subscription names are passed over without reading
-// their events (a million-row import on a site without subscriptions read every stored event again,
-// about a fifth of a core beside the import's writers). The deliveries are written and the cursor moved in the same transaction, so a process
-// killed at any point either matched a batch fully or not at all; a delivery is then sent until it
-// succeeds or is given up, under one id.
+// their events (an import on a site without subscriptions had every stored event read again beside
+// its writers: docs/performance.md, "create-events at its one-statement limit"). The deliveries are
+// written and the cursor moved in the same transaction, so a process killed at any point either
+// matched a batch fully or not at all; a delivery is then sent until it succeeds or is given up,
+// under one id.
 
 const BatchRow = row(
   Type.Object({
@@ -79,6 +80,8 @@ export function postgresDeliveryQueue(
             where exists (select 1 from subscriptions s
                           where s.enabled and (s.catalog is null or s.catalog = c.slug)
                             and (cardinality(s.datasets) = 0 or s.datasets @> array[d.slug]))),
+          -- Materialized, so that the events are joined only after this filter, whatever the
+          -- planner estimates for the CTEs above.
           candidates as materialized (
             select b.txid, b.seq, b.kind, b.event_id, b.stored_at, w.dataset_slug, w.catalog_slug
             from batch b join watched w on w.dataset_id = b.dataset_id),
