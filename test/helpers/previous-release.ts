@@ -11,11 +11,11 @@ import { projectRoot } from '../../src/adapters/config/environment.ts';
 // lockfile pins must be installed here at the same version.
 
 /**
- * The newest release's commit (v0.7, the landed main of 2026-11-29, stop 53), used when the clone holds no
+ * The newest release's commit (v0.8, the landed main of 2026-11-30, stop 54), used when the clone holds no
  * v0.* tag: a clone of `main` alone may come without tags, and the test must still check the same
  * release. Moved with each new tag (docs/upgrading.md, "Releases").
  */
-export const UNTAGGED_PREVIOUS = '782d0156d67871d8df3ff0c2e493e22f2199ccc0';
+export const UNTAGGED_PREVIOUS = '525226bd14b7cd8bd7168a7421101bf8251c22bf';
 
 const git = (args: string[]) =>
   execFileSync('git', args, { cwd: projectRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
