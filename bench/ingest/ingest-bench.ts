@@ -9,6 +9,9 @@
 //                            events of `node bench/read-api/generate.ts --shape world --csv FILE`);
 //                            it needs the columns id, time, latitude, longitude, place
 //        [--skip-geo] [--skip-sql-baselines]   leave out part 2 / the two INSERT ... SELECT lines
+//        [--fine-cells off]  the level-16 cells switched off before the import, as the schedule
+//                            manager's switch leaves an installation of spread-out data
+//                            (docs/scaling.md, "Step 3"); a schema without the switch says so
 // bench/ingest/compare-base.ts runs this file against an older checkout too, on the same file.
 // Uses DATABASE_URL's server when set, else an embedded cluster under .data/bench-postgres (fsync off;
 // BENCH_DURABILITY=durable runs it with fsync on, as `chronomap start` does); each run
@@ -39,6 +42,7 @@ const { values } = parseArgs({
     file: { type: 'string' },
     'skip-geo': { type: 'boolean', default: false },
     'skip-sql-baselines': { type: 'boolean', default: false },
+    'fine-cells': { type: 'string', default: 'kept' },
   },
 });
 const givenFile = values.file ? path.resolve(values.file) : null;
@@ -268,6 +272,7 @@ try {
     );
   await adminQuery(admin, `drop database ${sqlDatabase} with (force)`);
 
+  if (values['fine-cells'] === 'off') say(`# level-16 cells: ${await fineCellsOff(url)}`);
   const config = {
     ...loadConfig({ ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' }),
     dataDir: workDir,
@@ -310,6 +315,18 @@ try {
   }
 } finally {
   await adminQuery(admin, `drop database if exists ${database} with (force)`);
+}
+
+/** The level-16 cells drained and dropped, where the schema has their mode (migration 0969). */
+async function fineCellsOff(url: string): Promise<string> {
+  const modes = await adminQuery(url, `select to_regclass('count_table_modes') is not null as known`);
+  if (modes.rows[0]?.known !== true) return 'kept (this schema has no mode for them)';
+  await adminQuery(url, `select chronomap_fine_cells_drain(); select chronomap_fine_cells_drop()`);
+  const mode = await adminQuery(
+    url,
+    `select mode from count_table_modes where count_table = 'event_fine_cell_counts'`,
+  );
+  return String(mode.rows[0]?.mode);
 }
 
 /** 2. Offline geocoding: 5,000 real place names over 100,000 rows, no coordinates. */

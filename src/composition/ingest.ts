@@ -9,6 +9,7 @@ import type { ScraperUseCases } from '../application/scrapers/scraper-triggers.t
 import { cronerSchedule } from '../adapters/jobs/croner-schedule.ts';
 import {
   deferredCountsTask,
+  fineCellsSwitchTask,
   startCountsRefreshWorker,
   startIngestWorker,
 } from '../adapters/jobs/ingest-worker.ts';
@@ -22,6 +23,7 @@ import { importPages } from '../adapters/pages/ingest/import-pages.ts';
 import { ingestProgressPage } from '../adapters/pages/ingest/ingest-progress.ts';
 import { pageScriptRoutes } from '../adapters/pages/page-scripts.ts';
 import type { DatabasePool } from '../adapters/postgres/database.ts';
+import { postgresFineCellsSwitch } from '../adapters/postgres/ingest/fine-cells-switch.ts';
 import { postgresImportListings } from '../adapters/postgres/ingest/import-listings.ts';
 import { postgresIngestDrafts } from '../adapters/postgres/ingest/ingest-drafts.ts';
 import { postgresIngestStore } from '../adapters/postgres/ingest/ingest-store.ts';
@@ -157,6 +159,8 @@ export function composeIngest(
       periodicTasks: [
         scheduledIngestsTask(schedules, infra.log),
         deferredCountsTask(deferredCounts, infra.log),
+        // The level-16 cells kept only while views read them (docs/scaling.md, "Step 3").
+        fineCellsSwitchTask({ cells: postgresFineCellsSwitch(on), clock }, infra.log),
         { name: 'expired uploads', run: () => removeExpiredDrafts({ drafts, fileStore, clock, quotas }) },
         // The change feed's retention (GET /api/v1/changes; docs/api-v1.md): older changes are removed.
         {

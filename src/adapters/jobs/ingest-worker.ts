@@ -4,6 +4,7 @@ import {
   refreshDeferredCounts,
   sweepDeferredCounts,
 } from '../../application/ingest/refresh-deferred-counts.ts';
+import { type FineCellsSwitchDeps, switchFineCells } from '../../application/ingest/switch-fine-cells.ts';
 import { type IngestDeps, runIngestJob } from '../../application/ingest/run-ingest-job.ts';
 import type { ResumedImport } from '../../application/ingest/stages/stage-context.ts';
 import type { CountsRefreshQueue } from '../../ports/ingest/counts-refresh-queue.ts';
@@ -94,6 +95,31 @@ export function deferredCountsTask(
     async run() {
       const queued = await sweepDeferredCounts(deps);
       if (queued) log(`schedule manager: queued the counts refresh of ${queued} dataset(s)`);
+    },
+  };
+}
+
+/**
+ * The schedule manager's share of the level-16 cells' mode (switch-fine-cells.ts): a move made, or
+ * one left for later, is logged with the density it was decided on.
+ */
+export function fineCellsSwitchTask(
+  deps: FineCellsSwitchDeps,
+  log: (line: string) => void,
+): ScheduleManagerTask {
+  return {
+    name: 'level-16 cells switch',
+    async run() {
+      const outcome = await switchFineCells(deps);
+      if (outcome.result === 'stayed' || outcome.move === null) return outcome;
+      const density = outcome.state?.density;
+      const at = typeof density === 'number' ? ` at ${density.toFixed(2)} events per cell` : '';
+      log(
+        outcome.result === 'moved'
+          ? `schedule manager: level-16 cells ${outcome.move} done (${outcome.state?.mode} before${at})`
+          : `schedule manager: level-16 cells ${outcome.move} left to a later minute: a lock was busy`,
+      );
+      return outcome;
     },
   };
 }

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
+import { Type } from 'typebox';
+import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import { loadMigrations } from '../../../src/adapters/postgres/migrator.ts';
 import { postgresDatabaseStatus } from '../../../src/adapters/postgres/site/database-status.ts';
 import { multipart } from '../../fixtures/ingest/client.ts';
@@ -36,6 +38,8 @@ function startOld(t: Test, bin: string, args: string[], env: Record<string, stri
   t.teardown(() => killProcessGroup(child));
   return child;
 }
+
+const Done = row(Type.Object({ done: Type.Boolean() }));
 
 const json = (outcome: { status: number; body: string }, expected: number, what: string) => {
   if (outcome.status !== expected) throw new Error(`${what}: ${outcome.status} ${outcome.body}`);
@@ -102,6 +106,10 @@ t.test("the previous release's API and worker run on this version's schema", asy
     201,
     'create a catalog',
   ).doc as { id: number };
+  // The level-16 cells switched off by this version's switch (docs/scaling.md, "Step 3"), as on an
+  // installation of spread-out data: the old version's writers must leave them empty.
+  await db.pool.query(sql.unsafe`select chronomap_fine_cells_drain()`);
+  await db.pool.query(sql.unsafe`select chronomap_fine_cells_drop()`);
   const form = multipart({ catalog: String(catalog.id) }, { name: 'upgrade.csv', content: csv });
   json(
     await request(`${base}/api/ingest-files`, {
@@ -131,5 +139,11 @@ t.test("the previous release's API and worker run on this version's schema", asy
   t.equal(anonymous.status, 200, 'an anonymous read of the public catalog');
   // Counts this version added (such as the all-time cells, migration 0963) are kept right even
   // when the old version's code writes the events.
-  await assertCountTablesExact(t, db.pool, `after ${ref}'s import`);
+  await assertCountTablesExact(t, db.pool, `after ${ref}'s import, the level-16 cells off`);
+  t.equal(
+    await db.pool.oneFirst(sql.type(Done)`select chronomap_fine_cells_rebuild() as done`),
+    true,
+    'rebuilt under the old processes',
+  );
+  await assertCountTablesExact(t, db.pool, `the level-16 cells rebuilt after ${ref}'s import`);
 });

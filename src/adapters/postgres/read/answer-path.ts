@@ -39,7 +39,7 @@ export type ScopeFacts = {
   countsPending: boolean;
   /**
    * Unfiltered (and nothing hidden), and the level-16 cell counts hold enough events per row to be
-   * cheaper than the rows they stand for (fineCellsPayOff).
+   * cheaper than the rows they stand for (fineCellsPayOff, src/domain/read/fine-cells.ts).
    */
   fineCells: boolean;
   /**
@@ -59,23 +59,6 @@ export type ScopeFacts = {
  * event of the page; for a small catalog a custom plan reads the catalog's index instead.
  */
 export const GENERIC_PAGE_MIN_SHARE = 0.1;
-
-/**
- * Unfiltered map views at zoom 9-13 read event_fine_cell_counts when it holds at least this many
- * events per row on average (PostgreSQL's table statistics); below, a view's rows are about as many
- * as its cell rows and cheaper to read. Since the table is kept in key order (migration 0236), two
- * events per row (1M benchmark events) pay: zoom 10 views took half the time of the rows, zoom 12
- * about the same.
- */
-export const FINE_CELLS_MIN_DENSITY = 1.5;
-
-/**
- * Whether the level-16 cell counts pay at this density (events per row; null while the table is not
- * kept, migration 0969: never); minimum 0: whenever kept.
- */
-export function fineCellsPayOff(density: number | null, minDensity: number): boolean {
-  return density !== null && (minDensity <= 0 || density >= minDensity);
-}
 
 /** The scope row as the database resolved it (see scope.ts in the adapter). */
 type ResolvedScope = {

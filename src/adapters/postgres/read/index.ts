@@ -36,7 +36,7 @@ type EventReaderOptions = {
   /**
    * Unfiltered map views at zoom 9-13 read event_fine_cell_counts when it holds at least this many
    * events per row on average (PostgreSQL's table statistics, read at most once a minute; default
-   * FINE_CELLS_MIN_DENSITY of src/adapters/postgres/read/answer-path.ts). 0: always (tests).
+   * FINE_CELLS_MIN_DENSITY of src/domain/read/fine-cells.ts). 0: always (tests).
    */
   fineCellsMinDensity?: number;
   /**

@@ -1,7 +1,8 @@
 import type { CommonQueryMethods } from 'slonik';
 import { type Static, Type } from 'typebox';
 import { datasetVisibility, viewerCacheIdentity } from '../../../domain/access.ts';
-import { FINE_CELLS_MIN_DENSITY, fineCellsPayOff, type ScopeFacts, scopeFacts } from './answer-path.ts';
+import { FINE_CELLS_MIN_DENSITY, fineCellsPayOff } from '../../../domain/read/fine-cells.ts';
+import { type ScopeFacts, scopeFacts } from './answer-path.ts';
 import type { EventFilter } from '../../../domain/read/read-query.ts';
 import type { Viewer } from '../../../ports/read/event-reader.ts';
 import { type DatabasePool, Nullable, row, sql } from '../database.ts';

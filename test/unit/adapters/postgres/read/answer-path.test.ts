@@ -3,7 +3,6 @@ import {
   countAnswer,
   extentAnswer,
   coversMostOfWorld,
-  fineCellsPayOff,
   GENERIC_PAGE_MIN_SHARE,
   histogramGrain,
   pageAnswer,
@@ -104,12 +103,6 @@ t.test('scope facts: the table statistics and the scope row decide what the coun
   t.equal(scopeFacts({ ...row, hidden: 1 }, catalog).wholeCatalog, false, 'part of a catalog hidden');
   t.equal(scopeFacts(row, { catalog: 'culture', datasets: ['a'] }).wholeCatalog, false, 'datasets named');
   t.equal(scopeFacts({ ...row, catalogId: null }, catalog).wholeCatalog, false, 'an unknown catalog');
-
-  t.equal(fineCellsPayOff(2, 1.5), true, 'two events per level-16 row pay');
-  t.equal(fineCellsPayOff(1.2, 1.5), false, 'about one per row: the rows are as cheap');
-  t.equal(fineCellsPayOff(0, 0), true, 'minimum 0: whenever kept');
-  t.equal(fineCellsPayOff(null, 0), false, 'not kept (draining or off): never, minimum 0 too');
-  t.equal(fineCellsPayOff(null, 1.5), false);
 });
 
 t.test('counts without bounds: whole periods from event_counts, unless only rows will do', async (t) => {

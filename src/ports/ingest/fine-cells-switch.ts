@@ -1,0 +1,23 @@
+import type { FineCellsMove, FineCellsState } from '../../domain/read/fine-cells.ts';
+
+/** What one pass of the switch did. */
+export type FineCellsSwitchOutcome = {
+  /** What the decision was made on; null when another switch was at work. */
+  state: FineCellsState | null;
+  move: FineCellsMove;
+  /**
+   * `moved`: the move was made; `stayed`: no move was asked for; `busy`: another switch was at
+   * work, or the move had to wait for writers (or readers) longer than the switch waits: left to a
+   * later pass.
+   */
+  result: 'moved' | 'stayed' | 'busy';
+};
+
+/** The mode of the level-16 cell counts (migration 0969; docs/scaling.md, "Step 3"). */
+export interface FineCellsSwitch {
+  /**
+   * Reads the table's state, asks `decide` for a move and makes it, one switch at a time: the
+   * state cannot change between the decision and the move.
+   */
+  switchFineCells(decide: (state: FineCellsState) => FineCellsMove): Promise<FineCellsSwitchOutcome>;
+}
