@@ -7,8 +7,10 @@
 //   git worktree add --detach /work/wt-base <commit>; ln -s $PWD/node_modules /work/wt-base/
 //   node bench/read-api/generate.ts --shape world --events 1000000 --csv /tmp/world-1m.csv
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
-//     node bench/ingest/compare-base.ts --base /work/wt-base --file /tmp/world-1m.csv [--fine-cells off]
-// (--fine-cells off: both runs with the level-16 cells switched off first, where their schema can.)
+//     node bench/ingest/compare-base.ts --base /work/wt-base --file /tmp/world-1m.csv \
+//       [--fine-cells off] [--day-cells off]
+// (--fine-cells off, --day-cells off: both runs with those count tables switched off first, where
+// their schema has a mode for them.)
 import { execFileSync } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +23,7 @@ const { values } = parseArgs({
     base: { type: 'string' },
     file: { type: 'string' },
     'fine-cells': { type: 'string', default: 'kept' },
+    'day-cells': { type: 'string', default: 'kept' },
   },
 });
 if (!values.base || !values.file) throw new Error('--base DIR and --file FILE are required');
@@ -33,7 +36,17 @@ function run(root: string, script: string, label: string): Result {
   process.stdout.write(`## ${label} (${root})\n`);
   const output = execFileSync(
     process.execPath,
-    [script, '--file', file, '--skip-geo', '--skip-sql-baselines', '--fine-cells', values['fine-cells']],
+    [
+      script,
+      '--file',
+      file,
+      '--skip-geo',
+      '--skip-sql-baselines',
+      '--fine-cells',
+      values['fine-cells'],
+      '--day-cells',
+      values['day-cells'],
+    ],
     { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 },
   );
   process.stdout.write(output);

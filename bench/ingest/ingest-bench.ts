@@ -11,7 +11,8 @@
 //        [--skip-geo] [--skip-sql-baselines]   leave out part 2 / the two INSERT ... SELECT lines
 //        [--fine-cells off]  the level-16 cells switched off before the import, as the schedule
 //                            manager's switch leaves an installation of spread-out data
-//                            (docs/scaling.md, "Step 3"); a schema without the switch says so
+//                            (docs/scaling.md, "Step 3"); a schema without the mode says so
+//        [--day-cells off]   the day cells too (migration 0970, "Step 1")
 // bench/ingest/compare-base.ts runs this file against an older checkout too, on the same file.
 // Uses DATABASE_URL's server when set, else an embedded cluster under .data/bench-postgres (fsync off;
 // BENCH_DURABILITY=durable runs it with fsync on, as `chronomap start` does); each run
@@ -43,6 +44,7 @@ const { values } = parseArgs({
     'skip-geo': { type: 'boolean', default: false },
     'skip-sql-baselines': { type: 'boolean', default: false },
     'fine-cells': { type: 'string', default: 'kept' },
+    'day-cells': { type: 'string', default: 'kept' },
   },
 });
 const givenFile = values.file ? path.resolve(values.file) : null;
@@ -272,7 +274,9 @@ try {
     );
   await adminQuery(admin, `drop database ${sqlDatabase} with (force)`);
 
-  if (values['fine-cells'] === 'off') say(`# level-16 cells: ${await fineCellsOff(url)}`);
+  if (values['fine-cells'] === 'off')
+    say(`# level-16 cells: ${await countTableOff(url, 'event_fine_cell_counts')}`);
+  if (values['day-cells'] === 'off') say(`# day cells: ${await countTableOff(url, 'event_cell_day_counts')}`);
   const config = {
     ...loadConfig({ ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' }),
     dataDir: workDir,
@@ -317,15 +321,24 @@ try {
   await adminQuery(admin, `drop database if exists ${database} with (force)`);
 }
 
-/** The level-16 cells drained and dropped, where the schema has their mode (migration 0969). */
-async function fineCellsOff(url: string): Promise<string> {
-  const modes = await adminQuery(url, `select to_regclass('count_table_modes') is not null as known`);
-  if (modes.rows[0]?.known !== true) return 'kept (this schema has no mode for them)';
-  await adminQuery(url, `select chronomap_fine_cells_drain(); select chronomap_fine_cells_drop()`);
-  const mode = await adminQuery(
+/** A count table drained and dropped, where the schema has a mode for it (migrations 0969, 0970). */
+async function countTableOff(url: string, table: string): Promise<string> {
+  const modes = await adminQuery(
     url,
-    `select mode from count_table_modes where count_table = 'event_fine_cell_counts'`,
+    `select exists (select 1 from pg_tables where tablename = 'count_table_modes')
+            and exists (select 1 from pg_proc where proname = 'chronomap_count_table_drop') as generic,
+            to_regclass('count_table_modes') is not null as fine`,
   );
+  const { generic, fine } = modes.rows[0] as { generic: boolean; fine: boolean };
+  if (generic)
+    await adminQuery(
+      url,
+      `select chronomap_count_table_move('${table}', 'kept', 'draining'); select chronomap_count_table_drop('${table}')`,
+    );
+  else if (fine && table === 'event_fine_cell_counts')
+    await adminQuery(url, `select chronomap_fine_cells_drain(); select chronomap_fine_cells_drop()`);
+  else return 'kept (this schema has no mode for them)';
+  const mode = await adminQuery(url, `select mode from count_table_modes where count_table = '${table}'`);
   return String(mode.rows[0]?.mode);
 }
 

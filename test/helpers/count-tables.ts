@@ -2,11 +2,12 @@ import type { Test } from 'tap';
 import { Type } from 'typebox';
 import type { DatabasePool } from '../../src/adapters/postgres/database.ts';
 import { row, sql } from '../../src/adapters/postgres/database.ts';
-import type { FragmentSqlToken as Fragment } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken as Fragment } from 'slonik';
 
 // Every count table of the read API (event_counts, event_cell_counts of migration 0200 as 0967
 // keeps it, with its all-time rows of 0963 and 0966, event_fine_cell_counts of 0210 (empty while
-// 0969's mode is 'off'), event_cell_day_counts of 0235, event_coarse_cell_counts of 0963,
+// 0969's mode is 'off'), event_cell_day_counts of 0235 (empty while 0970's mode is 'off'),
+// event_coarse_cell_counts of 0963,
 // dataset_cell_margins of 0966) against a recount from `events`, as
 // the migrations' "Events stored before this migration" backfills compute it. Coordinate sums agree
 // to 1e-6 (they are added in other orders); a level-16 cell of ten or fewer events lists exactly its
@@ -19,8 +20,8 @@ const LEVELS = sql.fragment`case when grouping(e.dataset_id) = 0 then e.dataset_
 
 const sumsDiffer = sql.fragment`(abs(s.sum_lon - r.sum_lon) > 1e-6 or abs(s.sum_lat - r.sum_lat) > 1e-6)`;
 
-/** The checks; `fineCellsWritten`: a condition, true while the level-16 cells are written (0969). */
-const checks = (fineCellsWritten: Fragment) => [
+/** The checks; `written`: conditions, true while the level-16 cells (0969), the day cells (0970) are written. */
+const checks = (written: { fineCells: Fragment; dayCells: Fragment }) => [
   sql.fragment`
     with r as (
       select p.grain, p.period, ${LEVELS} as dataset_id, count(*)::int as n
@@ -91,7 +92,7 @@ const checks = (fineCellsWritten: Fragment) => [
     with r as (
       select grid_x >> 8 as cell_x, grid_y >> 8 as cell_y, count(*)::int as n,
              sum(st_x(location)) as sum_lon, sum(st_y(location)) as sum_lat, array_agg(id order by id) as ids
-      from events where location is not null and ${fineCellsWritten} group by 1, 2)
+      from events where location is not null and ${written.fineCells} group by 1, 2)
     select format('event_fine_cell_counts %s:%s: stored %s %s, recounted %s %s', cell_x, cell_y,
                   s.event_count, s.ids, r.n, r.ids) as mismatch
     from event_fine_cell_counts s full join r using (cell_x, cell_y)
@@ -101,7 +102,7 @@ const checks = (fineCellsWritten: Fragment) => [
     with r as (
       select grid_x >> 14 as cell_x, grid_y >> 14 as cell_y, date_trunc('day', event_timestamp, 'UTC') as day,
              count(*)::int as n, sum(st_x(location)) as sum_lon, sum(st_y(location)) as sum_lat
-      from events where location is not null group by 1, 2, 3)
+      from events where location is not null and ${written.dayCells} group by 1, 2, 3)
     select format('event_cell_day_counts %s:%s %s: stored %s, recounted %s', cell_x, cell_y, day,
                   s.event_count, r.n) as mismatch
     from event_cell_day_counts s full join r using (cell_x, cell_y, day)
@@ -120,23 +121,40 @@ const checks = (fineCellsWritten: Fragment) => [
 ];
 
 /**
- * Whether the level-16 cells are written: migration 0969's mode, read only where its table exists
- * (the databases of migration tests stopped before 0969 always write them).
+ * Whether the level-16 cells and the day cells are written: their modes (migrations 0969, 0970),
+ * read only where the mode table exists (the databases of migration tests stopped before 0969
+ * always write both; a table without a mode row is written).
  */
-async function fineCellsWritten(pool: DatabasePool): Promise<Fragment> {
+async function tablesWritten(pool: DatabasePool): Promise<{ fineCells: Fragment; dayCells: Fragment }> {
   const modes = await pool.oneFirst(
     sql.type(
       row(Type.Object({ exists: Type.Boolean() })),
     )`select to_regclass('count_table_modes') is not null as exists`,
   );
-  return modes
-    ? sql.fragment`coalesce((select mode from count_table_modes where count_table = 'event_fine_cell_counts'), 'kept') <> 'off'`
-    : sql.fragment`true`;
+  const written = (table: string) =>
+    modes
+      ? sql.fragment`coalesce((select mode from count_table_modes where count_table = ${table}), 'kept') <> 'off'`
+      : sql.fragment`true`;
+  return { fineCells: written('event_fine_cell_counts'), dayCells: written('event_cell_day_counts') };
 }
 
 export async function assertCountTablesExact(t: Test, pool: DatabasePool, when: string): Promise<void> {
   const mismatches: string[] = [];
-  for (const check of checks(await fineCellsWritten(pool)))
+  for (const check of checks(await tablesWritten(pool)))
     mismatches.push(...(await pool.anyFirst(sql.type(Mismatch)`select mismatch from (${check}) m limit 20`)));
   t.same(mismatches, [], `${when}: every count table equals a recount from the events`);
+}
+
+/** An admin: sees every dataset, so an unfiltered view of theirs may read the count tables with a mode. */
+export const SEES_EVERYTHING = { id: 1, email: 'admin@example.org', role: 'admin', trustLevel: 5 } as const;
+
+/** A count table's mode (migrations 0969, 0970). */
+export function countTableMode(
+  pool: CommonQueryMethods,
+  table: 'event_fine_cell_counts' | 'event_cell_day_counts',
+): Promise<string> {
+  return pool.oneFirst(
+    sql.type(row(Type.Object({ mode: Type.String() })))`
+      select mode from count_table_modes where count_table = ${table}`,
+  );
 }

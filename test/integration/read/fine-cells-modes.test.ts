@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { row, sql } from '../../../src/adapters/postgres/database.ts';
 import { scopeResolver } from '../../../src/adapters/postgres/read/scope.ts';
 import { parseEventFilter } from '../../../src/domain/read/read-query.ts';
-import { assertCountTablesExact } from '../../helpers/count-tables.ts';
+import { assertCountTablesExact, countTableMode, SEES_EVERYTHING } from '../../helpers/count-tables.ts';
 import { testDatabase } from '../../helpers/database.ts';
 import { loadReadFixture } from '../../helpers/v1-fixture.ts';
 
@@ -13,11 +13,8 @@ import { loadReadFixture } from '../../helpers/v1-fixture.ts';
 // statement triggers and the deferred refresh), the readers read the cells only while kept, and a
 // rebuild gives the exact table back, waiting for a refresh that read 'off' to commit first.
 
-const Mode = row(Type.Object({ mode: Type.String() }));
 const Done = row(Type.Object({ done: Type.Union([Type.Boolean(), Type.Null()]) }));
 const Count = row(Type.Object({ n: Type.Number() }));
-/** Sees every dataset: an unfiltered view of theirs is the one that may read the level-16 cells. */
-const ADMIN = { id: 1, email: 'admin@example.org', role: 'admin', trustLevel: 5 } as const;
 
 t.test('the level-16 cells follow their mode', async (t) => {
   const db = await testDatabase(t);
@@ -25,10 +22,7 @@ t.test('the level-16 cells follow their mode', async (t) => {
   const catalogId = Object.values(fixture.catalogIds)[0] as number;
   const datasetId = Object.values(fixture.datasetIds)[0] as number;
 
-  const mode = () =>
-    db.pool.oneFirst(
-      sql.type(Mode)`select mode from count_table_modes where count_table = 'event_fine_cell_counts'`,
-    );
+  const mode = () => countTableMode(db.pool, 'event_fine_cell_counts');
   const change = async (step: 'drain' | 'keep' | 'drop' | 'rebuild') =>
     (await db.pool.oneFirst(
       sql.type(Done)`select ${sql.identifier([`chronomap_fine_cells_${step}`])}() as done`,
@@ -37,7 +31,8 @@ t.test('the level-16 cells follow their mode', async (t) => {
     db.pool.oneFirst(sql.type(Count)`select count(*)::int as n from event_fine_cell_counts`);
   // A fresh resolver each time: one caches the density (and so the mode) for a minute.
   const fineCellsRead = async () =>
-    (await scopeResolver(db.pool, { fineCellsMinDensity: 0 }).scopeOf(ADMIN, parseEventFilter({}))).fineCells;
+    (await scopeResolver(db.pool, { fineCellsMinDensity: 0 }).scopeOf(SEES_EVERYTHING, parseEventFilter({})))
+      .fineCells;
   let next = 0;
   const addEvents = async (dataset: number, count: number) => {
     for (let i = 0; i < count; i += 1) {
@@ -131,9 +126,7 @@ t.test('the level-16 cells follow their mode', async (t) => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     t.equal(
-      await refreshing.oneFirst(
-        sql.type(Mode)`select mode from count_table_modes where count_table = 'event_fine_cell_counts'`,
-      ),
+      await countTableMode(refreshing, 'event_fine_cell_counts'),
       'off',
       'the rebuild has not taken effect while the refresh is open',
     );

@@ -10,7 +10,7 @@ import { clusterLevel } from '../../../src/domain/read/clustering.ts';
 import { FINE_CELLS_DRAIN_MS, FINE_CELLS_OFF_MS } from '../../../src/domain/read/fine-cells.ts';
 import { parseEventFilter } from '../../../src/domain/read/read-query.ts';
 import type { FineCellsSwitchOutcome } from '../../../src/ports/ingest/fine-cells-switch.ts';
-import { assertCountTablesExact } from '../../helpers/count-tables.ts';
+import { assertCountTablesExact, countTableMode, SEES_EVERYTHING } from '../../helpers/count-tables.ts';
 import { testDatabase } from '../../helpers/database.ts';
 import { loadReadFixture } from '../../helpers/v1-fixture.ts';
 
@@ -20,9 +20,7 @@ import { loadReadFixture } from '../../helpers/v1-fixture.ts';
 // the data gets dense; a switch never waits long for writers. Throughout, the readers' unfiltered
 // views at zoom 9-13 give what the rows give, and every count table equals a recount.
 
-const Mode = row(Type.Object({ mode: Type.String() }));
 const Count = row(Type.Object({ n: Type.Number() }));
-const ADMIN = { id: 1, email: 'admin@example.org', role: 'admin', trustLevel: 5 } as const;
 const VIEWS = [
   { north: 90, south: -90, east: 180, west: -180 },
   { north: 46, south: 44.9, east: 22.1, west: 9.9 },
@@ -65,10 +63,7 @@ t.test('the minute task drains, drops and rebuilds the level-16 cells as the dat
   );
   const pass = async () => (await task.run()) as FineCellsSwitchOutcome;
 
-  const mode = () =>
-    db.pool.oneFirst(
-      sql.type(Mode)`select mode from count_table_modes where count_table = 'event_fine_cell_counts'`,
-    );
+  const mode = () => countTableMode(db.pool, 'event_fine_cell_counts');
   const fineRows = () =>
     db.pool.oneFirst(sql.type(Count)`select count(*)::int as n from event_fine_cell_counts`);
   // What autovacuum's analyze would leave; the test does not wait for it.
@@ -91,7 +86,7 @@ t.test('the minute task drains, drops and rebuilds the level-16 cells as the dat
   // The readers as a process that starts now (a reader keeps the density it read for a minute).
   const rowsReader = postgresEventReader(db.pool, { fineCellsMinDensity: Number.POSITIVE_INFINITY });
   const readsFineCells = async () =>
-    (await scopeResolver(db.pool, {}).scopeOf(ADMIN, parseEventFilter({}))).fineCells;
+    (await scopeResolver(db.pool, {}).scopeOf(SEES_EVERYTHING, parseEventFilter({}))).fineCells;
   async function sameAsRows(t: Test, when: string): Promise<void> {
     const reader = postgresEventReader(db.pool, {});
     for (const bounds of VIEWS)

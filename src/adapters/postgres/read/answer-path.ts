@@ -43,6 +43,11 @@ export type ScopeFacts = {
    */
   fineCells: boolean;
   /**
+   * Every dataset with nothing hidden (event_cell_day_counts holds the totals only), and the day
+   * cells kept (migration 0970: the adapter adds their mode to what the scope allows).
+   */
+  dayCells: boolean;
+  /**
    * The scope holds a large share of all events (everything, or a whole catalog holding at least
    * GENERIC_PAGE_MIN_SHARE of them; counts not pending), so an index walked in its own order meets
    * the scope's events early: the /events page statement's generic plan is as good as a custom one
@@ -81,8 +86,8 @@ type ResolvedScope = {
 /**
  * The facts of a resolved scope. With no filter and nothing hidden, every dataset: the totals
  * rows answer. A filter that is one whole catalog with nothing hidden reads the catalog's rows
- * (wholeCatalog). `fineCells` here says only that the scope allows them: the adapter then asks the
- * table statistics (fineCellsPayOff), at most once a minute.
+ * (wholeCatalog). `fineCells` and `dayCells` here say only that the scope allows them: the adapter
+ * then asks the tables' modes and statistics (fineCellsPayOff), at most once a minute.
  */
 export function scopeFacts(
   resolved: ResolvedScope,
@@ -95,6 +100,7 @@ export function scopeFacts(
       allDatasets: true,
       wholeCatalog: false,
       fineCells: !countsPending,
+      dayCells: true,
       countsPending,
       largeShare: !countsPending,
     };
@@ -107,6 +113,7 @@ export function scopeFacts(
     allDatasets: false,
     wholeCatalog,
     fineCells: false,
+    dayCells: false,
     countsPending,
     largeShare: wholeCatalog && !countsPending && resolved.share >= GENERIC_PAGE_MIN_SHARE,
   };
@@ -163,9 +170,9 @@ export function coversMostOfWorld(bounds: Bounds | null): boolean {
   return bounds !== null && mercatorShare(bounds) >= MOSTLY_WORLD;
 }
 
-/** event_cell_day_counts holds the totals over all datasets only. */
+/** event_cell_day_counts holds the totals over all datasets only, and is read only while kept. */
 export function readsDayCells(scope: ScopeFacts, perDataset: boolean): boolean {
-  return scope.allDatasets && !perDataset;
+  return scope.dayCells && !perDataset;
 }
 
 /**

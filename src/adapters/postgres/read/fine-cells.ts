@@ -25,6 +25,7 @@ export function fineCellParts(filter: EventFilter, level: number): { cells: Frag
     datasetIds: null,
     catalogId: null,
     fineCells: true,
+    dayCells: false,
     countsPending: false,
     largeShare: false,
     generalised: null,

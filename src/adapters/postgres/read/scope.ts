@@ -34,7 +34,7 @@ export type Scope = ScopeFacts & {
   generalised: Fragment | null;
 };
 
-const DensityRow = row(Type.Object({ density: Nullable(Type.Number()) }));
+const CountTablesRow = row(Type.Object({ density: Nullable(Type.Number()), day_cells: Type.Boolean() }));
 
 /**
  * What a viewer may see, as a condition on `datasets d` joined to `catalogs c`; null when the viewer
@@ -170,22 +170,24 @@ type ScopedStatement<T> = (
 export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity?: number }): ScopeResolver {
   const minDensity = options.fineCellsMinDensity ?? FINE_CELLS_MIN_DENSITY;
   /**
-   * Events per level-16 cell row, from the table statistics, read at most once a minute; null unless
-   * the table's mode is 'kept' (migration 0969: a draining table is still whole but about to be
-   * emptied, an 'off' one is empty), so the rows answer.
+   * What the count tables with a mode allow, read at most once a minute (migrations 0969, 0970): a
+   * draining table is still whole but about to be emptied, an 'off' one is empty, so only a 'kept'
+   * one is read. `density`: events per level-16 cell row, from the table statistics, null unless
+   * kept; `dayCells`: the day cells kept.
    */
-  let density: { value: number | null; readAt: number } = { value: null, readAt: Number.NEGATIVE_INFINITY };
-  async function fineCellDensity(): Promise<number | null> {
-    if (performance.now() - density.readAt > 60_000) {
+  let countTables = { density: null as number | null, dayCells: false, readAt: Number.NEGATIVE_INFINITY };
+  async function countTablesNow(): Promise<{ density: number | null; dayCells: boolean }> {
+    if (performance.now() - countTables.readAt > 60_000) {
       // reltuples is -1 until a table is first analysed: then no density, the rows answer.
-      const value = await pool.oneFirst(typed(DensityRow)`
+      const found = await pool.one(typed(CountTablesRow)`
         select case when (select mode from count_table_modes where count_table = 'event_fine_cell_counts') = 'kept'
                     then coalesce((select reltuples from pg_class where oid = 'events'::regclass)
                                   / nullif((select reltuples from pg_class where oid = 'event_fine_cell_counts'::regclass), 0), 0)
-                    end::float8 as density`);
-      density = { value, readAt: performance.now() };
+                    end::float8 as density,
+               coalesce((select mode = 'kept' from count_table_modes where count_table = 'event_cell_day_counts'), false) as day_cells`);
+      countTables = { density: found.density, dayCells: found.day_cells, readAt: performance.now() };
     }
-    return density.value;
+    return countTables;
   }
 
   // Use cases ask for several things at once (a histogram: its range and its per-dataset counts);
@@ -273,7 +275,7 @@ export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity
    * (dataset_id 0) answer. When the rule hides none of the datasets the filter names (every public
    * catalog for an anonymous caller), the request is answered exactly as for an admin, from the
    * overall or per-catalog totals; when it hides some, from the per-dataset rows of the visible
-   * ones. The table statistics are read only when the scope allows the level-16 cells.
+   * ones. The count tables' modes and statistics are read only when the scope allows their cells.
    */
   async function toScope(resolved: ScopeRecord, filter: ScopeFilter): Promise<Scope> {
     const facts = scopeFacts(
@@ -286,14 +288,18 @@ export function scopeResolver(pool: DatabasePool, options: { fineCellsMinDensity
       },
       filter,
     );
-    const fineCells = facts.fineCells && fineCellsPayOff(await fineCellDensity(), minDensity);
+    const tables = facts.fineCells || facts.dayCells ? await countTablesNow() : null;
+    const fineCells = facts.fineCells && fineCellsPayOff(tables?.density ?? null, minDensity);
+    const dayCells = facts.dayCells && tables?.dayCells === true;
     const generalised =
       resolved.generalised.length > 0 ? sqlText`${sql.array(resolved.generalised, 'int8')}` : null;
-    if (facts.allDatasets) return { ...facts, fineCells, datasetIds: null, catalogId: null, generalised };
+    if (facts.allDatasets)
+      return { ...facts, fineCells, dayCells, datasetIds: null, catalogId: null, generalised };
     return {
       ...facts,
       generalised,
       fineCells,
+      dayCells,
       datasetIds: sqlText`${sql.array(resolved.ids, 'int8')}`,
       catalogId: facts.wholeCatalog ? sqlText`${resolved.catalog_id}::int8` : null,
     };

@@ -25,6 +25,7 @@ const everything: ScopeFacts = {
   wholeCatalog: false,
   countsPending: false,
   fineCells: true,
+  dayCells: true,
   largeShare: true,
 };
 const someDatasets: ScopeFacts = {
@@ -32,6 +33,7 @@ const someDatasets: ScopeFacts = {
   wholeCatalog: false,
   countsPending: false,
   fineCells: false,
+  dayCells: false,
   largeShare: false,
 };
 const pending: ScopeFacts = { ...everything, countsPending: true, fineCells: false, largeShare: false };
@@ -83,17 +85,32 @@ t.test('scope facts: the table statistics and the scope row decide what the coun
     allDatasets: true,
     wholeCatalog: false,
     fineCells: true,
+    dayCells: true,
     countsPending: false,
     largeShare: true,
   });
   t.same(
     scopeFacts({ ...row, pending: true }, unfiltered),
-    { allDatasets: true, wholeCatalog: false, fineCells: false, countsPending: true, largeShare: false },
+    {
+      allDatasets: true,
+      wholeCatalog: false,
+      fineCells: false,
+      dayCells: true,
+      countsPending: true,
+      largeShare: false,
+    },
     'pending counts: no count table, no generic plan',
   );
   t.same(
     scopeFacts({ ...row, hidden: 1 }, unfiltered),
-    { allDatasets: false, wholeCatalog: false, fineCells: false, countsPending: false, largeShare: false },
+    {
+      allDatasets: false,
+      wholeCatalog: false,
+      fineCells: false,
+      dayCells: false,
+      countsPending: false,
+      largeShare: false,
+    },
     'something hidden from the viewer: the visible datasets one by one',
   );
   const large = scopeFacts({ ...row, share: GENERIC_PAGE_MIN_SHARE }, catalog);
@@ -224,6 +241,18 @@ t.test('map cells finer than level 10: the level-16 cells for unfiltered views, 
   t.equal(readsFineCells(everything, view({ bounds: PARIS, dateField: customDate }), 12), false);
   t.equal(readsDayCells(everything, false), true);
   t.equal(readsDayCells(someDatasets, false), false);
+  // The day cells draining or off (migration 0970): every answer that read them reads the rows of
+  // those days instead, or the month cells.
+  const noDayCells: ScopeFacts = { ...everything, dayCells: false };
+  const box = view({ bounds: EUROPE });
+  t.equal(readsDayCells(noDayCells, false), false);
+  t.same(countAnswer(noDayCells, box), cells({ allTime: true }));
+  t.same(
+    countAnswer(noDayCells, box, { histogram: 'day', cutMonths: true }),
+    { kind: 'rows' },
+    'day bins cutting months: the rows',
+  );
+  t.same(timeRangeAnswer(noDayCells, view({ bounds: EUROPE })), { kind: 'box-cell-periods', grain: 'month' });
 });
 
 t.test('histogram bins: period counts only when every bin is whole periods', async (t) => {
