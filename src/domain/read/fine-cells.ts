@@ -28,7 +28,7 @@ type FineCellsMode = 'kept' | 'draining' | 'off';
 /** What the switch knows of the table when it decides. */
 export type FineCellsState = {
   mode: FineCellsMode;
-  /** When the mode last changed (the database's clock). */
+  /** When the mode last changed, or an off table's cells were last counted (the database's clock). */
   changedAt: Date;
   /**
    * Events per level-16 cell: while the table is written (kept, draining), from the table
@@ -51,10 +51,10 @@ export type FineCellsMove = 'drain' | 'keep' | 'drop' | 'rebuild' | null;
 export const FINE_CELLS_DRAIN_MS = 120_000;
 
 /**
- * How long a dropped table stays off before it may be rebuilt. The estimate an off table is judged
- * by (PostgreSQL's distinct values of a sample) can err either way: should it say "dense" where
- * the counted table says "sparse", the table would be rebuilt, drained and dropped again; this
- * bounds that to one rebuild an hour (about 45 s of waiting writers at 10M events).
+ * How long a dropped table stays off before it may be rebuilt, and how long after a count that
+ * refuted a rebuild the cells are counted again (the switch's adapter counts them before any
+ * rebuild, since an off table's density is an estimate from a sample that can err either way): at
+ * most one rebuild, and one count of the events' cells (0.7 s per 1M events), an hour.
  */
 export const FINE_CELLS_OFF_MS = 3_600_000;
 
@@ -66,16 +66,14 @@ export const FINE_CELLS_OFF_MS = 3_600_000;
 export const FINE_CELLS_SWITCH_MIN_EVENTS = 50_000;
 
 /**
- * The switch's rule. Its thresholds are around the readers' `minDensity` so that a table is never
- * emptied while the readers would read it, and not rebuilt to be drained again at the next change
- * of the statistics:
- * - kept, and the density below 0.8 × minDensity (1.2): drain;
- * - draining, and the density back at minDensity (1.5) or more: keep (the table was written all
- *   along);
- * - draining for FINE_CELLS_DRAIN_MS, and the density still below 0.8 × minDensity: drop;
- * - off for FINE_CELLS_OFF_MS, and the estimated density at 4/3 × minDensity (2.0) or more:
- *   rebuild (the estimate from the events' distinct cells was 12 % under the count on real-shaped
- *   data, docs/scaling.md).
+ * The switch's rule. The table is written only while the readers would read it, and the one
+ * costly move, a rebuild, waits for a margin above the readers' minimum, so that a density near it
+ * does not rebuild a table that is drained again at the next change of the statistics:
+ * - kept, and the density below minDensity (1.5): drain (no reader reads it any more);
+ * - draining, and the density back at minDensity or more: keep (the table was written all along);
+ * - draining for FINE_CELLS_DRAIN_MS, and the density still below minDensity: drop;
+ * - off for FINE_CELLS_OFF_MS, and the density at 4/3 × minDensity (2.0) or more: rebuild (asked
+ *   with the estimated density first, then again with the counted one).
  * With minDensity 0 (the readers read the cells whenever kept) the table is always kept.
  */
 export function fineCellsMove(
@@ -86,11 +84,12 @@ export function fineCellsMove(
   const { mode, density } = state;
   if (options.minDensity <= 0) return mode === 'draining' ? 'keep' : mode === 'off' ? 'rebuild' : null;
   if (density === null || state.events === null || state.events < options.minEvents) return null;
-  // Compared as products: 0.8 × 1.5 is 1.2000000000000002 in floating point.
-  const sparse = density * 5 < options.minDensity * 4;
+  // Below the readers' minimum no reader reads the table: writing it is wasted.
+  const sparse = density < options.minDensity;
   const age = now.getTime() - state.changedAt.getTime();
   if (mode === 'kept') return sparse ? 'drain' : null;
   if (mode === 'off')
+    // 4/3 of the minimum, compared as products (exact in floating point).
     return density * 3 >= options.minDensity * 4 && age >= FINE_CELLS_OFF_MS ? 'rebuild' : null;
   if (density >= options.minDensity) return 'keep';
   return sparse && age >= FINE_CELLS_DRAIN_MS ? 'drop' : null;

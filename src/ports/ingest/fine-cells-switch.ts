@@ -17,7 +17,9 @@ export type FineCellsSwitchOutcome = {
 export interface FineCellsSwitch {
   /**
    * Reads the table's state, asks `decide` for a move and makes it, one switch at a time: the
-   * state cannot change between the decision and the move.
+   * state cannot change between the decision and the move. Before a rebuild, `decide` is asked
+   * again with the density counted from the events (an off table's is an estimate); when the count
+   * refutes it, the mode's time is moved to now.
    */
   switchFineCells(decide: (state: FineCellsState) => FineCellsMove): Promise<FineCellsSwitchOutcome>;
 }

@@ -107,7 +107,7 @@ t.test('the minute task drains, drops and rebuilds the level-16 cells as the dat
   const drained = await pass();
   t.equal(drained.move, 'drain', 'about one event per cell: drained');
   t.equal(drained.result, 'moved');
-  t.ok((drained.state?.density ?? 2) < 1.2, `the density it saw: ${drained.state?.density}`);
+  t.ok((drained.state?.density ?? 2) < 1.5, `the density it saw: ${drained.state?.density}`);
   t.equal(await mode(), 'draining');
   t.equal(await readsFineCells(), false, 'draining: not read');
   await sameAsRows(t, 'draining');
@@ -120,6 +120,24 @@ t.test('the minute task drains, drops and rebuilds the level-16 cells as the dat
   t.equal(await mode(), 'off');
   t.equal(await fineRows(), 0);
   await sameAsRows(t, 'off');
+
+  // An estimate that says dense where the events are not (statistics taken before a delete): the
+  // cells are counted before a rebuild, and the count wins; the next count is an hour later.
+  await addEvents('stale', 7_200, 600, 10, 45);
+  await db.pool.query(sql.unsafe`delete from events where unique_id like 'stale-%'`);
+  await sinceChange(0);
+  const droppedAt = now;
+  await sinceChange(FINE_CELLS_OFF_MS);
+  const refuted = await pass();
+  t.same(
+    [refuted.result, refuted.move],
+    ['stayed', null],
+    'an hour off, the estimate dense: counted, not rebuilt',
+  );
+  t.ok((refuted.state?.density ?? 2) < 1.5, `the counted density: ${refuted.state?.density}`);
+  t.equal(await mode(), 'off');
+  await sinceChange(0);
+  t.ok(now > droppedAt, 'the count moved the time of the mode: the next count is an hour later');
 
   // Dense: twelve events at each of 600 spots, stored while the table is off.
   await addEvents('dense', 7_200, 600, 10, 45);

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { FineCellsMove, FineCellsState } from '../../../domain/read/fine-cells.ts';
 import type { FineCellsSwitch, FineCellsSwitchOutcome } from '../../../ports/ingest/fine-cells-switch.ts';
+import type { CommonQueryMethods } from 'slonik';
 import { type DatabasePool, row, sql } from '../database.ts';
 
 // The switch of the level-16 cells' mode (migration 0969) on PostgreSQL: the state read with the
@@ -44,6 +45,33 @@ function lockNotAvailable(error: unknown): boolean {
   return code === LOCK_NOT_AVAILABLE;
 }
 
+const Cells = row(Type.Object({ cells: Type.Number(), located: Type.Number() }));
+
+/**
+ * An off table's density is an estimate from a sample (0969's extended statistics): on the 1M
+ * real-shaped events it counted 566,904 cells where there are 804,804 (density 1.76 for 1.24).
+ * Before a rebuild the cells are counted (0.7 s per 1M events, no lock) and the rule asked again;
+ * when the count refutes the estimate, the mode's time is moved to now, so that the next count is
+ * an hour later (FINE_CELLS_OFF_MS) rather than every minute.
+ */
+async function countedBeforeRebuild(
+  tx: CommonQueryMethods,
+  state: FineCellsState,
+  decide: (state: FineCellsState) => FineCellsMove,
+): Promise<{ state: FineCellsState; move: FineCellsMove }> {
+  // The located events over their cells: what the table would hold (counted, not the statistics,
+  // which may be as old as the estimate).
+  const found = await tx.one(sql.type(Cells)`
+    select count(*)::float8 as cells, coalesce(sum(n), 0)::float8 as located
+    from (select count(*) as n from events where location is not null group by grid_x >> 8, grid_y >> 8) c`);
+  const counted = { ...state, density: found.cells > 0 ? found.located / found.cells : null };
+  const move = decide(counted);
+  if (move === 'rebuild') return { state: counted, move };
+  await tx.query(sql.unsafe`
+    update count_table_modes set changed_at = now() where count_table = 'event_fine_cell_counts'`);
+  return { state: counted, move: null };
+}
+
 export function postgresFineCellsSwitch(pool: DatabasePool): FineCellsSwitch {
   return {
     async switchFineCells(decide): Promise<FineCellsSwitchOutcome> {
@@ -82,13 +110,17 @@ export function postgresFineCellsSwitch(pool: DatabasePool): FineCellsSwitch {
             events: found.events,
             density: found.density,
           };
-          const move = decide(state);
-          decided = { state, move };
-          if (move === null) return { state, move, result: 'stayed' as const };
+          const estimated = decide(state);
+          const { state: decidedOn, move } =
+            estimated === 'rebuild'
+              ? await countedBeforeRebuild(tx, state, decide)
+              : { state, move: estimated };
+          decided = { state: decidedOn, move };
+          if (move === null) return { state: decidedOn, move, result: 'stayed' as const };
           const done = await tx.oneFirst(sql.type(Done)`select ${sql.identifier([MOVES[move]])}() as done`);
           // Under the row lock the mode is the one read: a function refusing its move is a defect.
-          if (done !== true) throw new Error(`${MOVES[move]}() refused the move from ${state.mode}`);
-          return { state, move, result: 'moved' as const };
+          if (done !== true) throw new Error(`${MOVES[move]}() refused the move from ${decidedOn.mode}`);
+          return { state: decidedOn, move, result: 'moved' as const };
         });
       } catch (error) {
         if (!lockNotAvailable(error)) throw error;

@@ -26,15 +26,11 @@ t.test('the readers read the level-16 cells while kept and dense enough', async 
   t.equal(fineCellsPayOff(null, 1.5), false);
 });
 
-t.test('a kept table is drained when it is sparse, and only then', async (t) => {
-  t.equal(fineCellsMove(state({ density: 1.07 }), at(0), rule), 'drain', 'real-shaped data: 1.07 per row');
-  t.equal(fineCellsMove(state({ density: 1.19 }), at(0), rule), 'drain');
-  t.equal(fineCellsMove(state({ density: 1.2 }), at(0), rule), null, 'at 0.8 × the minimum: kept');
-  t.equal(
-    fineCellsMove(state({ density: 1.3 }), at(0), rule),
-    null,
-    'not read, yet not worth a rebuild later',
-  );
+t.test('a kept table is drained as soon as no reader reads it, and only then', async (t) => {
+  t.equal(fineCellsMove(state({ density: 1.07 }), at(0), rule), 'drain', 'real-shaped data, 300,000 events');
+  t.equal(fineCellsMove(state({ density: 1.24 }), at(0), rule), 'drain', 'real-shaped data, 1M events');
+  t.equal(fineCellsMove(state({ density: 1.49 }), at(0), rule), 'drain');
+  t.equal(fineCellsMove(state({ density: 1.5 }), at(0), rule), null, 'at the minimum: read, so kept');
   t.equal(fineCellsMove(state({ density: 4 }), at(0), rule), null);
 });
 
@@ -52,11 +48,7 @@ t.test('a drain is undone when the data gets dense again, and dropped when it st
     'drop',
     'no process reads it any more',
   );
-  t.equal(
-    fineCellsMove(draining(1.3), at(FINE_CELLS_DRAIN_MS * 10), rule),
-    null,
-    'between the thresholds: waits',
-  );
+  t.equal(fineCellsMove(draining(1.49), at(FINE_CELLS_DRAIN_MS), rule), 'drop', 'just under the minimum');
 });
 
 t.test('an off table is rebuilt when the events are dense enough to be read', async (t) => {
