@@ -119,7 +119,7 @@ export async function composeServices(
   const jobStops = roles.workers ? stopJobsWithProcess(boss, canceller) : undefined;
   const metrics = createMetrics();
   metrics.watchPool(roles.workers ? 'jobs' : 'http', pool);
-  metrics.watchQueues(pool);
+  metrics.watchDatabase(pool);
   const metricsToPrimary = answerPrimaryMetricsRequests(metrics.registry);
   const infra = processInfrastructure(config, boss, pool, metrics, overrides.clock);
 

@@ -4,8 +4,8 @@ import { type Static, Type } from 'typebox';
 
 // Prometheus metrics of one Chronomap process (docs/operations.md, "Metrics"), in prom-client's
 // registry. Counters and histograms count what this process did (with several API processes the
-// primary adds them up: cluster-metrics.ts); the queue gauges are read from the database when
-// scraped, so every process reports the same queue whichever one is asked.
+// primary adds them up: cluster-metrics.ts); the queue and count-table gauges are read from the
+// database when scraped, so every process reports the same whichever one is asked.
 
 type AnswerCacheUsage = () => { entries: number; bytes: number; hits: number; misses: number };
 
@@ -22,8 +22,11 @@ export type ChronomapMetrics = {
   watchPool(name: string, pool: DatabasePool): void;
   /** The /events answer cache of this process. */
   watchAnswerCache(usage: AnswerCacheUsage): void;
-  /** The pg-boss queues, read (with a short statement budget) from `pool` when scraped. */
-  watchQueues(pool: DatabasePool): void;
+  /**
+   * The pg-boss queues and the count tables' modes, read from `pool` when scraped (each read
+   * bounded by DATABASE_READ_MS).
+   */
+  watchDatabase(pool: DatabasePool): void;
 };
 
 const QueueState = Type.Object({
@@ -34,8 +37,21 @@ const QueueState = Type.Object({
 });
 type QueueState = Static<typeof QueueState>;
 
-/** How long a scrape waits for the queue figures before it is served without them. */
-const QUEUE_READ_MS = 1_500;
+/** How long a scrape waits for the figures it reads from the database before it is served without them. */
+const DATABASE_READ_MS = 1_500;
+
+/** A read of the database for a scrape: its rows, or null when it failed or did not answer in time. */
+async function boundedRead<T>(read: Promise<readonly T[]>): Promise<T[] | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), DATABASE_READ_MS);
+  });
+  try {
+    return await Promise.race([read.then((rows) => [...rows]).catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Every pg-boss queue (pgboss.queue) with its jobs in each waiting or running state, zeros included,
@@ -56,16 +72,14 @@ async function readQueueState(pool: DatabasePool): Promise<QueueState[] | null> 
          where state in ('created', 'retry', 'active')
          group by name, state) j on j.name = q.name and j.state = s.state
      order by q.name, s.state`);
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), QUEUE_READ_MS);
-  });
-  try {
-    return await Promise.race([read.then((rows) => [...rows]).catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return boundedRead(read);
 }
+
+const CountTableMode = Type.Object({ count_table: Type.String(), mode: Type.String() });
+type CountTableMode = Static<typeof CountTableMode>;
+
+/** The modes a count table may be in (migration 0969): each gets a series, 1 for the current one. */
+const COUNT_TABLE_MODES = ['kept', 'draining', 'off'] as const;
 
 /**
  * prom-client's default metrics but three: nodejs_active_{handles,requests,resources}_total are
@@ -82,7 +96,7 @@ export function createMetrics(): ChronomapMetrics {
   for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
   const pools = new Map<string, DatabasePool>();
   const caches: AnswerCacheUsage[] = [];
-  let queuePool: DatabasePool | undefined;
+  let databasePool: DatabasePool | undefined;
 
   const metrics: ChronomapMetrics = {
     registry,
@@ -133,8 +147,8 @@ export function createMetrics(): ChronomapMetrics {
     }),
     watchPool: (name, pool) => void pools.set(name, pool),
     watchAnswerCache: (usage) => void caches.push(usage),
-    watchQueues: (pool) => {
-      queuePool = pool;
+    watchDatabase: (pool) => {
+      databasePool = pool;
     },
   };
 
@@ -196,10 +210,10 @@ export function createMetrics(): ChronomapMetrics {
   // Both queue gauges come from one read of pgboss per scrape, made when the first of them (the
   // jobs, registered first) is collected; the second waits for that same read. Every known queue has
   // a series for each state, 0 when nothing is there. A database that does not answer within
-  // QUEUE_READ_MS leaves both without series for that scrape (unknown is not 0), and the rest of
+  // DATABASE_READ_MS leaves both without series for that scrape (unknown is not 0), and the rest of
   // the scrape is still served.
   let queueRead: Promise<QueueState[] | null> | undefined;
-  const readQueues = () => (queuePool ? readQueueState(queuePool) : Promise.resolve(null));
+  const readQueues = () => (databasePool ? readQueueState(databasePool) : Promise.resolve(null));
   new Gauge({
     name: 'chronomap_queue_jobs',
     help: 'pg-boss jobs per queue and state (created, retry, active), 0 when there are none',
@@ -227,6 +241,27 @@ export function createMetrics(): ChronomapMetrics {
         if (queue.state !== 'active')
           oldest.set(queue.name, Math.max(oldest.get(queue.name) ?? 0, queue.oldest_seconds ?? 0));
       for (const [queue, seconds] of oldest) this.set({ queue }, seconds);
+    },
+  });
+  // The count tables with a mode (docs/scaling.md, "Step 3" and "Step 1"): which one each is in,
+  // as the schedule manager's switch left it. No series when the database did not answer.
+  new Gauge({
+    name: 'chronomap_count_table_mode',
+    help: 'The mode of each count table that has one: 1 for its current mode (kept, draining, off), 0 for the others',
+    labelNames: ['table', 'mode'],
+    aggregator: 'max',
+    registers: [registry],
+    async collect() {
+      const rows = databasePool
+        ? await boundedRead<CountTableMode>(
+            databasePool.any(sql.type(row(CountTableMode))`
+              select count_table, mode from count_table_modes order by count_table`),
+          )
+        : null;
+      this.reset();
+      for (const table of rows ?? [])
+        for (const mode of COUNT_TABLE_MODES)
+          this.set({ table: table.count_table, mode }, table.mode === mode ? 1 : 0);
     },
   });
   return metrics;

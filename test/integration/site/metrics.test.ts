@@ -90,7 +90,7 @@ t.test('the queue gauges are read at the scrape, both from the same read', async
   const db = await testDatabase(t);
   const boss = await openBoss(t, db);
   const metrics = createMetrics();
-  metrics.watchQueues(db.pool);
+  metrics.watchDatabase(db.pool);
   const queue = 'scraper-execution-job'; // no worker takes it in this test
   const jobs = (text: string, state: string) =>
     sample(text, `chronomap_queue_jobs{queue="${queue}",state="${state}"}`);
@@ -113,5 +113,28 @@ t.test('the queue gauges are read at the scrape, both from the same read', async
   t.equal(jobs(due, 'created'), 2);
   t.ok(age(due) >= 90 && age(due) < 120, `the due job has waited 90 s (${age(due)})`);
   const lint = await promtoolCheck(due);
+  t.equal(lint.code, 0, `promtool check metrics: ${lint.output}`);
+});
+
+t.test("the count tables' modes are read at the scrape", async (t) => {
+  const db = await testDatabase(t);
+  const metrics = createMetrics();
+  metrics.watchDatabase(db.pool);
+  const mode = (text: string, table: string, name: string) =>
+    sample(text, `chronomap_count_table_mode{table="${table}",mode="${name}"}`);
+
+  const kept = await metrics.registry.metrics();
+  for (const table of ['event_fine_cell_counts', 'event_cell_day_counts']) {
+    t.equal(mode(kept, table, 'kept'), 1, `${table}: kept after the migrations`);
+    t.equal(mode(kept, table, 'draining'), 0);
+    t.equal(mode(kept, table, 'off'), 0);
+  }
+
+  await db.pool.query(sql.unsafe`select chronomap_fine_cells_drain()`);
+  const draining = await metrics.registry.metrics();
+  t.equal(mode(draining, 'event_fine_cell_counts', 'draining'), 1, 'a drain shows at the next scrape');
+  t.equal(mode(draining, 'event_fine_cell_counts', 'kept'), 0);
+  t.equal(mode(draining, 'event_cell_day_counts', 'kept'), 1, 'the other table as it was');
+  const lint = await promtoolCheck(draining);
   t.equal(lint.code, 0, `promtool check metrics: ${lint.output}`);
 });
