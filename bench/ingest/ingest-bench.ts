@@ -325,8 +325,7 @@ try {
 async function countTableOff(url: string, table: string): Promise<string> {
   const modes = await adminQuery(
     url,
-    `select exists (select 1 from pg_tables where tablename = 'count_table_modes')
-            and exists (select 1 from pg_proc where proname = 'chronomap_count_table_drop') as generic,
+    `select to_regproc('chronomap_count_table_drop') is not null as generic,
             to_regclass('count_table_modes') is not null as fine`,
   );
   const { generic, fine } = modes.rows[0] as { generic: boolean; fine: boolean };

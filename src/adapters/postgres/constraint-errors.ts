@@ -1,4 +1,5 @@
 import { DomainError } from '../../domain/errors.ts';
+import { sqlState } from './sql-state.ts';
 
 // Shared by the stores whose writes a caller's input can break (the collections API, scraper repos).
 
@@ -7,7 +8,7 @@ export async function mapConstraintErrors<T>(work: () => Promise<T>): Promise<T>
   try {
     return await work();
   } catch (error) {
-    const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
+    const code = sqlState(error);
     const detail = (error as { cause?: { detail?: string } }).cause?.detail;
     if (code === '23505')
       throw new DomainError('conflict', 'A document with this value already exists', {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { projectRoot } from '../config/environment.ts';
 import { concurrentIndexNames, splitStatements } from './migration-statements.ts';
+import { LOCK_NOT_AVAILABLE, sqlState } from './sql-state.ts';
 
 // Plain-SQL migrations, applied in file-name order under an advisory lock so that several processes
 // starting at once apply each file exactly once. A checksum per file catches an applied migration
@@ -33,7 +34,6 @@ export function loadMigrations(directory = path.join(projectRoot, 'migrations'))
 
 export const MIGRATIONS_TABLE = 'chronomap_migrations';
 const LOCK_KEY = 727_274_001; // any constant shared by every Chronomap process
-const LOCK_NOT_AVAILABLE = '55P03';
 const MAX_RETRY_DELAY_MS = 30_000;
 
 type MigrationLockOptions = {
@@ -107,7 +107,7 @@ async function withLockRetries(
       await (migration.transactional ? applyInTransaction : applyOutsideTransaction)(client, migration);
       return;
     } catch (error) {
-      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
+      if (sqlState(error) !== LOCK_NOT_AVAILABLE) throw error;
       const holders = await lockHolders(client);
       if (attempt >= options.attempts) {
         throw new MigrationError(
@@ -136,7 +136,7 @@ async function applyInTransaction(client: pg.Client, migration: Migration): Prom
     await client.query('commit');
   } catch (error) {
     await client.query('rollback');
-    if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) throw error;
+    if (sqlState(error) === LOCK_NOT_AVAILABLE) throw error;
     throw new MigrationError(
       `migration ${migration.name} failed and was rolled back: ${(error as Error).message}`,
       { cause: error },
@@ -161,7 +161,7 @@ async function applyOutsideTransaction(client: pg.Client, migration: Migration):
     }
     await record(client, migration);
   } catch (error) {
-    if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) throw error;
+    if (sqlState(error) === LOCK_NOT_AVAILABLE) throw error;
     throw new MigrationError(
       `migration ${migration.name} (no transaction) failed at statement ${ran + 1} of ` +
         `${statements.length}; the ${ran} before it stay applied and the file runs again from the ` +

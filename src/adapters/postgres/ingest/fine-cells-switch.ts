@@ -3,6 +3,7 @@ import type { FineCellsMove, FineCellsState } from '../../../domain/read/fine-ce
 import type { FineCellsSwitch, FineCellsSwitchOutcome } from '../../../ports/ingest/fine-cells-switch.ts';
 import type { CommonQueryMethods } from 'slonik';
 import { type DatabasePool, row, sql } from '../database.ts';
+import { LOCK_NOT_AVAILABLE, sqlState } from '../sql-state.ts';
 
 // The switch of the level-16 cells' mode (migration 0969) on PostgreSQL: the state read with the
 // mode row locked, so that one switch runs at a time (a schedule-manager pass that outlasts its
@@ -19,8 +20,6 @@ const SWITCH_LOCK_TIMEOUT = '5s';
 
 /** A rebuild recounts every located event: about 45 s at 10M events (docs/scaling.md, "Step 3"). */
 const SWITCH_STATEMENT_TIMEOUT = '15min';
-
-const LOCK_NOT_AVAILABLE = '55P03';
 
 const StateRow = row(
   Type.Object({
@@ -39,11 +38,6 @@ const MOVES: Record<Exclude<FineCellsMove, null>, string> = {
   drop: 'chronomap_fine_cells_drop',
   rebuild: 'chronomap_fine_cells_rebuild',
 };
-
-function lockNotAvailable(error: unknown): boolean {
-  const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
-  return code === LOCK_NOT_AVAILABLE;
-}
 
 const Cells = row(Type.Object({ cells: Type.Number(), located: Type.Number() }));
 
@@ -123,7 +117,7 @@ export function postgresFineCellsSwitch(pool: DatabasePool): FineCellsSwitch {
           return { state: decidedOn, move, result: 'moved' as const };
         });
       } catch (error) {
-        if (!lockNotAvailable(error)) throw error;
+        if (sqlState(error) !== LOCK_NOT_AVAILABLE) throw error;
         const waited = decided as { state: FineCellsState; move: FineCellsMove } | null;
         return { state: waited?.state ?? null, move: waited?.move ?? null, result: 'busy' };
       }

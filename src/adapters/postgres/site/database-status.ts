@@ -4,6 +4,7 @@ import type { DatabaseStatus } from '../../../ports/site/system-status.ts';
 import { isDatabaseUnreachable } from '../connection-failures.ts';
 import { type DatabasePool, row, sql } from '../database.ts';
 import { diffMigrations, MIGRATIONS_TABLE, type Migration } from '../migrator.ts';
+import { sqlState } from '../sql-state.ts';
 
 const UNDEFINED_FUNCTION = '42883';
 
@@ -61,16 +62,6 @@ function errorCode(error: unknown): string | undefined {
   for (let depth = 0; depth < 8 && current && typeof current === 'object'; depth += 1) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && /^[A-Z0-9_]{5,20}$/.test(code)) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-function sqlState(error: unknown): string | undefined {
-  let current: unknown = error;
-  while (current && typeof current === 'object') {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
