@@ -213,13 +213,20 @@ export function clusterMetrics(own: Registry): ClusterMetrics {
         latest.set(worker.id, monotonicPart(message.metrics));
         waiting.get(`${message.id}:${worker.id}`)?.(message.metrics);
         break;
-      case TEXT_ASK:
+      case TEXT_ASK: {
+        // The asking worker may be gone by the time the sum is ready (a scrape reads the database,
+        // a SIGTERMed worker exits meanwhile): with a callback, a send on its closed channel is an
+        // error given to it, not an 'error' event that would end the primary. Nobody waits for
+        // the answer then.
+        const reply = (answer: Message) => {
+          if (worker.isConnected()) worker.send(answer, () => {});
+        };
         text().then(
-          (answer) => worker.send({ type: TEXT_ANSWER, id: message.id, text: answer } satisfies Message),
-          (error: unknown) =>
-            worker.send({ type: TEXT_ANSWER, id: message.id, error: String(error) } satisfies Message),
+          (answer) => reply({ type: TEXT_ANSWER, id: message.id, text: answer }),
+          (error: unknown) => reply({ type: TEXT_ANSWER, id: message.id, error: String(error) }),
         );
         break;
+      }
     }
   });
   cluster.on('disconnect', retire);
